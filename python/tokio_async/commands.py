@@ -1,0 +1,80 @@
+"""The `async backtrace` command, shared by both debuggers: parse arguments, gather
+threads from the adapter, hand everything to the Rust core, return its output."""
+
+import json
+import os
+from typing import Tuple
+
+from .adapter import DebuggerAdapter, UserError
+
+USAGE = "usage: async backtrace [all] [--json]"
+HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
+HELP_BACKTRACE = (
+    "Print each tokio thread's current future and await stack; `all` adds every task; "
+    "`--json` prints one JSON document instead."
+)
+
+_binaries = {}
+
+
+def _core():
+    try:
+        from . import _core as core
+    except ImportError as error:
+        raise UserError(
+            "the Rust extension is not built (%s); run `make build` in the tokio-async checkout" % error
+        )
+    return core
+
+
+def parse_arguments(argument_string: str) -> Tuple[bool, bool]:
+    show_all = False
+    as_json = False
+    for word in argument_string.split():
+        if word == "all":
+            show_all = True
+        elif word in ("--json", "-j"):
+            as_json = True
+        else:
+            raise UserError("unknown argument %r; %s" % (word, USAGE))
+    return show_all, as_json
+
+
+def load_binary(path: str):
+    """The core's parsed view of an executable, cached while the file is unchanged."""
+    core = _core()
+    try:
+        stat = os.stat(path)
+    except OSError as error:
+        raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    if key not in _binaries:
+        binary, failure = core.load_binary(path)
+        if failure is not None:
+            raise UserError(failure[1])
+        _binaries.clear()
+        _binaries[key] = binary
+    return _binaries[key]
+
+
+def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
+    """Runs the command and returns its output; raises UserError with one line."""
+    show_all, as_json = parse_arguments(argument_string)
+    adapter.check_process()
+    path = adapter.executable_path()
+    if not path:
+        raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
+    core = _core()
+    binary = load_binary(path)
+    entry = adapter.entry_address()
+    if entry is None:
+        raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
+    load_bias = (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
+    threads = adapter.threads(core.block_on_frames())
+    request = json.dumps({"threads": [t.to_request() for t in threads], "all": show_all})
+    status, output = core.backtrace(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), as_json)
+    if status != "ok":
+        raise UserError(output)
+    if as_json and not output.endswith("\n"):
+        output += "\n"
+    return output

@@ -1,0 +1,173 @@
+"""GDB's side: threads, registers, memory and frames through GDB's Python API, and the
+`async` commands. Loaded by gdb-scripts/tokio_async.py."""
+
+import os
+import traceback
+
+import gdb
+
+from . import commands
+from .adapter import MAX_FRAMES, BlockOnFrame, DebuggerAdapter, FrameInfo, ThreadInfo, UserError
+
+
+class GdbAdapter(DebuggerAdapter):
+    def __init__(self):
+        self.inferior = gdb.selected_inferior()
+
+    def check_process(self):
+        if self.inferior.pid == 0 or not self.inferior.threads():
+            raise UserError("the program is not running; start it (run) or attach (gdb -p PID) or load a core first")
+
+    def executable_path(self):
+        progspace = self.inferior.progspace
+        return progspace.filename if progspace is not None else None
+
+    def entry_address(self):
+        try:
+            text = gdb.execute("info auxv", to_string=True)
+        except gdb.error:
+            return None
+        for line in text.splitlines():
+            fields = line.split()
+            if len(fields) >= 2 and fields[1] == "AT_ENTRY":
+                return int(fields[-1], 0)
+        return None
+
+    def live_pid(self):
+        connection = getattr(self.inferior, "connection", None)
+        if connection is not None and getattr(connection, "type", None) == "native":
+            return self.inferior.pid
+        return None
+
+    def read_memory(self, address, size):
+        try:
+            return bytes(self.inferior.read_memory(address, size))
+        except (gdb.MemoryError, gdb.error, OverflowError, ValueError):
+            return None
+
+    def threads(self, block_on_frames):
+        selected_thread = gdb.selected_thread()
+        selected_frame = gdb.selected_frame() if selected_thread is not None else None
+        result = []
+        try:
+            for thread in self.inferior.threads():
+                if not thread.is_valid():
+                    continue
+                thread.switch()
+                frames, block_on = self._frames(block_on_frames)
+                result.append(
+                    ThreadInfo(
+                        tid=thread.ptid[1] or thread.ptid[2] or thread.num,
+                        name=thread.name,
+                        fs_base=self._fs_base(),
+                        block_on=block_on,
+                        frames=frames,
+                    )
+                )
+        finally:
+            if selected_thread is not None and selected_thread.is_valid():
+                selected_thread.switch()
+                if selected_frame is not None and selected_frame.is_valid():
+                    selected_frame.select()
+        return result
+
+    @staticmethod
+    def _fs_base():
+        try:
+            return int(gdb.newest_frame().read_register("fs_base")) & 0xFFFFFFFFFFFFFFFF
+        except (gdb.error, ValueError):
+            return None
+
+    def _frames(self, block_on_frames):
+        """The innermost frames, and the block_on frame if one is among them."""
+        frames = []
+        block_on = None
+        try:
+            frame = gdb.newest_frame()
+        except gdb.error:
+            return frames, None
+        while frame is not None and len(frames) < MAX_FRAMES:
+            name = frame.name() or ""
+            try:
+                sal = frame.find_sal()
+                file = sal.symtab.filename if sal.symtab is not None else None
+                line = sal.line or None
+            except gdb.error:
+                file, line = None, None
+            frames.append(FrameInfo(name, file, line))
+            if block_on is None:
+                for prefix, local in block_on_frames:
+                    if name.startswith(prefix):
+                        block_on = self._read_local(frame, name, local)
+                        break
+            try:
+                frame = frame.older()
+            except gdb.error:
+                break
+        return frames, block_on
+
+    def _read_local(self, frame, function, local):
+        try:
+            value = frame.read_var(local)
+            if value.is_optimized_out:
+                return BlockOnFrame(function, None, "`%s` is optimized out in this build" % local)
+            if value.address is not None:
+                return BlockOnFrame(function, self.read_memory(int(value.address), value.type.sizeof))
+            return BlockOnFrame(function, _scalar_bytes(value))
+        except (gdb.error, ValueError) as error:
+            return BlockOnFrame(function, None, "cannot read `%s`: %s" % (local, error))
+
+
+def _scalar_bytes(value):
+    """Bytes of a pointer-sized value held in a register (no address): descend through
+    single-field wrappers such as Pin and NonNull to the integer."""
+    for _ in range(8):
+        fields = value.type.strip_typedefs().fields() if value.type.strip_typedefs().code == gdb.TYPE_CODE_STRUCT else []
+        if not fields:
+            break
+        value = value[fields[0]]
+    return (int(value) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
+
+
+def _run(argument):
+    try:
+        output = commands.backtrace(GdbAdapter(), argument)
+        gdb.write(output)
+    except UserError as error:
+        gdb.write("tokio-async: %s\n" % error, gdb.STDERR)
+    except Exception as error:  # Any bug still gets one line; TOKIO_ASYNC_DEBUG shows more.
+        if os.environ.get("TOKIO_ASYNC_DEBUG"):
+            traceback.print_exc()
+        gdb.write("tokio-async: internal error: %s\n" % (error,), gdb.STDERR)
+
+
+class AsyncPrefix(gdb.Command):
+    """Async backtraces of the tokio tasks in the program being debugged."""
+
+    def __init__(self):
+        super().__init__("async", gdb.COMMAND_STACK, gdb.COMPLETE_NONE, True)
+
+
+class AsyncBacktrace(gdb.Command):
+    """Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON.
+Usage: async backtrace [all] [--json]"""
+
+    def __init__(self, name):
+        super().__init__(name, gdb.COMMAND_STACK)
+
+    def invoke(self, argument, from_tty):
+        self.dont_repeat()
+        _run(argument)
+
+
+_registered = False
+
+
+def register():
+    global _registered
+    if _registered:
+        return
+    AsyncPrefix()
+    AsyncBacktrace("async backtrace")
+    AsyncBacktrace("async bt")
+    _registered = True

@@ -1,0 +1,62 @@
+//! Facts from the ELF container: sections for gimli, the TLS segment, and symbol names.
+
+use std::collections::HashMap;
+
+use object::{Object, ObjectSection, ObjectSymbol};
+
+use crate::error::{Error, ErrorKind, Result};
+
+#[derive(Debug, Clone, Copy)]
+pub struct TlsSegment {
+    pub memsz: u64,
+    pub align: u64,
+}
+
+pub struct ElfFacts {
+    /// The executable's own thread-local segment (`PT_TLS`), if it has one.
+    pub tls: Option<TlsSegment>,
+    /// Defined symbols by name (`.symtab`, else `.dynsym`).
+    pub symbols: HashMap<String, u64>,
+    /// The entry point's link-time address; with the loaded one it gives the load bias.
+    pub entry: u64,
+}
+
+impl ElfFacts {
+    pub fn read(object: &object::File<'_>) -> Result<ElfFacts> {
+        let tls = match object {
+            object::File::Elf64(elf) => tls_segment::<object::elf::FileHeader64<object::Endianness>>(elf.elf_program_headers(), elf.endian()),
+            object::File::Elf32(_) => None,
+            _ => return Err(Error::new(ErrorKind::Binary, "only ELF executables are supported")),
+        };
+        let mut symbols = HashMap::new();
+        for symbol in object.symbols().chain(object.dynamic_symbols()) {
+            if !symbol.is_definition() {
+                continue;
+            }
+            if let Ok(name) = symbol.name() {
+                symbols.entry(name.to_string()).or_insert(symbol.address());
+            }
+        }
+        Ok(ElfFacts { tls, symbols, entry: object.entry() })
+    }
+}
+
+fn tls_segment<Elf: object::read::elf::FileHeader>(
+    headers: &[Elf::ProgramHeader],
+    endian: Elf::Endian,
+) -> Option<TlsSegment> {
+    use object::read::elf::ProgramHeader;
+    headers.iter().find(|header| header.p_type(endian) == object::elf::PT_TLS).map(|header| TlsSegment {
+        memsz: header.p_memsz(endian).into(),
+        align: header.p_align(endian).into(),
+    })
+}
+
+/// A section's bytes, decompressed; empty if the section is absent.
+pub fn section_data(object: &object::File<'_>, name: &str) -> Result<Vec<u8>> {
+    let Some(section) = object.section_by_name(name) else { return Ok(Vec::new()) };
+    section
+        .uncompressed_data()
+        .map(|data| data.into_owned())
+        .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot read section {name}: {error}")))
+}

@@ -1,0 +1,205 @@
+//! One pass over every DIE that records what later questions need: types by qualified
+//! name, subprograms by start address, linkage names of coroutine resume functions, and
+//! thread-local variables.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gimli::{constants, AttributeValue, Reader as _};
+
+use super::{DieRef, Reader, Unit};
+use crate::error::Result;
+
+/// A `#[thread_local]` variable whose location is an offset in the module's TLS block.
+#[derive(Debug, Clone)]
+pub struct TlsVariable {
+    pub path: String,
+    pub linkage_name: Option<String>,
+    pub ty: Option<DieRef>,
+    pub tls_offset: Option<u64>,
+}
+
+#[derive(Default)]
+pub struct Index {
+    types: HashMap<Arc<str>, Vec<DieRef>>,
+    type_names: HashMap<DieRef, Arc<str>>,
+    subprograms: HashMap<u64, DieRef>,
+    /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
+    coroutine_linkage: HashMap<String, String>,
+    tls_variables: Vec<TlsVariable>,
+}
+
+struct Scope {
+    depth: isize,
+    path: Arc<str>,
+    in_function: bool,
+}
+
+impl Index {
+    pub(super) fn build(dwarf: &gimli::Dwarf<Reader>, units: &[Unit], unit_starts: &[u64]) -> Result<Index> {
+        let mut index = Index::default();
+        for (unit, &start) in units.iter().zip(unit_starts) {
+            index.add_unit(dwarf, unit, start)?;
+        }
+        Ok(index)
+    }
+
+    fn add_unit(&mut self, dwarf: &gimli::Dwarf<Reader>, unit: &Unit, unit_start: u64) -> Result<()> {
+        let root: Arc<str> = Arc::from("");
+        let mut scopes: Vec<Scope> = Vec::new();
+        let mut cursor = unit.entries();
+        while let Some(entry) = cursor.next_dfs()? {
+            let depth = entry.depth();
+            while scopes.last().is_some_and(|scope| scope.depth >= depth) {
+                scopes.pop();
+            }
+            let (parent, in_function) = match scopes.last() {
+                Some(scope) => (scope.path.clone(), scope.in_function),
+                None => (root.clone(), false),
+            };
+            let tag = entry.tag();
+            let die = DieRef(unit_start + entry.offset().0 as u64);
+            let name = || -> Option<String> {
+                let value = entry.attr_value(constants::DW_AT_name)?;
+                Some(dwarf.attr_string(unit, value).ok()?.to_string_lossy().ok()?.into_owned())
+            };
+            let join = |name: &str| -> String {
+                if parent.is_empty() { name.to_string() } else { format!("{parent}::{name}") }
+            };
+            let mut child_scope: Option<(Arc<str>, bool)> = None;
+            match tag {
+                constants::DW_TAG_namespace => {
+                    let path: Arc<str> = match name() {
+                        Some(name) => Arc::from(join(&name)),
+                        None => parent.clone(),
+                    };
+                    child_scope = Some((path, in_function));
+                }
+                constants::DW_TAG_structure_type
+                | constants::DW_TAG_union_type
+                | constants::DW_TAG_enumeration_type
+                | constants::DW_TAG_base_type => {
+                    let path: Arc<str> = match name() {
+                        Some(name) => Arc::from(join(&name)),
+                        None => parent.clone(),
+                    };
+                    let declaration = entry.attr_value(constants::DW_AT_declaration).is_some();
+                    if !declaration && !path.is_empty() {
+                        self.types.entry(path.clone()).or_default().push(die);
+                        self.type_names.insert(die, path.clone());
+                    }
+                    child_scope = Some((path, in_function));
+                }
+                constants::DW_TAG_subprogram => {
+                    if let Some(AttributeValue::Addr(_) | AttributeValue::DebugAddrIndex(_)) =
+                        entry.attr_value(constants::DW_AT_low_pc)
+                    {
+                        let value = entry.attr_value(constants::DW_AT_low_pc).unwrap();
+                        if let Ok(address) = dwarf.attr_address(unit, value) {
+                            if let Some(address) = address.filter(|&a| a != 0) {
+                                self.subprograms.entry(address).or_insert(die);
+                            }
+                        }
+                    }
+                    if let Some(name) = name() {
+                        if is_coroutine_body_name(&name) {
+                            if let Some(linkage) = entry
+                                .attr_value(constants::DW_AT_linkage_name)
+                                .and_then(|value| dwarf.attr_string(unit, value).ok())
+                                .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()))
+                            {
+                                self.coroutine_linkage.entry(join(&name)).or_insert(linkage);
+                            }
+                        }
+                    }
+                    child_scope = Some((parent.clone(), true));
+                }
+                constants::DW_TAG_variable if !in_function => {
+                    if let Some(tls_offset) = tls_offset(entry, unit) {
+                        if let Some(name) = name() {
+                            let path = join(&name);
+                            if path.starts_with("tokio::") {
+                                let linkage_name = entry
+                                    .attr_value(constants::DW_AT_linkage_name)
+                                    .and_then(|value| dwarf.attr_string(unit, value).ok())
+                                    .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()));
+                                let ty = entry.attr_value(constants::DW_AT_type).and_then(|value| match value {
+                                    AttributeValue::UnitRef(o) => {
+                                        o.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64))
+                                    }
+                                    AttributeValue::DebugInfoRef(o) => Some(DieRef(o.0 as u64)),
+                                    _ => None,
+                                });
+                                self.tls_variables.push(TlsVariable { path, linkage_name, ty, tls_offset });
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    if entry.has_children() {
+                        child_scope = Some((parent.clone(), in_function));
+                    }
+                }
+            }
+            if entry.has_children() {
+                let (path, in_function) = child_scope.unwrap_or((parent.clone(), in_function));
+                scopes.push(Scope { depth, path, in_function });
+            }
+        }
+        Ok(())
+    }
+
+    pub fn type_count(&self) -> usize {
+        self.types.len()
+    }
+
+    /// A defining DIE of the type with this qualified name (any of its per-unit copies).
+    pub fn type_by_name(&self, name: &str) -> Option<DieRef> {
+        self.types.get(name).and_then(|dies| dies.first().copied())
+    }
+
+    /// Qualified names of all types starting with `prefix` (a scan; use sparingly).
+    pub fn type_names_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.types.keys().filter(move |name| name.starts_with(prefix)).map(|name| &**name)
+    }
+
+    pub fn type_name(&self, die: DieRef) -> Option<&str> {
+        self.type_names.get(&die).map(|name| &**name)
+    }
+
+    pub fn subprogram_at(&self, address: u64) -> Option<DieRef> {
+        self.subprograms.get(&address).copied()
+    }
+
+    pub fn coroutine_linkage_name(&self, resume_path: &str) -> Option<&str> {
+        self.coroutine_linkage.get(resume_path).map(|s| s.as_str())
+    }
+
+    pub fn tls_variables(&self) -> &[TlsVariable] {
+        &self.tls_variables
+    }
+}
+
+/// Names rustc gives the resume functions of coroutines and closures.
+fn is_coroutine_body_name(name: &str) -> bool {
+    name.starts_with("{async_fn#") || name.starts_with("{async_block#") || name.starts_with("{closure#")
+}
+
+/// `Some(offset)` for a variable located at "offset in this module's TLS block";
+/// `Some(None)` when it is thread-local but the offset is not a constant.
+fn tls_offset(entry: &gimli::DebuggingInformationEntry<Reader>, unit: &Unit) -> Option<Option<u64>> {
+    let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
+        return None;
+    };
+    let mut operations = expression.operations(unit.encoding());
+    let mut constant = None;
+    let mut is_tls = false;
+    while let Ok(Some(operation)) = operations.next() {
+        match operation {
+            gimli::Operation::UnsignedConstant { value } => constant = Some(value),
+            gimli::Operation::TLS => is_tls = true,
+            _ => constant = None,
+        }
+    }
+    is_tls.then_some(constant)
+}

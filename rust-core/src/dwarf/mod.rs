@@ -1,0 +1,157 @@
+//! The inferior's executable: its ELF facts and its DWARF, read with object and gimli.
+//! Everything above this module asks by name ("the type called X", "the field called y")
+//! and never sees gimli.
+
+mod elf;
+mod index;
+mod types;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use gimli::{AttributeValue, Reader as _, Section as _};
+
+pub use elf::{ElfFacts, TlsSegment};
+pub use index::{Index, TlsVariable};
+pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
+
+use crate::error::{Error, ErrorKind, Result};
+
+pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+type Unit = gimli::Unit<Reader>;
+
+/// A DIE named by its offset in `.debug_info`, valid across compilation units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DieRef(pub u64);
+
+/// One executable's debug information, loaded once and shared by every command.
+pub struct DebugInfo {
+    pub path: PathBuf,
+    pub elf: ElfFacts,
+    dwarf: gimli::Dwarf<Reader>,
+    units: Vec<Unit>,
+    /// `.debug_info` offset of each unit in `units`, ascending.
+    unit_starts: Vec<u64>,
+    pub index: Index,
+    type_cache: Mutex<HashMap<DieRef, Arc<TypeInfo>>>,
+}
+
+impl DebugInfo {
+    pub fn load(path: &Path) -> Result<DebugInfo> {
+        let file = std::fs::File::open(path)
+            .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot open {}: {error}", path.display())))?;
+        // SAFETY: the executable is mapped read-only; a concurrent rewrite of it would only
+        // give wrong answers, which every later step already tolerates.
+        let map = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot map {}: {error}", path.display())))?;
+        let object = object::File::parse(&*map)
+            .map_err(|error| Error::new(ErrorKind::Binary, format!("{} is not an executable: {error}", path.display())))?;
+        let elf = ElfFacts::read(&object)?;
+        let endian = if object::Object::is_little_endian(&object) {
+            gimli::RunTimeEndian::Little
+        } else {
+            gimli::RunTimeEndian::Big
+        };
+        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader> {
+            let data = elf::section_data(&object, id.name())?;
+            Ok(gimli::EndianArcSlice::new(Arc::from(data), endian))
+        })?;
+        if dwarf.debug_info.reader().is_empty() {
+            return Err(no_type_info(path, "it has no DWARF debug information"));
+        }
+        let mut units = Vec::new();
+        let mut unit_starts = Vec::new();
+        let mut headers = dwarf.units();
+        while let Some(header) = headers.next()? {
+            let start = header.offset().0 as u64;
+            unit_starts.push(start);
+            units.push(dwarf.unit(header)?);
+        }
+        let index = Index::build(&dwarf, &units, &unit_starts)?;
+        if index.type_count() == 0 {
+            return Err(no_type_info(path, "its DWARF has no type information"));
+        }
+        Ok(DebugInfo { path: path.to_path_buf(), elf, dwarf, units, unit_starts, index, type_cache: Mutex::default() })
+    }
+
+    fn unit_of(&self, die: DieRef) -> Result<(&Unit, gimli::UnitOffset<usize>)> {
+        let position = match self.unit_starts.binary_search(&die.0) {
+            Ok(position) => position,
+            Err(0) => return Err(Error::layout(format!("DIE {:#x} lies before the first unit", die.0))),
+            Err(position) => position - 1,
+        };
+        let unit = &self.units[position];
+        let offset = gimli::DebugInfoOffset(die.0 as usize)
+            .to_unit_offset(&unit.header)
+            .ok_or_else(|| Error::layout(format!("DIE {:#x} lies outside every unit", die.0)))?;
+        Ok((unit, offset))
+    }
+
+    /// The layout of the type at `die`, after typedefs and qualifiers, parsed once.
+    pub fn type_info(&self, die: DieRef) -> Result<Arc<TypeInfo>> {
+        if let Some(info) = self.type_cache.lock().unwrap().get(&die) {
+            return Ok(info.clone());
+        }
+        let info = Arc::new(types::parse_type(self, die, 0)?);
+        self.type_cache.lock().unwrap().insert(die, info.clone());
+        Ok(info)
+    }
+
+    /// The layout of the type with this fully qualified name.
+    pub fn type_named(&self, name: &str) -> Result<Option<Arc<TypeInfo>>> {
+        match self.index.type_by_name(name) {
+            Some(die) => self.type_info(die).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Template type parameters (name, type) of the subprogram that starts at `address`
+    /// (an address in the executable's own numbering, load bias removed).
+    pub fn subprogram_template_params(&self, address: u64) -> Result<Option<Vec<(String, DieRef)>>> {
+        let Some(die) = self.index.subprogram_at(address) else { return Ok(None) };
+        types::template_params_of_subprogram(self, die).map(Some)
+    }
+
+    fn attr_to_die(&self, unit: &Unit, value: AttributeValue<Reader>) -> Option<DieRef> {
+        match value {
+            AttributeValue::UnitRef(offset) => offset.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64)),
+            AttributeValue::DebugInfoRef(offset) => Some(DieRef(offset.0 as u64)),
+            _ => None,
+        }
+    }
+
+    fn attr_string(&self, unit: &Unit, value: AttributeValue<Reader>) -> Option<String> {
+        let reader = self.dwarf.attr_string(unit, value).ok()?;
+        Some(reader.to_string_lossy().ok()?.into_owned())
+    }
+
+    /// The source file named by a `DW_AT_decl_file` index in `unit`, as the DWARF spells it
+    /// (joined to its directory unless that is the compilation directory).
+    fn file_name(&self, unit: &Unit, index: u64) -> Option<String> {
+        let program = unit.line_program.as_ref()?;
+        let header = program.header();
+        let file = header.file(index)?;
+        let name = self.attr_string(unit, file.path_name())?;
+        if name.starts_with('/') {
+            return Some(name);
+        }
+        let comp_dir = unit.comp_dir.as_ref().and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
+        let directory = file.directory(header).and_then(|dir| self.attr_string(unit, dir));
+        match directory {
+            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => Some(format!("{dir}/{name}")),
+            _ => Some(name),
+        }
+    }
+}
+
+fn no_type_info(path: &Path, why: &str) -> Error {
+    Error::new(
+        ErrorKind::NoDebugInfo,
+        format!(
+            "{} cannot be inspected: {why} (stripped, or built with debug = \"line-tables-only\" or \"limited\"); \
+             rebuild with `debug = true` in its Cargo profile (for release: [profile.release] debug = true)",
+            path.display()
+        ),
+    )
+}

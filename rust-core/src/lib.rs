@@ -1,0 +1,18 @@
+//! tokio-async core: reads tokio's tasks and the state machines of Rust futures out of a
+//! stopped process (or core file) using the executable's DWARF, and renders async
+//! backtraces. Data flows one way: memory + DWARF -> layouts -> tokio runtime walk ->
+//! future decoding -> model -> rendering.
+
+pub mod dwarf;
+pub mod error;
+pub mod future;
+pub mod inspect;
+pub mod memory;
+pub mod model;
+pub mod names;
+pub mod render;
+pub mod tokio;
+pub mod value;
+
+#[cfg(feature = "python")]
+mod python;

@@ -1,0 +1,168 @@
+//! Reading the inferior's memory: one trait, a live `/proc/PID/mem` backend, and a page
+//! cache so that a walk over thousands of small fields costs few backend calls.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use crate::error::{Error, Result};
+
+/// A source of the stopped inferior's memory. Implementations never write.
+pub trait Memory {
+    /// Fills `buf` from `address`, or fails without partial results.
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()>;
+}
+
+/// Memory of a live local process, read with `pread` on `/proc/PID/mem`.
+pub struct ProcessMemory {
+    file: File,
+}
+
+impl ProcessMemory {
+    pub fn open(pid: u32) -> Result<Self> {
+        let path = format!("/proc/{pid}/mem");
+        let file = File::open(&path)
+            .map_err(|error| Error::new(crate::error::ErrorKind::Memory, format!("cannot open {path}: {error}")))?;
+        Ok(ProcessMemory { file })
+    }
+}
+
+impl Memory for ProcessMemory {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        match self.file.read_exact_at(buf, address) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(Error::memory(address, buf.len())),
+        }
+    }
+}
+
+const PAGE_SIZE: u64 = 4096;
+
+/// Caches whole pages of another `Memory`. Valid only while the inferior stays stopped,
+/// so one cache lives for one command.
+pub struct PageCache<M: Memory> {
+    inner: M,
+    /// `None` marks a page that could not be read whole.
+    pages: RefCell<HashMap<u64, Option<Box<[u8]>>>>,
+    backend_reads: RefCell<u64>,
+}
+
+impl<M: Memory> PageCache<M> {
+    pub fn new(inner: M) -> Self {
+        PageCache { inner, pages: RefCell::new(HashMap::new()), backend_reads: RefCell::new(0) }
+    }
+
+    /// How many calls reached the backend (for benchmarks).
+    pub fn backend_reads(&self) -> u64 {
+        *self.backend_reads.borrow()
+    }
+
+    fn count_backend_read(&self) {
+        *self.backend_reads.borrow_mut() += 1;
+    }
+
+    fn with_page<T>(&self, page: u64, f: impl FnOnce(Option<&[u8]>) -> T) -> T {
+        if !self.pages.borrow().contains_key(&page) {
+            let mut data = vec![0u8; PAGE_SIZE as usize].into_boxed_slice();
+            self.count_backend_read();
+            let entry = self.inner.read(page, &mut data).ok().map(|()| data);
+            self.pages.borrow_mut().insert(page, entry);
+        }
+        let pages = self.pages.borrow();
+        f(pages.get(&page).and_then(|entry| entry.as_deref()))
+    }
+}
+
+impl<M: Memory> Memory for PageCache<M> {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        let end = address.checked_add(buf.len() as u64).ok_or_else(|| Error::memory(address, buf.len()))?;
+        let mut cursor = address;
+        while cursor < end {
+            let page = cursor & !(PAGE_SIZE - 1);
+            let in_page = (cursor - page) as usize;
+            let take = ((page + PAGE_SIZE).min(end) - cursor) as usize;
+            let out = &mut buf[(cursor - address) as usize..][..take];
+            let cached = self.with_page(page, |data| match data {
+                Some(data) => {
+                    out.copy_from_slice(&data[in_page..in_page + take]);
+                    true
+                }
+                None => false,
+            });
+            if !cached {
+                // The page is only partly mapped (or not at all): ask for exactly this piece.
+                self.count_backend_read();
+                self.inner.read(cursor, out)?;
+            }
+            cursor += take as u64;
+        }
+        Ok(())
+    }
+}
+
+/// Little helpers over any `Memory`.
+pub trait MemoryExt: Memory {
+    fn read_bytes(&self, address: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.read(address, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Reads an unsigned little-endian integer of 1, 2, 4 or 8 bytes.
+    fn read_uint(&self, address: u64, size: u64) -> Result<u64> {
+        let mut buf = [0u8; 8];
+        let size = size.min(8) as usize;
+        self.read(address, &mut buf[..size])?;
+        Ok(u64::from_le_bytes(buf))
+    }
+
+    fn read_u64(&self, address: u64) -> Result<u64> {
+        self.read_uint(address, 8)
+    }
+}
+
+impl<M: Memory + ?Sized> MemoryExt for M {}
+
+#[cfg(test)]
+pub mod testing {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// Memory made of a few byte ranges, for unit tests.
+    #[derive(Default)]
+    pub struct SparseMemory {
+        pub ranges: BTreeMap<u64, Vec<u8>>,
+    }
+
+    impl SparseMemory {
+        pub fn put(&mut self, address: u64, bytes: &[u8]) {
+            self.ranges.insert(address, bytes.to_vec());
+        }
+    }
+
+    impl Memory for SparseMemory {
+        fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+            let (start, bytes) =
+                self.ranges.range(..=address).next_back().ok_or_else(|| Error::memory(address, buf.len()))?;
+            let offset = (address - start) as usize;
+            if offset + buf.len() > bytes.len() {
+                return Err(Error::memory(address, buf.len()));
+            }
+            buf.copy_from_slice(&bytes[offset..offset + buf.len()]);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn page_cache_reads_across_pages_and_falls_back_on_partial_pages() {
+        let mut sparse = SparseMemory::default();
+        sparse.put(0x1ff0, &(0u8..64).collect::<Vec<_>>());
+        let cache = PageCache::new(sparse);
+        let mut buf = [0u8; 32];
+        cache.read(0x1ff8, &mut buf).unwrap();
+        assert_eq!(buf[0], 8);
+        assert_eq!(buf[31], 39);
+        assert!(cache.read(0x2030, &mut [0u8; 16]).is_err());
+    }
+}

@@ -1,0 +1,174 @@
+//! Names as a person reads them: function paths as in Rust's own backtraces
+//! (`app::Handler::run`, not DWARF's `app::{impl#3}::run`), and short source paths.
+
+use crate::dwarf::Index;
+
+/// What kind of coroutine an env type is, judged by rustc's naming.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoroutineKind {
+    AsyncFn,
+    AsyncBlock,
+    AsyncClosure,
+}
+
+impl CoroutineKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CoroutineKind::AsyncFn => "async_fn",
+            CoroutineKind::AsyncBlock => "async_block",
+            CoroutineKind::AsyncClosure => "async_closure",
+        }
+    }
+}
+
+/// Splits a Rust path at `::` outside of `<...>`, `(...)` and `[...]`.
+pub fn split_path(path: &str) -> Vec<&str> {
+    let bytes = path.as_bytes();
+    let mut depth = 0i32;
+    let mut segments = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' | b'(' | b'[' => depth += 1,
+            b'>' | b')' | b']' => depth -= 1,
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
+                segments.push(&path[start..i]);
+                i += 2;
+                start = i;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    segments.push(&path[start..]);
+    segments
+}
+
+/// `{async_fn_env#0}<u64>` -> (`{async_fn_env#0}`, kind).
+fn coroutine_segment(segment: &str) -> Option<(&str, CoroutineKind)> {
+    let base = segment.split('<').next().unwrap_or(segment);
+    let kind = if base.starts_with("{async_fn_env#") {
+        CoroutineKind::AsyncFn
+    } else if base.starts_with("{async_block_env#") {
+        CoroutineKind::AsyncBlock
+    } else if base.starts_with("{async_closure_env#") {
+        CoroutineKind::AsyncClosure
+    } else {
+        return None;
+    };
+    Some((base, kind))
+}
+
+/// The coroutine kind of a type name, if it names a coroutine env.
+pub fn coroutine_kind(type_name: &str) -> Option<CoroutineKind> {
+    let segments = split_path(type_name);
+    coroutine_segment(segments.last()?).map(|(_, kind)| kind)
+}
+
+/// The readable function path of a coroutine env type, e.g.
+/// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
+pub fn coroutine_function(index: &Index, type_name: &str) -> Option<String> {
+    let segments = split_path(type_name);
+    let (last, _) = split_last(&segments)?;
+    let (env, _kind) = coroutine_segment(last)?;
+    let body = env.replace("_env#", "#");
+    let mut dwarf_path: Vec<String> = segments[..segments.len() - 1].iter().map(|s| s.to_string()).collect();
+    dwarf_path.push(body);
+    let readable = match index.coroutine_linkage_name(&dwarf_path.join("::")) {
+        Some(linkage) => replace_impl_segments(&dwarf_path, linkage),
+        None => dwarf_path,
+    };
+    let kept: Vec<&str> = readable
+        .iter()
+        .map(String::as_str)
+        .filter(|segment| !segment.starts_with("{async_fn#") && !segment.starts_with("{async_closure#"))
+        .collect();
+    Some(kept.join("::"))
+}
+
+fn split_last<'a>(segments: &'a [&'a str]) -> Option<(&'a str, &'a [&'a str])> {
+    let (last, rest) = segments.split_last()?;
+    Some((last, rest))
+}
+
+/// DWARF paths name impl blocks `{impl#N}`; the demangled linkage name of the same function
+/// names the type instead (`Mutex<T>`, `<app::Foo as app::Trait>`). The segments after the
+/// last `{impl#N}` correspond one to one, so take the demangled prefix before them.
+fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<String> {
+    let Some(last_impl) = dwarf_path.iter().rposition(|segment| segment.starts_with("{impl#")) else {
+        return dwarf_path.to_vec();
+    };
+    let demangled = format!("{:#}", rustc_demangle::demangle(linkage_name));
+    let demangled_segments = split_path(&demangled);
+    let tail = &dwarf_path[last_impl + 1..];
+    if demangled_segments.len() <= tail.len() {
+        return dwarf_path.to_vec();
+    }
+    let head = &demangled_segments[..demangled_segments.len() - tail.len()];
+    head.iter().map(|s| s.to_string()).chain(tail.iter().cloned()).collect()
+}
+
+/// A source path shortened for display: registry sources from the crate directory on
+/// (`tokio-1.54.1/src/time/sleep.rs`), the standard library from `library/` on; paths the
+/// DWARF already gives relative to the workspace stay as they are.
+pub fn short_path(path: &str) -> String {
+    if let Some(position) = path.find("/.cargo/registry/src/") {
+        let rest = &path[position + "/.cargo/registry/src/".len()..];
+        if let Some(slash) = rest.find('/') {
+            return rest[slash + 1..].to_string();
+        }
+    }
+    if let Some(position) = path.find("/.cargo/git/checkouts/") {
+        let rest = &path[position + "/.cargo/git/checkouts/".len()..];
+        let mut parts = rest.splitn(3, '/');
+        if let (Some(_), Some(_), Some(inner)) = (parts.next(), parts.next(), parts.next()) {
+            return inner.to_string();
+        }
+    }
+    if let Some(rest) = path.strip_prefix("/rustc/") {
+        if let Some(slash) = rest.find('/') {
+            return rest[slash + 1..].to_string();
+        }
+    }
+    path.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_paths_outside_generics() {
+        assert_eq!(
+            split_path("a::B<c::D, e::F>::g::{async_fn_env#0}<u64>"),
+            vec!["a", "B<c::D, e::F>", "g", "{async_fn_env#0}<u64>"]
+        );
+        assert_eq!(split_path("<app::Foo as app::Trait>::run"), vec!["<app::Foo as app::Trait>", "run"]);
+    }
+
+    #[test]
+    fn impl_segments_take_the_demangled_type() {
+        let path: Vec<String> = ["tokio", "sync", "mutex", "{impl#10}", "lock", "{async_fn#0}"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // _ZN...Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h...E
+        let linkage = "_ZN5tokio4sync5mutex18Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
+        assert_eq!(
+            replace_impl_segments(&path, linkage).join("::"),
+            "tokio::sync::mutex::Mutex<T>::lock::{async_fn#0}"
+        );
+    }
+
+    #[test]
+    fn shortens_registry_and_std_paths() {
+        assert_eq!(
+            short_path("/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.54.1/src/time/sleep.rs"),
+            "tokio-1.54.1/src/time/sleep.rs"
+        );
+        assert_eq!(short_path("/rustc/59807616e/library/core/src/future/mod.rs"), "library/core/src/future/mod.rs");
+        assert_eq!(short_path("tokio-app/src/main.rs"), "tokio-app/src/main.rs");
+    }
+}

@@ -1,0 +1,134 @@
+//! The pyo3 module the debugger glue imports. Everything crosses as plain strings and
+//! integers; no Rust panic and no Rust error reaches Python as an exception.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{Arc, Once};
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::dwarf::DebugInfo;
+use crate::error::{Error, ErrorKind, Result};
+use crate::inspect::{inspect, Request};
+use crate::memory::{Memory, PageCache, ProcessMemory};
+use crate::render::render_text;
+
+/// A loaded executable. Loading parses its DWARF once; keep it for the session.
+#[pyclass(frozen, module = "tokio_async._core")]
+struct Binary {
+    debug: Arc<DebugInfo>,
+}
+
+#[pymethods]
+impl Binary {
+    /// The entry point's link-time address.
+    #[getter]
+    fn entry(&self) -> u64 {
+        self.debug.elf.entry
+    }
+}
+
+/// Memory read through a Python callable `read(address, size) -> bytes | None`.
+struct PythonMemory<'py> {
+    read: Bound<'py, PyAny>,
+}
+
+impl Memory for PythonMemory<'_> {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        let result = self.read.call1((address, buf.len())).map_err(|_| Error::memory(address, buf.len()))?;
+        let bytes = result.cast::<PyBytes>().map_err(|_| Error::memory(address, buf.len()))?;
+        let data = bytes.as_bytes();
+        if data.len() != buf.len() {
+            return Err(Error::memory(address, buf.len()));
+        }
+        buf.copy_from_slice(data);
+        Ok(())
+    }
+}
+
+/// Runs `body`, turning a panic into an `Internal` error.
+fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
+    static QUIET_PANICS: Once = Once::new();
+    QUIET_PANICS.call_once(|| {
+        // Panics become one error line; the default hook would also spray stderr.
+        std::panic::set_hook(Box::new(|_| {}));
+    });
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::new(ErrorKind::Internal, format!("internal error (a bug in tokio-async): {message}")))
+        }
+    }
+}
+
+/// `(kind, message)` for an error; `("ok", output)` for success.
+type Outcome = (String, String);
+
+fn outcome(result: Result<String>) -> Outcome {
+    match result {
+        Ok(output) => ("ok".to_string(), output),
+        Err(error) => (error.kind.as_str().to_string(), error.message),
+    }
+}
+
+/// Loads an executable's DWARF. Returns `(binary, None)` or `(None, (kind, message))`.
+#[pyfunction]
+fn load_binary(py: Python<'_>, path: String) -> (Option<Py<Binary>>, Option<Outcome>) {
+    match guarded(|| DebugInfo::load(Path::new(&path))) {
+        Ok(debug) => match Py::new(py, Binary { debug: Arc::new(debug) }) {
+            Ok(binary) => (Some(binary), None),
+            Err(error) => (None, Some(("internal".into(), error.to_string()))),
+        },
+        Err(error) => (None, Some((error.kind.as_str().to_string(), error.message))),
+    }
+}
+
+/// Builds the report. `request_json` is an `inspect::Request`; memory comes from
+/// `/proc/PID/mem` when `live_pid` is given and readable, else from `read_memory`.
+#[pyfunction]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json))]
+fn backtrace(
+    binary: &Bound<'_, Binary>,
+    load_bias: u64,
+    request_json: &str,
+    read_memory: Bound<'_, PyAny>,
+    live_pid: Option<u32>,
+    as_json: bool,
+) -> Outcome {
+    let debug = binary.get().debug.clone();
+    outcome(guarded(|| {
+        let request: Request = serde_json::from_str(request_json)
+            .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
+        let report = match live_pid.and_then(|pid| ProcessMemory::open(pid).ok()) {
+            Some(process) => inspect(&debug, &PageCache::new(process), load_bias, &request)?,
+            None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,
+        };
+        if as_json {
+            serde_json::to_string_pretty(&report)
+                .map_err(|error| Error::new(ErrorKind::Internal, format!("cannot encode JSON: {error}")))
+        } else {
+            Ok(render_text(&report))
+        }
+    }))
+}
+
+/// `[(function prefix, local name)]` of frames that hold a `block_on` future.
+#[pyfunction]
+fn block_on_frames() -> Vec<(String, String)> {
+    crate::inspect::block_on_frames().iter().map(|(f, l)| (f.to_string(), l.to_string())).collect()
+}
+
+#[pymodule]
+fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<Binary>()?;
+    module.add_function(wrap_pyfunction!(load_binary, module)?)?;
+    module.add_function(wrap_pyfunction!(backtrace, module)?)?;
+    module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;
+    Ok(())
+}

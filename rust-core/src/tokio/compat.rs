@@ -1,0 +1,57 @@
+//! Every name and field path this tool relies on in tokio and in Rust's standard library,
+//! in one place. Where versions differ, each constant lists the alternatives, newest first.
+//! Checked against tokio 1.54.1 and rustc 1.95; see docs/layouts.md for what changed when.
+
+/// The runtime context thread-local: its DWARF variable lives under this namespace.
+pub const CONTEXT_TLS_NAMESPACE: &str = "tokio::runtime::context::CONTEXT::";
+pub const CONTEXT_TYPE: &str = "tokio::runtime::context::Context";
+
+/// The std TLS storage wraps the value; `state` says whether it was initialised.
+pub const TLS_STORAGE_STATE_FIELD: &str = "state";
+pub const TLS_STORAGE_ALIVE_VARIANT: &str = "Alive";
+
+/// `Context.current.handle`: `RefCell<Option<scheduler::Handle>>`, then its value.
+pub const CONTEXT_HANDLE: &[&[&str]] = &[&["current", "handle", "value", "value"]];
+/// `Context.scheduler`: `Scoped<scheduler::Context>` holding a raw pointer.
+pub const CONTEXT_SCHEDULER: &[&[&str]] = &[&["scheduler", "inner", "value", "value"], &["scheduler", "inner", "value"]];
+/// `Context.current_task_id`: `Cell<Option<Id>>`.
+pub const CONTEXT_CURRENT_TASK: &[&[&str]] = &[&["current_task_id", "value", "value"], &["current_task_id", "value"]];
+
+/// Variants of `scheduler::Handle` and `scheduler::Context`.
+pub const MULTI_THREAD_VARIANT: &str = "MultiThread";
+pub const CURRENT_THREAD_VARIANT: &str = "CurrentThread";
+
+/// `worker::Context.worker: Arc<Worker>`, `Worker.index`.
+pub const WORKER_INDEX: &[&str] = &["index"];
+
+/// The scheduler handle's `OwnedTasks`, for both flavors.
+pub const HANDLE_OWNED_TASKS: &[&[&str]] = &[&["shared", "owned"]];
+/// `OwnedTasks.list: ShardedList{lists: Box<[Mutex<LinkedList>]>}` (1.33+).
+pub const OWNED_TASKS_SHARDS: &[&[&str]] = &[&["list", "lists"]];
+pub const OWNED_TASKS_COUNT: &[&[&str]] = &[&["list", "count", "v", "value"], &["list", "count"]];
+pub const LINKED_LIST_TYPE_PREFIX: &str = "tokio::util::linked_list::LinkedList<";
+pub const LINKED_LIST_HEAD: &str = "head";
+
+pub const HEADER_TYPE: &str = "tokio::runtime::task::core::Header";
+pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
+/// `Trailer.owned: Pointers{inner: UnsafeCell<PointersInner{prev, next}>}`.
+pub const TRAILER_NEXT: &[&[&str]] = &[&["owned", "inner", "value", "next"], &["owned", "inner", "__0", "value", "next"]];
+pub const CORE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Core<";
+pub const STAGE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Stage<";
+pub const STAGE_RUNNING_VARIANT: &str = "Running";
+pub const STAGE_RUNNING_FUTURE: &str = "__0";
+
+/// `task::state` bits (stable since 1.0).
+pub mod state_bits {
+    pub const RUNNING: u64 = 0b1;
+    pub const COMPLETE: u64 = 0b10;
+    pub const NOTIFIED: u64 = 0b100;
+    pub const CANCELLED: u64 = 0b100000;
+}
+
+/// Frames whose local holds the future a thread blocks on: (function prefix, local name).
+/// The function's generic argument names the future's type.
+pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
+    ("tokio::runtime::park::CachedParkThread::block_on<", "f"),
+    ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on<", "future"),
+];

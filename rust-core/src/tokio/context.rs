@@ -1,0 +1,117 @@
+//! A thread's tokio `CONTEXT` thread-local: which runtime it is in, whether it is a worker,
+//! and which task it is running.
+
+use crate::dwarf::{DebugInfo, DieRef, TlsVariable};
+use crate::error::{Error, ErrorKind, Result};
+use crate::tokio::compat;
+use crate::value::{Target, Value};
+
+/// Where the `CONTEXT` thread-local lives in the executable's TLS block, and its type.
+#[derive(Debug, Clone)]
+pub struct ContextVariable {
+    pub tls_offset: u64,
+    pub storage_type: DieRef,
+}
+
+/// Finds the `CONTEXT` variable. rustc emits decoys with the same location; the real one
+/// is the one whose linkage name is a symbol.
+pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
+    let candidates: Vec<&TlsVariable> = debug
+        .index
+        .tls_variables()
+        .iter()
+        .filter(|variable| variable.path.starts_with(compat::CONTEXT_TLS_NAMESPACE))
+        .collect();
+    if candidates.is_empty() {
+        return Err(Error::new(
+            ErrorKind::NotTokio,
+            format!(
+                "{} is not a tokio program (or its tokio is too old or too new for this tool): \
+                 no tokio runtime context thread-local in its DWARF",
+                debug.path.display()
+            ),
+        ));
+    }
+    let chosen = candidates
+        .iter()
+        .find(|variable| variable.linkage_name.as_ref().is_some_and(|name| debug.elf.symbols.contains_key(name)))
+        .or_else(|| candidates.first())
+        .unwrap();
+    let tls_offset = chosen
+        .linkage_name
+        .as_ref()
+        .and_then(|name| debug.elf.symbols.get(name).copied())
+        .or(chosen.tls_offset)
+        .ok_or_else(|| Error::layout("the CONTEXT thread-local has no static TLS offset"))?;
+    let storage_type = chosen.ty.ok_or_else(|| Error::layout("the CONTEXT thread-local has no type"))?;
+    Ok(ContextVariable { tls_offset, storage_type })
+}
+
+/// The address of a variable in the main executable's static TLS block (x86_64 variant II:
+/// the block ends at the thread pointer).
+pub fn tls_address(debug: &DebugInfo, fs_base: u64, tls_offset: u64) -> Result<u64> {
+    let segment = debug.elf.tls.ok_or_else(|| Error::layout("the executable has no PT_TLS segment"))?;
+    let align = segment.align.max(1);
+    let block = segment.memsz.div_ceil(align) * align;
+    Ok(fs_base.wrapping_sub(block).wrapping_add(tls_offset))
+}
+
+/// What one thread's `CONTEXT` says.
+pub struct ThreadContext<'a> {
+    /// The runtime handle (the scheduler's `Handle` struct) this thread is inside of.
+    pub handle: Option<RuntimeHandle<'a>>,
+    pub worker_index: Option<u64>,
+    pub current_task: Option<u64>,
+}
+
+#[derive(Clone)]
+pub struct RuntimeHandle<'a> {
+    pub flavor: String,
+    pub handle: Value<'a>,
+}
+
+pub fn read_thread_context<'a>(
+    target: &'a Target<'a>,
+    variable: &ContextVariable,
+    fs_base: u64,
+) -> Result<Option<ThreadContext<'a>>> {
+    let address = tls_address(target.debug, fs_base, variable.tls_offset)?;
+    let storage = target.value(variable.storage_type, address)?;
+    if storage.has_field(compat::TLS_STORAGE_STATE_FIELD) {
+        let (state, _) = storage.field(compat::TLS_STORAGE_STATE_FIELD)?.find_descendant(is_enum)?.variant()?;
+        if state != compat::TLS_STORAGE_ALIVE_VARIANT {
+            return Ok(None);
+        }
+    }
+    let context = storage.find_descendant(|ty| ty.name == compat::CONTEXT_TYPE)?;
+    let handle = match context.first_path(compat::CONTEXT_HANDLE)?.variant()? {
+        (name, some) if name == "Some" => {
+            let (flavor, payload) = some.field("__0")?.variant()?;
+            Some(RuntimeHandle { handle: payload.field("__0")?.arc_data()?, flavor })
+        }
+        _ => None,
+    };
+    let worker_index = read_worker_index(&context).unwrap_or(None);
+    let current_task = match context.first_path(compat::CONTEXT_CURRENT_TASK)?.variant()? {
+        (name, some) if name == "Some" => Some(some.field("__0")?.read_uint()?),
+        _ => None,
+    };
+    Ok(Some(ThreadContext { handle, worker_index, current_task }))
+}
+
+fn read_worker_index(context: &Value<'_>) -> Result<Option<u64>> {
+    let pointer = context.first_path(compat::CONTEXT_SCHEDULER)?;
+    if pointer.read_pointer()? == 0 {
+        return Ok(None);
+    }
+    let (flavor, payload) = pointer.pointee()?.variant()?;
+    if flavor != compat::MULTI_THREAD_VARIANT {
+        return Ok(None);
+    }
+    let worker = payload.field("__0")?.field("worker")?.arc_data()?;
+    Ok(Some(worker.path(compat::WORKER_INDEX)?.read_uint()?))
+}
+
+fn is_enum(ty: &crate::dwarf::TypeInfo) -> bool {
+    ty.variant_part.is_some() || ty.tag == crate::dwarf::TypeTag::Enumeration
+}

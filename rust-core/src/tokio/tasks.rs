@@ -1,0 +1,199 @@
+//! A runtime's owned tasks: the sharded intrusive lists of task headers, and for each
+//! header its id, state bits and the future it runs (typed through the `poll<T, S>`
+//! function its vtable points to).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use crate::dwarf::{DieRef, TypeInfo};
+use crate::error::{Error, ErrorKind, Result, ResultExt};
+use crate::memory::MemoryExt;
+use crate::model::TaskState;
+use crate::tokio::compat::{self, state_bits};
+use crate::value::{Target, Value};
+
+/// Upper bound on tasks read from one runtime (a corrupt list must not run forever).
+pub const MAX_TASKS_PER_RUNTIME: usize = 4_000_000;
+/// Upper bound on shards (tokio caps them at 65536).
+const MAX_SHARDS: u64 = 1 << 16;
+
+/// One task header, read but not yet decoded.
+#[derive(Debug, Clone)]
+pub struct TaskHeader {
+    pub address: u64,
+    pub id: u64,
+    pub state_bits: u64,
+    pub vtable: u64,
+}
+
+impl TaskHeader {
+    pub fn state(&self) -> TaskState {
+        let bits = self.state_bits;
+        if bits & state_bits::COMPLETE != 0 {
+            TaskState::Complete
+        } else if bits & state_bits::CANCELLED != 0 {
+            TaskState::Cancelled
+        } else if bits & state_bits::RUNNING != 0 {
+            TaskState::Running
+        } else if bits & state_bits::NOTIFIED != 0 {
+            TaskState::Scheduled
+        } else {
+            TaskState::Idle
+        }
+    }
+}
+
+/// The future inside a task: its type and address, or why there is none to decode.
+pub enum TaskFuture {
+    Running { ty: DieRef, address: u64 },
+    /// The future was dropped (output stored or consumed); only its type is known.
+    Gone { ty: DieRef, stage: String },
+}
+
+/// Offsets inside a task's vtable and header, from DWARF.
+struct Layouts {
+    header: Arc<TypeInfo>,
+    vtable: Arc<TypeInfo>,
+    trailer_next: u64,
+}
+
+/// Walks tasks and caches per-future-type layouts across tasks.
+pub struct TaskReader<'a> {
+    target: &'a Target<'a>,
+    layouts: Layouts,
+    /// `poll` function address (unbiased) -> (future type T, its `Core<T, S>` layout).
+    by_poll_fn: std::cell::RefCell<HashMap<u64, Result<(DieRef, Arc<TypeInfo>)>>>,
+}
+
+impl<'a> TaskReader<'a> {
+    pub fn new(target: &'a Target<'a>) -> Result<Self> {
+        let debug = target.debug;
+        let header = debug
+            .type_named(compat::HEADER_TYPE)?
+            .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::HEADER_TYPE)))?;
+        let vtable_ty = header
+            .field("vtable")
+            .and_then(|field| field.ty)
+            .ok_or_else(|| Error::layout("task Header has no `vtable` field"))?;
+        let vtable_pointer = debug.type_info(vtable_ty)?;
+        let vtable = debug.type_info(
+            vtable_pointer.target.ok_or_else(|| Error::layout("task Header.vtable is not a pointer"))?,
+        )?;
+        let trailer = debug
+            .type_named(compat::TRAILER_TYPE)?
+            .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE)))?;
+        let trailer_next = first_offset_of(target, &trailer, compat::TRAILER_NEXT)?;
+        Ok(TaskReader {
+            target,
+            layouts: Layouts { header, vtable, trailer_next },
+            by_poll_fn: Default::default(),
+        })
+    }
+
+    /// Addresses of every task header in the runtime whose scheduler handle is `handle`.
+    pub fn task_addresses(&self, handle: &Value<'a>) -> Result<Vec<u64>> {
+        let owned = handle.first_path(compat::HANDLE_OWNED_TASKS).context_with(|| "runtime handle")?;
+        let shards = owned.first_path(compat::OWNED_TASKS_SHARDS)?.boxed_slice(MAX_SHARDS)?;
+        let mut seen = HashSet::new();
+        let mut addresses = Vec::new();
+        for (shard_index, shard) in shards.iter().enumerate() {
+            let list = shard.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
+            let mut next = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
+            while next != 0 {
+                if !seen.insert(next) {
+                    return Err(Error::layout(format!("task list shard {shard_index} loops at {next:#x}")));
+                }
+                if addresses.len() >= MAX_TASKS_PER_RUNTIME {
+                    return Err(Error::layout(format!("more than {MAX_TASKS_PER_RUNTIME} tasks; list corrupt?")));
+                }
+                addresses.push(next);
+                let trailer_offset = self.vtable_field(self.read_vtable(next)?, "trailer_offset")?;
+                next = self
+                    .target
+                    .memory
+                    .read_u64(next + trailer_offset + self.layouts.trailer_next)
+                    .context_with(|| format!("next pointer of task {next:#x}"))?;
+            }
+        }
+        Ok(addresses)
+    }
+
+    fn read_vtable(&self, header: u64) -> Result<u64> {
+        let field = self.layouts.header.field("vtable").unwrap();
+        let vtable = self.target.memory.read_u64(header + field.offset)?;
+        if vtable == 0 {
+            return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
+        }
+        Ok(vtable)
+    }
+
+    fn vtable_field(&self, vtable: u64, name: &str) -> Result<u64> {
+        let field = self
+            .layouts
+            .vtable
+            .field(name)
+            .ok_or_else(|| Error::layout(format!("task vtable has no `{name}`")))?;
+        self.target.memory.read_u64(vtable + field.offset)
+    }
+
+    pub fn read_header(&self, address: u64) -> Result<TaskHeader> {
+        let header = self.target.value_of_type(self.layouts.header.clone(), address);
+        let state_bits = header.field("state")?.read_uint()?;
+        let vtable = self.read_vtable(address)?;
+        let id_offset = self.vtable_field(vtable, "id_offset")?;
+        let id = self.target.memory.read_u64(address + id_offset)?;
+        Ok(TaskHeader { address, id, state_bits, vtable })
+    }
+
+    /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
+    pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
+        let poll = self.vtable_field(header.vtable, "poll")?;
+        let core_offset = self.vtable_field(header.vtable, "scheduler_offset")?;
+        let (future_ty, core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
+        let core = self.target.value_of_type(core, header.address + core_offset);
+        let stage = core.find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
+        let (variant, payload) = stage.variant()?;
+        if variant != compat::STAGE_RUNNING_VARIANT {
+            return Ok(TaskFuture::Gone { ty: future_ty, stage: variant.to_lowercase() });
+        }
+        let future = payload.field(compat::STAGE_RUNNING_FUTURE)?;
+        Ok(TaskFuture::Running { ty: future_ty, address: future.address })
+    }
+
+    fn core_layout(&self, poll: u64) -> Result<(DieRef, Arc<TypeInfo>)> {
+        if let Some(cached) = self.by_poll_fn.borrow().get(&poll) {
+            return cached.clone();
+        }
+        let result = self.find_core_layout(poll);
+        self.by_poll_fn.borrow_mut().insert(poll, result.clone());
+        result
+    }
+
+    fn find_core_layout(&self, poll: u64) -> Result<(DieRef, Arc<TypeInfo>)> {
+        let debug = self.target.debug;
+        let params = debug.subprogram_template_params(poll)?.ok_or_else(|| {
+            Error::new(
+                ErrorKind::Layout,
+                format!("no DWARF for the task's poll function at {poll:#x} (is the debug info complete?)"),
+            )
+        })?;
+        let find = |name: &str| params.iter().find(|(param, _)| param == name).map(|(_, die)| *die);
+        let (future_ty, scheduler_ty) = match (find("T"), find("S")) {
+            (Some(t), Some(s)) => (t, s),
+            _ => return Err(Error::layout(format!("poll function at {poll:#x} has no T and S parameters"))),
+        };
+        let future_name = debug.type_info(future_ty)?.name.clone();
+        let scheduler_name = debug.type_info(scheduler_ty)?.name.clone();
+        let core_name = format!("{}{future_name}, {scheduler_name}>", compat::CORE_TYPE_PREFIX);
+        let core = debug
+            .type_named(&core_name)?
+            .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
+        Ok((future_ty, core))
+    }
+}
+
+/// Byte offset of a field path inside a type (the first alternative that exists).
+fn first_offset_of(target: &Target<'_>, ty: &Arc<TypeInfo>, alternatives: &[&[&str]]) -> Result<u64> {
+    let base = target.value_of_type(ty.clone(), 0);
+    Ok(base.first_path(alternatives)?.address)
+}

@@ -1,0 +1,237 @@
+//! Typed views of the inferior's memory: a value is an address plus its DWARF type, and
+//! every step (field, variant, pointee) is resolved by name from the DWARF layout.
+
+use std::sync::Arc;
+
+use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
+use crate::error::{Error, Result};
+use crate::memory::{Memory, MemoryExt};
+
+/// What every view needs: the executable's DWARF and the inferior's memory.
+pub struct Target<'a> {
+    pub debug: &'a DebugInfo,
+    pub memory: &'a dyn Memory,
+    /// Runtime address minus the executable's link-time address (PIE load bias).
+    pub load_bias: u64,
+}
+
+#[derive(Clone)]
+pub struct Value<'a> {
+    pub target: &'a Target<'a>,
+    pub ty: Arc<TypeInfo>,
+    pub address: u64,
+}
+
+/// How deep `find_descendant` looks through nested fields.
+const MAX_DESCENT: u32 = 8;
+
+impl<'a> Target<'a> {
+    pub fn value(&'a self, ty: DieRef, address: u64) -> Result<Value<'a>> {
+        Ok(Value { target: self, ty: self.debug.type_info(ty)?, address })
+    }
+
+    pub fn value_of_type(&'a self, ty: Arc<TypeInfo>, address: u64) -> Value<'a> {
+        Value { target: self, ty, address }
+    }
+}
+
+impl<'a> Value<'a> {
+    pub fn type_name(&self) -> &str {
+        &self.ty.name
+    }
+
+    /// The field called `name`.
+    pub fn field(&self, name: &str) -> Result<Value<'a>> {
+        let field = self.ty.field(name).ok_or_else(|| {
+            Error::layout(format!("type {} has no field `{name}` (unknown layout)", self.ty.name))
+        })?;
+        let ty = field
+            .ty
+            .ok_or_else(|| Error::layout(format!("field `{name}` of {} has no type", self.ty.name)))?;
+        self.target.value(ty, self.address + field.offset)
+    }
+
+    pub fn has_field(&self, name: &str) -> bool {
+        self.ty.field(name).is_some()
+    }
+
+    /// Follows a path of field names.
+    pub fn path(&self, names: &[&str]) -> Result<Value<'a>> {
+        let mut value = self.clone();
+        for name in names {
+            value = value.field(name)?;
+        }
+        Ok(value)
+    }
+
+    /// The first of several alternative paths that exists (layouts differ across versions).
+    pub fn first_path(&self, alternatives: &[&[&str]]) -> Result<Value<'a>> {
+        let mut last_error = None;
+        for names in alternatives {
+            match self.path(names) {
+                Ok(value) => return Ok(value),
+                Err(error) => last_error = Some(error),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| Error::layout("no field path given")))
+    }
+
+    /// The active variant of a Rust enum: its name and its payload struct.
+    pub fn variant(&self) -> Result<(String, Value<'a>)> {
+        if self.ty.tag == TypeTag::Enumeration {
+            let raw = self.read_uint()?;
+            let name = self
+                .ty
+                .enumerators
+                .iter()
+                .find(|(_, value)| *value == raw)
+                .map(|(name, _)| name.clone())
+                .ok_or_else(|| Error::layout(format!("{} holds unknown value {raw}", self.ty.name)))?;
+            return Ok((name, self.clone()));
+        }
+        let part = self
+            .ty
+            .variant_part
+            .as_ref()
+            .ok_or_else(|| Error::layout(format!("type {} is not an enum", self.ty.name)))?;
+        let variant = match &part.discriminant {
+            None => part.variants.first(),
+            Some(discriminant) => {
+                let size = match discriminant.ty {
+                    Some(ty) => self.target.debug.type_info(ty)?.size.unwrap_or(8),
+                    None => 8,
+                };
+                let raw = self.target.memory.read_uint(self.address + discriminant.offset, size)?;
+                part.variants
+                    .iter()
+                    .find(|variant| variant.discr_value == Some(raw))
+                    .or_else(|| part.variants.iter().find(|variant| variant.discr_value.is_none()))
+            }
+        }
+        .ok_or_else(|| Error::layout(format!("{} at {:#x} holds no known variant", self.ty.name, self.address)))?;
+        let ty = variant
+            .member
+            .ty
+            .ok_or_else(|| Error::layout(format!("variant {} of {} has no type", variant.member.name, self.ty.name)))?;
+        Ok((variant.member.name.clone(), self.target.value(ty, self.address + variant.member.offset)?))
+    }
+
+    /// Reads an integer-like value, looking through single-field wrappers
+    /// (`NonZero<u64>`, `Cell<usize>`, `AtomicUsize`, `Id(u64)`).
+    pub fn read_uint(&self) -> Result<u64> {
+        let scalar = self.scalar()?;
+        let size = scalar.ty.size.unwrap_or(8);
+        if size > 8 {
+            return Err(Error::layout(format!("{} is not an integer", self.ty.name)));
+        }
+        self.target.memory.read_uint(scalar.address, size)
+    }
+
+    fn scalar(&self) -> Result<Value<'a>> {
+        let mut value = self.clone();
+        for _ in 0..MAX_DESCENT {
+            match value.ty.tag {
+                TypeTag::Base | TypeTag::Pointer | TypeTag::Enumeration => return Ok(value),
+                TypeTag::Struct | TypeTag::Union if value.ty.variant_part.is_none() => {
+                    let inner = value
+                        .ty
+                        .fields
+                        .iter()
+                        .find(|field| field.offset == 0 && field.ty.is_some())
+                        .ok_or_else(|| Error::layout(format!("{} is not a scalar", value.ty.name)))?;
+                    value = value.target.value(inner.ty.unwrap(), value.address)?;
+                }
+                _ => break,
+            }
+        }
+        Err(Error::layout(format!("{} is not a scalar", self.ty.name)))
+    }
+
+    /// Reads a (possibly wrapped) thin pointer: `*const T`, `NonNull<T>`, `Box<T>`,
+    /// `Option<NonNull<T>>`. Returns the address it holds.
+    pub fn read_pointer(&self) -> Result<u64> {
+        self.target.memory.read_u64(self.pointer_scalar()?.address)
+    }
+
+    fn pointer_scalar(&self) -> Result<Value<'a>> {
+        let mut value = self.clone();
+        for _ in 0..MAX_DESCENT {
+            if value.ty.tag == TypeTag::Pointer {
+                return Ok(value);
+            }
+            if value.ty.variant_part.is_some() {
+                // Option<NonNull<T>>: the dataful variant holds the pointer.
+                let part = value.ty.variant_part.as_ref().unwrap();
+                let some = part
+                    .variants
+                    .iter()
+                    .find(|variant| variant.discr_value.is_none())
+                    .ok_or_else(|| Error::layout(format!("{} is not a nullable pointer", value.ty.name)))?;
+                let ty = some.member.ty.ok_or_else(|| Error::layout("variant without type"))?;
+                value = value.target.value(ty, value.address + some.member.offset)?;
+                continue;
+            }
+            let inner = value
+                .ty
+                .fields
+                .iter()
+                .find(|field| field.ty.is_some() && field.offset == 0 && !field.name.starts_with("_marker"))
+                .ok_or_else(|| Error::layout(format!("{} is not a pointer", value.ty.name)))?;
+            value = value.target.value(inner.ty.unwrap(), value.address)?;
+        }
+        Err(Error::layout(format!("{} is not a pointer", self.ty.name)))
+    }
+
+    /// The value a (possibly wrapped) pointer points to, typed by the pointer's DWARF.
+    pub fn pointee(&self) -> Result<Value<'a>> {
+        let pointer = self.pointer_scalar()?;
+        let address = self.target.memory.read_u64(pointer.address)?;
+        if address == 0 {
+            return Err(Error::layout(format!("null pointer in {}", self.ty.name)));
+        }
+        let target = pointer
+            .ty
+            .target
+            .ok_or_else(|| Error::layout(format!("pointer {} has no pointee type", pointer.ty.name)))?;
+        self.target.value(target, address)
+    }
+
+    /// `Arc<T>` -> the `T` inside its `ArcInner`.
+    pub fn arc_data(&self) -> Result<Value<'a>> {
+        self.pointee()?.field("data")
+    }
+
+    /// The nearest nested field (breadth-first, itself first) whose type satisfies `matches`.
+    pub fn find_descendant(&self, matches: impl Fn(&TypeInfo) -> bool) -> Result<Value<'a>> {
+        let mut frontier = vec![self.clone()];
+        for _ in 0..MAX_DESCENT {
+            let mut next = Vec::new();
+            for value in frontier {
+                if matches(&value.ty) {
+                    return Ok(value);
+                }
+                for field in &value.ty.fields {
+                    if let Some(ty) = field.ty {
+                        next.push(value.target.value(ty, value.address + field.offset)?);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Err(Error::layout(format!("no matching field inside {}", self.ty.name)))
+    }
+
+    /// Elements of a `Box<[T]>` (fields `data_ptr` and `length`), at most `limit`.
+    pub fn boxed_slice(&self, limit: u64) -> Result<Vec<Value<'a>>> {
+        let data = self.field("data_ptr")?;
+        let length = self.field("length")?.read_uint()?;
+        if length > limit {
+            return Err(Error::layout(format!("{} claims {length} elements (corrupt?)", self.ty.name)));
+        }
+        let base = data.read_pointer()?;
+        let element = data.ty.target.ok_or_else(|| Error::layout("slice pointer without element type"))?;
+        let element = self.target.debug.type_info(element)?;
+        let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+        Ok((0..length).map(|i| self.target.value_of_type(element.clone(), base + i * stride)).collect())
+    }
+}

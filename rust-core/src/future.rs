@@ -18,6 +18,13 @@ pub const MAX_AWAIT_DEPTH: usize = 128;
 const FIRST_SUSPEND_STATE: u64 = 3;
 const AWAITEE_FIELD: &str = "__awaitee";
 
+/// Wrappers that add nothing a person wants to see: (type name prefix, field holding the
+/// wrapped future). The node shows the wrapped future instead.
+const TRANSPARENT_WRAPPERS: &[(&str, &str)] = &[
+    // Wraps every task's future when tokio is built with `tokio_taskdump`.
+    ("tokio::runtime::task::trace::Root<", "future"),
+];
+
 pub struct FutureDecoder<'a> {
     target: &'a Target<'a>,
 }
@@ -36,7 +43,10 @@ impl<'a> FutureDecoder<'a> {
     /// A node for a future whose memory is not to be read (a finished task).
     pub fn describe_type(&self, ty: DieRef, address: u64) -> FutureNode {
         match self.target.debug.type_info(ty) {
-            Ok(info) => self.bare_node(&info, address),
+            Ok(info) => match transparent_field(&info).and_then(|field| field.ty) {
+                Some(inner) => self.describe_type(inner, address),
+                None => self.bare_node(&info, address),
+            },
             Err(error) => error_node("<unknown>", address, error),
         }
     }
@@ -67,6 +77,13 @@ impl<'a> FutureDecoder<'a> {
             Ok(info) => info,
             Err(error) => return error_node("<unknown>", address, error),
         };
+        if let Some(field) = transparent_field(&info) {
+            if let Some(inner_ty) = field.ty {
+                if depth < MAX_AWAIT_DEPTH {
+                    return self.decode_at(inner_ty, address + field.offset, depth + 1, seen);
+                }
+            }
+        }
         let mut node = self.bare_node(&info, address);
         if node.kind == NodeKind::Future {
             return node;
@@ -138,6 +155,13 @@ impl<'a> FutureDecoder<'a> {
         }
         Ok(CoroutineStep { state, await_point, location, awaitee })
     }
+}
+
+fn transparent_field(info: &TypeInfo) -> Option<&crate::dwarf::Field> {
+    TRANSPARENT_WRAPPERS
+        .iter()
+        .find(|(prefix, _)| info.name.starts_with(prefix))
+        .and_then(|(_, field)| info.field(field))
 }
 
 struct CoroutineStep {

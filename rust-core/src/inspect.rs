@@ -115,7 +115,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     for runtime in &runtimes {
         let runtime_address = format!("{:#x}", runtime.handle.address);
         let addresses = match task_reader.task_addresses(&runtime.handle) {
-            Ok(addresses) => addresses,
+            Ok(walk) => {
+                report.errors.extend(walk.problems.into_iter().map(|p| format!("runtime {runtime_address}: {p}")));
+                walk.addresses
+            }
             Err(error) => {
                 report.errors.push(format!("runtime {runtime_address}: cannot walk its task list: {error}"));
                 Vec::new()
@@ -181,7 +184,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         let future = match role {
             ThreadRole::Worker => state.current_task.and_then(|id| roots_by_id.get(&id).cloned()),
             ThreadRole::BlockOn => match block_on_future(&target, &decoder, block_on.unwrap()) {
-                Ok(node) => Some(node),
+                Ok(mut node) => {
+                    mark_running(&mut node, &state.input.frames);
+                    Some(node)
+                }
                 Err(message) => {
                     error = Some(message);
                     None

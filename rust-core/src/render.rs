@@ -56,7 +56,7 @@ fn render_task(out: &mut String, task: &TaskReport) {
 fn render_stack(out: &mut String, root: &FutureNode) {
     let mut lines = Vec::new();
     collect_lines(root, 0, "", &mut lines);
-    let width = lines.iter().map(|line| line.head.chars().count()).max().unwrap_or(0);
+    let width = lines.iter().filter(|line| !line.tail.is_empty()).map(|line| line.head.chars().count()).max().unwrap_or(0);
     for line in lines {
         if line.tail.is_empty() {
             let _ = writeln!(out, "{}", line.head);

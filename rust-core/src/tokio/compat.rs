@@ -31,11 +31,13 @@ pub const OWNED_TASKS_SHARDS: &[&[&str]] = &[&["list", "lists"]];
 pub const OWNED_TASKS_COUNT: &[&[&str]] = &[&["list", "count", "v", "value"], &["list", "count"]];
 pub const LINKED_LIST_TYPE_PREFIX: &str = "tokio::util::linked_list::LinkedList<";
 pub const LINKED_LIST_HEAD: &str = "head";
+pub const LINKED_LIST_TAIL: &str = "tail";
 
 pub const HEADER_TYPE: &str = "tokio::runtime::task::core::Header";
 pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
 /// `Trailer.owned: Pointers{inner: UnsafeCell<PointersInner{prev, next}>}`.
 pub const TRAILER_NEXT: &[&[&str]] = &[&["owned", "inner", "value", "next"], &["owned", "inner", "__0", "value", "next"]];
+pub const TRAILER_PREV: &[&[&str]] = &[&["owned", "inner", "value", "prev"], &["owned", "inner", "__0", "value", "prev"]];
 pub const CORE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Core<";
 pub const STAGE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Stage<";
 pub const STAGE_RUNNING_VARIANT: &str = "Running";

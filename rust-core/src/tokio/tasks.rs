@@ -55,6 +55,14 @@ struct Layouts {
     header: Arc<TypeInfo>,
     vtable: Arc<TypeInfo>,
     trailer_next: u64,
+    trailer_prev: u64,
+}
+
+/// The result of walking a runtime's task lists.
+#[derive(Default)]
+pub struct TaskWalk {
+    pub addresses: Vec<u64>,
+    pub problems: Vec<String>,
 }
 
 /// Walks tasks and caches per-future-type layouts across tasks.
@@ -83,39 +91,59 @@ impl<'a> TaskReader<'a> {
             .type_named(compat::TRAILER_TYPE)?
             .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE)))?;
         let trailer_next = first_offset_of(target, &trailer, compat::TRAILER_NEXT)?;
+        let trailer_prev = first_offset_of(target, &trailer, compat::TRAILER_PREV)?;
         Ok(TaskReader {
             target,
-            layouts: Layouts { header, vtable, trailer_next },
+            layouts: Layouts { header, vtable, trailer_next, trailer_prev },
             by_poll_fn: Default::default(),
         })
     }
 
-    /// Addresses of every task header in the runtime whose scheduler handle is `handle`.
-    pub fn task_addresses(&self, handle: &Value<'a>) -> Result<Vec<u64>> {
+    /// Addresses of every task header in the runtime whose scheduler handle is `handle`,
+    /// and what could not be read. A task whose links are unreadable loses only itself:
+    /// each shard is walked forward from its head and, if that breaks, back from its tail.
+    pub fn task_addresses(&self, handle: &Value<'a>) -> Result<TaskWalk> {
         let owned = handle.first_path(compat::HANDLE_OWNED_TASKS).context_with(|| "runtime handle")?;
         let shards = owned.first_path(compat::OWNED_TASKS_SHARDS)?.boxed_slice(MAX_SHARDS)?;
+        let mut walk = TaskWalk::default();
         let mut seen = HashSet::new();
-        let mut addresses = Vec::new();
         for (shard_index, shard) in shards.iter().enumerate() {
             let list = shard.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
-            let mut next = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
-            while next != 0 {
-                if !seen.insert(next) {
-                    return Err(Error::layout(format!("task list shard {shard_index} loops at {next:#x}")));
-                }
-                if addresses.len() >= MAX_TASKS_PER_RUNTIME {
-                    return Err(Error::layout(format!("more than {MAX_TASKS_PER_RUNTIME} tasks; list corrupt?")));
-                }
-                addresses.push(next);
-                let trailer_offset = self.vtable_field(self.read_vtable(next)?, "trailer_offset")?;
-                next = self
-                    .target
-                    .memory
-                    .read_u64(next + trailer_offset + self.layouts.trailer_next)
-                    .context_with(|| format!("next pointer of task {next:#x}"))?;
+            let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
+            let broken = self.follow(head, self.layouts.trailer_next, shard_index, &mut seen, &mut walk);
+            if broken {
+                let tail = list.field(compat::LINKED_LIST_TAIL)?.read_pointer()?;
+                self.follow(tail, self.layouts.trailer_prev, shard_index, &mut seen, &mut walk);
+            }
+            if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
+                walk.problems.push(format!("stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"));
+                break;
             }
         }
-        Ok(addresses)
+        Ok(walk)
+    }
+
+    /// Follows one link direction from `start`; true if a link could not be read.
+    fn follow(&self, start: u64, link_offset: u64, shard: usize, seen: &mut HashSet<u64>, walk: &mut TaskWalk) -> bool {
+        let mut next = start;
+        while next != 0 && walk.addresses.len() < MAX_TASKS_PER_RUNTIME {
+            if !seen.insert(next) {
+                return false;
+            }
+            walk.addresses.push(next);
+            let link = self
+                .read_vtable(next)
+                .and_then(|vtable| self.vtable_field(vtable, "trailer_offset"))
+                .and_then(|trailer| self.target.memory.read_u64(next + trailer + link_offset));
+            match link {
+                Ok(address) => next = address,
+                Err(error) => {
+                    walk.problems.push(format!("task list shard {shard}: cannot follow the task at {next:#x}: {error}"));
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {
@@ -124,6 +152,8 @@ impl<'a> TaskReader<'a> {
         if vtable == 0 {
             return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
         }
+        // A vtable is static data: reading its first word proves the pointer is sane.
+        self.target.memory.read_u64(vtable).context_with(|| format!("vtable of task {header:#x}"))?;
         Ok(vtable)
     }
 

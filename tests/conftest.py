@@ -1,0 +1,14 @@
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pytest  # noqa: E402
+
+from support.paths import EXTENSION  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def extension_is_built():
+    if not os.path.exists(EXTENSION):
+        pytest.exit("the extension is not built: run `make build` (make test does it)", returncode=2)

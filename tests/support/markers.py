@@ -1,0 +1,33 @@
+"""Expectations the fixture carries in its source: `// @await NAME #N`, `// @fn NAME`,
+`// @running NAME`."""
+
+import re
+
+from .paths import FIXTURE_SOURCE
+
+MARKER = re.compile(r"//\s*@(await|fn|running)\s+(\w+)(?:\s+#(\d+))?")
+
+
+class Markers:
+    def __init__(self, path=FIXTURE_SOURCE):
+        self.awaits = {}
+        self.fns = {}
+        self.running = {}
+        with open(path) as source:
+            for number, line in enumerate(source, start=1):
+                match = MARKER.search(line)
+                if not match or line.lstrip().startswith("//!"):
+                    continue
+                kind, name, index = match.groups()
+                if kind == "await":
+                    self.awaits[name] = (number, int(index))
+                elif kind == "fn":
+                    self.fns[name] = number
+                else:
+                    self.running[name] = number
+
+    def await_line(self, name):
+        return self.awaits[name][0]
+
+    def await_index(self, name):
+        return self.awaits[name][1]

@@ -1,0 +1,13 @@
+"""Where things are: the repository, the fixture workspace and its one shared target dir."""
+
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+FIXTURE_SOURCE = os.path.join(FIXTURES, "tokio-app", "src", "main.rs")
+# One target dir for every fixture profile; the taskdump oracle needs other RUSTFLAGS,
+# so it gets its own (sharing would rebuild tokio on every switch).
+FIXTURE_TARGET = os.path.join(REPO, "target", "fixtures")
+TASKDUMP_TARGET = os.path.join(REPO, "target", "fixtures-taskdump")
+GDB_SCRIPT = os.path.join(REPO, "gdb-scripts", "tokio_async.py")
+EXTENSION = os.path.join(REPO, "python", "tokio_async", "_core.abi3.so")

@@ -1,0 +1,43 @@
+"""A fixture process running on its own, for attaching to."""
+
+import json
+import os
+import subprocess
+import time
+
+
+class RunningFixture:
+    def __init__(self, binary, mode, workdir):
+        self.manifest_path = os.path.join(workdir, "manifest.json")
+        env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path)
+        self.process = subprocess.Popen(
+            [binary, mode], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self.manifest = self._wait_for_manifest()
+
+    def _wait_for_manifest(self, timeout=60.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if os.path.exists(self.manifest_path):
+                with open(self.manifest_path) as manifest:
+                    return json.load(manifest)
+            if self.process.poll() is not None:
+                raise RuntimeError("fixture exited early: %s" % self.process.stderr.read())
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("fixture wrote no manifest within %.0fs" % timeout)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,153 @@
+"""`async backtrace` in real GDB against the tokio-app fixture: run to a breakpoint and
+attach to a running process, in dev and release builds. Asserts exact task ids, function
+chains, await points and lines, thread roles and the running task."""
+
+import json
+import os
+import re
+
+import pytest
+
+from support import build, expect
+from support.gdb import captured, run_gdb
+from support.markers import Markers
+from support.process import RunningFixture
+
+PROFILES = ["dev", "release"]
+
+
+def run_to_checkpoint(tmp_path, profile, command):
+    manifest = tmp_path / "manifest.json"
+    run = run_gdb(
+        ["break tokio_async_checkpoint", "run"] + captured(command),
+        program=build.fixture("tokio-app", profile),
+        args=["breakpoint"],
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    assert manifest.exists(), run.stdout + run.stderr
+    return run, json.loads(manifest.read_text())
+
+
+def assert_tasks(report, manifest, mode):
+    ids = manifest["tasks"]
+    by_id = {task["id"]: task for task in report["tasks"]}
+    expected = expect.task_chains(mode)
+    # Every live task is listed, and nothing else; the finished one is gone.
+    assert sorted(by_id) == sorted(ids[name] for name in expected)
+    assert ids["finished"] not in by_id
+    states = expect.task_states(mode)
+    for name, chain in expected.items():
+        task = by_id[ids[name]]
+        assert "error" not in task, task
+        assert expect.chain(task["root"]) == chain, name
+        assert task["state"] == states[name], name
+        assert task["address"].startswith("0x")
+
+
+def threads_by_role(report):
+    roles = {}
+    for thread in report["threads"]:
+        roles.setdefault(thread["role"], []).append(thread)
+    return roles
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_breakpoint_run_reports_every_task_and_the_running_one(tmp_path, profile):
+    run, manifest = run_to_checkpoint(tmp_path, profile, "async backtrace all --json")
+    [report] = run.json_sections()
+    assert report["version"] == 1
+    assert_tasks(report, manifest, "breakpoint")
+
+    roles = threads_by_role(report)
+    assert sorted(roles) == ["block_on", "worker"]
+    workers = roles["worker"]
+    assert sorted(w["worker"] for w in workers) == [0, 1]
+    assert all(w["name"] == "tokio-rt-worker" for w in workers)
+    running = [w for w in workers if w["current_task"] is not None]
+    assert [w["current_task"] for w in running] == [manifest["tasks"]["runner"]]
+    assert expect.chain(running[0]["future"]) == expect.task_chains("breakpoint")["runner"]
+    assert running[0]["future"]["running"] is True
+    idle = [w for w in workers if w["current_task"] is None]
+    assert len(idle) == 1 and idle[0]["future"] is None
+
+    [main] = roles["block_on"]
+    assert main["tid"] == manifest["pid"]
+    assert main["name"] == "tokio-app"
+    if profile == "dev":
+        assert expect.chain(main["future"]) == expect.main_future_chain()
+    else:
+        # Release builds keep no location for block_on's pinned future.
+        assert main["future"] is None
+        assert main["error"] == "cannot read the block_on future: `f` is optimized out in this build"
+    assert report["errors"] == []
+    assert [r["flavor"] for r in report["runtimes"]] == ["MultiThread"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_attach_to_a_hanging_process(tmp_path, profile):
+    binary = build.fixture("tokio-app", profile)
+    with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
+        run = run_gdb(captured("async bt all --json"), pid=fixture.pid)
+        sections = run.json_sections()
+    assert len(sections) == 1, run.stdout + run.stderr
+    report = sections[0]
+    assert_tasks(report, fixture.manifest, "hang")
+    roles = threads_by_role(report)
+    assert sorted(w["worker"] for w in roles["worker"]) == [0, 1]
+    assert all(w["current_task"] is None and w["future"] is None for w in roles["worker"])
+    [main] = roles["block_on"]
+    assert main["tid"] == fixture.pid
+    if profile == "dev":
+        assert expect.chain(main["future"]) == expect.main_future_chain()
+
+
+def test_without_all_only_running_tasks_are_listed(tmp_path):
+    run, manifest = run_to_checkpoint(tmp_path, "dev", "async bt --json")
+    [report] = run.json_sections()
+    assert [task["id"] for task in report["tasks"]] == [manifest["tasks"]["runner"]]
+    assert len(report["threads"]) == 3
+
+
+def squeeze(text):
+    return [re.sub(r"\s+", " ", line).strip() for line in text.strip().splitlines()]
+
+
+def test_text_output_reads_like_bt(tmp_path):
+    run, manifest = run_to_checkpoint(tmp_path, "dev", "async backtrace all")
+    [text] = run.sections()
+    lines = squeeze(text)
+    m = Markers()
+    ids = manifest["tasks"]
+    src = "tokio-app/src/main.rs"
+    level1 = lines.index("Task %d (idle)" % ids["level1"])
+    assert lines[level1 + 1 : level1 + 5] == [
+        "#0 async fn tokio_app::level1 at %s:%d (await #0)" % (src, m.await_line("level1")),
+        "#1 async fn tokio_app::level2 at %s:%d (await #1)" % (src, m.await_line("level2")),
+        "#2 async fn tokio_app::level3 at %s:%d (await #0)" % (src, m.await_line("level3")),
+        "#3 tokio::sync::oneshot::Receiver<u32>",
+    ]
+    child = lines.index("Task %d (scheduled)" % ids["child"])
+    assert lines[child + 1] == "#0 async fn tokio_app::child_task at %s:%d (not started)" % (src, m.fns["child_task"])
+    runner = lines.index("Task %d (running)" % ids["runner"])
+    assert lines[runner + 1] == "#0 async fn tokio_app::runner at %s:%d (running)" % (src, m.running["runner"])
+    assert "Thread %d \"tokio-app\": block_on" % manifest["pid"] in lines
+    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": worker [01], running task %d' % ids["runner"], l) for l in lines)
+    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": worker [01], idle', l) for l in lines)
+
+
+def test_alias_and_help():
+    run = run_gdb(captured("help async") + captured("help async backtrace") + captured("help async bt"))
+    help_async, help_backtrace, help_bt = run.sections()
+    assert help_async.splitlines()[0] == "Async backtraces of the tokio tasks in the program being debugged."
+    first_line = (
+        "Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON."
+    )
+    assert help_backtrace.splitlines()[0] == first_line
+    assert help_bt.splitlines()[0] == first_line
+
+
+def test_sourcing_twice_is_harmless(tmp_path):
+    from support.paths import GDB_SCRIPT
+
+    run, manifest = run_to_checkpoint(tmp_path, "dev", "source %s" % GDB_SCRIPT)
+    assert "Error" not in run.stderr, run.stderr

@@ -114,16 +114,15 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
     for runtime in &runtimes {
         let runtime_address = format!("{:#x}", runtime.handle.address);
-        let addresses = match task_reader.task_addresses(&runtime.handle) {
-            Ok(walk) => {
-                report.errors.extend(walk.problems.into_iter().map(|p| format!("runtime {runtime_address}: {p}")));
-                walk.addresses
-            }
+        let walk = match task_reader.task_addresses(&runtime.handle) {
+            Ok(walk) => walk,
             Err(error) => {
                 report.errors.push(format!("runtime {runtime_address}: cannot walk its task list: {error}"));
-                Vec::new()
+                Default::default()
             }
         };
+        report.errors.extend(walk.problems.iter().map(|problem| format!("runtime {runtime_address}: {problem}")));
+        let addresses = walk.addresses;
         report.runtimes.push(RuntimeReport {
             address: runtime_address.clone(),
             flavor: runtime.flavor.clone(),
@@ -133,7 +132,9 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             let header = match task_reader.read_header(address) {
                 Ok(header) => header,
                 Err(error) => {
-                    report.errors.push(format!("task at {address:#x}: {error}"));
+                    if !walk.unreadable.contains(&address) {
+                        report.errors.push(format!("task at {address:#x}: {error}"));
+                    }
                     continue;
                 }
             };

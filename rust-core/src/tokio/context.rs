@@ -23,14 +23,16 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
         .filter(|variable| variable.path.starts_with(compat::CONTEXT_TLS_NAMESPACE))
         .collect();
     if candidates.is_empty() {
-        return Err(Error::new(
-            ErrorKind::NotTokio,
+        let message = if debug.index.type_by_name(compat::CONTEXT_TYPE).is_some() {
             format!(
-                "{} is not a tokio program (or its tokio is too old or too new for this tool): \
-                 no tokio runtime context thread-local in its DWARF",
+                "{} uses tokio, but its runtime context thread-local is not where this tool looks \
+                 (unsupported tokio or rustc version?)",
                 debug.path.display()
-            ),
-        ));
+            )
+        } else {
+            format!("{} is not a tokio program: it has no tokio runtime in its DWARF", debug.path.display())
+        };
+        return Err(Error::new(ErrorKind::NotTokio, message));
     }
     let chosen = candidates
         .iter()

@@ -63,6 +63,8 @@ struct Layouts {
 pub struct TaskWalk {
     pub addresses: Vec<u64>,
     pub problems: Vec<String>,
+    /// Tasks already reported in `problems` as unreadable.
+    pub unreadable: HashSet<u64>,
 }
 
 /// Walks tasks and caches per-future-type layouts across tasks.
@@ -139,6 +141,7 @@ impl<'a> TaskReader<'a> {
                 Ok(address) => next = address,
                 Err(error) => {
                     walk.problems.push(format!("task list shard {shard}: cannot follow the task at {next:#x}: {error}"));
+                    walk.unreadable.insert(next);
                     return true;
                 }
             }

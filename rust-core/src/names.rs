@@ -155,7 +155,7 @@ mod tests {
             .map(|s| s.to_string())
             .collect();
         // _ZN...Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h...E
-        let linkage = "_ZN5tokio4sync5mutex18Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
+        let linkage = "_ZN5tokio4sync5mutex14Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
         assert_eq!(
             replace_impl_segments(&path, linkage).join("::"),
             "tokio::sync::mutex::Mutex<T>::lock::{async_fn#0}"

@@ -30,7 +30,8 @@ impl ElfFacts {
         };
         let mut symbols = HashMap::new();
         for symbol in object.symbols().chain(object.dynamic_symbols()) {
-            if !symbol.is_definition() {
+            // Not `is_definition()`: it leaves out thread-local symbols, which we need.
+            if symbol.is_undefined() {
                 continue;
             }
             if let Ok(name) = symbol.name() {

@@ -1,0 +1,36 @@
+# make demo  - build, then show async backtraces of a real tokio program under GDB
+# make test  - the whole suite (Rust unit tests, GDB tests, tokio task-dump oracle)
+# make build - the loadable extension, python/tokio_async/_core.abi3.so
+
+CARGO ?= cargo
+PYTHON ?= python3
+EXTENSION := python/tokio_async/_core.abi3.so
+
+.PHONY: all setup build demo test test-rust test-debuggers clean
+
+all: build
+
+setup:
+	@tools/setup.sh
+
+# abi3 and not linked to libpython (pyo3's extension-module feature), so one build loads
+# in any debugger's embedded Python 3.9+.
+build:
+	$(CARGO) build --release -p tokio-async-core
+	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
+	mv -f $(EXTENSION).tmp $(EXTENSION)
+
+demo: setup build
+	@tools/demo.sh
+
+test: setup build test-rust test-debuggers
+
+test-rust:
+	$(CARGO) test --no-default-features -p tokio-async-core
+
+test-debuggers: build
+	$(PYTHON) -m pytest -q tests
+
+clean:
+	$(CARGO) clean
+	rm -f $(EXTENSION)

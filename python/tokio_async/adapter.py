@@ -1,7 +1,11 @@
 """The debugger-neutral interface: all the core needs from a debugger."""
 
-from dataclasses import dataclass
-from typing import List, Optional
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+# Frames read per thread, innermost first: enough to reach a worker's task poll and the
+# block_on frame of a thread, bounded so a deep recursion cannot stall the debugger.
+MAX_FRAMES = 128
 
 
 class UserError(Exception):
@@ -9,26 +13,23 @@ class UserError(Exception):
 
 
 @dataclass
-class BlockOnFrame:
-    """The frame that polls a `block_on` future, and the raw bytes of its future local."""
-
-    function: str
-    local_bytes: Optional[bytes]
-    error: Optional[str] = None
+class FrameInfo:
+    pc: int
+    inlined: bool
+    file: Optional[str]
+    line: Optional[int]
+    locals: Dict[str, bytes] = field(default_factory=dict)
+    local_errors: Dict[str, str] = field(default_factory=dict)
 
     def to_request(self):
         return {
-            "function": self.function,
-            "local_bytes": self.local_bytes.hex() if self.local_bytes is not None else None,
-            "error": self.error,
+            "pc": self.pc,
+            "inlined": self.inlined,
+            "file": self.file,
+            "line": self.line,
+            "locals": {name: data.hex() for name, data in self.locals.items()},
+            "local_errors": self.local_errors,
         }
-
-
-@dataclass
-class FrameInfo:
-    function: str
-    file: Optional[str]
-    line: Optional[int]
 
 
 @dataclass
@@ -36,7 +37,6 @@ class ThreadInfo:
     tid: int
     name: Optional[str]
     fs_base: Optional[int]
-    block_on: Optional[BlockOnFrame]
     frames: List[FrameInfo]
 
     def to_request(self):
@@ -44,12 +44,16 @@ class ThreadInfo:
             "tid": self.tid,
             "name": self.name,
             "fs_base": self.fs_base,
-            "block_on": self.block_on.to_request() if self.block_on else None,
-            "frames": [{"function": f.function, "file": f.file, "line": f.line} for f in self.frames],
+            "frames": [frame.to_request() for frame in self.frames],
         }
 
 
-MAX_FRAMES = 128
+def wants_locals(function_name: str, block_on_frames) -> List[str]:
+    """Which locals to read in a frame, judged by the debugger's name for its function
+    (the core decides from the pc whether it really is a block_on frame)."""
+    if "block_on" not in function_name:
+        return []
+    return sorted({local for _, local in block_on_frames})
 
 
 class DebuggerAdapter:
@@ -60,17 +64,17 @@ class DebuggerAdapter:
         """Raise UserError if there is no process or core to inspect."""
         raise NotImplementedError
 
-    def executable_path(self) -> str:
+    def executable_path(self) -> Optional[str]:
         raise NotImplementedError
 
     def entry_address(self) -> Optional[int]:
-        """The program's entry point as loaded (AT_ENTRY), to derive the load bias."""
+        """The program's entry point as loaded, to derive the load bias."""
         raise NotImplementedError
 
     def threads(self, block_on_frames) -> List[ThreadInfo]:
-        """Every thread with its innermost frames (at most MAX_FRAMES, innermost first) and
-        the first frame matching one of `block_on_frames` ((function prefix, local name)
-        pairs) with that local's bytes."""
+        """Every thread with its innermost frames (at most MAX_FRAMES, innermost first,
+        inlined calls as frames of their own); in frames `wants_locals` names, the bytes
+        of those locals."""
         raise NotImplementedError
 
     def read_memory(self, address: int, size: int) -> Optional[bytes]:

@@ -7,7 +7,7 @@ import traceback
 import gdb
 
 from . import commands
-from .adapter import MAX_FRAMES, BlockOnFrame, DebuggerAdapter, FrameInfo, ThreadInfo, UserError
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, ThreadInfo, UserError, wants_locals
 
 
 class GdbAdapter(DebuggerAdapter):
@@ -54,14 +54,12 @@ class GdbAdapter(DebuggerAdapter):
                 if not thread.is_valid():
                     continue
                 thread.switch()
-                frames, block_on = self._frames(block_on_frames)
                 result.append(
                     ThreadInfo(
                         tid=thread.ptid[1] or thread.ptid[2] or thread.num,
                         name=thread.name,
                         fs_base=self._fs_base(),
-                        block_on=block_on,
-                        frames=frames,
+                        frames=self._frames(block_on_frames),
                     )
                 )
         finally:
@@ -79,43 +77,46 @@ class GdbAdapter(DebuggerAdapter):
             return None
 
     def _frames(self, block_on_frames):
-        """The innermost frames, and the block_on frame if one is among them."""
         frames = []
-        block_on = None
         try:
             frame = gdb.newest_frame()
         except gdb.error:
-            return frames, None
+            return frames
         while frame is not None and len(frames) < MAX_FRAMES:
-            name = frame.name() or ""
             try:
                 sal = frame.find_sal()
                 file = sal.symtab.filename if sal.symtab is not None else None
                 line = sal.line or None
             except gdb.error:
                 file, line = None, None
-            frames.append(FrameInfo(name, file, line))
-            if block_on is None:
-                for prefix, local in block_on_frames:
-                    if name.startswith(prefix):
-                        block_on = self._read_local(frame, name, local)
-                        break
+            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line)
+            for local in wants_locals(frame.name() or "", block_on_frames):
+                self._read_local(frame, local, info)
+            frames.append(info)
             try:
                 frame = frame.older()
             except gdb.error:
                 break
-        return frames, block_on
+        return frames
 
-    def _read_local(self, frame, function, local):
+    def _read_local(self, frame, local, info):
         try:
             value = frame.read_var(local)
+        except (gdb.error, ValueError):
+            return  # No such local in this frame.
+        try:
             if value.is_optimized_out:
-                return BlockOnFrame(function, None, "`%s` is optimized out in this build" % local)
-            if value.address is not None:
-                return BlockOnFrame(function, self.read_memory(int(value.address), value.type.sizeof))
-            return BlockOnFrame(function, _scalar_bytes(value))
+                info.local_errors[local] = "`%s` is optimized out in this build" % local
+            elif value.address is not None:
+                data = self.read_memory(int(value.address), value.type.sizeof)
+                if data is None:
+                    info.local_errors[local] = "cannot read `%s`" % local
+                else:
+                    info.locals[local] = data
+            else:
+                info.locals[local] = _scalar_bytes(value)
         except (gdb.error, ValueError) as error:
-            return BlockOnFrame(function, None, "cannot read `%s`: %s" % (local, error))
+            info.local_errors[local] = "cannot read `%s`: %s" % (local, error)
 
 
 def _scalar_bytes(value):

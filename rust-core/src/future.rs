@@ -197,23 +197,23 @@ pub fn resume_function_name(env_type: &str) -> String {
     segments.join("::")
 }
 
-/// Marks the deepest coroutine of a running task's chain that is on the thread's stack:
-/// it is executing, not suspended, so its await point and awaitee are stale.
-pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::FrameInput]) {
-    let frame_names: Vec<(String, &crate::inspect::FrameInput)> =
-        frames.iter().map(|frame| (strip_last_generics(&frame.function), frame)).collect();
-    let mut deepest: Option<(usize, &crate::inspect::FrameInput)> = None;
+/// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
+/// executing, not suspended, so its await point and awaitee are stale.
+pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFrame<'_>]) {
+    let frame_paths: Vec<(String, &crate::inspect::ResolvedFrame<'_>)> =
+        frames.iter().filter_map(|frame| frame.path_without_generics().map(|path| (path, frame))).collect();
+    let mut deepest: Option<(usize, &crate::inspect::ResolvedFrame<'_>)> = None;
     let mut node = &*root;
     let mut depth = 0;
     loop {
         if node.kind != NodeKind::Future {
             let resume = resume_function_name(&node.type_name);
-            if let Some((_, frame)) = frame_names.iter().find(|(name, _)| *name == resume) {
+            if let Some((_, frame)) = frame_paths.iter().find(|(path, _)| *path == resume) {
                 deepest = Some((depth, frame));
             }
         }
-        match node.children.first() {
-            Some(child) if node.children.len() == 1 => {
+        match node.children.as_slice() {
+            [child] => {
                 node = child;
                 depth += 1;
             }
@@ -229,16 +229,8 @@ pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::FrameInput]
     node.state = None;
     node.await_point = None;
     node.children.clear();
-    node.location = match (&frame.file, frame.line) {
+    node.location = match (&frame.input.file, frame.input.line) {
         (Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
         _ => None,
     };
-}
-
-fn strip_last_generics(function: &str) -> String {
-    let mut segments: Vec<String> = names::split_path(function).iter().map(|s| s.to_string()).collect();
-    if let Some(last) = segments.last_mut() {
-        *last = last.split('<').next().unwrap_or(last).to_string();
-    }
-    segments.join("::")
 }

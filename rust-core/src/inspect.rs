@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use crate::dwarf::DebugInfo;
+use crate::dwarf::{DebugInfo, FunctionAt};
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::{error_node, mark_running, FutureDecoder};
 use crate::memory::Memory;
@@ -22,28 +22,39 @@ pub struct ThreadInput {
     pub tid: u64,
     pub name: Option<String>,
     pub fs_base: Option<u64>,
-    /// The frame that blocks on a future (see `compat::BLOCK_ON_FRAMES`), if any.
-    pub block_on: Option<BlockOnFrame>,
-    /// The thread's innermost frames, innermost first (to see what a worker executes).
+    /// The thread's innermost frames, innermost first.
     #[serde(default)]
     pub frames: Vec<FrameInput>,
 }
 
+/// One frame as the debugger shows it. Inlined calls are frames of their own that share
+/// the pc of the physical frame below them.
 #[derive(Debug, Deserialize)]
 pub struct FrameInput {
-    pub function: String,
+    pub pc: u64,
+    #[serde(default)]
+    pub inlined: bool,
     pub file: Option<String>,
     pub line: Option<u64>,
+    /// Locals the glue was asked for (see `block_on_frames`): name -> bytes as hex.
+    #[serde(default)]
+    pub locals: HashMap<String, String>,
+    /// Locals that could not be read: name -> why.
+    #[serde(default)]
+    pub local_errors: HashMap<String, String>,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct BlockOnFrame {
-    /// The frame's function as the debugger names it, generic arguments included.
-    pub function: String,
-    /// The bytes of the local holding `Pin<&mut F>`, hex; `None` if the debugger could
-    /// not read it (optimized out).
-    pub local_bytes: Option<String>,
-    pub error: Option<String>,
+/// A frame with the function it runs, as DWARF names it.
+pub struct ResolvedFrame<'f> {
+    pub input: &'f FrameInput,
+    pub function: Option<FunctionAt>,
+}
+
+impl ResolvedFrame<'_> {
+    /// The function's path without the generic arguments of its last segment.
+    pub fn path_without_generics(&self) -> Option<String> {
+        self.function.as_ref().map(|function| names::strip_last_generics(&function.path))
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -53,6 +64,34 @@ pub struct Request {
     pub all: bool,
 }
 
+/// Names each frame's function from its pc. The debugger lists inlined calls as frames
+/// sharing one pc, innermost first, ending with the physical (not inlined) frame; DWARF
+/// gives the same chain outermost first.
+pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameInput]) -> Vec<ResolvedFrame<'f>> {
+    let mut resolved = Vec::with_capacity(frames.len());
+    let mut group_start = 0;
+    for end in 0..frames.len() {
+        if frames[end].inlined && end + 1 < frames.len() {
+            continue;
+        }
+        let group = &frames[group_start..=end];
+        // Return addresses point after the call; look up the call itself.
+        let adjust = if group_start == 0 { 0 } else { 1 };
+        let pc = frames[end].pc.wrapping_sub(load_bias).wrapping_sub(adjust);
+        let chain = debug.functions_at(pc).unwrap_or_default();
+        for (i, input) in group.iter().enumerate() {
+            let function = if i + 1 == group.len() {
+                chain.first().cloned()
+            } else {
+                chain.len().checked_sub(1 + i).filter(|&index| index > 0).map(|index| chain[index].clone())
+            };
+            resolved.push(ResolvedFrame { input, function });
+        }
+        group_start = end + 1;
+    }
+    resolved
+}
+
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
     let target = Target { debug, memory, load_bias };
     let context_variable = find_context_variable(debug)?;
@@ -60,6 +99,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
 
     struct ThreadState<'t> {
         input: &'t ThreadInput,
+        frames: Vec<ResolvedFrame<'t>>,
         runtime: Option<RuntimeHandle<'t>>,
         worker: Option<u64>,
         current_task: Option<u64>,
@@ -71,7 +111,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let mut states = Vec::new();
     let mut runtimes: Vec<RuntimeHandle<'_>> = Vec::new();
     for input in threads {
-        let mut state = ThreadState { input, runtime: None, worker: None, current_task: None, error: None };
+        let frames = resolve_frames(debug, load_bias, &input.frames);
+        let mut state = ThreadState { input, frames, runtime: None, worker: None, current_task: None, error: None };
         match input.fs_base {
             None => state.error = Some("the debugger gave no thread pointer (fs_base) for this thread".into()),
             Some(fs_base) => match read_thread_context(&target, &context_variable, fs_base) {
@@ -105,10 +146,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
     // A worker's current task id also names its own blocking task while it idles; only
     // ids found in a runtime's task list are tasks it runs.
-    let running: HashMap<u64, &ThreadInput> = states
+    let running: HashMap<u64, &[ResolvedFrame<'_>]> = states
         .iter()
         .filter(|state| state.worker.is_some())
-        .filter_map(|state| state.current_task.map(|id| (id, state.input)))
+        .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
         .collect();
     let task_reader = TaskReader::new(&target)?;
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
@@ -145,8 +186,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             let (root, error) = match task_reader.future(&header) {
                 Ok(TaskFuture::Running { ty, address }) => {
                     let mut root = decoder.decode(ty, address);
-                    if let Some(thread) = running_on {
-                        mark_running(&mut root, &thread.frames);
+                    if let Some(frames) = running_on {
+                        mark_running(&mut root, frames);
                     }
                     (root, None)
                 }
@@ -171,7 +212,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     report.tasks.sort_by_key(|task| task.id);
 
     for state in states {
-        let block_on = state.input.block_on.as_ref();
+        let block_on = find_block_on_frame(&state.frames);
         let role = if state.worker.is_some() {
             ThreadRole::Worker
         } else if block_on.is_some() {
@@ -186,7 +227,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             ThreadRole::Worker => state.current_task.and_then(|id| roots_by_id.get(&id).cloned()),
             ThreadRole::BlockOn => match block_on_future(&target, &decoder, block_on.unwrap()) {
                 Ok(mut node) => {
-                    mark_running(&mut node, &state.input.frames);
+                    mark_running(&mut node, &state.frames);
                     Some(node)
                 }
                 Err(message) => {
@@ -210,35 +251,40 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     Ok(report)
 }
 
-/// The future a `block_on` frame polls: its type from the frame function's generic
-/// argument, its address from the `Pin<&mut F>` local.
-fn block_on_future(target: &Target<'_>, decoder: &FutureDecoder<'_>, frame: &BlockOnFrame) -> std::result::Result<FutureNode, String> {
-    if let Some(error) = &frame.error {
-        return Err(format!("cannot read the block_on future: {error}"));
-    }
-    let future_type = generic_argument(&frame.function)
-        .ok_or_else(|| format!("cannot tell the future type from frame `{}`", frame.function))?;
-    let die = target
-        .debug
-        .index
-        .type_by_name(future_type)
-        .ok_or_else(|| format!("no DWARF type {future_type} (the block_on future)"))?;
-    let bytes = frame
-        .local_bytes
-        .as_deref()
-        .and_then(parse_hex)
-        .filter(|bytes| bytes.len() >= 8)
-        .ok_or_else(|| "the block_on future's pointer is optimized out in this build".to_string())?;
-    let address = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-    Ok(decoder.decode(die, address))
+/// The innermost frame that polls a `block_on` future, with the local that holds it.
+fn find_block_on_frame<'r, 'f>(frames: &'r [ResolvedFrame<'f>]) -> Option<(&'r ResolvedFrame<'f>, &'static str)> {
+    frames.iter().find_map(|frame| {
+        let path = frame.path_without_generics()?;
+        compat::BLOCK_ON_FRAMES.iter().find(|(function, _)| *function == path).map(|(_, local)| (frame, *local))
+    })
 }
 
-/// `a::b::f<X<Y>, Z>` -> `X<Y>, Z`: the generic arguments of the last path segment.
-fn generic_argument(function: &str) -> Option<&str> {
-    let last = names::split_path(function).pop()?;
-    let open = last.find('<')?;
-    let inner = last[open + 1..].strip_suffix('>')?;
-    Some(inner.trim())
+/// The future a `block_on` frame polls: its type from the function's template parameter
+/// `F`, its address from the `Pin<&mut F>` local.
+fn block_on_future(
+    target: &Target<'_>,
+    decoder: &FutureDecoder<'_>,
+    (frame, local): (&ResolvedFrame<'_>, &str),
+) -> std::result::Result<FutureNode, String> {
+    if let Some(error) = frame.input.local_errors.get(local) {
+        return Err(format!("cannot read the block_on future: {error}"));
+    }
+    let function = frame.function.as_ref().expect("block_on frames are resolved");
+    let params = target.debug.function_template_params(function.die).map_err(|error| error.message)?;
+    let future_type = params
+        .iter()
+        .find(|(name, _)| name == compat::BLOCK_ON_FUTURE_PARAM)
+        .map(|(_, die)| *die)
+        .ok_or_else(|| format!("cannot tell the future type of `{}`", function.path))?;
+    let bytes = frame
+        .input
+        .locals
+        .get(local)
+        .and_then(|hex| parse_hex(hex))
+        .filter(|bytes| bytes.len() >= 8)
+        .ok_or_else(|| format!("cannot read the block_on future: `{local}` is not available in this frame"))?;
+    let address = u64::from_le_bytes(bytes[..8].try_into().unwrap());
+    Ok(decoder.decode(future_type, address))
 }
 
 fn parse_hex(text: &str) -> Option<Vec<u8>> {
@@ -248,21 +294,7 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
 }
 
-/// Frames the glue must look for, for `block_on` futures.
+/// Frames the glue must read locals of, for `block_on` futures: (function path, local).
 pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
     compat::BLOCK_ON_FRAMES
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generic_argument_of_block_on_frame() {
-        assert_eq!(
-            generic_argument("tokio::runtime::park::CachedParkThread::block_on<tokio_app::main::{async_block_env#2}>"),
-            Some("tokio_app::main::{async_block_env#2}")
-        );
-        assert_eq!(generic_argument("a::f"), None);
-    }
 }

@@ -110,6 +110,15 @@ fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<Strin
     head.iter().map(|s| s.to_string()).chain(tail.iter().cloned()).collect()
 }
 
+/// `a::b::f<T, U>` -> `a::b::f` (only the last segment's generic arguments).
+pub fn strip_last_generics(path: &str) -> String {
+    let mut segments: Vec<&str> = split_path(path);
+    let last = segments.pop().unwrap_or_default();
+    let base = last.split('<').next().unwrap_or(last);
+    segments.push(base);
+    segments.join("::")
+}
+
 /// A source path shortened for display: registry sources from the crate directory on
 /// (`tokio-1.54.1/src/time/sleep.rs`), the standard library from `library/` on; paths the
 /// DWARF already gives relative to the workspace stay as they are.

@@ -24,6 +24,12 @@ pub struct Index {
     types: HashMap<Arc<str>, Vec<DieRef>>,
     type_names: HashMap<DieRef, Arc<str>>,
     subprograms: HashMap<u64, DieRef>,
+    /// Address ranges of concrete subprograms, sorted by start: (start, end, DIE).
+    code_ranges: Vec<(u64, u64, DieRef)>,
+    /// Qualified path of every named subprogram (declarations and abstract ones too).
+    subprogram_paths: HashMap<DieRef, Arc<str>>,
+    /// A concrete subprogram -> the DIE its name lives on (`DW_AT_specification`/`abstract_origin`).
+    subprogram_origins: HashMap<DieRef, DieRef>,
     /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
     coroutine_linkage: HashMap<String, String>,
     tls_variables: Vec<TlsVariable>,
@@ -41,6 +47,7 @@ impl Index {
         for (unit, &start) in units.iter().zip(unit_starts) {
             index.add_unit(dwarf, unit, start)?;
         }
+        index.code_ranges.sort_unstable();
         Ok(index)
     }
 
@@ -101,7 +108,18 @@ impl Index {
                             }
                         }
                     }
+                    for (start, end) in die_code_ranges(dwarf, unit, entry) {
+                        self.code_ranges.push((start, end, die));
+                    }
+                    let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
+                        .into_iter()
+                        .find_map(|attr| entry.attr_value(attr))
+                        .and_then(|value| die_ref(unit, value));
+                    if let Some(origin) = origin {
+                        self.subprogram_origins.insert(die, origin);
+                    }
                     if let Some(name) = name() {
+                        self.subprogram_paths.insert(die, Arc::from(join(&name)));
                         if is_coroutine_body_name(&name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
@@ -171,6 +189,29 @@ impl Index {
         self.subprograms.get(&address).copied()
     }
 
+    /// The concrete subprogram whose code contains `address` (unbiased).
+    pub fn subprogram_containing(&self, address: u64) -> Option<DieRef> {
+        let position = self.code_ranges.partition_point(|&(start, _, _)| start <= address);
+        self.code_ranges[..position]
+            .iter()
+            .rev()
+            .take(64)
+            .find(|&&(start, end, _)| start <= address && address < end)
+            .map(|&(_, _, die)| die)
+    }
+
+    /// The qualified path of a subprogram, following its specification/abstract origin.
+    pub fn subprogram_path(&self, die: DieRef) -> Option<(&str, DieRef)> {
+        let mut current = die;
+        for _ in 0..4 {
+            if let Some(path) = self.subprogram_paths.get(&current) {
+                return Some((path, current));
+            }
+            current = *self.subprogram_origins.get(&current)?;
+        }
+        None
+    }
+
     pub fn coroutine_linkage_name(&self, resume_path: &str) -> Option<&str> {
         self.coroutine_linkage.get(resume_path).map(|s| s.as_str())
     }
@@ -178,6 +219,31 @@ impl Index {
     pub fn tls_variables(&self) -> &[TlsVariable] {
         &self.tls_variables
     }
+}
+
+fn die_ref(unit: &Unit, value: AttributeValue<Reader>) -> Option<DieRef> {
+    match value {
+        AttributeValue::UnitRef(offset) => offset.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64)),
+        AttributeValue::DebugInfoRef(offset) => Some(DieRef(offset.0 as u64)),
+        _ => None,
+    }
+}
+
+/// The code ranges of a subprogram or inlined subroutine (`low_pc`/`high_pc` or `DW_AT_ranges`).
+pub(super) fn die_code_ranges(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &Unit,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Vec<(u64, u64)> {
+    let mut ranges = Vec::new();
+    if let Ok(mut iter) = dwarf.die_ranges(unit, entry) {
+        while let Ok(Some(range)) = iter.next() {
+            if range.begin != 0 && range.begin < range.end {
+                ranges.push((range.begin, range.end));
+            }
+        }
+    }
+    ranges
 }
 
 /// Names rustc gives the resume functions of coroutines and closures.

@@ -2,6 +2,7 @@
 //! Everything above this module asks by name ("the type called X", "the field called y")
 //! and never sees gimli.
 
+mod code;
 mod elf;
 mod index;
 mod types;
@@ -12,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 
+pub use code::FunctionAt;
 pub use elf::{ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};

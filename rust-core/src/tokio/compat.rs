@@ -51,9 +51,10 @@ pub mod state_bits {
     pub const CANCELLED: u64 = 0b100000;
 }
 
-/// Frames whose local holds the future a thread blocks on: (function prefix, local name).
-/// The function's generic argument names the future's type.
+/// Functions whose local holds the future a thread blocks on, as `Pin<&mut F>`:
+/// (DWARF path without generics, local name). Their template parameter `F` is its type.
 pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
-    ("tokio::runtime::park::CachedParkThread::block_on<", "f"),
-    ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on<", "future"),
+    ("tokio::runtime::park::CachedParkThread::block_on", "f"),
+    ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on", "future"),
 ];
+pub const BLOCK_ON_FUTURE_PARAM: &str = "F";

@@ -1,10 +1,10 @@
 # make demo  - build, then show async backtraces of a real tokio program under GDB
 # make test  - the whole suite (Rust unit tests, GDB tests, tokio task-dump oracle)
-# make build - the loadable extension, python/tokio_async/_core.abi3.so
+# make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
 
 CARGO ?= cargo
 PYTHON ?= python3
-EXTENSION := python/tokio_async/_core.abi3.so
+EXTENSION := python/tokio_async_glue/_core.abi3.so
 
 .PHONY: all setup build demo test test-rust test-debuggers clean
 

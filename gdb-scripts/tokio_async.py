@@ -8,6 +8,6 @@ _package_root = _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath
 if _package_root not in _sys.path:
     _sys.path.insert(0, _package_root)
 
-import tokio_async.gdb_adapter as _tokio_async_gdb  # noqa: E402
+import tokio_async_glue.gdb_adapter as _tokio_async_gdb  # noqa: E402
 
 _tokio_async_gdb.register()

@@ -6,7 +6,7 @@ import json
 import re
 
 from support import build
-from support.gdb import captured, run_gdb
+from support.debuggers import capture
 
 # tokio separates the tree glyphs from names with no-break spaces.
 FRAME = re.compile(r"╼\s(?P<name>.+) at (?P<file>.+?):(?P<line>\d+):\d+$")
@@ -49,11 +49,11 @@ def comparable(kind, function):
     return without_closures(function, r"\{(async_block|closure)#\d+\}")
 
 
-def test_our_async_frames_match_tokios_own_task_dump(tmp_path):
+def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path):
     manifest = tmp_path / "manifest.json"
     dump = tmp_path / "dump.txt"
-    run = run_gdb(
-        ["break tokio_async_checkpoint", "run"] + captured("async backtrace all --json"),
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async backtrace all --json"),
         program=build.taskdump_fixture(),
         args=["dump"],
         env={"FIXTURE_MANIFEST": str(manifest), "FIXTURE_DUMP": str(dump)},

@@ -229,8 +229,11 @@ pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFra
     node.state = None;
     node.await_point = None;
     node.children.clear();
-    node.location = match (&frame.input.file, frame.input.line) {
-        (Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
+    // The file as DWARF names it for this coroutine (debuggers spell paths differently);
+    // the line is where the thread is.
+    node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
+        (Some(own), _, Some(line)) => Some(Location { line, ..own }),
+        (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
         _ => None,
     };
 }

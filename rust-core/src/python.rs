@@ -15,7 +15,7 @@ use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::render::render_text;
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
-#[pyclass(frozen, module = "tokio_async._core")]
+#[pyclass(frozen, module = "tokio_async_glue._core")]
 struct Binary {
     debug: Arc<DebugInfo>,
 }

@@ -10,8 +10,7 @@ from .adapter import DebuggerAdapter, UserError
 USAGE = "usage: async backtrace [all] [--json]"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
 HELP_BACKTRACE = (
-    "Print each tokio thread's current future and await stack; `all` adds every task; "
-    "`--json` prints one JSON document instead."
+    "Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON."
 )
 
 _binaries = {}

@@ -1,25 +1,28 @@
-"""`async backtrace` in real GDB against the tokio-app fixture: run to a breakpoint and
-attach to a running process, in dev and release builds. Asserts exact task ids, function
-chains, await points and lines, thread roles and the running task."""
+"""`async backtrace` in real GDB and LLDB against the tokio-app fixture: run to a
+breakpoint, attach to a running process, dev and release builds. Asserts exact task ids,
+function chains, await points and lines, thread roles and the running task."""
 
 import json
-import os
 import re
 
 import pytest
 
 from support import build, expect
-from support.gdb import captured, run_gdb
+from support.debuggers import capture
 from support.markers import Markers
 from support.process import RunningFixture
 
 PROFILES = ["dev", "release"]
+OPTIMIZED_OUT = "cannot read the block_on future: `f` is optimized out in this build"
 
 
-def run_to_checkpoint(tmp_path, profile, command):
+def run_to_checkpoint(debugger, tmp_path, profile, commands):
     manifest = tmp_path / "manifest.json"
-    run = run_gdb(
-        ["break tokio_async_checkpoint", "run"] + captured(command),
+    steps = [debugger.break_at("tokio_async_checkpoint"), "run"]
+    for command in commands:
+        steps += capture(debugger, command)
+    run = debugger.run_steps(
+        steps,
         program=build.fixture("tokio-app", profile),
         args=["breakpoint"],
         env={"FIXTURE_MANIFEST": str(manifest)},
@@ -51,43 +54,46 @@ def threads_by_role(report):
     return roles
 
 
-@pytest.mark.parametrize("profile", PROFILES)
-def test_breakpoint_run_reports_every_task_and_the_running_one(tmp_path, profile):
-    run, manifest = run_to_checkpoint(tmp_path, profile, "async backtrace all --json")
-    [report] = run.json_sections()
+def assert_breakpoint_report(report, manifest, profile, thread_names=True):
     assert report["version"] == 1
     assert_tasks(report, manifest, "breakpoint")
-
     roles = threads_by_role(report)
     assert sorted(roles) == ["block_on", "worker"]
     workers = roles["worker"]
     assert sorted(w["worker"] for w in workers) == [0, 1]
-    assert all(w["name"] == "tokio-rt-worker" for w in workers)
     running = [w for w in workers if w["current_task"] is not None]
     assert [w["current_task"] for w in running] == [manifest["tasks"]["runner"]]
     assert expect.chain(running[0]["future"]) == expect.task_chains("breakpoint")["runner"]
     assert running[0]["future"]["running"] is True
     idle = [w for w in workers if w["current_task"] is None]
     assert len(idle) == 1 and idle[0]["future"] is None
-
     [main] = roles["block_on"]
     assert main["tid"] == manifest["pid"]
-    assert main["name"] == "tokio-app"
+    if thread_names:
+        assert main["name"] == "tokio-app"
+        assert all(w["name"] == "tokio-rt-worker" for w in workers)
     if profile == "dev":
         assert expect.chain(main["future"]) == expect.main_future_chain()
     else:
         # Release builds keep no location for block_on's pinned future.
         assert main["future"] is None
-        assert main["error"] == "cannot read the block_on future: `f` is optimized out in this build"
+        assert main["error"] == OPTIMIZED_OUT
     assert report["errors"] == []
     assert [r["flavor"] for r in report["runtimes"]] == ["MultiThread"]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_attach_to_a_hanging_process(tmp_path, profile):
+def test_breakpoint_run_reports_every_task_and_the_running_one(debugger, tmp_path, profile):
+    run, manifest = run_to_checkpoint(debugger, tmp_path, profile, ["async backtrace all --json"])
+    [report] = run.json_sections()
+    assert_breakpoint_report(report, manifest, profile)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_attach_to_a_hanging_process(debugger, tmp_path, profile):
     binary = build.fixture("tokio-app", profile)
     with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
-        run = run_gdb(captured("async bt all --json"), pid=fixture.pid)
+        run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
         sections = run.json_sections()
     assert len(sections) == 1, run.stdout + run.stderr
     report = sections[0]
@@ -99,10 +105,12 @@ def test_attach_to_a_hanging_process(tmp_path, profile):
     assert main["tid"] == fixture.pid
     if profile == "dev":
         assert expect.chain(main["future"]) == expect.main_future_chain()
+    else:
+        assert main["error"] == OPTIMIZED_OUT
 
 
-def test_without_all_only_running_tasks_are_listed(tmp_path):
-    run, manifest = run_to_checkpoint(tmp_path, "dev", "async bt --json")
+def test_without_all_only_running_tasks_are_listed(debugger, tmp_path):
+    run, manifest = run_to_checkpoint(debugger, tmp_path, "dev", ["async bt --json"])
     [report] = run.json_sections()
     assert [task["id"] for task in report["tasks"]] == [manifest["tasks"]["runner"]]
     assert len(report["threads"]) == 3
@@ -112,8 +120,8 @@ def squeeze(text):
     return [re.sub(r"\s+", " ", line).strip() for line in text.strip().splitlines()]
 
 
-def test_text_output_reads_like_bt(tmp_path):
-    run, manifest = run_to_checkpoint(tmp_path, "dev", "async backtrace all")
+def test_text_output_reads_like_bt(debugger, tmp_path):
+    run, manifest = run_to_checkpoint(debugger, tmp_path, "dev", ["async backtrace all"])
     [text] = run.sections()
     lines = squeeze(text)
     m = Markers()
@@ -131,23 +139,24 @@ def test_text_output_reads_like_bt(tmp_path):
     runner = lines.index("Task %d (running)" % ids["runner"])
     assert lines[runner + 1] == "#0 async fn tokio_app::runner at %s:%d (running)" % (src, m.running["runner"])
     assert "Thread %d \"tokio-app\": block_on" % manifest["pid"] in lines
-    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": worker [01], running task %d' % ids["runner"], l) for l in lines)
-    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": worker [01], idle', l) for l in lines)
+    worker = r'Thread \d+ "tokio-rt-worker": worker [01], '
+    assert any(re.fullmatch(worker + "running task %d" % ids["runner"], line) for line in lines)
+    assert any(re.fullmatch(worker + "idle", line) for line in lines)
 
 
-def test_alias_and_help():
-    run = run_gdb(captured("help async") + captured("help async backtrace") + captured("help async bt"))
-    help_async, help_backtrace, help_bt = run.sections()
-    assert help_async.splitlines()[0] == "Async backtraces of the tokio tasks in the program being debugged."
-    first_line = (
-        "Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON."
-    )
-    assert help_backtrace.splitlines()[0] == first_line
-    assert help_bt.splitlines()[0] == first_line
+def test_help(debugger):
+    run = debugger.run_steps(capture(debugger, "help async") + capture(debugger, "help async backtrace"))
+    help_async, help_backtrace = run.sections()
+    assert "Async backtraces of the tokio tasks in the program being debugged." in help_async
+    first_line = "Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON."
+    assert " ".join(help_backtrace.split()).startswith(first_line)
 
 
-def test_sourcing_twice_is_harmless(tmp_path):
-    from support.paths import GDB_SCRIPT
+def test_loading_twice_is_harmless(debugger, tmp_path):
+    from support.paths import GDB_SCRIPT, LLDB_SCRIPT
 
-    run, manifest = run_to_checkpoint(tmp_path, "dev", "source %s" % GDB_SCRIPT)
-    assert "Error" not in run.stderr, run.stderr
+    load = "source %s" % GDB_SCRIPT if debugger.name == "gdb" else "command script import %s" % LLDB_SCRIPT
+    run, manifest = run_to_checkpoint(debugger, tmp_path, "dev", [load, "async bt --json"])
+    _, report = run.sections()
+    assert [task["id"] for task in json.loads(report)["tasks"]] == [manifest["tasks"]["runner"]]
+    assert not run.error_lines() and run.traceback_free()

@@ -1,0 +1,161 @@
+"""LLDB's side: threads, registers, memory and frames through LLDB's SB API, and the
+`async` commands. Loaded by lldb-scripts/tokio_async.py. Nothing here depends on LLDB's
+view of Rust types (LLDB cannot represent Rust enums)."""
+
+import os
+import traceback
+
+import lldb
+
+from . import commands
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, ThreadInfo, UserError, wants_locals
+
+STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
+
+
+class LldbAdapter(DebuggerAdapter):
+    def __init__(self, debugger, exe_ctx=None):
+        self.target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() else None
+        if self.target is None:
+            self.target = debugger.GetSelectedTarget()
+        self.process = self.target.GetProcess() if self.target.IsValid() else lldb.SBProcess()
+
+    def check_process(self):
+        if not self.target.IsValid():
+            raise UserError("no program loaded; `file PATH` (and run, attach or load a core) first")
+        if not self.process.IsValid() or self.process.GetState() in (
+            lldb.eStateInvalid,
+            lldb.eStateUnloaded,
+            lldb.eStateExited,
+            lldb.eStateDetached,
+        ):
+            raise UserError("the program is not running; start it (run) or attach (lldb -p PID) or load a core first")
+        if self.process.GetState() not in STOPPED_STATES:
+            raise UserError("the process is running; stop it first (process interrupt)")
+
+    def _executable_module(self):
+        return self.target.FindModule(self.target.GetExecutable())
+
+    def executable_path(self):
+        spec = self.target.GetExecutable()
+        return spec.fullpath if spec.IsValid() else None
+
+    def entry_address(self):
+        module = self._executable_module()
+        if not module.IsValid():
+            return None
+        address = module.GetObjectFileEntryPointAddress().GetLoadAddress(self.target)
+        return None if address == lldb.LLDB_INVALID_ADDRESS else address
+
+    def live_pid(self):
+        if self.process.GetPluginName() == "gdb-remote" and self.target.GetPlatform().GetName() == "host":
+            return self.process.GetProcessID()
+        return None
+
+    def read_memory(self, address, size):
+        error = lldb.SBError()
+        data = self.process.ReadMemory(address, size, error)
+        if not error.Success() or data is None or len(data) != size:
+            return None
+        return bytes(data)
+
+    def threads(self, block_on_frames):
+        # ELF cores record no thread names; LLDB labels one thread with the process name
+        # from NT_PRPSINFO, which would mislabel it. Report none, as GDB does.
+        is_core = self.process.GetPluginName() == "elf-core"
+        result = []
+        for thread in self.process:
+            result.append(
+                ThreadInfo(
+                    tid=thread.GetThreadID(),
+                    name=None if is_core else thread.GetName(),
+                    fs_base=self._fs_base(thread),
+                    frames=self._frames(thread, block_on_frames),
+                )
+            )
+        return result
+
+    @staticmethod
+    def _fs_base(thread):
+        register = thread.GetFrameAtIndex(0).FindRegister("fs_base")
+        if not register.IsValid():
+            return None
+        error = lldb.SBError()
+        value = register.GetValueAsUnsigned(error, 0)
+        return value if error.Success() else None
+
+    def _frames(self, thread, block_on_frames):
+        frames = []
+        for index in range(min(thread.GetNumFrames(), MAX_FRAMES)):
+            frame = thread.GetFrameAtIndex(index)
+            line_entry = frame.GetLineEntry()
+            file = line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None
+            line = line_entry.GetLine() if line_entry.IsValid() else None
+            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line or None)
+            for local in wants_locals(frame.GetFunctionName() or "", block_on_frames):
+                self._read_local(frame, local, info)
+            frames.append(info)
+        return frames
+
+    def _read_local(self, frame, local, info):
+        value = frame.FindVariable(local)
+        if not value.IsValid():
+            return  # No such local in this frame.
+        address = value.GetLoadAddress()
+        size = value.GetByteSize()
+        if address != lldb.LLDB_INVALID_ADDRESS and size:
+            data = self.read_memory(address, size)
+            if data is not None:
+                info.locals[local] = data
+                return
+        error = lldb.SBError()
+        data = value.GetData()
+        raw = data.ReadRawData(error, 0, data.GetByteSize()) if data.IsValid() and data.GetByteSize() else None
+        if error.Success() and raw:
+            info.locals[local] = bytes(raw)
+        else:
+            info.local_errors[local] = "`%s` is optimized out in this build" % local
+
+
+def run_command(debugger, argument, exe_ctx, result):
+    try:
+        output = commands.backtrace(LldbAdapter(debugger, exe_ctx), argument)
+        result.PutCString(output.rstrip("\n"))
+        result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+    except UserError as error:
+        result.SetError("tokio-async: %s" % error)
+    except Exception as error:  # Any bug still gets one line; TOKIO_ASYNC_DEBUG shows more.
+        if os.environ.get("TOKIO_ASYNC_DEBUG"):
+            traceback.print_exc()
+        result.SetError("tokio-async: internal error: %s" % (error,))
+
+
+class AsyncBacktraceCommand:
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def __call__(self, debugger, command, exe_ctx, result):
+        run_command(debugger, command, exe_ctx, result)
+
+    def get_short_help(self):
+        return commands.HELP_BACKTRACE
+
+    def get_long_help(self):
+        return commands.HELP_BACKTRACE + "\n" + commands.USAGE
+
+
+def register(debugger):
+    """Adds `async backtrace` and `async bt`; importing twice replaces them (-o)."""
+    interpreter = debugger.GetCommandInterpreter()
+    # LLDB resolves the class by name in its own script namespace.
+    interpreter.HandleCommand("script import tokio_async_glue.lldb_adapter", lldb.SBCommandReturnObject())
+    steps = ["command container add -o -h '%s' async" % commands.HELP_ASYNC] + [
+        "command script add -o -c tokio_async_glue.lldb_adapter.AsyncBacktraceCommand async %s" % name
+        for name in ("backtrace", "bt")
+    ]
+    for step in steps:
+        result = lldb.SBCommandReturnObject()
+        interpreter.HandleCommand(step, result)
+        if not result.Succeeded():
+            print("tokio-async: could not register commands: %s" % (result.GetError() or step).strip())
+            return

@@ -1,0 +1,134 @@
+"""One interface over real GDB and LLDB in batch mode, so every scenario runs in both.
+A run executes a list of steps; `capture(command)` steps bracket a command's output with
+markers so the test can pick it out of everything else the debugger prints."""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+
+from .paths import GDB_SCRIPT, LLDB_SCRIPT
+
+BEGIN = "@@tokio-async-begin@@"
+END = "@@tokio-async-end@@"
+
+
+class Run:
+    def __init__(self, completed):
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.returncode = completed.returncode
+
+    def sections(self):
+        """Output of each captured command, in order (debugger chatter removed)."""
+        parts = []
+        rest = self.stdout
+        while BEGIN + "\n" in rest:
+            start = rest.index(BEGIN + "\n") + len(BEGIN) + 1
+            end = rest.index(END, start)
+            lines = [
+                line
+                for line in rest[start:end].splitlines(keepends=True)
+                if not line.startswith("(lldb) ") and not line.startswith("warning: This version of LLDB")
+            ]
+            parts.append("".join(lines))
+            rest = rest[end + len(END):]
+        return parts
+
+    def json_sections(self):
+        return [json.loads(section) for section in self.sections()]
+
+    def error_lines(self):
+        """Our one-line errors, without the debugger's own `error: ` prefix."""
+        lines = []
+        for line in (self.stdout + "\n" + self.stderr).splitlines():
+            if "tokio-async:" in line:
+                lines.append(line[line.index("tokio-async:"):])
+        return lines
+
+    def traceback_free(self):
+        return "Traceback" not in self.stdout and "Traceback" not in self.stderr
+
+
+class Gdb:
+    name = "gdb"
+    executable = "gdb"
+
+    def echo(self, text):
+        return "echo %s\\n" % text
+
+    def break_at(self, function):
+        return "break %s" % function
+
+    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180):
+        argv = [self.executable, "-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off"]
+        argv += ["-ex", "set auto-load python-scripts off", "-ex", "source %s" % GDB_SCRIPT]
+        for step in steps:
+            argv += ["-ex", step]
+        if pid is not None:
+            argv += ["-p", str(pid)]
+        elif core is not None:
+            argv += [program, core]
+        elif program is not None:
+            argv += ["--args", program] + list(args)
+        return _execute(argv, env, timeout)
+
+
+class Lldb:
+    name = "lldb"
+
+    def __init__(self, executable="lldb-19"):
+        self.executable = executable
+
+    def echo(self, text):
+        return 'script print("%s")' % text
+
+    def break_at(self, function):
+        return "breakpoint set --name %s" % function
+
+    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180):
+        # Steps run from a command file so that one failing command does not end the run
+        # (batch mode stops at the first error otherwise), without echoing each command.
+        lines = ["command script import %s" % LLDB_SCRIPT] + list(steps)
+        with tempfile.NamedTemporaryFile("w", suffix=".lldb", delete=False) as script:
+            script.write("\n".join(lines) + "\n")
+        try:
+            argv = [self.executable, "--no-lldbinit", "-b"]
+            if pid is not None:
+                argv += ["-p", str(pid)]
+            elif core is not None:
+                argv += ["-c", core, program]
+            elif program is not None:
+                argv += [program]
+            argv += ["-o", "command source --stop-on-error false --silent-run false %s" % script.name]
+            if pid is None and core is None and args:
+                argv += ["--"] + list(args)
+            return _execute(argv, env, timeout)
+        finally:
+            os.unlink(script.name)
+
+
+def _execute(argv, env, timeout):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    completed = subprocess.run(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=full_env,
+        stdin=subprocess.DEVNULL,
+    )
+    return Run(completed)
+
+
+def capture(debugger, command):
+    """Steps that run `command` with its output between markers."""
+    return [debugger.echo(BEGIN), command, debugger.echo(END)]
+
+
+ALL = [Gdb(), Lldb()]
+ALL_IDS = [debugger.name for debugger in ALL]
+
+
+def require_installed():
+    missing = [d.executable for d in ALL if shutil.which(d.executable) is None]
+    if missing:
+        raise RuntimeError("missing debuggers: %s (make test installs them)" % ", ".join(missing))

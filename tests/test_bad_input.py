@@ -1,0 +1,182 @@
+"""Bad input gets one clear line from `async backtrace`, in GDB and LLDB alike, and the
+debugger keeps working (the next command still runs, no Python traceback)."""
+
+import json
+
+from support import build
+from support.debuggers import capture
+from support.process import RunningFixture
+
+REBUILD_HINT = (
+    '(stripped, or built with debug = "line-tables-only" or "limited"); rebuild with `debug = true` '
+    "in its Cargo profile (for release: [profile.release] debug = true)"
+)
+ALIVE = "still-alive"
+
+
+def assert_still_working(run):
+    assert ALIVE + "\n" in run.stdout, run.stdout + run.stderr
+    assert run.traceback_free(), run.stdout + run.stderr
+
+
+def at_checkpoint(debugger, program, args=(), extra=()):
+    steps = [debugger.break_at("tokio_async_checkpoint"), "run", "async backtrace all", *extra, debugger.echo(ALIVE)]
+    return debugger.run_steps(steps, program=program, args=args)
+
+
+def test_program_not_started(debugger):
+    run = debugger.run_steps(["async backtrace", debugger.echo(ALIVE)], program=build.fixture("tokio-app", "dev"))
+    attach = "gdb -p PID" if debugger.name == "gdb" else "lldb -p PID"
+    assert run.error_lines() == [
+        "tokio-async: the program is not running; start it (run) or attach (%s) or load a core first" % attach
+    ]
+    assert_still_working(run)
+
+
+def test_no_dwarf_types_line_tables_only(debugger):
+    binary = build.fixture("tokio-app", "linetables")
+    run = at_checkpoint(debugger, binary, ["breakpoint"])
+    assert run.error_lines() == [
+        "tokio-async: %s cannot be inspected: its DWARF has no type information %s" % (binary, REBUILD_HINT)
+    ]
+    assert_still_working(run)
+
+
+def test_stripped_binary_attached(debugger, tmp_path):
+    binary = build.stripped_fixture()
+    with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
+        run = debugger.run_steps(["async bt all", debugger.echo(ALIVE)], pid=fixture.pid)
+    assert run.error_lines() == [
+        "tokio-async: %s cannot be inspected: it has no DWARF debug information %s" % (binary, REBUILD_HINT)
+    ]
+    assert_still_working(run)
+
+
+def test_not_a_tokio_program(debugger):
+    binary = build.fixture("plain-app", "dev")
+    run = at_checkpoint(debugger, binary)
+    assert run.error_lines() == [
+        "tokio-async: %s is not a tokio program: it has no tokio runtime in its DWARF" % binary
+    ]
+    assert_still_working(run)
+
+
+def test_tokio_without_a_live_runtime(debugger):
+    run = at_checkpoint(debugger, build.fixture("tokio-app", "dev"), ["no-runtime"])
+    assert run.error_lines() == [
+        "tokio-async: tokio is linked in, but no thread is inside a tokio runtime "
+        "(not started yet, or already shut down)"
+    ]
+    assert_still_working(run)
+
+
+def test_unknown_argument(debugger):
+    run = debugger.run_steps(["async bt everything", debugger.echo(ALIVE)], program=build.fixture("tokio-app", "dev"))
+    assert run.error_lines() == ["tokio-async: unknown argument 'everything'; usage: async backtrace [all] [--json]"]
+    assert_still_working(run)
+
+
+# Runs inside the debugger: damages the stopped inferior (the test does, not the tool),
+# then asks for the report again. `run_command` is each debugger's way to capture output.
+CORRUPT_SCRIPT = r'''
+import json
+manifest = json.load(open(%(manifest)r))
+before = json.loads(run_command("async bt all --json"))
+by_id = {t["id"]: t for t in before["tasks"]}
+level1 = int(by_id[manifest["tasks"]["level1"]]["address"], 16)
+sleeper_env = int(by_id[manifest["tasks"]["sleeper"]]["root"]["address"], 16)
+vtable_offset = field_offset("tokio::runtime::task::core::Header", "vtable")
+state_offset = field_offset("tokio_app::sleeper::{async_fn_env#0}", "__state")
+write_memory(level1 + vtable_offset, (16).to_bytes(8, "little"))
+write_memory(sleeper_env + state_offset, bytes([238]))
+print("@@level1 %%#x" %% level1)
+print("@@after " + json.dumps(json.loads(run_command("async bt all --json"))))
+print("@@text " + json.dumps(run_command("async bt all")))
+'''
+
+GDB_HELPERS = r'''
+import gdb
+def run_command(command):
+    return gdb.execute(command, to_string=True)
+def field_offset(type_name, field):
+    return [f.bitpos // 8 for f in gdb.lookup_type(type_name).fields() if f.name == field][0]
+def write_memory(address, data):
+    gdb.selected_inferior().write_memory(address, data)
+'''
+
+# LLDB cannot lay out Rust enums (tech brief), so the LLDB variant gets its two field
+# offsets from a GDB run over the same executable.
+LLDB_HELPERS = r'''
+import lldb
+def run_command(command):
+    result = lldb.SBCommandReturnObject()
+    lldb.debugger.GetCommandInterpreter().HandleCommand(command, result)
+    return result.GetOutput()
+OFFSETS = %(offsets)r
+def field_offset(type_name, field):
+    return OFFSETS[(type_name, field)]
+def write_memory(address, data):
+    error = lldb.SBError()
+    lldb.debugger.GetSelectedTarget().GetProcess().WriteMemory(address, data, error)
+    assert error.Success(), error
+'''
+
+
+def gdb_field_offsets(binary):
+    """Field offsets GDB reads from the binary's DWARF (for the LLDB variant of the test)."""
+    from support.debuggers import Gdb
+
+    offsets = {}
+    for type_name, field in [
+        ("tokio::runtime::task::core::Header", "vtable"),
+        ("tokio_app::sleeper::{async_fn_env#0}", "__state"),
+    ]:
+        command = (
+            "python print('@@offset', [f.bitpos // 8 for f in gdb.lookup_type(%r).fields() if f.name == %r][0])"
+            % (type_name, field)
+        )
+        run = Gdb().run_steps([command], program=binary)
+        value = [line.split()[1] for line in run.stdout.splitlines() if line.startswith("@@offset")][0]
+        offsets[(type_name, field)] = int(value)
+    return offsets
+
+
+def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
+    binary = build.fixture("tokio-app", "dev")
+    manifest = tmp_path / "manifest.json"
+    script = tmp_path / "corrupt.py"
+    if debugger.name == "gdb":
+        helpers = GDB_HELPERS
+        load = "source %s" % script
+    else:
+        helpers = LLDB_HELPERS % {"offsets": gdb_field_offsets(binary)}
+        load = "command script import %s" % script
+    script.write_text(helpers + CORRUPT_SCRIPT % {"manifest": str(manifest)})
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run", load, debugger.echo(ALIVE)],
+        program=binary,
+        args=["breakpoint"],
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    assert_still_working(run)
+    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in run.stdout.splitlines() if line.startswith("@@")}
+    level1_address = lines["@@level1"]
+    report = json.loads(lines["@@after"])
+    ids = json.loads(manifest.read_text())["tasks"]
+    by_id = {task["id"]: task for task in report["tasks"]}
+    # The task with the unreadable vtable is reported as an error; every other task prints.
+    assert ids["level1"] not in by_id
+    assert sorted(by_id) == sorted(ids[n] for n in ["sleeper", "notify_block", "closure_caller", "service", "runner", "child"])
+    [error] = report["errors"]
+    assert error.endswith(
+        "cannot follow the task at %s: vtable of task %s: cannot read 8 bytes at 0x10" % (level1_address, level1_address)
+    )
+    # The task with a corrupt state byte shows why, and nothing below it.
+    sleeper = by_id[ids["sleeper"]]["root"]
+    assert sleeper["function"] == "tokio_app::sleeper"
+    assert sleeper["children"] == []
+    assert sleeper["error"].endswith("has state 238, which no variant has (corrupt or freed memory?)")
+    assert by_id[ids["service"]]["root"]["children"][0]["function"] == "tokio_app::Service::serve"
+    text = json.loads(lines["@@text"])
+    assert "has state 238, which no variant has" in text
+    assert "error: runtime 0x" in text

@@ -1,0 +1,90 @@
+"""Core files (written by GDB's gcore) loaded into both debuggers, and GDB and LLDB giving
+the same JSON: identical on the same core; on live runs identical up to addresses and
+thread ids, which differ between two processes."""
+
+import json
+import re
+
+import pytest
+
+from support import build
+from support.debuggers import Gdb, Lldb, capture
+from support.process import RunningFixture
+from test_backtrace import assert_breakpoint_report, assert_tasks
+
+PROFILES = ["dev", "release"]
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def core_file(request, tmp_path_factory):
+    """A core of the fixture stopped at its checkpoint, and the fixture's manifest."""
+    directory = tmp_path_factory.mktemp("core-%s" % request.param)
+    manifest = directory / "manifest.json"
+    core = directory / "tokio-app.core"
+    binary = build.fixture("tokio-app", request.param)
+    gdb = Gdb()
+    run = gdb.run_steps(
+        [gdb.break_at("tokio_async_checkpoint"), "run", "gcore %s" % core],
+        program=binary,
+        args=["breakpoint"],
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    assert core.exists(), run.stdout + run.stderr
+    return request.param, binary, str(core), json.loads(manifest.read_text())
+
+
+def core_report(debugger, binary, core):
+    run = debugger.run_steps(capture(debugger, "async bt all --json"), program=binary, core=core)
+    sections = run.json_sections()
+    assert len(sections) == 1, run.stdout + run.stderr
+    return sections[0]
+
+
+def test_core_file(debugger, core_file):
+    profile, binary, core, manifest = core_file
+    report = core_report(debugger, binary, core)
+    # Neither debugger reads thread names from a core.
+    assert_breakpoint_report(report, manifest, profile, thread_names=False)
+    assert all(thread["name"] is None for thread in report["threads"])
+
+
+def test_gdb_and_lldb_agree_exactly_on_a_core(core_file):
+    _, binary, core, _ = core_file
+    assert core_report(Gdb(), binary, core) == core_report(Lldb(), binary, core)
+
+
+def without_process_identity(report):
+    """The report with addresses and thread ids (which differ per process) blanked."""
+    text = re.sub(r'"0x[0-9a-f]+"', '"0x"', json.dumps(report, sort_keys=True))
+    report = json.loads(text)
+    for thread in report["threads"]:
+        thread["tid"] = None
+    return report
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_gdb_and_lldb_agree_on_live_runs(tmp_path, profile):
+    reports = []
+    for debugger in (Gdb(), Lldb()):
+        manifest = tmp_path / ("%s.json" % debugger.name)
+        run = debugger.run_steps(
+            [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
+            program=build.fixture("tokio-app", profile),
+            args=["breakpoint"],
+            env={"FIXTURE_MANIFEST": str(manifest)},
+        )
+        [report] = run.json_sections()
+        assert_breakpoint_report(report, json.loads(manifest.read_text()), profile)
+        reports.append(without_process_identity(report))
+    assert reports[0] == reports[1]
+
+
+def test_gdb_and_lldb_agree_on_one_attached_process(tmp_path):
+    with RunningFixture(build.fixture("tokio-app", "dev"), "hang", str(tmp_path)) as fixture:
+        reports = []
+        for debugger in (Gdb(), Lldb()):
+            run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
+            [report] = run.json_sections()
+            assert_tasks(report, fixture.manifest, "hang")
+            reports.append(report)
+    assert reports[0] == reports[1]

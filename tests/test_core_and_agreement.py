@@ -8,7 +8,7 @@ import re
 import pytest
 
 from support import build
-from support.debuggers import Gdb, Lldb, capture
+from support.debuggers import LLDB_14, Gdb, Lldb, capture
 from support.process import RunningFixture
 from test_backtrace import assert_breakpoint_report, assert_tasks
 
@@ -50,22 +50,27 @@ def test_core_file(debugger, core_file):
 
 def test_gdb_and_lldb_agree_exactly_on_a_core(core_file):
     _, binary, core, _ = core_file
-    assert core_report(Gdb(), binary, core) == core_report(Lldb(), binary, core)
+    gdb = core_report(Gdb(), binary, core)
+    assert gdb == core_report(Lldb(), binary, core)
+    assert gdb == core_report(LLDB_14, binary, core)
 
 
 def without_process_identity(report):
-    """The report with addresses and thread ids (which differ per process) blanked."""
+    """The report without what differs between two runs of the program: addresses, thread
+    ids, and which of the two workers happened to pick up the running task."""
     text = re.sub(r'"0x[0-9a-f]+"', '"0x"', json.dumps(report, sort_keys=True))
     report = json.loads(text)
     for thread in report["threads"]:
         thread["tid"] = None
+        thread["worker"] = None
+    report["threads"].sort(key=lambda thread: json.dumps(thread, sort_keys=True))
     return report
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_gdb_and_lldb_agree_on_live_runs(tmp_path, profile):
     reports = []
-    for debugger in (Gdb(), Lldb()):
+    for debugger in (Gdb(), Lldb(), LLDB_14):
         manifest = tmp_path / ("%s.json" % debugger.name)
         run = debugger.run_steps(
             [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
@@ -76,15 +81,15 @@ def test_gdb_and_lldb_agree_on_live_runs(tmp_path, profile):
         [report] = run.json_sections()
         assert_breakpoint_report(report, json.loads(manifest.read_text()), profile)
         reports.append(without_process_identity(report))
-    assert reports[0] == reports[1]
+    assert reports[0] == reports[1] == reports[2]
 
 
 def test_gdb_and_lldb_agree_on_one_attached_process(tmp_path):
     with RunningFixture(build.fixture("tokio-app", "dev"), "hang", str(tmp_path)) as fixture:
         reports = []
-        for debugger in (Gdb(), Lldb()):
+        for debugger in (Gdb(), Lldb(), LLDB_14):
             run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
             [report] = run.json_sections()
             assert_tasks(report, fixture.manifest, "hang")
             reports.append(report)
-    assert reports[0] == reports[1]
+    assert reports[0] == reports[1] == reports[2]

@@ -9,6 +9,8 @@ command -v strip >/dev/null 2>&1 || missing_packages+=(binutils)
 # LLDB 19 works out of the box with Python; Debian's default lldb (14) conflicts with it.
 command -v lldb-19 >/dev/null 2>&1 || missing_packages+=(lldb-19)
 dpkg -s python3-lldb-19 >/dev/null 2>&1 || missing_packages+=(python3-lldb-19)
+# For the private LLDB 14 below: its Python package imports `six`.
+dpkg -s python3-six >/dev/null 2>&1 || missing_packages+=(python3-six)
 if ((${#missing_packages[@]})); then
     echo "setup: installing ${missing_packages[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -20,4 +22,21 @@ python=${PYTHON:-python3}
 if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
     echo "setup: installing pytest"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest
+fi
+
+# Debian's default LLDB (14) conflicts with lldb-19 as a package, so the tests run a
+# private copy unpacked under target/lldb-14 (nothing installed system-wide), through the
+# same Python path fix its users need (see README).
+lldb14_root=target/lldb-14/root
+if [ ! -x "$lldb14_root/usr/lib/llvm-14/bin/lldb" ]; then
+    echo "setup: unpacking Debian's lldb-14 into target/lldb-14 for the tests"
+    rm -rf target/lldb-14 && mkdir -p target/lldb-14/debs
+    packages=(lldb-14 liblldb-14 python3-lldb-14 libclang-cpp14 libllvm14)
+    if ! (cd target/lldb-14/debs && apt-get download "${packages[@]}" >/dev/null 2>&1); then
+        apt-get update -qq
+        (cd target/lldb-14/debs && apt-get download "${packages[@]}" >/dev/null)
+    fi
+    for deb in target/lldb-14/debs/*.deb; do dpkg-deb -x "$deb" "$lldb14_root"; done
+    # Debian's python3-lldb-14 links its _lldb module to a liblldb.so only -dev ships.
+    ln -sf liblldb.so.1 "$lldb14_root/usr/lib/llvm-14/lib/liblldb.so"
 fi

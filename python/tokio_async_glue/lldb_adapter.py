@@ -9,6 +9,7 @@ import lldb
 
 from . import commands
 from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, ThreadInfo, UserError, wants_locals
+from .thread_pointers import ThreadPointerError, glibc_thread_pointers
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
 
@@ -64,25 +65,57 @@ class LldbAdapter(DebuggerAdapter):
         # from NT_PRPSINFO, which would mislabel it. Report none, as GDB does.
         is_core = self.process.GetPluginName() == "elf-core"
         result = []
+        fallback = None
         for thread in self.process:
+            fs_base = self._fs_base_register(thread)
+            if fs_base is None:
+                if fallback is None:
+                    fallback = self._glibc_thread_pointers()
+                fs_base = fallback.get(thread.GetThreadID())
             result.append(
                 ThreadInfo(
                     tid=thread.GetThreadID(),
                     name=None if is_core else thread.GetName(),
-                    fs_base=self._fs_base(thread),
+                    fs_base=fs_base,
                     frames=self._frames(thread, block_on_frames),
                 )
             )
         return result
 
     @staticmethod
-    def _fs_base(thread):
+    def _fs_base_register(thread):
         register = thread.GetFrameAtIndex(0).FindRegister("fs_base")
         if not register.IsValid():
             return None
         error = lldb.SBError()
         value = register.GetValueAsUnsigned(error, 0)
         return value if error.Success() else None
+
+    def _glibc_thread_pointers(self):
+        """LLDB 14 has no fs_base register: find thread pointers in glibc's thread list."""
+        try:
+            return glibc_thread_pointers(self._symbol_address, self._read_static, self.read_memory)
+        except ThreadPointerError as error:
+            raise UserError(
+                "this LLDB (%s) gives no fs_base register, and reading glibc's thread list failed: %s"
+                % (lldb.debugger.GetVersionString().split("\n")[0], error)
+            )
+
+    def _symbol_address(self, name):
+        for context in self.target.FindSymbols(name):
+            address = context.GetSymbol().GetStartAddress().GetLoadAddress(self.target)
+            if address != lldb.LLDB_INVALID_ADDRESS:
+                return address
+        return None
+
+    def _read_static(self, address, size):
+        """Constant data: from the process, else from the library file (cores omit it)."""
+        data = self.read_memory(address, size)
+        if data is not None:
+            return data
+        error = lldb.SBError()
+        data = self.target.ReadMemory(self.target.ResolveLoadAddress(address), size, error)
+        return bytes(data) if error.Success() and data is not None and len(data) == size else None
 
     def _frames(self, thread, block_on_frames):
         frames = []

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import tempfile
 
-from .paths import GDB_SCRIPT, LLDB_SCRIPT
+from .paths import GDB_SCRIPT, LLDB_SCRIPT, REPO
 
 BEGIN = "@@tokio-async-begin@@"
 END = "@@tokio-async-end@@"
@@ -76,10 +76,9 @@ class Gdb:
 
 
 class Lldb:
-    name = "lldb"
-
-    def __init__(self, executable="lldb-19"):
+    def __init__(self, executable="lldb-19", name="lldb"):
         self.executable = executable
+        self.name = name
 
     def echo(self, text):
         return 'script print("%s")' % text
@@ -124,11 +123,16 @@ def capture(debugger, command):
     return [debugger.echo(BEGIN), command, debugger.echo(END)]
 
 
-ALL = [Gdb(), Lldb()]
+# Debian's LLDB 14, unpacked privately by tools/setup.sh and run through its wrapper.
+LLDB_14 = Lldb(os.path.join(REPO, "tools", "lldb-14"), name="lldb14")
+ALL = [Gdb(), Lldb(), LLDB_14]
 ALL_IDS = [debugger.name for debugger in ALL]
 
 
 def require_installed():
-    missing = [d.executable for d in ALL if shutil.which(d.executable) is None]
+    lldb14 = os.path.join(REPO, "target", "lldb-14", "root", "usr", "lib", "llvm-14", "bin", "lldb")
+    missing = [d.executable for d in ALL[:2] if shutil.which(d.executable) is None]
+    if not os.path.exists(lldb14):
+        missing.append(lldb14)
     if missing:
         raise RuntimeError("missing debuggers: %s (make test installs them)" % ", ".join(missing))

@@ -72,7 +72,7 @@ def test_tokio_without_a_live_runtime(debugger):
 
 def test_unknown_argument(debugger):
     run = debugger.run_steps(["async bt everything", debugger.echo(ALIVE)], program=build.fixture("tokio-app", "dev"))
-    assert run.error_lines() == ["tokio-async: unknown argument 'everything'; usage: async backtrace [all] [--json]"]
+    assert run.error_lines() == ["tokio-async: unknown argument 'everything'; usage: async backtrace [all] [full] [--json]"]
     assert_still_working(run)
 
 

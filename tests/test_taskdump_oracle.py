@@ -31,7 +31,7 @@ def parse_dump(text):
 def our_frames(node):
     frames = []
     while node is not None:
-        if node["kind"] != "future":
+        if node["kind"] in ("async_fn", "async_block", "async_closure"):
             frames.append((node["kind"], node["function"], node["location"]["line"]))
         node = node["children"][0] if node["children"] else None
     return frames

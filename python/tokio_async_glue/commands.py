@@ -7,10 +7,11 @@ from typing import Tuple
 
 from .adapter import DebuggerAdapter, UserError
 
-USAGE = "usage: async backtrace [all] [--json]"
+USAGE = "usage: async backtrace [all] [full] [--json]"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
 HELP_BACKTRACE = (
-    "Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON."
+    "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
+    "kept across each await, `--json` prints JSON."
 )
 
 _binaries = {}
@@ -26,17 +27,21 @@ def _core():
     return core
 
 
-def parse_arguments(argument_string: str) -> Tuple[bool, bool]:
+def parse_arguments(argument_string: str) -> Tuple[bool, bool, bool]:
+    """(all tasks, with locals, as JSON)."""
     show_all = False
+    full = False
     as_json = False
     for word in argument_string.split():
         if word == "all":
             show_all = True
+        elif word == "full":
+            full = True
         elif word in ("--json", "-j"):
             as_json = True
         else:
             raise UserError("unknown argument %r; %s" % (word, USAGE))
-    return show_all, as_json
+    return show_all, full, as_json
 
 
 def load_binary(path: str):
@@ -58,7 +63,7 @@ def load_binary(path: str):
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     """Runs the command and returns its output; raises UserError with one line."""
-    show_all, as_json = parse_arguments(argument_string)
+    show_all, full, as_json = parse_arguments(argument_string)
     adapter.check_process()
     path = adapter.executable_path()
     if not path:
@@ -71,7 +76,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     load_bias = (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
     threads = adapter.threads(core.block_on_frames())
     request = json.dumps({"threads": [t.to_request() for t in threads], "all": show_all})
-    status, output = core.backtrace(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), as_json)
+    status, output = core.backtrace(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), as_json, full)
     if status != "ok":
         raise UserError(output)
     if as_json and not output.endswith("\n"):

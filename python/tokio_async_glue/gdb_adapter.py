@@ -150,8 +150,7 @@ class AsyncPrefix(gdb.Command):
 
 
 class AsyncBacktrace(gdb.Command):
-    """Print each tokio thread's current future and await stack; `all` adds every task, `--json` prints JSON.
-Usage: async backtrace [all] [--json]"""
+    __doc__ = commands.HELP_BACKTRACE + "\n" + commands.USAGE
 
     def __init__(self, name):
         super().__init__(name, gdb.COMMAND_STACK)

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::dwarf::{DebugInfo, FunctionAt};
 use crate::error::{Error, ErrorKind, Result};
-use crate::future::{error_node, mark_running, FutureDecoder};
+use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::memory::Memory;
 use crate::model::{FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, REPORT_VERSION};
 use crate::names;
@@ -62,6 +62,10 @@ pub struct Request {
     pub threads: Vec<ThreadInput>,
     /// Every task, not only the ones running now.
     pub all: bool,
+    /// The pid when the process is live on this machine (not a core): lets decoders say
+    /// how long a sleep has left and what a file descriptor is.
+    #[serde(default)]
+    pub live_pid: Option<u32>,
 }
 
 /// Names each frame's function from its pc. The debugger lists inlined calls as frames
@@ -95,7 +99,6 @@ pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameI
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
     let target = Target { debug, memory, load_bias };
     let context_variable = find_context_variable(debug)?;
-    let decoder = FutureDecoder::new(&target);
 
     struct ThreadState<'t> {
         input: &'t ThreadInput,
@@ -152,6 +155,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
         .collect();
     let task_reader = TaskReader::new(&target)?;
+    let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
+    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
     for runtime in &runtimes {
         let runtime_address = format!("{:#x}", runtime.handle.address);
@@ -297,4 +302,12 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
 /// Frames the glue must read locals of, for `block_on` futures: (function path, local).
 pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
     compat::BLOCK_ON_FRAMES
+}
+
+/// CLOCK_MONOTONIC of this machine, which a live local process shares.
+fn monotonic_now() -> Option<(i64, u32)> {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (status == 0).then_some((now.tv_sec, now.tv_nsec as u32))
 }

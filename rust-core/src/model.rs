@@ -65,6 +65,8 @@ pub struct TaskReport {
     pub error: Option<String>,
 }
 
+/// What a node is. Coroutines and plain futures, then the resources a task can wait on,
+/// then trees of futures. docs/schema.md lists each kind's `detail` keys.
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
@@ -72,6 +74,68 @@ pub enum NodeKind {
     AsyncBlock,
     AsyncClosure,
     Future,
+    Sleep,
+    Timeout,
+    JoinHandle,
+    MutexLock,
+    RwlockRead,
+    RwlockWrite,
+    SemaphoreAcquire,
+    Notified,
+    MpscRecv,
+    OneshotRecv,
+    WatchChanged,
+    BroadcastRecv,
+    IoReadiness,
+    YieldNow,
+    Pending,
+    Ready,
+    Instrumented,
+    Select,
+    Join,
+    FuturesUnordered,
+    FuturesOrdered,
+    JoinSet,
+    JoinAll,
+    SelectAll,
+}
+
+impl NodeKind {
+    pub fn is_coroutine(self) -> bool {
+        matches!(self, NodeKind::AsyncFn | NodeKind::AsyncBlock | NodeKind::AsyncClosure)
+    }
+}
+
+/// Where a child sits in a tree of futures (a `select!` or `join!` branch, a set member).
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+pub struct Branch {
+    pub index: usize,
+    pub status: BranchStatus,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchStatus {
+    /// Still being polled.
+    Pending,
+    /// Finished; its output is held.
+    Done,
+    /// Finished and its output taken, or its future dropped.
+    Gone,
+    /// A `select!` branch that completed or whose precondition was false.
+    Disabled,
+}
+
+/// A local variable saved across an `.await`.
+#[derive(Debug, Serialize, Clone)]
+pub struct Local {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub address: String,
+    /// The value, for simple types (integers, bools, strings and Options of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
@@ -103,10 +167,47 @@ pub struct FutureNode {
     pub location: Option<Location>,
     pub children: Vec<FutureNode>,
     pub address: String,
+    /// Kind-specific facts (docs/schema.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<serde_json::Value>,
+    /// One line saying what the node waits for, as the text output shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Reached through a `Box<dyn Future>` / `Pin<Box<dyn Future>>` / `&mut dyn Future`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub boxed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<Branch>,
+    /// Locals saved across the await (suspended coroutines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locals: Vec<Local>,
     /// True for the coroutine a worker is executing right now: its location is where it
     /// runs (from the thread's stack), and its memory state is from its last suspension.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub running: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl FutureNode {
+    /// A node with only its kind, type and address known.
+    pub fn new(kind: NodeKind, type_name: &str, address: u64) -> FutureNode {
+        FutureNode {
+            kind,
+            type_name: type_name.to_string(),
+            function: None,
+            state: None,
+            await_point: None,
+            location: None,
+            children: Vec::new(),
+            address: format!("{address:#x}"),
+            detail: None,
+            summary: None,
+            boxed: false,
+            branch: None,
+            locals: Vec::new(),
+            running: false,
+            error: None,
+        }
+    }
 }

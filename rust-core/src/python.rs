@@ -12,7 +12,7 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{inspect, Request};
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::render::render_text;
+use crate::render::{render_text, TextOptions};
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
@@ -92,7 +92,7 @@ fn load_binary(py: Python<'_>, path: String) -> (Option<Py<Binary>>, Option<Outc
 /// Builds the report. `request_json` is an `inspect::Request`; memory comes from
 /// `/proc/PID/mem` when `live_pid` is given and readable, else from `read_memory`.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json))]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false))]
 fn backtrace(
     binary: &Bound<'_, Binary>,
     load_bias: u64,
@@ -100,11 +100,13 @@ fn backtrace(
     read_memory: Bound<'_, PyAny>,
     live_pid: Option<u32>,
     as_json: bool,
+    full: bool,
 ) -> Outcome {
     let debug = binary.get().debug.clone();
     outcome(guarded(|| {
-        let request: Request = serde_json::from_str(request_json)
+        let mut request: Request = serde_json::from_str(request_json)
             .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
+        request.live_pid = live_pid;
         let report = match live_pid.and_then(|pid| ProcessMemory::open(pid).ok()) {
             Some(process) => inspect(&debug, &PageCache::new(process), load_bias, &request)?,
             None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,
@@ -113,7 +115,7 @@ fn backtrace(
             serde_json::to_string_pretty(&report)
                 .map_err(|error| Error::new(ErrorKind::Internal, format!("cannot encode JSON: {error}")))
         } else {
-            Ok(render_text(&report))
+            Ok(render_text(&report, TextOptions { locals: full }))
         }
     }))
 }

@@ -1,17 +1,24 @@
-//! Text rendering of a report, one frame a line in the spirit of `bt`:
-//! the task's own future first (#0), each next line what the one above awaits.
+//! Text rendering of a report, one frame a line in the spirit of `bt`: the task's own
+//! future first (#0), each next line what the one above awaits; trees indent their
+//! branches. `full` adds the locals each suspended coroutine keeps across its await.
 
 use std::fmt::Write;
 
-use crate::model::{CoroutineState, FutureNode, NodeKind, Report, TaskReport, ThreadReport, ThreadRole};
+use crate::model::{BranchStatus, CoroutineState, FutureNode, NodeKind, Report, TaskReport, ThreadReport, ThreadRole};
 
-pub fn render_text(report: &Report) -> String {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOptions {
+    /// Show saved locals under each suspended coroutine.
+    pub locals: bool,
+}
+
+pub fn render_text(report: &Report, options: TextOptions) -> String {
     let mut out = String::new();
     for thread in &report.threads {
-        render_thread(&mut out, thread);
+        render_thread(&mut out, thread, options);
     }
     for task in &report.tasks {
-        render_task(&mut out, task);
+        render_task(&mut out, task, options);
     }
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
@@ -22,7 +29,7 @@ pub fn render_text(report: &Report) -> String {
     out
 }
 
-fn render_thread(out: &mut String, thread: &ThreadReport) {
+fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) {
     let name = thread.name.as_deref().map(|name| format!(" \"{name}\"")).unwrap_or_default();
     let role = match thread.role {
         ThreadRole::Worker => {
@@ -40,23 +47,24 @@ fn render_thread(out: &mut String, thread: &ThreadReport) {
         let _ = writeln!(out, "  error: {error}");
     }
     if let Some(future) = &thread.future {
-        render_stack(out, future);
+        render_stack(out, future, options);
     }
     out.push('\n');
 }
 
-fn render_task(out: &mut String, task: &TaskReport) {
+fn render_task(out: &mut String, task: &TaskReport, options: TextOptions) {
     let state = serde_json::to_value(task.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
     let _ = writeln!(out, "Task {} ({state})", task.id);
-    render_stack(out, &task.root);
+    render_stack(out, &task.root, options);
     out.push('\n');
 }
 
 /// One line per frame; a node with several children lists each branch indented.
-fn render_stack(out: &mut String, root: &FutureNode) {
+fn render_stack(out: &mut String, root: &FutureNode, options: TextOptions) {
     let mut lines = Vec::new();
-    collect_lines(root, 0, "", &mut lines);
-    let width = lines.iter().filter(|line| !line.tail.is_empty()).map(|line| line.head.chars().count()).max().unwrap_or(0);
+    collect_lines(root, 0, "", options, &mut lines);
+    let width =
+        lines.iter().filter(|line| !line.tail.is_empty()).map(|line| line.head.chars().count()).max().unwrap_or(0);
     for line in lines {
         if line.tail.is_empty() {
             let _ = writeln!(out, "{}", line.head);
@@ -71,44 +79,68 @@ struct Line {
     tail: String,
 }
 
-fn collect_lines(node: &FutureNode, frame: usize, indent: &str, lines: &mut Vec<Line>) {
-    let label = match node.kind {
+fn label(kind: NodeKind) -> &'static str {
+    match kind {
         NodeKind::AsyncFn => "async fn ",
         NodeKind::AsyncBlock => "async block ",
         NodeKind::AsyncClosure => "async closure ",
-        NodeKind::Future => "",
-    };
-    let name = node.function.as_deref().unwrap_or(&node.type_name);
-    let head = format!("{indent}#{frame} {label}{name}");
-    let mut tail = String::new();
-    if let Some(location) = &node.location {
-        let _ = write!(tail, "at {}:{}", location.file, location.line);
+        _ => "",
     }
-    let state = match (node.state, node.await_point) {
-        _ if node.running => "(running)".to_string(),
-        (Some(CoroutineState::Suspended), Some(point)) => format!("(await #{point})"),
-        (Some(CoroutineState::Unresumed), _) => "(not started)".to_string(),
-        (Some(CoroutineState::Returned), _) => "(returned)".to_string(),
-        (Some(CoroutineState::Panicked), _) => "(panicked)".to_string(),
-        _ => String::new(),
+}
+
+fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOptions, lines: &mut Vec<Line>) {
+    let coroutine = node.kind.is_coroutine();
+    let body = match &node.summary {
+        _ if coroutine => format!("{}{}", label(node.kind), node.function.as_deref().unwrap_or(&node.type_name)),
+        Some(summary) => summary.clone(),
+        None => node.type_name.clone(),
     };
-    if !state.is_empty() {
-        if !tail.is_empty() {
-            tail.push_str("  ");
+    let boxed = if node.boxed { " [boxed]" } else { "" };
+    let head = format!("{indent}#{frame} {body}{boxed}");
+    // Where a coroutine stands; a recognised async fn (Mutex::lock) says what it waits for
+    // instead, and its inner await line is tokio's, not the user's.
+    let mut tail = String::new();
+    if coroutine {
+        if let Some(location) = &node.location {
+            let _ = write!(tail, "at {}:{}", location.file, location.line);
         }
-        tail.push_str(&state);
+        let state = match (node.state, node.await_point) {
+            _ if node.running => "(running)".to_string(),
+            (Some(CoroutineState::Suspended), Some(point)) => format!("(await #{point})"),
+            (Some(CoroutineState::Unresumed), _) => "(not started)".to_string(),
+            (Some(CoroutineState::Returned), _) => "(returned)".to_string(),
+            (Some(CoroutineState::Panicked), _) => "(panicked)".to_string(),
+            _ => String::new(),
+        };
+        if !state.is_empty() {
+            if !tail.is_empty() {
+                tail.push_str("  ");
+            }
+            tail.push_str(&state);
+        }
     }
     lines.push(Line { head, tail });
+    if options.locals {
+        for local in &node.locals {
+            let value = local.value.as_ref().map(|v| format!(" = {v}")).unwrap_or_default();
+            lines.push(Line { head: format!("{indent}      {}: {}{value}", local.name, local.type_name), tail: String::new() });
+        }
+    }
     if let Some(error) = &node.error {
         lines.push(Line { head: format!("{indent}   error: {error}"), tail: String::new() });
     }
     match node.children.as_slice() {
         [] => {}
-        [only] => collect_lines(only, frame + 1, indent, lines),
+        [only] if only.branch.is_none() => collect_lines(only, frame + 1, indent, options, lines),
         branches => {
             for (i, branch) in branches.iter().enumerate() {
-                lines.push(Line { head: format!("{indent}   branch {i}:"), tail: String::new() });
-                collect_lines(branch, frame + 1, &format!("{indent}    "), lines);
+                let (index, status) = match &branch.branch {
+                    Some(info) => (info.index, info.status),
+                    None => (i, BranchStatus::Pending),
+                };
+                let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                lines.push(Line { head: format!("{indent}   branch {index} ({status}):"), tail: String::new() });
+                collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
             }
         }
     }

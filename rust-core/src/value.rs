@@ -24,6 +24,8 @@ pub struct Value<'a> {
 
 /// How deep `find_descendant` looks through nested fields.
 const MAX_DESCENT: u32 = 8;
+/// How deep `find_field` looks: a socket's fd sits a dozen wrappers down.
+const MAX_FIELD_SEARCH_DEPTH: u32 = 16;
 
 impl<'a> Target<'a> {
     pub fn value(&'a self, ty: DieRef, address: u64) -> Result<Value<'a>> {
@@ -116,6 +118,15 @@ impl<'a> Value<'a> {
         Ok((variant.member.name.clone(), self.target.value(ty, self.address + variant.member.offset)?))
     }
 
+    /// The variant of an enum, or the type's own name for a non-enum.
+    pub fn variant_or_self(&self) -> Result<(String, Value<'a>)> {
+        if self.ty.variant_part.is_some() || self.ty.tag == TypeTag::Enumeration {
+            self.variant()
+        } else {
+            Ok((self.ty.name.clone(), self.clone()))
+        }
+    }
+
     /// Reads an integer-like value, looking through single-field wrappers
     /// (`NonZero<u64>`, `Cell<usize>`, `AtomicUsize`, `Id(u64)`).
     pub fn read_uint(&self) -> Result<u64> {
@@ -180,6 +191,38 @@ impl<'a> Value<'a> {
             value = value.target.value(inner.ty.unwrap(), value.address)?;
         }
         Err(Error::layout(format!("{} is not a pointer", self.ty.name)))
+    }
+
+    /// The pointee type of a (possibly wrapped) thin pointer.
+    pub fn pointer_target(&self) -> Result<DieRef> {
+        let pointer = self.pointer_scalar()?;
+        pointer.ty.target.ok_or_else(|| Error::layout(format!("pointer {} has no pointee type", pointer.ty.name)))
+    }
+
+    /// The nearest nested field with this name (breadth-first, through enum payloads).
+    pub fn find_field(&self, name: &str) -> Result<Value<'a>> {
+        let mut frontier = vec![self.clone()];
+        for _ in 0..MAX_FIELD_SEARCH_DEPTH {
+            let mut next = Vec::new();
+            for value in frontier {
+                for field in &value.ty.fields {
+                    let Some(ty) = field.ty else { continue };
+                    let child = value.target.value(ty, value.address + field.offset)?;
+                    if field.name == name {
+                        return Ok(child);
+                    }
+                    next.push(child);
+                }
+                if let Some(part) = &value.ty.variant_part {
+                    if let Ok((_, payload)) = value.variant() {
+                        let _ = part;
+                        next.push(payload);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Err(Error::layout(format!("no field `{name}` inside {}", self.ty.name)))
     }
 
     /// The value a (possibly wrapped) pointer points to, typed by the pointer's DWARF.

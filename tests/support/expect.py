@@ -5,10 +5,10 @@ A chain is the list of nodes from a future down its first children, each as
 
 from .markers import Markers
 
-RECEIVER = ("future", "tokio::sync::oneshot::Receiver<u32>", None, None, None)
-SLEEP = ("future", "tokio::time::sleep::Sleep", None, None, None)
-NOTIFIED = ("future", "tokio::sync::notify::Notified", None, None, None)
-JOIN_HANDLE = ("future", "tokio::runtime::task::join::JoinHandle<()>", None, None, None)
+RECEIVER = ("oneshot_recv", "tokio::sync::oneshot::Receiver<u32>", None, None, None)
+SLEEP = ("sleep", "tokio::time::sleep::Sleep", None, None, None)
+NOTIFIED = ("notified", "tokio::sync::notify::Notified", None, None, None)
+JOIN_HANDLE = ("join_handle", "tokio::runtime::task::join::JoinHandle<()>", None, None, None)
 
 
 def chain(node):

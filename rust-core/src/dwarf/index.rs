@@ -33,6 +33,9 @@ pub struct Index {
     /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
     coroutine_linkage: HashMap<String, String>,
     tls_variables: Vec<TlsVariable>,
+    /// Link-time address of each `<T as Future>::{vtable}` -> the variable's type
+    /// (a `{vtable_type}` whose `containing_type` is T).
+    future_vtables: HashMap<u64, DieRef>,
 }
 
 struct Scope {
@@ -126,13 +129,24 @@ impl Index {
                                 .and_then(|value| dwarf.attr_string(unit, value).ok())
                                 .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()))
                             {
-                                self.coroutine_linkage.entry(join(&name)).or_insert(linkage);
+                                // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
+                                let base = name.split('<').next().unwrap_or(&name);
+                                self.coroutine_linkage.entry(join(base)).or_insert(linkage);
                             }
                         }
                     }
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
+                    if let Some(name) = name().filter(|name| name.ends_with("as core::future::future::Future>::{vtable}")) {
+                        let _ = name;
+                        if let (Some(address), Some(ty)) = (
+                            static_address(dwarf, entry, unit),
+                            entry.attr_value(constants::DW_AT_type).and_then(|value| die_ref(unit, value)),
+                        ) {
+                            self.future_vtables.insert(address, ty);
+                        }
+                    }
                     if let Some(tls_offset) = tls_offset(entry, unit) {
                         if let Some(name) = name() {
                             let path = join(&name);
@@ -216,6 +230,11 @@ impl Index {
         self.coroutine_linkage.get(resume_path).map(|s| s.as_str())
     }
 
+    /// The `{vtable_type}` of the `dyn Future` vtable at this link-time address.
+    pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
+        self.future_vtables.get(&address).copied()
+    }
+
     pub fn tls_variables(&self) -> &[TlsVariable] {
         &self.tls_variables
     }
@@ -249,6 +268,25 @@ pub(super) fn die_code_ranges(
 /// Names rustc gives the resume functions of coroutines and closures.
 fn is_coroutine_body_name(name: &str) -> bool {
     name.starts_with("{async_fn#") || name.starts_with("{async_block#") || name.starts_with("{closure#")
+}
+
+/// The link-time address of a static variable (`DW_OP_addr`/`DW_OP_addrx`); dead
+/// vtables are emitted at address 0 and are skipped.
+fn static_address(
+    dwarf: &gimli::Dwarf<Reader>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    unit: &Unit,
+) -> Option<u64> {
+    let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
+        return None;
+    };
+    let mut operations = expression.operations(unit.encoding());
+    match operations.next().ok()?? {
+        gimli::Operation::Address { address } => Some(address),
+        gimli::Operation::AddressIndex { index } => dwarf.address(unit, index).ok(),
+        _ => None,
+    }
+    .filter(|&address| address != 0)
 }
 
 /// `Some(offset)` for a variable located at "offset in this module's TLS block";

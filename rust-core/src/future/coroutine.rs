@@ -1,0 +1,225 @@
+//! Coroutine envs (async fn, async block, async closure): the state from the `__state`
+//! discriminant, the await location from the active variant's `decl_line`, the awaited
+//! future from `__awaitee`, the saved locals, and `select!`/`join!` branches, which rustc
+//! keeps as sibling locals of a `PollFn` awaitee.
+
+use serde_json::json;
+
+use super::{locals, Child, Decoded, FutureDecoder};
+use crate::error::{Error, Result};
+use crate::memory::MemoryExt;
+use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
+use crate::names;
+use crate::value::Value;
+
+/// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
+const FIRST_SUSPEND_STATE: u64 = 3;
+const AWAITEE_FIELD: &str = "__awaitee";
+const POLL_FN_PREFIX: &str = "core::future::poll_fn::PollFn<";
+/// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
+/// `select!` also keeps a bit mask `disabled`.
+const BRANCHES_LOCAL: &str = "futures";
+const SELECT_DISABLED_LOCAL: &str = "disabled";
+
+/// The active variant of a coroutine env: its discriminant and its fields.
+pub struct ActiveVariant<'a> {
+    pub raw_state: u64,
+    pub fields: Value<'a>,
+    pub location: Option<Location>,
+}
+
+pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
+    let info = &value.ty;
+    let address = value.address;
+    let part = info
+        .variant_part
+        .as_ref()
+        .ok_or_else(|| Error::layout(format!("coroutine {} has no variant part", info.name)))?;
+    let discriminant = part
+        .discriminant
+        .as_ref()
+        .ok_or_else(|| Error::layout(format!("coroutine {} has no discriminant", info.name)))?;
+    let target = value.target;
+    let size = match discriminant.ty {
+        Some(ty) => target.debug.type_info(ty)?.size.unwrap_or(1),
+        None => 1,
+    };
+    let raw_state = target
+        .memory
+        .read_uint(address + discriminant.offset, size)
+        .map_err(|error| error.context(format!("state of {} at {address:#x}", info.name)))?;
+    let variant = part.variants.iter().find(|variant| variant.discr_value == Some(raw_state)).ok_or_else(|| {
+        Error::layout(format!(
+            "{} at {address:#x} has state {raw_state}, which no variant has (corrupt or freed memory?)",
+            info.name
+        ))
+    })?;
+    let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
+    let location = variant.member.decl.as_ref().map(|decl| Location {
+        file: names::short_path(&decl.file),
+        line: decl.line,
+        path: decl.file.clone(),
+    });
+    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, location })
+}
+
+fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
+    match raw {
+        0 => (CoroutineState::Unresumed, None),
+        1 => (CoroutineState::Returned, None),
+        2 => (CoroutineState::Panicked, None),
+        n => (CoroutineState::Suspended, Some(n - FIRST_SUSPEND_STATE)),
+    }
+}
+
+/// Fills state, await point and location; for a decoder that replaced the coroutine's
+/// chain (a `Mutex::lock` leaf), this keeps where the coroutine stands.
+pub fn locate(_decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNode) {
+    if let Ok(active) = active_variant(value) {
+        let (state, await_point) = state_of(active.raw_state);
+        node.state = Some(state);
+        node.await_point = await_point;
+        node.location = active.location;
+    }
+}
+
+/// Decodes one coroutine level: fills state, location and locals of `node`, and returns
+/// what it awaits (`None` when it awaits nothing).
+pub fn step(decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>> {
+    let active = active_variant(value)?;
+    let (state, await_point) = state_of(active.raw_state);
+    node.state = Some(state);
+    node.await_point = await_point;
+    node.location = active.location.clone();
+    if state != CoroutineState::Suspended {
+        return Ok(None);
+    }
+    node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
+    let Ok(awaitee) = active.fields.field(AWAITEE_FIELD) else { return Ok(None) };
+    if awaitee.ty.name.starts_with(POLL_FN_PREFIX) {
+        if let Some(tree) = macro_branches(decoder, &active.fields, &awaitee)? {
+            return Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![tree] }));
+        }
+    }
+    Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![Child::of(&awaitee)] }))
+}
+
+/// `tokio::select!` / `tokio::join!` (and `try_join!`): the awaited `PollFn` polls the
+/// futures kept in the sibling local `futures`. The child shown for the `PollFn` is a
+/// select or join node with one branch per future.
+fn macro_branches<'a>(decoder: &FutureDecoder<'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+    let Ok(branches) = fields.field(BRANCHES_LOCAL) else { return Ok(None) };
+    if !branches.ty.name.starts_with('(') {
+        return Ok(None);
+    }
+    let disabled = match fields.field(SELECT_DISABLED_LOCAL) {
+        Ok(mask) => Some(mask.read_uint()?),
+        Err(_) => None,
+    };
+    let mut children = Vec::new();
+    for (index, element) in branches.ty.fields.iter().enumerate() {
+        let Some(ty) = element.ty else { continue };
+        let future = decoder.target().value(ty, branches.address + element.offset)?;
+        children.push(match disabled {
+            Some(mask) => {
+                let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };
+                Child {
+                    branch: Some(Branch { index, status }),
+                    describe_only: status == BranchStatus::Disabled,
+                    ..Child::of(&future)
+                }
+            }
+            None => maybe_done_branch(&future, index)?,
+        });
+    }
+    let (kind, word) = if disabled.is_some() { (NodeKind::Select, "select!") } else { (NodeKind::Join, "join!") };
+    let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
+    let decoded = Decoded {
+        kind,
+        detail: Some(json!({"branches": children.len(), "pending": pending})),
+        summary: Some(format!("{word} of {} branches ({pending} pending)", children.len())),
+        children,
+    };
+    Ok(Some(Child { prepared: Some(Box::new(decoded)), ..Child::of(awaitee) }))
+}
+
+/// A `join!` branch: `MaybeDone::Future(f)` is pending, `Done` finished, `Gone` taken.
+pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
+    let (variant, payload) = value.variant()?;
+    let status = match variant.as_str() {
+        "Future" => BranchStatus::Pending,
+        "Done" => BranchStatus::Done,
+        _ => BranchStatus::Gone,
+    };
+    if status != BranchStatus::Pending {
+        // Show the future's type, not the MaybeDone holding its output.
+        let ty = value.ty.template_params.first().map(|(_, ty)| *ty).unwrap_or(value.ty.die);
+        return Ok(Child {
+            ty,
+            address: value.address,
+            boxed: false,
+            branch: Some(Branch { index, status }),
+            describe_only: true,
+            prepared: None,
+        });
+    }
+    let inner = payload.first_path(&[&["future"], &["__0"]])?;
+    Ok(Child {
+        branch: Some(Branch { index, status }),
+        describe_only: status != BranchStatus::Pending,
+        ..Child::of(&inner)
+    })
+}
+
+/// The name of the function that resumes a coroutine env, generics dropped:
+/// `app::run::{async_fn_env#0}<u8>` -> `app::run::{async_fn#0}`.
+pub fn resume_function_name(env_type: &str) -> String {
+    let mut segments: Vec<String> = names::split_path(env_type).iter().map(|s| s.to_string()).collect();
+    if let Some(last) = segments.last_mut() {
+        let base = last.split('<').next().unwrap_or(last).replace("_env#", "#");
+        *last = base;
+    }
+    segments.join("::")
+}
+
+/// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
+/// executing, not suspended, so its await point, awaitee and locals are stale.
+pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFrame<'_>]) {
+    let frame_paths: Vec<(String, &crate::inspect::ResolvedFrame<'_>)> =
+        frames.iter().filter_map(|frame| frame.path_without_generics().map(|path| (path, frame))).collect();
+    let mut deepest: Option<(usize, &crate::inspect::ResolvedFrame<'_>)> = None;
+    let mut node = &*root;
+    let mut depth = 0;
+    loop {
+        if node.kind.is_coroutine() {
+            let resume = resume_function_name(&node.type_name);
+            if let Some((_, frame)) = frame_paths.iter().find(|(path, _)| *path == resume) {
+                deepest = Some((depth, frame));
+            }
+        }
+        match node.children.as_slice() {
+            [child] => {
+                node = child;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let Some((target_depth, frame)) = deepest else { return };
+    let mut node = root;
+    for _ in 0..target_depth {
+        node = &mut node.children[0];
+    }
+    node.running = true;
+    node.state = None;
+    node.await_point = None;
+    node.children.clear();
+    node.locals.clear();
+    // The file as DWARF names it for this coroutine (debuggers spell paths differently);
+    // the line is where the thread is.
+    node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
+        (Some(own), _, Some(line)) => Some(Location { line, ..own }),
+        (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
+        _ => None,
+    };
+}

@@ -1,0 +1,123 @@
+//! Receiving from tokio channels: mpsc (bounded and unbounded), oneshot, watch, broadcast.
+
+use serde_json::json;
+
+use super::{async_self, hex, plural};
+use crate::error::Result;
+use crate::future::{Decoded, FutureDecoder, Outcome};
+use crate::model::NodeKind;
+use crate::value::Value;
+
+/// `Receiver::recv()` on an mpsc channel. A bounded channel's queue length is its bound
+/// minus the free permits (a reserved but unsent permit counts as queued); an unbounded
+/// channel counts messages in its semaphore word.
+pub fn mpsc_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let receiver = async_self(value)?;
+    let chan = receiver.field("chan")?.field("inner")?.arc_data()?;
+    let semaphore = chan.field("semaphore")?;
+    let senders = chan.field("tx_count")?.read_uint()?;
+    let rx_closed = chan.find_field("rx_closed")?.read_uint()? != 0;
+    let (queued, bound, closed) = if semaphore.has_field("bound") {
+        let bound = semaphore.field("bound")?.read_uint()?;
+        let permits = semaphore.field("semaphore")?.field("permits")?.read_uint()?;
+        (bound.saturating_sub(permits >> 1), Some(bound), permits & 1 == 1)
+    } else {
+        let word = semaphore.read_uint()?;
+        (word >> 1, None, word & 1 == 1)
+    };
+    let closed = closed || rx_closed;
+    let detail = json!({
+        "address": hex(chan.address),
+        "queued": queued,
+        "capacity": bound,
+        "senders": senders,
+        "closed": closed,
+    });
+    let summary = format!(
+        "recv on mpsc {} ({} queued, {}{})",
+        hex(chan.address),
+        queued,
+        plural(senders, "sender"),
+        if closed { ", closed" } else { "" }
+    );
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::MpscRecv, detail, summary)))
+}
+
+/// oneshot `Inner.state` bits.
+const VALUE_SENT: u64 = 0b10;
+const CLOSED: u64 = 0b100;
+
+pub fn oneshot_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (variant, payload) = value.field("inner")?.variant()?;
+    if variant != "Some" {
+        return Ok(Outcome::Node(Decoded::leaf(
+            NodeKind::OneshotRecv,
+            json!({"address": null, "value_sent": null, "closed": true}),
+            "recv on oneshot (already received)".to_string(),
+        )));
+    }
+    let inner = payload.field("__0")?.arc_data()?;
+    let state = inner.field("state")?.read_uint()?;
+    let sent = state & VALUE_SENT != 0;
+    let closed = state & CLOSED != 0;
+    let detail = json!({"address": hex(inner.address), "value_sent": sent, "closed": closed});
+    let what = match (sent, closed) {
+        (true, _) => "value sent",
+        (false, true) => "sender dropped",
+        (false, false) => "nothing sent",
+    };
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::OneshotRecv, detail, format!("recv on oneshot {} ({what})", hex(inner.address)))))
+}
+
+/// watch's state word: version in steps of 2, bit 0 = closed.
+const WATCH_CLOSED: u64 = 1;
+
+pub fn watch_changed<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let receiver = async_self(value)?;
+    let shared = receiver.field("shared")?.arc_data()?;
+    let word = shared.field("state")?.read_uint()?;
+    let seen = receiver.field("version")?.read_uint()?;
+    let current = word & !WATCH_CLOSED;
+    let closed = word & WATCH_CLOSED != 0;
+    let receivers = shared.field("ref_count_rx")?.read_uint()?;
+    let detail = json!({
+        "address": hex(shared.address),
+        "version_seen": seen,
+        "version_current": current,
+        "closed": closed,
+        "receivers": receivers,
+    });
+    let summary = format!(
+        "watch changed {} (version {seen} seen, {current} current{})",
+        hex(shared.address),
+        if closed { ", closed" } else { "" }
+    );
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::WatchChanged, detail, summary)))
+}
+
+pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let receiver = async_self(value)?;
+    let shared = receiver.field("shared")?.arc_data()?;
+    let next = receiver.field("next")?.read_uint()?;
+    let tail = shared.field("tail")?;
+    let position = tail.find_field("pos")?.read_uint()?;
+    let closed = tail.find_field("closed")?.read_uint()? != 0;
+    let senders = shared.field("num_tx")?.read_uint()?;
+    let queued = position.saturating_sub(next);
+    let detail = json!({
+        "address": hex(shared.address),
+        "queued": queued,
+        "next": next,
+        "tail": position,
+        "senders": senders,
+        "closed": closed,
+    });
+    let summary = format!(
+        "recv on broadcast {} ({} queued, {}{})",
+        hex(shared.address),
+        queued,
+        plural(senders, "sender"),
+        if closed { ", closed" } else { "" }
+    );
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::BroadcastRecv, detail, summary)))
+}

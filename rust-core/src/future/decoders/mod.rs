@@ -1,0 +1,80 @@
+//! One small decoder per kind of future (see `../registry.rs`), and the helpers they share.
+//! Decoders find everything by field name in the DWARF layout.
+
+pub mod boxed;
+pub mod channels;
+pub mod io;
+pub mod join_handle;
+pub mod notify;
+pub mod semaphore;
+pub mod sets;
+pub mod sleep;
+pub mod trivial;
+pub mod wrappers;
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::future::coroutine::active_variant;
+use crate::memory::MemoryExt;
+use crate::value::Value;
+
+/// Upper bound on nodes counted in one intrusive list (waiters of a lock, say).
+pub const MAX_LIST_NODES: u64 = 1_000_000;
+
+/// The `self` an async method was called on: the upvar of the coroutine's active variant,
+/// dereferenced (`&self`, `&mut self`, `Arc<Self>`).
+pub fn async_self<'a>(env: &Value<'a>) -> Result<Value<'a>> {
+    let active = active_variant(env)?;
+    let receiver = active.fields.field("self")?;
+    if receiver.ty.name.starts_with("alloc::sync::Arc<") {
+        return receiver.arc_data();
+    }
+    receiver.pointee()
+}
+
+/// An upvar (argument) of an async fn, from the active variant.
+pub fn async_argument<'a>(env: &Value<'a>, name: &str) -> Result<Value<'a>> {
+    active_variant(env)?.fields.field(name)
+}
+
+/// How many nodes a tokio `LinkedList` holds, walking `next` links (bounded, cycle-safe).
+pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
+    let head = list.field("head")?;
+    let mut node = head.read_pointer()?;
+    if node == 0 {
+        return Ok(0);
+    }
+    let node_type = list.target.debug.type_info(head.pointer_target()?)?;
+    let probe = list.target.value_of_type(node_type, 0);
+    let next_offset = probe
+        .first_path(&[&["pointers", "inner", "value", "next"], &["pointers", "inner", "__0", "value", "next"]])?
+        .address;
+    let mut seen = HashSet::new();
+    while node != 0 && (seen.len() as u64) < MAX_LIST_NODES {
+        if !seen.insert(node) {
+            return Err(Error::layout(format!("linked list loops at {node:#x}")));
+        }
+        node = list.target.memory.read_u64(node + next_offset)?;
+    }
+    Ok(seen.len() as u64)
+}
+
+/// A tokio batch semaphore: (permits available, closed, waiters queued).
+pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
+    let permits = semaphore.field("permits")?.read_uint()?;
+    let waiters = semaphore.field("waiters")?.find_descendant(|ty| ty.name.starts_with("tokio::util::linked_list::LinkedList<"))?;
+    Ok((permits >> 1, permits & 1 == 1, linked_list_len(&waiters)?))
+}
+
+pub fn plural(count: u64, word: &str) -> String {
+    if count == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{count} {word}s")
+    }
+}
+
+pub fn hex(address: u64) -> String {
+    format!("{address:#x}")
+}

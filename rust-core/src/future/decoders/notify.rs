@@ -1,0 +1,29 @@
+//! `Notify::notified()`: the `Notify`, this waiter's state, and how many wait.
+
+use serde_json::json;
+
+use super::{hex, linked_list_len, plural};
+use crate::error::Result;
+use crate::future::{Decoded, FutureDecoder, Outcome};
+use crate::model::NodeKind;
+use crate::value::Value;
+
+/// `Notify.state` low bits (tokio::sync::notify).
+const NOTIFY_STATE_MASK: u64 = 0b11;
+const NOTIFIED: u64 = 2;
+
+pub fn notified<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let notify = value.field("notify")?.pointee()?;
+    let (state, _) = value.field("state")?.variant_or_self()?;
+    let waiters =
+        linked_list_len(&notify.field("waiters")?.find_descendant(|ty| ty.name.starts_with("tokio::util::linked_list::LinkedList<"))?)?;
+    let permit_stored = notify.field("state")?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
+    let detail = json!({
+        "address": hex(notify.address),
+        "state": state.to_lowercase(),
+        "waiters": waiters,
+        "permit_stored": permit_stored,
+    });
+    let summary = format!("waiting for Notify {} ({})", hex(notify.address), plural(waiters, "waiter"));
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::Notified, detail, summary)))
+}

@@ -1,0 +1,64 @@
+//! Waiting on tokio's semaphore-based primitives: `Mutex::lock`, `RwLock::read`/`write`,
+//! `Semaphore::acquire*`, and a bare `batch_semaphore::Acquire`. Each reports the
+//! primitive's address, permits available and needed, and waiters queued. (Who holds a
+//! lock is not recorded by tokio.)
+
+use serde_json::json;
+
+use super::{async_argument, async_self, hex, plural, semaphore_state};
+use crate::error::Result;
+use crate::future::{Decoded, FutureDecoder, Outcome};
+use crate::model::NodeKind;
+use crate::value::Value;
+
+fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<'_>, needed: u64) -> Result<Outcome> {
+    let (available, closed, waiters) = semaphore_state(semaphore)?;
+    let detail = json!({
+        "address": hex(primitive.address),
+        "permits_available": available,
+        "permits_needed": needed,
+        "waiters": waiters,
+        "closed": closed,
+    });
+    let summary = format!(
+        "waiting for {what} {} ({}, {}{})",
+        hex(primitive.address),
+        plural(available, "permit"),
+        plural(waiters, "waiter"),
+        if closed { ", closed" } else { "" }
+    );
+    Ok(Outcome::Node(Decoded::leaf(kind, detail, summary)))
+}
+
+pub fn mutex_lock<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let mutex = async_self(value)?;
+    waiting(NodeKind::MutexLock, "Mutex", &mutex, &mutex.field("s")?, 1)
+}
+
+pub fn rwlock_read<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let lock = async_self(value)?;
+    waiting(NodeKind::RwlockRead, "RwLock (read)", &lock, &lock.field("s")?, 1)
+}
+
+/// A writer needs every permit: `mr`, the most readers.
+pub fn rwlock_write<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let lock = async_self(value)?;
+    let needed = lock.field("mr")?.read_uint()?;
+    waiting(NodeKind::RwlockWrite, "RwLock (write)", &lock, &lock.field("s")?, needed)
+}
+
+pub fn semaphore_acquire<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let semaphore = async_self(value)?;
+    let needed = match async_argument(value, "n") {
+        Ok(n) => n.read_uint()?,
+        Err(_) => 1,
+    };
+    waiting(NodeKind::SemaphoreAcquire, "Semaphore", &semaphore, &semaphore.field("ll_sem")?, needed)
+}
+
+/// The future under all of them, met on its own (a custom primitive on tokio's semaphore).
+pub fn acquire_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let semaphore = value.field("semaphore")?.pointee()?;
+    let needed = value.field("num_permits")?.read_uint()?;
+    waiting(NodeKind::SemaphoreAcquire, "semaphore", &semaphore, &semaphore, needed)
+}

@@ -1,0 +1,212 @@
+//! Decoding a future's state from memory into a tree of nodes. Coroutine envs (async fn,
+//! block, closure) are decoded through their DWARF variant part, following `__awaitee`;
+//! every other future type goes through the decoder table in `registry.rs`; anything
+//! unknown ends the chain as a plain `future` with its type name.
+
+pub(crate) mod coroutine;
+mod decoders;
+pub(crate) mod locals;
+mod registry;
+
+use std::collections::HashSet;
+
+use crate::dwarf::{DieRef, TypeInfo};
+use crate::error::Error;
+use crate::model::{Branch, FutureNode, NodeKind};
+use crate::names::{self, CoroutineKind};
+use crate::tokio::tasks::TaskReader;
+use crate::value::{Target, Value};
+
+pub use coroutine::{mark_running, resume_function_name};
+
+/// The longest await chain followed before giving up (a corrupt or cyclic chain).
+pub const MAX_AWAIT_DEPTH: usize = 128;
+/// The most children one node (a set of futures) lists.
+pub const MAX_CHILDREN: usize = 10_000;
+
+/// What a decoder makes of a value.
+pub enum Outcome {
+    /// The value only wraps another future: show that one instead.
+    SeeThrough(Child),
+    /// A node of its own, possibly with children to decode.
+    Node(Decoded),
+}
+
+pub struct Decoded {
+    pub kind: NodeKind,
+    pub detail: Option<serde_json::Value>,
+    pub summary: Option<String>,
+    pub children: Vec<Child>,
+}
+
+impl Decoded {
+    pub fn leaf(kind: NodeKind, detail: serde_json::Value, summary: String) -> Decoded {
+        Decoded { kind, detail: Some(detail), summary: Some(summary), children: Vec::new() }
+    }
+}
+
+/// A future inside another, to decode as a child node.
+pub struct Child {
+    pub ty: DieRef,
+    pub address: u64,
+    pub boxed: bool,
+    pub branch: Option<Branch>,
+    /// Only name its type: the future is finished or gone, its memory holds no future.
+    pub describe_only: bool,
+    /// Already decoded by the parent (a `select!` seen from the coroutine that holds it).
+    pub prepared: Option<Box<Decoded>>,
+}
+
+impl Child {
+    pub fn of(value: &Value<'_>) -> Child {
+        Child { ty: value.ty.die, address: value.address, boxed: false, branch: None, describe_only: false, prepared: None }
+    }
+}
+
+/// Facts about the process that only some decoders need.
+#[derive(Default, Clone, Copy)]
+pub struct LiveProcess {
+    /// The pid, when the process runs on this machine (to name file descriptors).
+    pub pid: Option<u32>,
+    /// CLOCK_MONOTONIC now, when the process is live (to say how long a sleep has left).
+    pub now: Option<(i64, u32)>,
+}
+
+pub struct FutureDecoder<'a> {
+    target: &'a Target<'a>,
+    tasks: Option<&'a TaskReader<'a>>,
+    live: LiveProcess,
+}
+
+impl<'a> FutureDecoder<'a> {
+    pub fn new(target: &'a Target<'a>) -> Self {
+        FutureDecoder { target, tasks: None, live: LiveProcess::default() }
+    }
+
+    /// Lets `JoinHandle` nodes name the task they wait for.
+    pub fn with_tasks(mut self, tasks: &'a TaskReader<'a>) -> Self {
+        self.tasks = Some(tasks);
+        self
+    }
+
+    pub fn with_live_process(mut self, live: LiveProcess) -> Self {
+        self.live = live;
+        self
+    }
+
+    pub fn target(&self) -> &'a Target<'a> {
+        self.target
+    }
+
+    pub fn tasks(&self) -> Option<&'a TaskReader<'a>> {
+        self.tasks
+    }
+
+    pub fn live(&self) -> LiveProcess {
+        self.live
+    }
+
+    /// The await tree rooted at the future of type `ty` at `address`.
+    pub fn decode(&self, ty: DieRef, address: u64) -> FutureNode {
+        let mut seen = HashSet::new();
+        self.decode_at(ty, address, 0, &mut seen)
+    }
+
+    /// A node for a future whose memory is not to be read (a finished task).
+    pub fn describe_type(&self, ty: DieRef, address: u64) -> FutureNode {
+        match self.target.debug.type_info(ty) {
+            Ok(info) => self.bare_node(&info, address),
+            Err(error) => error_node("<unknown>", address, error),
+        }
+    }
+
+    fn bare_node(&self, info: &TypeInfo, address: u64) -> FutureNode {
+        let kind = match names::coroutine_kind(&info.name) {
+            Some(CoroutineKind::AsyncFn) => NodeKind::AsyncFn,
+            Some(CoroutineKind::AsyncBlock) => NodeKind::AsyncBlock,
+            Some(CoroutineKind::AsyncClosure) => NodeKind::AsyncClosure,
+            None => NodeKind::Future,
+        };
+        let mut node = FutureNode::new(kind, &info.name, address);
+        if kind.is_coroutine() {
+            node.function = names::coroutine_function(&self.target.debug.index, &info.name);
+        }
+        node
+    }
+
+    fn decode_at(&self, ty: DieRef, address: u64, depth: usize, seen: &mut HashSet<(u64, DieRef)>) -> FutureNode {
+        let info = match self.target.debug.type_info(ty) {
+            Ok(info) => info,
+            Err(error) => return error_node("<unknown>", address, error),
+        };
+        let mut node = self.bare_node(&info, address);
+        if depth >= MAX_AWAIT_DEPTH {
+            node.error = Some(format!("await chain deeper than {MAX_AWAIT_DEPTH}; stopped"));
+            return node;
+        }
+        if !seen.insert((address, ty)) {
+            node.error = Some(format!("cycle: this future was already seen at {address:#x}"));
+            return node;
+        }
+        let value = self.target.value_of_type(info.clone(), address);
+        if let Some(decode) = registry::decoder_for(&info) {
+            match decode(self, &value) {
+                Ok(Outcome::SeeThrough(child)) => return self.child_node(child, depth, seen),
+                Ok(Outcome::Node(decoded)) => {
+                    self.apply(&mut node, decoded, depth, seen);
+                    if node.kind.is_coroutine() {
+                        coroutine::locate(self, &value, &mut node);
+                    }
+                    return node;
+                }
+                Err(error) => {
+                    node.error = Some(error.message);
+                    return node;
+                }
+            }
+        }
+        if node.kind.is_coroutine() {
+            match coroutine::step(self, &value, &mut node) {
+                Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, seen),
+                Ok(None) => {}
+                Err(error) => node.error = Some(error.message),
+            }
+        }
+        node
+    }
+
+    fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, seen: &mut HashSet<(u64, DieRef)>) {
+        // A coroutine stays a coroutine unless a decoder names what it really is.
+        if decoded.kind != NodeKind::Future {
+            node.kind = decoded.kind;
+        }
+        node.detail = decoded.detail;
+        node.summary = decoded.summary;
+        for child in decoded.children.into_iter().take(MAX_CHILDREN) {
+            node.children.push(self.child_node(child, depth, seen));
+        }
+    }
+
+    fn child_node(&self, child: Child, depth: usize, seen: &mut HashSet<(u64, DieRef)>) -> FutureNode {
+        let mut node = if let Some(decoded) = child.prepared {
+            let mut node = self.describe_type(child.ty, child.address);
+            self.apply(&mut node, *decoded, depth + 1, seen);
+            node
+        } else if child.describe_only {
+            self.describe_type(child.ty, child.address)
+        } else {
+            self.decode_at(child.ty, child.address, depth + 1, seen)
+        };
+        node.boxed |= child.boxed;
+        if child.branch.is_some() {
+            node.branch = child.branch;
+        }
+        node
+    }
+}
+
+pub fn error_node(type_name: &str, address: u64, error: Error) -> FutureNode {
+    let mut node = FutureNode::new(NodeKind::Future, type_name, address);
+    node.error = Some(error.message);
+    node
+}

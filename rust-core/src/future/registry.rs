@@ -1,0 +1,124 @@
+//! The one table that maps a future's type to its decoder. Adding a decoder is a small
+//! file under `decoders/` and one line here. Earlier entries win.
+
+use super::decoders::{boxed, io, join_handle, notify, channels, semaphore, sets, sleep, trivial, wrappers};
+use super::{FutureDecoder, Outcome};
+use crate::dwarf::{TypeInfo, TypeTag};
+use crate::error::Result;
+use crate::names;
+use crate::value::Value;
+
+pub type DecodeFn = for<'a> fn(&FutureDecoder<'a>, &Value<'a>) -> Result<Outcome>;
+
+pub enum Pattern {
+    /// The type's name starts with this.
+    Type(&'static str),
+    /// The env of an async fn `name` defined under `module` (any impl block).
+    AsyncFn { module: &'static str, name: &'static str },
+}
+
+use Pattern::{AsyncFn, Type};
+
+const TABLE: &[(Pattern, DecodeFn)] = &[
+    // See-through wrappers.
+    (Type("tokio::runtime::task::trace::Root<"), wrappers::taskdump_root),
+    (Type("core::pin::Pin<"), wrappers::pin),
+    (Type("core::mem::manually_drop::ManuallyDrop<"), wrappers::single_field),
+    (Type("core::mem::maybe_dangling::MaybeDangling<"), wrappers::single_field),
+    (Type("tokio::task::coop::Coop<"), wrappers::coop),
+    (Type("futures_util::stream::stream::next::Next<"), wrappers::stream_next),
+    (Type("futures_util::future::future::Map<"), wrappers::futures_map),
+    (Type("futures_util::future::future::Then<"), wrappers::futures_then),
+    (Type("futures_util::future::try_future::AndThen<"), wrappers::futures_and_then),
+    (Type("futures_util::future::future::fuse::Fuse<"), wrappers::futures_fuse),
+    (Type("futures_util::future::maybe_done::MaybeDone<"), wrappers::futures_maybe_done),
+    (Type("futures_util::future::either::Either<"), wrappers::futures_either),
+    (Type("tracing::instrument::Instrumented<"), wrappers::instrumented),
+    (Type("tokio::time::timeout::Timeout<"), sleep::timeout),
+    // Leaves.
+    (Type("tokio::time::sleep::Sleep"), sleep::sleep),
+    (AsyncFn { module: "tokio::time::interval::", name: "tick" }, sleep::interval_tick),
+    (Type("tokio::runtime::task::join::JoinHandle<"), join_handle::join_handle),
+    (AsyncFn { module: "tokio::sync::mutex::", name: "lock" }, semaphore::mutex_lock),
+    (AsyncFn { module: "tokio::sync::mutex::", name: "lock_owned" }, semaphore::mutex_lock),
+    (AsyncFn { module: "tokio::sync::rwlock::", name: "read" }, semaphore::rwlock_read),
+    (AsyncFn { module: "tokio::sync::rwlock::", name: "read_owned" }, semaphore::rwlock_read),
+    (AsyncFn { module: "tokio::sync::rwlock::", name: "write" }, semaphore::rwlock_write),
+    (AsyncFn { module: "tokio::sync::rwlock::", name: "write_owned" }, semaphore::rwlock_write),
+    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire" }, semaphore::semaphore_acquire),
+    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_owned" }, semaphore::semaphore_acquire),
+    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_many" }, semaphore::semaphore_acquire),
+    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_many_owned" }, semaphore::semaphore_acquire),
+    (Type("tokio::sync::batch_semaphore::Acquire"), semaphore::acquire_leaf),
+    (Type("tokio::sync::notify::Notified"), notify::notified),
+    (AsyncFn { module: "tokio::sync::mpsc::bounded::", name: "recv" }, channels::mpsc_recv),
+    (AsyncFn { module: "tokio::sync::mpsc::bounded::", name: "recv_many" }, channels::mpsc_recv),
+    (AsyncFn { module: "tokio::sync::mpsc::unbounded::", name: "recv" }, channels::mpsc_recv),
+    (AsyncFn { module: "tokio::sync::mpsc::unbounded::", name: "recv_many" }, channels::mpsc_recv),
+    (Type("tokio::sync::oneshot::Receiver<"), channels::oneshot_recv),
+    (AsyncFn { module: "tokio::sync::watch::", name: "changed" }, channels::watch_changed),
+    (AsyncFn { module: "tokio::sync::broadcast::", name: "recv" }, channels::broadcast_recv),
+    (AsyncFn { module: "tokio::net::", name: "accept" }, io::socket_wait),
+    (AsyncFn { module: "tokio::net::", name: "readable" }, io::socket_wait),
+    (AsyncFn { module: "tokio::net::", name: "writable" }, io::socket_wait),
+    (AsyncFn { module: "tokio::net::", name: "ready" }, io::socket_wait),
+    (Type("tokio::io::util::read::Read<"), io::read),
+    (Type("tokio::io::util::read_exact::ReadExact<"), io::read),
+    (Type("tokio::io::util::read_buf::ReadBuf<"), io::read),
+    (Type("tokio::io::util::write::Write<"), io::write),
+    (Type("tokio::io::util::write_all::WriteAll<"), io::write),
+    (Type("tokio::runtime::io::scheduled_io::Readiness"), io::readiness_leaf),
+    (AsyncFn { module: "tokio::task::yield_now::", name: "yield_now" }, trivial::yield_now),
+    (Type("core::future::pending::Pending<"), trivial::pending),
+    (Type("futures_util::future::pending::Pending<"), trivial::pending),
+    (Type("core::future::ready::Ready<"), trivial::ready),
+    (Type("futures_util::future::ready::Ready<"), trivial::ready),
+    // Trees.
+    (Type("futures_util::stream::futures_unordered::FuturesUnordered<"), sets::futures_unordered),
+    (Type("futures_util::stream::futures_ordered::FuturesOrdered<"), sets::futures_ordered),
+    (Type("tokio::task::join_set::JoinSet<"), sets::join_set),
+    (AsyncFn { module: "tokio::task::join_set::", name: "join_next" }, sets::join_set_join_next),
+    (Type("futures_util::future::join_all::JoinAll<"), sets::join_all),
+    (Type("futures_util::future::select_all::SelectAll<"), sets::select_all),
+    (Type("futures_util::future::select::Select<"), sets::select),
+];
+
+/// The decoder for a future of this type, if one is known.
+pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
+    if info.tag == TypeTag::Pointer {
+        return Some(wrappers::pointer);
+    }
+    if boxed::is_dyn_future(info) {
+        return Some(boxed::dyn_future);
+    }
+    TABLE.iter().find(|(pattern, _)| matches(pattern, &info.name)).map(|(_, decode)| *decode)
+}
+
+fn matches(pattern: &Pattern, type_name: &str) -> bool {
+    match pattern {
+        Type(prefix) => type_name.starts_with(prefix),
+        AsyncFn { module, name } => {
+            if !type_name.starts_with(module) {
+                return false;
+            }
+            let segments = names::split_path(type_name);
+            match segments.as_slice() {
+                [.., function, env] => env.starts_with("{async_fn_env#") && function == name,
+                _ => false,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn async_fn_patterns_ignore_impl_numbers_and_generics() {
+        let lock = AsyncFn { module: "tokio::sync::mutex::", name: "lock" };
+        assert!(matches(&lock, "tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>"));
+        assert!(!matches(&lock, "tokio::sync::mutex::{impl#10}::lock::{async_fn#0}::{async_block_env#0}<u32>"));
+        assert!(!matches(&lock, "app::mutex::lock::{async_fn_env#0}"));
+    }
+}

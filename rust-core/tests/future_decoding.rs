@@ -107,7 +107,7 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
                 suspended("tokio_app::level1", "level1"),
                 suspended("tokio_app::level2", "level2"),
                 suspended("tokio_app::level3", "level3"),
-                (NodeKind::Future, "tokio::sync::oneshot::Receiver<u32>".to_string(), None, None, None),
+                (NodeKind::OneshotRecv, "tokio::sync::oneshot::Receiver<u32>".to_string(), None, None, None),
             ],
             "{profile}"
         );

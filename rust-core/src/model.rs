@@ -111,6 +111,9 @@ impl NodeKind {
 pub struct Branch {
     pub index: usize,
     pub status: BranchStatus,
+    /// The local the branch's future lives in, where the macro names it (`futures::select!`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]

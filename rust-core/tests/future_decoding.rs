@@ -145,3 +145,25 @@ fn unresumed_corrupt_and_unreadable_futures() {
     let error = node.error.unwrap();
     assert!(error.contains(&format!("at {:#x}", BASE + 0x40)) && error.contains("cannot read 1 bytes"), "{error}");
 }
+
+#[test]
+fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
+    // A yield is never parked for long in a live process (the task runs again at once),
+    // so this state is built in memory: level2 suspended at its `yield_now().await`.
+    let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
+    let level2 = debug.index.type_by_name("tokio_app::level2::{async_fn_env#0}").unwrap();
+    let size = debug.type_info(level2).unwrap().size.unwrap() as usize;
+    let (state, awaitee) = offsets(&debug, level2, Some(0));
+    let (awaitee_offset, awaitee_type) = awaitee.unwrap();
+    let (inner_state, _) = offsets(&debug, awaitee_type, Some(0));
+    let mut memory = FakeMemory::new(BASE, size);
+    memory.poke(BASE + state, 3);
+    memory.poke(BASE + awaitee_offset + inner_state, 3);
+    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let root = FutureDecoder::new(&target).decode(level2, BASE);
+    assert_eq!(root.children.len(), 1);
+    let leaf = &root.children[0];
+    assert_eq!(leaf.kind, NodeKind::YieldNow);
+    assert_eq!(leaf.function.as_deref(), Some("tokio::task::yield_now::yield_now"));
+    assert_eq!(leaf.summary.as_deref(), Some("yield_now (runs again on the next poll)"));
+}

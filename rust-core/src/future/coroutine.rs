@@ -15,7 +15,7 @@ use crate::value::Value;
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
 const FIRST_SUSPEND_STATE: u64 = 3;
 const AWAITEE_FIELD: &str = "__awaitee";
-const POLL_FN_PREFIX: &str = "core::future::poll_fn::PollFn<";
+const POLL_FN_PREFIXES: &[&str] = &["core::future::poll_fn::PollFn<", "futures_util::future::poll_fn::PollFn<"];
 /// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
 /// `select!` also keeps a bit mask `disabled`.
 const BRANCHES_LOCAL: &str = "futures";
@@ -96,8 +96,12 @@ pub fn step(decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNod
     }
     node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     let Ok(awaitee) = active.fields.field(AWAITEE_FIELD) else { return Ok(None) };
-    if awaitee.ty.name.starts_with(POLL_FN_PREFIX) {
-        if let Some(tree) = macro_branches(decoder, &active.fields, &awaitee)? {
+    if POLL_FN_PREFIXES.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
+        let tree = match macro_branches(decoder, &active.fields, &awaitee)? {
+            Some(tree) => Some(tree),
+            None => futures_macro_branches(&active.fields, &awaitee)?,
+        };
+        if let Some(tree) = tree {
             return Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![tree] }));
         }
     }
@@ -123,17 +127,56 @@ fn macro_branches<'a>(decoder: &FutureDecoder<'a>, fields: &Value<'a>, awaitee: 
         children.push(match disabled {
             Some(mask) => {
                 let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };
-                Child {
-                    branch: Some(Branch { index, status }),
-                    describe_only: status == BranchStatus::Disabled,
-                    ..Child::of(&future)
-                }
+                // A disabled branch's future is still in place (finished or never polled).
+                Child { branch: Some(Branch { index, status, name: None }), ..Child::of(&future) }
             }
             None => maybe_done_branch(&future, index)?,
         });
     }
     let (kind, word) = if disabled.is_some() { (NodeKind::Select, "select!") } else { (NodeKind::Join, "join!") };
     let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
+    let decoded = Decoded {
+        kind,
+        detail: Some(json!({"branches": children.len(), "pending": pending})),
+        summary: Some(format!("{word} of {} branches ({pending} pending)", children.len())),
+        children,
+    };
+    Ok(Some(Child { prepared: Some(Box::new(decoded)), ..Child::of(awaitee) }))
+}
+
+/// `futures::join!` keeps its futures in sibling locals `_fut0`, `_fut1`, ... (each a
+/// `MaybeDone`); `futures::select!` polls the user's own futures through references the
+/// `PollFn` closure captures (`_ref__NAME`).
+fn futures_macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+    let mut children = Vec::new();
+    for index in 0.. {
+        let Ok(future) = fields.field(&format!("_fut{index}")) else { break };
+        children.push(maybe_done_branch(&future, index)?);
+    }
+    let kind = if !children.is_empty() {
+        NodeKind::Join
+    } else {
+        let Ok(closure) = awaitee.field("f") else { return Ok(None) };
+        for field in &closure.ty.fields {
+            let Some(name) = field.name.strip_prefix("_ref__") else { continue };
+            let reference = closure.field(&field.name)?;
+            let pointee = reference.pointee()?;
+            if pointee.ty.tag == crate::dwarf::TypeTag::Base {
+                continue;
+            }
+            let index = children.len();
+            children.push(Child {
+                branch: Some(Branch { index, status: BranchStatus::Pending, name: Some(name.to_string()) }),
+                ..Child::of(&pointee)
+            });
+        }
+        if children.is_empty() {
+            return Ok(None);
+        }
+        NodeKind::Select
+    };
+    let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
+    let word = if kind == NodeKind::Join { "join!" } else { "select!" };
     let decoded = Decoded {
         kind,
         detail: Some(json!({"branches": children.len(), "pending": pending})),
@@ -153,19 +196,25 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
     };
     if status != BranchStatus::Pending {
         // Show the future's type, not the MaybeDone holding its output.
-        let ty = value.ty.template_params.first().map(|(_, ty)| *ty).unwrap_or(value.ty.die);
+        let ty = value
+            .ty
+            .template_params
+            .first()
+            .map(|(_, ty)| *ty)
+            .or_else(|| generic_argument(&value.ty.name).and_then(|name| value.target.debug.index.type_by_name(name)))
+            .unwrap_or(value.ty.die);
         return Ok(Child {
             ty,
             address: value.address,
             boxed: false,
-            branch: Some(Branch { index, status }),
+            branch: Some(Branch { index, status, name: None }),
             describe_only: true,
             prepared: None,
         });
     }
     let inner = payload.first_path(&[&["future"], &["__0"]])?;
     Ok(Child {
-        branch: Some(Branch { index, status }),
+        branch: Some(Branch { index, status, name: None }),
         describe_only: status != BranchStatus::Pending,
         ..Child::of(&inner)
     })
@@ -222,4 +271,10 @@ pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFra
         (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
         _ => None,
     };
+}
+
+/// `a::B<c::D<e>>` -> `c::D<e>`.
+fn generic_argument(type_name: &str) -> Option<&str> {
+    let open = type_name.find('<')?;
+    type_name[open + 1..].strip_suffix('>')
 }

@@ -12,13 +12,15 @@ use crate::value::Value;
 /// Longest string value shown.
 const MAX_STRING: u64 = 256;
 
-/// The fields of a coroutine's active variant, but `skip`, deduplicated by (name, offset):
-/// rustc lists upvars once as saved and again at relocated offsets.
+/// The fields of a coroutine's active variant, but `skip` and compiler temporaries
+/// (`__2`: drop flags, unnamed values), deduplicated by (name, offset): rustc lists upvars
+/// once as saved and again at relocated offsets.
 pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
     let mut seen = HashSet::new();
     let mut locals = Vec::new();
     for field in &fields.ty.fields {
-        if field.name == skip || field.name.is_empty() || !seen.insert((field.name.clone(), field.offset)) {
+        let temporary = field.name.strip_prefix("__").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));
+        if field.name == skip || field.name.is_empty() || temporary || !seen.insert((field.name.clone(), field.offset)) {
             continue;
         }
         let Some(ty) = field.ty else { continue };

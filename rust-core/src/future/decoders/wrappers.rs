@@ -46,6 +46,15 @@ pub fn stream_next<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outco
 /// An enum wrapper: the payload field `field` of the active variant, if it has one; else a
 /// plain node saying which state it is in (`Complete`, `Done`, `Gone`, `Empty`).
 fn enum_payload<'a>(value: &Value<'a>, fields: &[&str]) -> Result<Outcome> {
+    // Some combinators wrap the enum in a newtype struct (`TryFlatten` around `try_flatten::TryFlatten`).
+    let mut value = value.clone();
+    for _ in 0..4 {
+        if value.ty.variant_part.is_some() || value.ty.fields.len() != 1 {
+            break;
+        }
+        let only = value.ty.fields[0].name.clone();
+        value = value.field(&only)?;
+    }
     let (variant, payload) = value.variant()?;
     for field in fields {
         if let Ok(inner) = payload.field(field) {

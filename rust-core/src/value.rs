@@ -213,9 +213,8 @@ impl<'a> Value<'a> {
                     }
                     next.push(child);
                 }
-                if let Some(part) = &value.ty.variant_part {
+                if value.ty.variant_part.is_some() {
                     if let Ok((_, payload)) = value.variant() {
-                        let _ = part;
                         next.push(payload);
                     }
                 }

@@ -138,8 +138,7 @@ impl Index {
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
-                    if let Some(name) = name().filter(|name| name.ends_with("as core::future::future::Future>::{vtable}")) {
-                        let _ = name;
+                    if name().is_some_and(|name| name.ends_with("as core::future::future::Future>::{vtable}")) {
                         if let (Some(address), Some(ty)) = (
                             static_address(dwarf, entry, unit),
                             entry.attr_value(constants::DW_AT_type).and_then(|value| die_ref(unit, value)),

@@ -74,7 +74,7 @@ fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
 
 /// Fills state, await point and location; for a decoder that replaced the coroutine's
 /// chain (a `Mutex::lock` leaf), this keeps where the coroutine stands.
-pub fn locate(_decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNode) {
+pub fn locate(value: &Value<'_>, node: &mut FutureNode) {
     if let Ok(active) = active_variant(value) {
         let (state, await_point) = state_of(active.raw_state);
         node.state = Some(state);
@@ -134,14 +134,7 @@ fn macro_branches<'a>(decoder: &FutureDecoder<'a>, fields: &Value<'a>, awaitee: 
         });
     }
     let (kind, word) = if disabled.is_some() { (NodeKind::Select, "select!") } else { (NodeKind::Join, "join!") };
-    let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
-    let decoded = Decoded {
-        kind,
-        detail: Some(json!({"branches": children.len(), "pending": pending})),
-        summary: Some(format!("{word} of {} branches ({pending} pending)", children.len())),
-        children,
-    };
-    Ok(Some(Child { prepared: Some(Box::new(decoded)), ..Child::of(awaitee) }))
+    Ok(Some(macro_tree(kind, word, children, awaitee)))
 }
 
 /// `futures::join!` keeps its futures in sibling locals `_fut0`, `_fut1`, ... (each a
@@ -175,15 +168,14 @@ fn futures_macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result
         }
         NodeKind::Select
     };
-    let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
     let word = if kind == NodeKind::Join { "join!" } else { "select!" };
-    let decoded = Decoded {
-        kind,
-        detail: Some(json!({"branches": children.len(), "pending": pending})),
-        summary: Some(format!("{word} of {} branches ({pending} pending)", children.len())),
-        children,
-    };
-    Ok(Some(Child { prepared: Some(Box::new(decoded)), ..Child::of(awaitee) }))
+    Ok(Some(macro_tree(kind, word, children, awaitee)))
+}
+
+/// The node shown for a macro's `PollFn`: a select or join over `children`.
+fn macro_tree(kind: NodeKind, word: &str, children: Vec<Child>, poll_fn: &Value<'_>) -> Child {
+    let decoded = Decoded::tree(kind, word, children, json!({}));
+    Child { prepared: Some(Box::new(decoded)), ..Child::of(poll_fn) }
 }
 
 /// A `join!` branch: `MaybeDone::Future(f)` is pending, `Done` finished, `Gone` taken.

@@ -43,6 +43,25 @@ impl Decoded {
     pub fn leaf(kind: NodeKind, detail: serde_json::Value, summary: String) -> Decoded {
         Decoded { kind, detail: Some(detail), summary: Some(summary), children: Vec::new() }
     }
+
+    /// A tree of futures: `detail` gets `len` and `pending` (plus `extra`), the summary
+    /// reads "`what` of N (M pending)".
+    pub fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Decoded {
+        let pending = children
+            .iter()
+            .filter(|child| child.branch.as_ref().is_some_and(|branch| branch.status == crate::model::BranchStatus::Pending))
+            .count();
+        let mut detail = serde_json::json!({"len": children.len(), "pending": pending});
+        if let (Some(detail), Some(extra)) = (detail.as_object_mut(), extra.as_object()) {
+            detail.extend(extra.clone());
+        }
+        Decoded {
+            kind,
+            detail: Some(detail),
+            summary: Some(format!("{what} of {} ({pending} pending)", children.len())),
+            children,
+        }
+    }
 }
 
 /// A future inside another, to decode as a child node.
@@ -155,7 +174,7 @@ impl<'a> FutureDecoder<'a> {
                 Ok(Outcome::Node(decoded)) => {
                     self.apply(&mut node, decoded, depth, seen);
                     if node.kind.is_coroutine() {
-                        coroutine::locate(self, &value, &mut node);
+                        coroutine::locate(&value, &mut node);
                     }
                     return node;
                 }

@@ -13,7 +13,9 @@ pub mod trivial;
 pub mod wrappers;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
+use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
 use crate::future::coroutine::active_variant;
 use crate::memory::MemoryExt;
@@ -38,26 +40,31 @@ pub fn async_argument<'a>(env: &Value<'a>, name: &str) -> Result<Value<'a>> {
     active_variant(env)?.fields.field(name)
 }
 
-/// How many nodes a tokio `LinkedList` holds, walking `next` links (bounded, cycle-safe).
-pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
+/// The node addresses of a tokio `LinkedList` (at most `limit`, cycle-safe), and the
+/// nodes' type.
+pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<TypeInfo>)> {
     let head = list.field("head")?;
-    let mut node = head.read_pointer()?;
-    if node == 0 {
-        return Ok(0);
-    }
     let node_type = list.target.debug.type_info(head.pointer_target()?)?;
-    let probe = list.target.value_of_type(node_type, 0);
+    let probe = list.target.value_of_type(node_type.clone(), 0);
     let next_offset = probe
         .first_path(&[&["pointers", "inner", "value", "next"], &["pointers", "inner", "__0", "value", "next"]])?
         .address;
+    let mut node = head.read_pointer()?;
+    let mut nodes = Vec::new();
     let mut seen = HashSet::new();
-    while node != 0 && (seen.len() as u64) < MAX_LIST_NODES {
+    while node != 0 && (nodes.len() as u64) < limit {
         if !seen.insert(node) {
             return Err(Error::layout(format!("linked list loops at {node:#x}")));
         }
+        nodes.push(node);
         node = list.target.memory.read_u64(node + next_offset)?;
     }
-    Ok(seen.len() as u64)
+    Ok((nodes, node_type))
+}
+
+/// How many nodes a tokio `LinkedList` holds.
+pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
+    Ok(linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64)
 }
 
 /// A tokio batch semaphore: (permits available, closed, waiters queued).

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use super::{async_self, MAX_LIST_NODES};
+use super::{async_self, linked_list_nodes, MAX_LIST_NODES};
 use crate::error::{Error, Result};
 use crate::future::coroutine::maybe_done_branch;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome, MAX_CHILDREN};
@@ -18,17 +18,7 @@ fn pending_branch(value: &Value<'_>, index: usize) -> Child {
 }
 
 fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Outcome {
-    let pending = children.iter().filter(|c| c.branch.as_ref().is_some_and(|b| b.status == BranchStatus::Pending)).count();
-    let mut detail = json!({"len": children.len(), "pending": pending});
-    if let (Some(detail), Some(extra)) = (detail.as_object_mut(), extra.as_object()) {
-        detail.extend(extra.clone());
-    }
-    Outcome::Node(Decoded {
-        kind,
-        detail: Some(detail),
-        summary: Some(format!("{what} of {} ({pending} pending)", children.len())),
-        children,
-    })
+    Outcome::Node(Decoded::tree(kind, what, children, extra))
 }
 
 /// The futures in a `FuturesUnordered`: its `head_all` list of tasks, each holding
@@ -80,24 +70,12 @@ pub fn join_set<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome>
     let lists = value.field("inner")?.field("lists")?.arc_data()?;
     let mut children = Vec::new();
     for list_name in ["notified", "idle"] {
-        let list = lists.find_field(list_name)?;
-        let head = list.field("head")?;
-        let entry_type = list.target.debug.type_info(head.pointer_target()?)?;
-        let probe = list.target.value_of_type(entry_type.clone(), 0);
-        let next_offset = probe
-            .first_path(&[&["pointers", "inner", "value", "next"], &["pointers", "inner", "__0", "value", "next"]])?
-            .address;
-        let mut node = head.read_pointer()?;
-        let mut seen = HashSet::new();
-        while node != 0 && children.len() < MAX_CHILDREN {
-            if !seen.insert(node) {
-                return Err(Error::layout(format!("JoinSet list loops at {node:#x}")));
-            }
-            let entry = list.target.value_of_type(entry_type.clone(), node);
+        let (entries, entry_type) = linked_list_nodes(&lists.find_field(list_name)?, MAX_CHILDREN as u64)?;
+        for entry in entries {
+            let entry = lists.target.value_of_type(entry_type.clone(), entry);
             let handle = entry.field("value")?.find_descendant(|ty| ty.name.starts_with("tokio::runtime::task::join::JoinHandle<"))?;
             let index = children.len();
             children.push(pending_branch(&handle, index));
-            node = list.target.memory.read_u64(node + next_offset)?;
         }
     }
     Ok(tree(NodeKind::JoinSet, "JoinSet", children, json!({})))

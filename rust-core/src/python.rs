@@ -112,7 +112,7 @@ fn backtrace(
             None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,
         };
         if as_json {
-            serde_json::to_string_pretty(&report)
+            serde_json::to_string(&report)
                 .map_err(|error| Error::new(ErrorKind::Internal, format!("cannot encode JSON: {error}")))
         } else {
             Ok(render_text(&report, TextOptions { locals: full }))

@@ -50,12 +50,25 @@ pub enum TaskFuture {
     Gone { ty: DieRef, stage: String },
 }
 
-/// Offsets inside a task's vtable and header, from DWARF.
+/// Offsets inside a task's vtable and header, from DWARF, read once per command.
 struct Layouts {
-    header: Arc<TypeInfo>,
-    vtable: Arc<TypeInfo>,
+    header_state: u64,
+    header_vtable: u64,
+    vtable_poll: u64,
+    vtable_trailer_offset: u64,
+    vtable_scheduler_offset: u64,
+    vtable_id_offset: u64,
     trailer_next: u64,
     trailer_prev: u64,
+}
+
+/// Where a task's future lives inside its `Core<T, S>`, per future type.
+#[derive(Clone)]
+struct CoreLayout {
+    future_type: DieRef,
+    /// Offset of `Stage<T>` inside `Core<T, S>`, and its layout.
+    stage_offset: u64,
+    stage: Arc<TypeInfo>,
 }
 
 /// The result of walking a runtime's task lists.
@@ -71,8 +84,8 @@ pub struct TaskWalk {
 pub struct TaskReader<'a> {
     target: &'a Target<'a>,
     layouts: Layouts,
-    /// `poll` function address (unbiased) -> (future type T, its `Core<T, S>` layout).
-    by_poll_fn: std::cell::RefCell<HashMap<u64, Result<(DieRef, Arc<TypeInfo>)>>>,
+    /// `poll` function address (unbiased) -> where that future type sits in its task.
+    by_poll_fn: std::cell::RefCell<HashMap<u64, Result<CoreLayout>>>,
 }
 
 impl<'a> TaskReader<'a> {
@@ -94,11 +107,22 @@ impl<'a> TaskReader<'a> {
             .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE)))?;
         let trailer_next = first_offset_of(target, &trailer, compat::TRAILER_NEXT)?;
         let trailer_prev = first_offset_of(target, &trailer, compat::TRAILER_PREV)?;
-        Ok(TaskReader {
-            target,
-            layouts: Layouts { header, vtable, trailer_next, trailer_prev },
-            by_poll_fn: Default::default(),
-        })
+        let field_offset = |ty: &Arc<TypeInfo>, name: &str| {
+            ty.field(name)
+                .map(|field| field.offset)
+                .ok_or_else(|| Error::layout(format!("{} has no field `{name}` (unknown tokio layout)", ty.name)))
+        };
+        let layouts = Layouts {
+            header_state: field_offset(&header, "state")?,
+            header_vtable: field_offset(&header, "vtable")?,
+            vtable_poll: field_offset(&vtable, "poll")?,
+            vtable_trailer_offset: field_offset(&vtable, "trailer_offset")?,
+            vtable_scheduler_offset: field_offset(&vtable, "scheduler_offset")?,
+            vtable_id_offset: field_offset(&vtable, "id_offset")?,
+            trailer_next,
+            trailer_prev,
+        };
+        Ok(TaskReader { target, layouts, by_poll_fn: Default::default() })
     }
 
     /// Addresses of every task header in the runtime whose scheduler handle is `handle`,
@@ -135,7 +159,7 @@ impl<'a> TaskReader<'a> {
             walk.addresses.push(next);
             let link = self
                 .read_vtable(next)
-                .and_then(|vtable| self.vtable_field(vtable, "trailer_offset"))
+                .and_then(|vtable| self.target.memory.read_u64(vtable + self.layouts.vtable_trailer_offset))
                 .and_then(|trailer| self.target.memory.read_u64(next + trailer + link_offset));
             match link {
                 Ok(address) => next = address,
@@ -150,8 +174,7 @@ impl<'a> TaskReader<'a> {
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {
-        let field = self.layouts.header.field("vtable").unwrap();
-        let vtable = self.target.memory.read_u64(header + field.offset)?;
+        let vtable = self.target.memory.read_u64(header + self.layouts.header_vtable)?;
         if vtable == 0 {
             return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
         }
@@ -160,40 +183,29 @@ impl<'a> TaskReader<'a> {
         Ok(vtable)
     }
 
-    fn vtable_field(&self, vtable: u64, name: &str) -> Result<u64> {
-        let field = self
-            .layouts
-            .vtable
-            .field(name)
-            .ok_or_else(|| Error::layout(format!("task vtable has no `{name}`")))?;
-        self.target.memory.read_u64(vtable + field.offset)
-    }
-
     pub fn read_header(&self, address: u64) -> Result<TaskHeader> {
-        let header = self.target.value_of_type(self.layouts.header.clone(), address);
-        let state_bits = header.field("state")?.read_uint()?;
+        let state_bits = self.target.memory.read_u64(address + self.layouts.header_state)?;
         let vtable = self.read_vtable(address)?;
-        let id_offset = self.vtable_field(vtable, "id_offset")?;
+        let id_offset = self.target.memory.read_u64(vtable + self.layouts.vtable_id_offset)?;
         let id = self.target.memory.read_u64(address + id_offset)?;
         Ok(TaskHeader { address, id, state_bits, vtable })
     }
 
     /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
     pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
-        let poll = self.vtable_field(header.vtable, "poll")?;
-        let core_offset = self.vtable_field(header.vtable, "scheduler_offset")?;
-        let (future_ty, core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
-        let core = self.target.value_of_type(core, header.address + core_offset);
-        let stage = core.find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
+        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
+        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
+        let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
+        let stage = self.target.value_of_type(layout.stage, header.address + core_offset + layout.stage_offset);
         let (variant, payload) = stage.variant()?;
         if variant != compat::STAGE_RUNNING_VARIANT {
-            return Ok(TaskFuture::Gone { ty: future_ty, stage: variant.to_lowercase() });
+            return Ok(TaskFuture::Gone { ty: layout.future_type, stage: variant.to_lowercase() });
         }
         let future = payload.field(compat::STAGE_RUNNING_FUTURE)?;
-        Ok(TaskFuture::Running { ty: future_ty, address: future.address })
+        Ok(TaskFuture::Running { ty: layout.future_type, address: future.address })
     }
 
-    fn core_layout(&self, poll: u64) -> Result<(DieRef, Arc<TypeInfo>)> {
+    fn core_layout(&self, poll: u64) -> Result<CoreLayout> {
         if let Some(cached) = self.by_poll_fn.borrow().get(&poll) {
             return cached.clone();
         }
@@ -202,7 +214,7 @@ impl<'a> TaskReader<'a> {
         result
     }
 
-    fn find_core_layout(&self, poll: u64) -> Result<(DieRef, Arc<TypeInfo>)> {
+    fn find_core_layout(&self, poll: u64) -> Result<CoreLayout> {
         let debug = self.target.debug;
         let params = debug.subprogram_template_params(poll)?.ok_or_else(|| {
             Error::new(
@@ -221,7 +233,11 @@ impl<'a> TaskReader<'a> {
         let core = debug
             .type_named(&core_name)?
             .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
-        Ok((future_ty, core))
+        let stage = self
+            .target
+            .value_of_type(core, 0)
+            .find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
+        Ok(CoreLayout { future_type: future_ty, stage_offset: stage.address, stage: stage.ty })
     }
 }
 

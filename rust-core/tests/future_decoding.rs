@@ -11,6 +11,7 @@ use tokio_async_core::error::{Error, Result};
 use tokio_async_core::future::FutureDecoder;
 use tokio_async_core::memory::Memory;
 use tokio_async_core::model::{CoroutineState, FutureNode, NodeKind};
+use tokio_async_core::tokio::tasks::TaskReader;
 use tokio_async_core::value::Target;
 
 /// Zero-filled memory over [base, base + len), with bytes poked in by the test.
@@ -166,4 +167,27 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     assert_eq!(leaf.kind, NodeKind::YieldNow);
     assert_eq!(leaf.function.as_deref(), Some("tokio::task::yield_now::yield_now"));
     assert_eq!(leaf.summary.as_deref(), Some("yield_now (runs again on the next poll)"));
+}
+
+#[test]
+fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
+    // chain_top suspended at its JoinHandle await, the handle pointing at unreadable memory.
+    let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
+    let chain_top = debug.index.type_by_name("waits_app::chain_top::{async_fn_env#0}").unwrap();
+    let size = debug.type_info(chain_top).unwrap().size.unwrap() as usize;
+    let (state, awaitee) = offsets(&debug, chain_top, Some(0));
+    let (handle_offset, _) = awaitee.unwrap();
+    let mut memory = FakeMemory::new(BASE, size);
+    memory.poke(BASE + state, 3);
+    memory.poke(BASE + handle_offset, 0x10); // JoinHandle.raw.ptr = 0x10
+    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let tasks = TaskReader::new(&target).unwrap();
+    let root = FutureDecoder::new(&target).with_tasks(&tasks).decode(chain_top, BASE);
+    assert_eq!(root.function.as_deref(), Some("waits_app::chain_top"));
+    assert_eq!(root.state, Some(CoroutineState::Suspended));
+    assert!(root.error.is_none());
+    let handle = &root.children[0];
+    assert_eq!(handle.type_name, "tokio::runtime::task::join::JoinHandle<()>");
+    let error = handle.error.as_deref().expect("the decoder's failure is on the node");
+    assert_eq!(error, "cannot read 8 bytes at 0x10");
 }

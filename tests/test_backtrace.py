@@ -163,3 +163,25 @@ def test_loading_twice_is_harmless(debugger, tmp_path):
     _, report = run.sections()
     assert [task["id"] for task in json.loads(report)["tasks"]] == [manifest["tasks"]["runner"]]
     assert not run.error_lines() and run.traceback_free()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_current_thread_runtime(debugger, tmp_path, profile):
+    """One thread runs everything: blocked in block_on, and polling a task right now."""
+    manifest = tmp_path / "manifest.json"
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
+        program=build.fixture("tokio-app", profile),
+        args=["breakpoint", "current_thread"],
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    manifest = json.loads(manifest.read_text())
+    [report] = run.json_sections()
+    assert_tasks(report, manifest, "breakpoint")
+    assert [r["flavor"] for r in report["runtimes"]] == ["CurrentThread"]
+    [thread] = report["threads"]
+    assert (thread["tid"], thread["role"], thread["worker"]) == (manifest["pid"], "block_on", None)
+    assert thread["current_task"] == manifest["tasks"]["runner"]
+    assert expect.chain(thread["future"]) == expect.task_chains("breakpoint")["runner"]
+    # current_thread's block_on keeps its future argument even in release builds.
+    assert expect.chain(thread["block_on_future"]) == expect.main_future_chain()

@@ -147,11 +147,11 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
 
     let mut report =
         Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
-    // A worker's current task id also names its own blocking task while it idles; only
-    // ids found in a runtime's task list are tasks it runs.
+    // The task each thread is polling: a worker's, or a current_thread runtime's block_on
+    // thread between polls of its own future. A worker's current task id also names its own
+    // blocking task while it idles; only ids found in a runtime's task list are tasks.
     let running: HashMap<u64, &[ResolvedFrame<'_>]> = states
         .iter()
-        .filter(|state| state.worker.is_some())
         .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
         .collect();
     let task_reader = TaskReader::new(&target)?;
@@ -228,27 +228,32 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             continue;
         };
         let mut error = state.error;
-        let future = match role {
-            ThreadRole::Worker => state.current_task.and_then(|id| roots_by_id.get(&id).cloned()),
-            ThreadRole::BlockOn => match block_on_future(&target, &decoder, block_on.unwrap()) {
+        let current_task = state.current_task.filter(|id| roots_by_id.contains_key(id));
+        let mut block_on_node = None;
+        if role == ThreadRole::BlockOn {
+            match block_on_future(&target, &decoder, block_on.unwrap()) {
                 Ok(mut node) => {
-                    mark_running(&mut node, &state.frames);
-                    Some(node)
+                    if current_task.is_none() {
+                        mark_running(&mut node, &state.frames);
+                    }
+                    block_on_node = Some(node);
                 }
-                Err(message) => {
-                    error = Some(message);
-                    None
-                }
-            },
-            ThreadRole::Other => None,
+                Err(message) => error = Some(message),
+            }
+        }
+        // The future being polled now: the current task's, else the block_on future.
+        let (future, block_on_future_node) = match current_task {
+            Some(id) => (roots_by_id.get(&id).cloned(), block_on_node),
+            None => (block_on_node, None),
         };
         report.threads.push(ThreadReport {
             tid: state.input.tid,
             name: state.input.name.clone(),
             role,
             worker: state.worker,
-            current_task: state.current_task.filter(|id| role == ThreadRole::Worker && roots_by_id.contains_key(id)),
+            current_task,
             future,
+            block_on_future: block_on_future_node,
             runtime: state.runtime.map(|runtime| format!("{:#x}", runtime.handle.address)),
             error,
         });

@@ -37,7 +37,11 @@ pub struct ThreadReport {
     pub role: ThreadRole,
     pub worker: Option<u64>,
     pub current_task: Option<u64>,
+    /// What the thread polls now: its current task's future, else its block_on future.
     pub future: Option<FutureNode>,
+    /// A current_thread runtime's block_on future while that thread runs one of its tasks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_on_future: Option<FutureNode>,
     /// The runtime handle this thread is inside of.
     pub runtime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -39,7 +39,10 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
                 None => format!("worker {index}, idle"),
             }
         }
-        ThreadRole::BlockOn => "block_on".to_string(),
+        ThreadRole::BlockOn => match thread.current_task {
+            Some(task) => format!("block_on, running task {task}"),
+            None => "block_on".to_string(),
+        },
         ThreadRole::Other => "runtime thread".to_string(),
     };
     let _ = writeln!(out, "Thread {}{name}: {role}", thread.tid);
@@ -47,6 +50,10 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
         let _ = writeln!(out, "  error: {error}");
     }
     if let Some(future) = &thread.future {
+        render_stack(out, future, options);
+    }
+    if let Some(future) = &thread.block_on_future {
+        out.push_str("  block_on future:\n");
         render_stack(out, future, options);
     }
     out.push('\n');

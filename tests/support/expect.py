@@ -80,7 +80,7 @@ def task_states(mode):
 def main_future_chain():
     m = Markers()
     return [
-        suspended(m, "async_block", "tokio_app::main::{async_block#2}", "main_block"),
+        suspended(m, "async_block", "tokio_app::main::{async_block#3}", "main_block"),
         suspended(m, "async_fn", "tokio_app::app_main", "app_main"),
         suspended(m, "async_fn", "tokio_app::wait_for_shutdown", "wait_for_shutdown"),
         NOTIFIED,

@@ -75,11 +75,11 @@ fn finds_the_tokio_context_thread_local() {
 #[test]
 fn refuses_binaries_without_types_and_programs_without_tokio() {
     let line_tables = common::fixture("tokio-app", "linetables");
-    let error = DebugInfo::load(&line_tables).err().expect("no types");
+    let error = DebugInfo::load(&line_tables).map(|_| ()).expect_err("no types");
     assert_eq!(error.kind, ErrorKind::NoDebugInfo);
     assert!(error.message.contains("debug = true"), "{}", error.message);
 
     let plain = DebugInfo::load(&common::fixture("plain-app", "dev")).unwrap();
-    let error = find_context_variable(&plain).err().expect("not tokio");
+    let error = find_context_variable(&plain).map(|_| ()).expect_err("not tokio");
     assert_eq!(error.kind, ErrorKind::NotTokio);
 }

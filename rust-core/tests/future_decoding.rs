@@ -57,7 +57,10 @@ fn offsets(debug: &DebugInfo, ty: DieRef, suspend: Option<u64>) -> (u64, Option<
     (state, awaitee)
 }
 
-fn chain(node: &FutureNode) -> Vec<(NodeKind, String, Option<CoroutineState>, Option<u64>, Option<u64>)> {
+/// (kind, function or type, state, await point, line) of one node.
+type ChainEntry = (NodeKind, String, Option<CoroutineState>, Option<u64>, Option<u64>);
+
+fn chain(node: &FutureNode) -> Vec<ChainEntry> {
     let mut out = Vec::new();
     let mut current = Some(node);
     while let Some(node) = current {

@@ -170,10 +170,8 @@ fn parse_variant_part(
     while let Some(child) = children.next()? {
         let entry = child.entry();
         match entry.tag() {
-            constants::DW_TAG_member => {
-                if Some(entry.offset()) == discr_offset || part.discriminant.is_none() {
-                    part.discriminant = parse_member(debug, unit, entry);
-                }
+            constants::DW_TAG_member if Some(entry.offset()) == discr_offset || part.discriminant.is_none() => {
+                part.discriminant = parse_member(debug, unit, entry);
             }
             constants::DW_TAG_variant => {
                 let discr_value = entry.attr_value(constants::DW_AT_discr_value).and_then(constant_value);

@@ -157,6 +157,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
     let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
+    // Roots of the tasks some thread is running, for that thread's report.
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
     for runtime in &runtimes {
         let runtime_address = format!("{:#x}", runtime.handle.address);
@@ -203,7 +204,9 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
                 }
                 Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message)),
             };
-            roots_by_id.insert(header.id, root.clone());
+            if running_on.is_some() {
+                roots_by_id.insert(header.id, root.clone());
+            }
             report.tasks.push(TaskReport {
                 id: header.id,
                 address: format!("{address:#x}"),

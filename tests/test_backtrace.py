@@ -185,3 +185,34 @@ def test_current_thread_runtime(debugger, tmp_path, profile):
     assert expect.chain(thread["future"]) == expect.task_chains("breakpoint")["runner"]
     # current_thread's block_on keeps its future argument even in release builds.
     assert expect.chain(thread["block_on_future"]) == expect.main_future_chain()
+
+
+def test_two_runtimes_in_one_process(debugger, tmp_path):
+    """A multi_thread runtime and a current_thread runtime on another thread: each task is
+    listed once, under the runtime that owns it."""
+    binary = build.fixture("tokio-app", "dev")
+    with RunningFixture(binary, "hang", str(tmp_path), extra_args=["two_runtimes"]) as fixture:
+        run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
+        [report] = run.json_sections()
+    ids = fixture.manifest["tasks"]
+    m = Markers()
+    assert sorted(r["flavor"] for r in report["runtimes"]) == ["CurrentThread", "MultiThread"]
+    by_id = {task["id"]: task for task in report["tasks"]}
+    assert sorted(by_id) == sorted(ids[name] for name in ids if name != "finished")
+    [second] = [t for t in report["threads"] if t["name"] == "second-rt"]
+    assert second["role"] == "block_on" and second["current_task"] is None
+    assert expect.chain(second["future"]) == [
+        expect.suspended(m, "async_fn", "tokio_app::second_runtime_main", "second_runtime_main"),
+        ("pending", "core::future::pending::Pending<()>", None, None, None),
+    ]
+    second_runtime = second["runtime"]
+    [main] = [t for t in report["threads"] if t["tid"] == fixture.pid]
+    assert main["runtime"] != second_runtime
+    for name, task in ((name, by_id[ids[name]]) for name in ids if name != "finished"):
+        owned_by_second = name.startswith("second_")
+        assert (task["runtime"] == second_runtime) == owned_by_second, name
+    assert expect.chain(by_id[ids["second_sleeper"]]["root"]) == [
+        expect.suspended(m, "async_fn", "tokio_app::second_sleeper", "second_sleeper"),
+        expect.SLEEP,
+    ]
+    assert expect.chain(by_id[ids["second_level1"]]["root"]) == expect.task_chains("hang")["level1"]

@@ -7,11 +7,11 @@ import time
 
 
 class RunningFixture:
-    def __init__(self, binary, mode, workdir):
+    def __init__(self, binary, mode, workdir, extra_args=()):
         self.manifest_path = os.path.join(workdir, "manifest.json")
         env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path)
         self.process = subprocess.Popen(
-            [binary, mode], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            [binary, mode, *extra_args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         self.manifest = self._wait_for_manifest()
 

@@ -216,3 +216,40 @@ def test_two_runtimes_in_one_process(debugger, tmp_path):
         expect.SLEEP,
     ]
     assert expect.chain(by_id[ids["second_level1"]]["root"]) == expect.task_chains("hang")["level1"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_local_set_tasks(debugger, tmp_path, profile):
+    """`spawn_local` tasks live in their LocalSet, not in the runtime's task list; the
+    LocalSet is found through the block_on future that runs it."""
+    binary = build.fixture("tokio-app", profile)
+    with RunningFixture(binary, "hang", str(tmp_path), extra_args=["local_set"]) as fixture:
+        run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
+        sections = run.json_sections()
+    [report] = sections
+    ids = fixture.manifest["tasks"]
+    m = Markers()
+    if profile == "release":
+        # The block_on future (the only way to the LocalSet) is optimized out in release
+        # builds: the runtime's tasks are all there, the LocalSet's are not.
+        assert sorted(r["flavor"] for r in report["runtimes"]) == ["MultiThread"]
+        assert ids["local_sleeper"] not in {task["id"] for task in report["tasks"]}
+        return
+    assert sorted(r["flavor"] for r in report["runtimes"]) == ["LocalSet", "MultiThread"]
+    [local_set] = [r for r in report["runtimes"] if r["flavor"] == "LocalSet"]
+    assert local_set["task_count"] == 2
+    by_id = {task["id"]: task for task in report["tasks"]}
+    assert sorted(by_id) == sorted(ids[name] for name in ids if name != "finished")
+    for name in ids:
+        if name != "finished":
+            assert (by_id[ids[name]]["runtime"] == local_set["address"]) == name.startswith("local_"), name
+    assert expect.chain(by_id[ids["local_sleeper"]]["root"]) == [
+        expect.suspended(m, "async_fn", "tokio_app::local_sleeper", "local_sleeper"),
+        expect.SLEEP,
+    ]
+    assert expect.chain(by_id[ids["local_level1"]]["root"]) == expect.task_chains("hang")["level1"]
+    [main] = [t for t in report["threads"] if t["tid"] == fixture.pid]
+    chain = expect.chain(main["future"])
+    assert chain[0][:3] == ("async_fn", "tokio::task::local::LocalSet::run_until", "suspended")
+    assert chain[1] == expect.suspended(m, "async_block", "tokio_app::run_with_local_set::{async_block#0}", "local_main")
+    assert chain[2:] == expect.main_future_chain()[1:]

@@ -13,7 +13,7 @@ use crate::model::{FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, 
 use crate::names;
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
-use crate::tokio::tasks::{TaskFuture, TaskReader};
+use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
 use crate::value::Target;
 
 /// What the debugger knows about one thread.
@@ -157,11 +157,30 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
     let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
+
+    // block_on futures first: decoding them finds the LocalSets they run.
+    let block_on_results: Vec<Option<std::result::Result<FutureNode, String>>> = states
+        .iter()
+        .map(|state| find_block_on_frame(&state.frames).map(|frame| block_on_future(&target, &decoder, frame)))
+        .collect();
+
+    // Task lists: each runtime's, then each LocalSet's (its tasks are in no runtime list).
+    let mut sources: Vec<(String, String, Result<TaskWalk>)> = runtimes
+        .iter()
+        .map(|runtime| {
+            let address = format!("{:#x}", runtime.handle.address);
+            (address, runtime.flavor.clone(), task_reader.task_addresses(&runtime.handle))
+        })
+        .collect();
+    for (ty, address) in decoder.local_sets() {
+        let walk = target.value(ty, address).and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
+        sources.push((format!("{address:#x}"), LOCAL_SET_FLAVOR.to_string(), walk));
+    }
+
     // Roots of the tasks some thread is running, for that thread's report.
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
-    for runtime in &runtimes {
-        let runtime_address = format!("{:#x}", runtime.handle.address);
-        let walk = match task_reader.task_addresses(&runtime.handle) {
+    for (runtime_address, flavor, walk) in sources {
+        let walk = match walk {
             Ok(walk) => walk,
             Err(error) => {
                 report.errors.push(format!("runtime {runtime_address}: cannot walk its task list: {error}"));
@@ -169,13 +188,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             }
         };
         report.errors.extend(walk.problems.iter().map(|problem| format!("runtime {runtime_address}: {problem}")));
-        let addresses = walk.addresses;
-        report.runtimes.push(RuntimeReport {
-            address: runtime_address.clone(),
-            flavor: runtime.flavor.clone(),
-            task_count: addresses.len(),
-        });
-        for address in addresses {
+        report.runtimes.push(RuntimeReport { address: runtime_address.clone(), flavor, task_count: walk.addresses.len() });
+        for &address in &walk.addresses {
             let header = match task_reader.read_header(address) {
                 Ok(header) => header,
                 Err(error) => {
@@ -219,11 +233,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     }
     report.tasks.sort_by_key(|task| task.id);
 
-    for state in states {
-        let block_on = find_block_on_frame(&state.frames);
+    for (state, block_on_result) in states.into_iter().zip(block_on_results) {
         let role = if state.worker.is_some() {
             ThreadRole::Worker
-        } else if block_on.is_some() {
+        } else if block_on_result.is_some() {
             ThreadRole::BlockOn
         } else if state.runtime.is_some() {
             ThreadRole::Other
@@ -232,18 +245,19 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         };
         let mut error = state.error;
         let current_task = state.current_task.filter(|id| roots_by_id.contains_key(id));
-        let mut block_on_node = None;
-        if role == ThreadRole::BlockOn {
-            match block_on_future(&target, &decoder, block_on.unwrap()) {
-                Ok(mut node) => {
-                    if current_task.is_none() {
-                        mark_running(&mut node, &state.frames);
-                    }
-                    block_on_node = Some(node);
+        let block_on_node = match block_on_result {
+            Some(Ok(mut node)) => {
+                if current_task.is_none() {
+                    mark_running(&mut node, &state.frames);
                 }
-                Err(message) => error = Some(message),
+                Some(node)
             }
-        }
+            Some(Err(message)) => {
+                error = Some(message);
+                None
+            }
+            None => None,
+        };
         // The future being polled now: the current task's, else the block_on future.
         let (future, block_on_future_node) = match current_task {
             Some(id) => (roots_by_id.get(&id).cloned(), block_on_node),
@@ -263,6 +277,9 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     }
     Ok(report)
 }
+
+/// The `flavor` reported for a LocalSet's task list.
+const LOCAL_SET_FLAVOR: &str = "LocalSet";
 
 /// The innermost frame that polls a `block_on` future, with the local that holds it.
 fn find_block_on_frame<'r, 'f>(frames: &'r [ResolvedFrame<'f>]) -> Option<(&'r ResolvedFrame<'f>, &'static str)> {

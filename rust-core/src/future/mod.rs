@@ -95,11 +95,14 @@ pub struct FutureDecoder<'a> {
     target: &'a Target<'a>,
     tasks: Option<&'a TaskReader<'a>>,
     live: LiveProcess,
+    /// `LocalSet`s met while decoding (type, address): their tasks are not in any
+    /// runtime's list, so the caller walks them too.
+    local_sets: std::cell::RefCell<Vec<(DieRef, u64)>>,
 }
 
 impl<'a> FutureDecoder<'a> {
     pub fn new(target: &'a Target<'a>) -> Self {
-        FutureDecoder { target, tasks: None, live: LiveProcess::default() }
+        FutureDecoder { target, tasks: None, live: LiveProcess::default(), local_sets: Default::default() }
     }
 
     /// Lets `JoinHandle` nodes name the task they wait for.
@@ -123,6 +126,18 @@ impl<'a> FutureDecoder<'a> {
 
     pub fn live(&self) -> LiveProcess {
         self.live
+    }
+
+    pub fn note_local_set(&self, ty: DieRef, address: u64) {
+        let mut local_sets = self.local_sets.borrow_mut();
+        if !local_sets.contains(&(ty, address)) {
+            local_sets.push((ty, address));
+        }
+    }
+
+    /// The `LocalSet`s met so far.
+    pub fn local_sets(&self) -> Vec<(DieRef, u64)> {
+        self.local_sets.borrow().clone()
     }
 
     /// The await tree rooted at the future of type `ty` at `address`.

@@ -26,6 +26,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type("core::mem::manually_drop::ManuallyDrop<"), wrappers::single_field),
     (Type("core::mem::maybe_dangling::MaybeDangling<"), wrappers::single_field),
     (Type("tokio::task::coop::Coop<"), wrappers::coop),
+    (Type("tokio::task::local::RunUntil<"), wrappers::local_set_run_until),
     (Type("futures_util::stream::stream::next::Next<"), wrappers::stream_next),
     (Type("futures_util::future::future::Map<"), wrappers::futures_map),
     (Type("futures_util::future::future::Then<"), wrappers::futures_then),

@@ -33,6 +33,16 @@ pub const LINKED_LIST_TYPE_PREFIX: &str = "tokio::util::linked_list::LinkedList<
 pub const LINKED_LIST_HEAD: &str = "head";
 pub const LINKED_LIST_TAIL: &str = "tail";
 
+/// `LocalSet.context: Rc<Context>` -> (`RcInner.value`) -> `Context.shared: Arc<Shared>` (1.38+).
+pub const LOCAL_SET_CONTEXT: &str = "context";
+pub const RC_INNER_VALUE: &str = "value";
+pub const LOCAL_CONTEXT_SHARED: &str = "shared";
+/// `Shared.local_state.owned: LocalOwnedTasks`.
+pub const LOCAL_SHARED_OWNED_TASKS: &[&[&str]] = &[&["local_state", "owned"]];
+/// `LocalSet::run_until` awaits `RunUntil{local_set: &LocalSet, future}`.
+pub const RUN_UNTIL_LOCAL_SET: &str = "local_set";
+pub const RUN_UNTIL_FUTURE: &str = "future";
+
 pub const HEADER_TYPE: &str = "tokio::runtime::task::core::Header";
 pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
 /// `Trailer.owned: Pointers{inner: UnsafeCell<PointersInner{prev, next}>}`.

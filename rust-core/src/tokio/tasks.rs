@@ -134,19 +134,35 @@ impl<'a> TaskReader<'a> {
         let mut walk = TaskWalk::default();
         let mut seen = HashSet::new();
         for (shard_index, shard) in shards.iter().enumerate() {
-            let list = shard.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
-            let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
-            let broken = self.follow(head, self.layouts.trailer_next, shard_index, &mut seen, &mut walk);
-            if broken {
-                let tail = list.field(compat::LINKED_LIST_TAIL)?.read_pointer()?;
-                self.follow(tail, self.layouts.trailer_prev, shard_index, &mut seen, &mut walk);
-            }
+            self.walk_list(shard, shard_index, &mut seen, &mut walk)?;
             if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
                 walk.problems.push(format!("stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"));
                 break;
             }
         }
         Ok(walk)
+    }
+
+    /// The tasks a `LocalSet` owns (`context.shared.local_state.owned`): one list, not shards.
+    pub fn local_set_task_addresses(&self, local_set: &Value<'a>) -> Result<TaskWalk> {
+        let context = local_set.field(compat::LOCAL_SET_CONTEXT)?.pointee()?.field(compat::RC_INNER_VALUE)?;
+        let shared = context.field(compat::LOCAL_CONTEXT_SHARED)?.arc_data()?;
+        let owned = shared.first_path(compat::LOCAL_SHARED_OWNED_TASKS)?;
+        let mut walk = TaskWalk::default();
+        self.walk_list(&owned, 0, &mut HashSet::new(), &mut walk)?;
+        Ok(walk)
+    }
+
+    /// Walks the intrusive task list inside `holder` forward from its head and, if a link
+    /// breaks, back from its tail.
+    fn walk_list(&self, holder: &Value<'a>, shard: usize, seen: &mut HashSet<u64>, walk: &mut TaskWalk) -> Result<()> {
+        let list = holder.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
+        let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
+        if self.follow(head, self.layouts.trailer_next, shard, seen, walk) {
+            let tail = list.field(compat::LINKED_LIST_TAIL)?.read_pointer()?;
+            self.follow(tail, self.layouts.trailer_prev, shard, seen, walk);
+        }
+        Ok(())
     }
 
     /// Follows one link direction from `start`; true if a link could not be read.

@@ -132,3 +132,13 @@ fn span_name(span: &Value<'_>) -> Result<String> {
         _ => Err(Error::layout("span name unreadable")),
     }
 }
+
+/// `LocalSet::run_until`'s inner future: the future it runs, and the `LocalSet` noted so
+/// its tasks are listed.
+pub fn local_set_run_until<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    use crate::tokio::compat;
+    if let Ok(local_set) = value.field(compat::RUN_UNTIL_LOCAL_SET).and_then(|field| field.pointee()) {
+        decoder.note_local_set(local_set.ty.die, local_set.address);
+    }
+    Ok(see_through(&value.field(compat::RUN_UNTIL_FUTURE)?))
+}

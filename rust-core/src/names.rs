@@ -70,12 +70,8 @@ pub fn coroutine_kind(type_name: &str) -> Option<CoroutineKind> {
 /// The readable function path of a coroutine env type, e.g.
 /// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
 pub fn coroutine_function(index: &Index, type_name: &str) -> Option<String> {
-    let segments = split_path(type_name);
-    let (last, _) = split_last(&segments)?;
-    let (env, _kind) = coroutine_segment(last)?;
-    let body = env.replace("_env#", "#");
-    let mut dwarf_path: Vec<String> = segments[..segments.len() - 1].iter().map(|s| s.to_string()).collect();
-    dwarf_path.push(body);
+    coroutine_kind(type_name)?;
+    let dwarf_path: Vec<String> = split_path(&resume_function_name(type_name)).iter().map(|s| s.to_string()).collect();
     let readable = match index.coroutine_linkage_name(&dwarf_path.join("::")) {
         Some(linkage) => replace_impl_segments(&dwarf_path, linkage),
         None => dwarf_path,
@@ -88,9 +84,14 @@ pub fn coroutine_function(index: &Index, type_name: &str) -> Option<String> {
     Some(kept.join("::"))
 }
 
-fn split_last<'a>(segments: &'a [&'a str]) -> Option<(&'a str, &'a [&'a str])> {
-    let (last, rest) = segments.split_last()?;
-    Some((last, rest))
+/// The name of the function that resumes a coroutine env, generics dropped:
+/// `app::run::{async_fn_env#0}<u8>` -> `app::run::{async_fn#0}`.
+pub fn resume_function_name(env_type: &str) -> String {
+    let path = strip_last_generics(env_type);
+    match path.rsplit_once("::") {
+        Some((scope, env)) => format!("{scope}::{}", env.replace("_env#", "#")),
+        None => path.replace("_env#", "#"),
+    }
 }
 
 /// DWARF paths name impl blocks `{impl#N}`; the demangled linkage name of the same function

@@ -26,7 +26,7 @@ impl NoiseMemory {
             state ^= state >> 7;
             state ^= state << 17;
             // Some words point back into the buffer, so walks go somewhere.
-            let word = if state % 4 == 0 { 0x1000_0000 + (state >> 8) % (1 << 20) } else { state };
+            let word = if state.is_multiple_of(4) { 0x1000_0000 + (state >> 8) % (1 << 20) } else { state };
             chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
         }
         NoiseMemory { base: 0x1000_0000, bytes }

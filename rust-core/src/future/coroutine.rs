@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{locals, Child, Decoded, FutureDecoder};
+use super::{locals, Child, Decoded};
 use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
@@ -72,20 +72,9 @@ fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
     }
 }
 
-/// Fills state, await point and location; for a decoder that replaced the coroutine's
-/// chain (a `Mutex::lock` leaf), this keeps where the coroutine stands.
-pub fn locate(value: &Value<'_>, node: &mut FutureNode) {
-    if let Ok(active) = active_variant(value) {
-        let (state, await_point) = state_of(active.raw_state);
-        node.state = Some(state);
-        node.await_point = await_point;
-        node.location = active.location;
-    }
-}
-
 /// Decodes one coroutine level: fills state, location and locals of `node`, and returns
 /// what it awaits (`None` when it awaits nothing).
-pub fn step(decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>> {
+pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>> {
     let active = active_variant(value)?;
     let (state, await_point) = state_of(active.raw_state);
     node.state = Some(state);
@@ -97,7 +86,7 @@ pub fn step(decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNod
     node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     let Ok(awaitee) = active.fields.field(AWAITEE_FIELD) else { return Ok(None) };
     if POLL_FN_PREFIXES.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
-        let tree = match macro_branches(decoder, &active.fields, &awaitee)? {
+        let tree = match macro_branches(&active.fields, &awaitee)? {
             Some(tree) => Some(tree),
             None => futures_macro_branches(&active.fields, &awaitee)?,
         };
@@ -111,7 +100,7 @@ pub fn step(decoder: &FutureDecoder<'_>, value: &Value<'_>, node: &mut FutureNod
 /// `tokio::select!` / `tokio::join!` (and `try_join!`): the awaited `PollFn` polls the
 /// futures kept in the sibling local `futures`. The child shown for the `PollFn` is a
 /// select or join node with one branch per future.
-fn macro_branches<'a>(decoder: &FutureDecoder<'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+fn macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
     let Ok(branches) = fields.field(BRANCHES_LOCAL) else { return Ok(None) };
     if !branches.ty.name.starts_with('(') {
         return Ok(None);
@@ -123,7 +112,7 @@ fn macro_branches<'a>(decoder: &FutureDecoder<'a>, fields: &Value<'a>, awaitee: 
     let mut children = Vec::new();
     for (index, element) in branches.ty.fields.iter().enumerate() {
         let Some(ty) = element.ty else { continue };
-        let future = decoder.target().value(ty, branches.address + element.offset)?;
+        let future = fields.target.value(ty, branches.address + element.offset)?;
         children.push(match disabled {
             Some(mask) => {
                 let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };
@@ -212,17 +201,6 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
     })
 }
 
-/// The name of the function that resumes a coroutine env, generics dropped:
-/// `app::run::{async_fn_env#0}<u8>` -> `app::run::{async_fn#0}`.
-pub fn resume_function_name(env_type: &str) -> String {
-    let mut segments: Vec<String> = names::split_path(env_type).iter().map(|s| s.to_string()).collect();
-    if let Some(last) = segments.last_mut() {
-        let base = last.split('<').next().unwrap_or(last).replace("_env#", "#");
-        *last = base;
-    }
-    segments.join("::")
-}
-
 /// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
 /// executing, not suspended, so its await point, awaitee and locals are stale.
 pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFrame<'_>]) {
@@ -233,7 +211,7 @@ pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFra
     let mut depth = 0;
     loop {
         if node.kind.is_coroutine() {
-            let resume = resume_function_name(&node.type_name);
+            let resume = names::resume_function_name(&node.type_name);
             if let Some((_, frame)) = frame_paths.iter().find(|(path, _)| *path == resume) {
                 deepest = Some((depth, frame));
             }

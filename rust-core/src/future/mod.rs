@@ -17,7 +17,7 @@ use crate::names::{self, CoroutineKind};
 use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
-pub use coroutine::{mark_running, resume_function_name};
+pub use coroutine::mark_running;
 
 /// The longest await chain followed before giving up (a corrupt or cyclic chain).
 pub const MAX_AWAIT_DEPTH: usize = 128;
@@ -188,9 +188,6 @@ impl<'a> FutureDecoder<'a> {
                 Ok(Outcome::SeeThrough(child)) => return self.child_node(child, depth, seen),
                 Ok(Outcome::Node(decoded)) => {
                     self.apply(&mut node, decoded, depth, seen);
-                    if node.kind.is_coroutine() {
-                        coroutine::locate(&value, &mut node);
-                    }
                     return node;
                 }
                 Err(error) => {
@@ -200,7 +197,7 @@ impl<'a> FutureDecoder<'a> {
             }
         }
         if node.kind.is_coroutine() {
-            match coroutine::step(self, &value, &mut node) {
+            match coroutine::step(&value, &mut node) {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, seen),
                 Ok(None) => {}
                 Err(error) => node.error = Some(error.message),

@@ -45,9 +45,15 @@ pub const RUN_UNTIL_FUTURE: &str = "future";
 
 pub const HEADER_TYPE: &str = "tokio::runtime::task::core::Header";
 pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
-/// `Trailer.owned: Pointers{inner: UnsafeCell<PointersInner{prev, next}>}`.
-pub const TRAILER_NEXT: &[&[&str]] = &[&["owned", "inner", "value", "next"], &["owned", "inner", "__0", "value", "next"]];
-pub const TRAILER_PREV: &[&[&str]] = &[&["owned", "inner", "value", "prev"], &["owned", "inner", "__0", "value", "prev"]];
+/// `Trailer.owned: Pointers<Header>`, the task's links in its owner's list.
+pub const TRAILER_POINTERS: &str = "owned";
+/// Inside a `linked_list::Pointers<T>`: `inner: UnsafeCell<PointersInner{prev, next}>`.
+pub const POINTERS_NEXT: &[&[&str]] = &[&["inner", "value", "next"], &["inner", "__0", "value", "next"]];
+pub const POINTERS_PREV: &[&[&str]] = &[&["inner", "value", "prev"], &["inner", "__0", "value", "prev"]];
+/// The field of a tokio linked-list node holding its `Pointers`.
+pub const NODE_POINTERS: &str = "pointers";
+/// `core::pin::Pin<P>`'s pointer (renamed `__pointer` in newer std).
+pub const PIN_POINTER: &[&[&str]] = &[&["__pointer"], &["pointer"]];
 pub const CORE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Core<";
 pub const STAGE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Stage<";
 pub const STAGE_RUNNING_VARIANT: &str = "Running";

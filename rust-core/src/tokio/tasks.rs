@@ -105,8 +105,9 @@ impl<'a> TaskReader<'a> {
         let trailer = debug
             .type_named(compat::TRAILER_TYPE)?
             .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE)))?;
-        let trailer_next = first_offset_of(target, &trailer, compat::TRAILER_NEXT)?;
-        let trailer_prev = first_offset_of(target, &trailer, compat::TRAILER_PREV)?;
+        let pointers = target.value_of_type(trailer, 0).field(compat::TRAILER_POINTERS)?;
+        let trailer_next = pointers.first_path(compat::POINTERS_NEXT)?.address;
+        let trailer_prev = pointers.first_path(compat::POINTERS_PREV)?.address;
         let field_offset = |ty: &Arc<TypeInfo>, name: &str| {
             ty.field(name)
                 .map(|field| field.offset)
@@ -255,10 +256,4 @@ impl<'a> TaskReader<'a> {
             .find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
         Ok(CoreLayout { future_type: future_ty, stage_offset: stage.address, stage: stage.ty })
     }
-}
-
-/// Byte offset of a field path inside a type (the first alternative that exists).
-fn first_offset_of(target: &Target<'_>, ty: &Arc<TypeInfo>, alternatives: &[&[&str]]) -> Result<u64> {
-    let base = target.value_of_type(ty.clone(), 0);
-    Ok(base.first_path(alternatives)?.address)
 }

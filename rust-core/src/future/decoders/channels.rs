@@ -33,13 +33,7 @@ pub fn mpsc_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome
         "senders": senders,
         "closed": closed,
     });
-    let summary = format!(
-        "recv on mpsc {} ({} queued, {}{})",
-        hex(chan.address),
-        queued,
-        plural(senders, "sender"),
-        if closed { ", closed" } else { "" }
-    );
+    let summary = recv_summary("mpsc", chan.address, queued, senders, closed);
     Ok(Outcome::Node(Decoded::leaf(NodeKind::MpscRecv, detail, summary)))
 }
 
@@ -112,12 +106,16 @@ pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Ou
         "senders": senders,
         "closed": closed,
     });
-    let summary = format!(
-        "recv on broadcast {} ({} queued, {}{})",
-        hex(shared.address),
-        queued,
+    let summary = recv_summary("broadcast", shared.address, queued, senders, closed);
+    Ok(Outcome::Node(Decoded::leaf(NodeKind::BroadcastRecv, detail, summary)))
+}
+
+/// `recv on mpsc 0x… (1 queued, 2 senders, closed)`.
+fn recv_summary(channel: &str, address: u64, queued: u64, senders: u64, closed: bool) -> String {
+    format!(
+        "recv on {channel} {} ({queued} queued, {}{})",
+        hex(address),
         plural(senders, "sender"),
         if closed { ", closed" } else { "" }
-    );
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::BroadcastRecv, detail, summary)))
+    )
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
 use crate::future::coroutine::active_variant;
+use crate::tokio::compat;
 use crate::memory::MemoryExt;
 use crate::value::Value;
 
@@ -46,9 +47,7 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
     let head = list.field("head")?;
     let node_type = list.target.debug.type_info(head.pointer_target()?)?;
     let probe = list.target.value_of_type(node_type.clone(), 0);
-    let next_offset = probe
-        .first_path(&[&["pointers", "inner", "value", "next"], &["pointers", "inner", "__0", "value", "next"]])?
-        .address;
+    let next_offset = probe.field(compat::NODE_POINTERS)?.first_path(compat::POINTERS_NEXT)?.address;
     let mut node = head.read_pointer()?;
     let mut nodes = Vec::new();
     let mut seen = HashSet::new();

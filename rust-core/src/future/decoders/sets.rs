@@ -9,7 +9,6 @@ use super::{async_self, linked_list_nodes, MAX_LIST_NODES};
 use crate::error::{Error, Result};
 use crate::future::coroutine::maybe_done_branch;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome, MAX_CHILDREN};
-use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, NodeKind};
 use crate::value::Value;
 
@@ -39,12 +38,7 @@ fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
         if variant == "Some" {
             members.push(payload.field("__0")?);
         }
-        let next = task.field("next_all")?;
-        node = set.target.memory.read_u64(next.find_descendant(|ty| ty.tag == crate::dwarf::TypeTag::Pointer)?.address)?;
-        // futures-util marks a task being linked with a sentinel; stop there.
-        if node == u64::MAX || task.field("len_all").is_err() {
-            break;
-        }
+        node = task.field("next_all")?.read_pointer()?;
     }
     Ok(members)
 }

@@ -7,6 +7,7 @@ use super::async_self;
 use crate::error::{Error, Result};
 use crate::future::{Child, Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat;
 use crate::value::Value;
 
 /// A CLOCK_MONOTONIC `Timespec` inside a tokio or std `Instant`.
@@ -49,7 +50,7 @@ pub fn sleep<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outco
 /// `Interval::tick()`: the interval's own `Sleep`.
 pub fn interval_tick<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let interval = async_self(value)?;
-    let sleep = interval.field("delay")?.first_path(&[&["__pointer"], &["pointer"]])?.pointee()?;
+    let sleep = interval.field("delay")?.first_path(compat::PIN_POINTER)?.pointee()?;
     let period = interval.field("period")?;
     let period_secs = period.field("secs")?.read_uint()? as f64 + period.find_field("nanos")?.read_uint()? as f64 / 1e9;
     sleep_leaf(decoder, &sleep, Some(("period_secs", json!(period_secs))))

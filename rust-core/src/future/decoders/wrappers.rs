@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::future::{Child, Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat;
 use crate::value::Value;
 
 fn see_through(value: &Value<'_>) -> Outcome {
@@ -21,7 +22,7 @@ pub fn pointer<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> 
 
 /// `Pin<P>`: the pointer inside.
 pub fn pin<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    Ok(see_through(&value.first_path(&[&["__pointer"], &["pointer"]])?))
+    Ok(see_through(&value.first_path(compat::PIN_POINTER)?))
 }
 
 pub fn taskdump_root<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -136,7 +137,6 @@ fn span_name(span: &Value<'_>) -> Result<String> {
 /// `LocalSet::run_until`'s inner future: the future it runs, and the `LocalSet` noted so
 /// its tasks are listed.
 pub fn local_set_run_until<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    use crate::tokio::compat;
     if let Ok(local_set) = value.field(compat::RUN_UNTIL_LOCAL_SET).and_then(|field| field.pointee()) {
         decoder.note_local_set(local_set.ty.die, local_set.address);
     }

@@ -122,23 +122,21 @@ def write_memory(address, data):
 '''
 
 
-def gdb_field_offsets(binary):
-    """Field offsets GDB reads from the binary's DWARF (for the LLDB variant of the test)."""
+# The (type, field) pairs the corruption script needs the offsets of.
+CORRUPTED_FIELDS = [("tokio::runtime::task::core::Header", "vtable"), ("tokio_app::sleeper::{async_fn_env#0}", "__state")]
+
+
+def gdb_field_offsets(binary, tmp_path):
+    """Field offsets GDB reads from the binary's DWARF (for the LLDB variant of the test),
+    through the same helper the GDB variant uses, in one GDB run."""
     from support.debuggers import Gdb
 
-    offsets = {}
-    for type_name, field in [
-        ("tokio::runtime::task::core::Header", "vtable"),
-        ("tokio_app::sleeper::{async_fn_env#0}", "__state"),
-    ]:
-        command = (
-            "python print('@@offset', [f.bitpos // 8 for f in gdb.lookup_type(%r).fields() if f.name == %r][0])"
-            % (type_name, field)
-        )
-        run = Gdb().run_steps([command], program=binary)
-        value = [line.split()[1] for line in run.stdout.splitlines() if line.startswith("@@offset")][0]
-        offsets[(type_name, field)] = int(value)
-    return offsets
+    script = tmp_path / "offsets.py"
+    script.write_text(GDB_HELPERS + "print('@@offsets', [field_offset(t, f) for t, f in %r])\n" % (CORRUPTED_FIELDS,))
+    run = Gdb().run_steps(["source %s" % script], program=binary)
+    [line] = [line for line in run.stdout.splitlines() if line.startswith("@@offsets")]
+    values = json.loads(line.split(" ", 1)[1])
+    return dict(zip(CORRUPTED_FIELDS, values))
 
 
 def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
@@ -149,7 +147,7 @@ def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
         helpers = GDB_HELPERS
         load = "source %s" % script
     else:
-        helpers = LLDB_HELPERS % {"offsets": gdb_field_offsets(binary)}
+        helpers = LLDB_HELPERS % {"offsets": gdb_field_offsets(binary, tmp_path)}
         load = "command script import %s" % script
     script.write_text(helpers + CORRUPT_SCRIPT % {"manifest": str(manifest)})
     run = debugger.run_steps(

@@ -126,30 +126,34 @@ def write_memory(address, data):
 CORRUPTED_FIELDS = [("tokio::runtime::task::core::Header", "vtable"), ("tokio_app::sleeper::{async_fn_env#0}", "__state")]
 
 
-def gdb_field_offsets(binary, tmp_path):
+def gdb_field_offsets(binary, tmp_path, fields=CORRUPTED_FIELDS):
     """Field offsets GDB reads from the binary's DWARF (for the LLDB variant of the test),
     through the same helper the GDB variant uses, in one GDB run."""
     from support.debuggers import Gdb
 
     script = tmp_path / "offsets.py"
-    script.write_text(GDB_HELPERS + "print('@@offsets', [field_offset(t, f) for t, f in %r])\n" % (CORRUPTED_FIELDS,))
+    script.write_text(GDB_HELPERS + "print('@@offsets', [field_offset(t, f) for t, f in %r])\n" % (fields,))
     run = Gdb().run_steps(["source %s" % script], program=binary)
     [line] = [line for line in run.stdout.splitlines() if line.startswith("@@offsets")]
     values = json.loads(line.split(" ", 1)[1])
-    return dict(zip(CORRUPTED_FIELDS, values))
+    return dict(zip(fields, values))
+
+
+def corruption_script(debugger, binary, tmp_path, body, fields=CORRUPTED_FIELDS):
+    """A script file that runs `body` inside `debugger` with the helpers above, and the
+    command that loads it."""
+    script = tmp_path / "corrupt.py"
+    if debugger.name == "gdb":
+        script.write_text(GDB_HELPERS + body)
+        return "source %s" % script
+    script.write_text(LLDB_HELPERS % {"offsets": gdb_field_offsets(binary, tmp_path, fields)} + body)
+    return "command script import %s" % script
 
 
 def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
     binary = build.fixture("tokio-app", "dev")
     manifest = tmp_path / "manifest.json"
-    script = tmp_path / "corrupt.py"
-    if debugger.name == "gdb":
-        helpers = GDB_HELPERS
-        load = "source %s" % script
-    else:
-        helpers = LLDB_HELPERS % {"offsets": gdb_field_offsets(binary, tmp_path)}
-        load = "command script import %s" % script
-    script.write_text(helpers + CORRUPT_SCRIPT % {"manifest": str(manifest)})
+    load = corruption_script(debugger, binary, tmp_path, CORRUPT_SCRIPT % {"manifest": str(manifest)})
     run = debugger.run_steps(
         [debugger.break_at("tokio_async_checkpoint"), "run", load, debugger.echo(ALIVE)],
         program=binary,
@@ -178,3 +182,33 @@ def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
     text = json.loads(lines["@@text"])
     assert "has state 238, which no variant has" in text
     assert "error: runtime 0x" in text
+
+
+# The newest task is the head of its task-list shard; older tasks of that shard are only
+# reachable past it. With its vtable unreadable, they must be found from the list's tail.
+HEAD_OF_SHARD_SCRIPT = r'''
+import json
+before = json.loads(run_command("async bt all --json"))
+victim = max(before["tasks"], key=lambda task: task["id"])
+address = int(victim["address"], 16)
+write_memory(address + field_offset("tokio::runtime::task::core::Header", "vtable"), (16).to_bytes(8, "little"))
+after = json.loads(run_command("async bt all --json"))
+print("@@ids " + json.dumps([[t["id"] for t in before["tasks"]], victim["id"], [t["id"] for t in after["tasks"]], after["errors"]]))
+'''
+
+
+def test_an_unreadable_task_hides_no_other_task_of_its_list(debugger, tmp_path):
+    binary = build.fixture("waits-app", "dev")
+    fields = [("tokio::runtime::task::core::Header", "vtable")]
+    load = corruption_script(debugger, binary, tmp_path, HEAD_OF_SHARD_SCRIPT, fields)
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run", load, debugger.echo(ALIVE)],
+        program=binary,
+        env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")},
+    )
+    assert_still_working(run)
+    [line] = [line for line in run.stdout.splitlines() if line.startswith("@@ids ")]
+    before, victim, after, errors = json.loads(line[len("@@ids "):])
+    assert len(before) > 16  # more tasks than shards: some share a list with the victim
+    assert sorted(after) == sorted(id_ for id_ in before if id_ != victim)
+    assert len(errors) == 1 and "cannot read 8 bytes at 0x10" in errors[0]

@@ -209,10 +209,31 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     futures_select = last(root["set_futures_select"])
     assert [(i, status, name_) for i, status, name_, _ in branches(futures_select)] == [(0, "pending", "first"), (1, "pending", "second")]
     assert all(c["kind"] == "sleep" and c["boxed"] for c in futures_select["children"])
+
+    # An await written inside a macro is at the user's line of the macro call (the line of
+    # the call that polls it); the macro's own line is kept as `macro_location`.
+    macro_awaits = {
+        "select": (root["select"]["children"][0], "tokio-1.54.1/src/macros/select.rs"),
+        "join": (root["join"], "tokio-1.54.1/src/macros/join.rs"),
+        "wrapped_disabled_branch": (root["wrapped_disabled_branch"], "tokio-1.54.1/src/macros/select.rs"),
+        "set_try_join": (root["set_try_join"], "tokio-1.54.1/src/macros/try_join.rs"),
+        "set_futures_join": (root["set_futures_join"], "futures-util-"),
+        "set_futures_select": (root["set_futures_select"], "futures-util-"),
+    }
+    for marker, (node, macro_file) in macro_awaits.items():
+        await_at(node, marker)
+        assert node["macro_location"]["file"].startswith(macro_file), (marker, node["macro_location"])
+    assert "macro_location" not in root["chain_top"] and "macro_location" not in root["boxed"]
+    # Branches that are async blocks are labelled with their own line.
+    def branch_line(tree, index):
+        return tree["children"][index]["branch"].get("location", {}).get("line")
+    assert branch_line(join, 0) == markers.await_line("join")
+    assert branch_line(try_join, 0) == branch_line(try_join, 1) == markers.await_line("set_try_join")
+    assert branch_line(futures_join, 0) == markers.await_line("set_futures_join")
     assert report["errors"] == []
 
 
-def test_text_says_what_each_task_waits_for(debugger, tmp_path):
+def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):
     run, facts = run_waits(debugger, tmp_path, "dev", "async backtrace all full")
     [text] = run.sections()
     lines = [re.sub(r"\s+", " ", line).strip() for line in text.splitlines()]
@@ -222,6 +243,8 @@ def test_text_says_what_each_task_waits_for(debugger, tmp_path):
     assert any(re.fullmatch(r"#3 recv on mpsc 0x[0-9a-f]+ \(0 queued, 1 sender\)", line) for line in lines)
     assert "#1 accept on fd %s (socket), waiting for read" % facts["fd.listener"] in lines
     assert "#1 in span `fixture_span`" in lines
-    assert "branch 0 (disabled):" in lines and "branch 0 `first` (pending):" in lines
+    assert "branch 0 (disabled) at waits-app/src/main.rs:%d:" % (markers.await_line("wrapped_disabled_branch") + 1) in lines
+    assert "branch 0 `first` (pending):" in lines
+    assert "#1 async fn waits_app::select_recv_or_sleep at waits-app/src/main.rs:%d (await #0)" % markers.await_line("select") in lines
     assert 'label: alloc::string::String = "chain top"' in lines
     assert any(re.fullmatch(r"#1 Sleep until \+35\d\d\.\ds \[boxed\]", line) for line in lines)

@@ -118,6 +118,15 @@ pub struct Branch {
     /// The local the branch's future lives in, where the macro names it (`futures::select!`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Where the branch's future is written in the user's macro call, when the code shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+}
+
+impl Branch {
+    pub fn new(index: usize, status: BranchStatus) -> Branch {
+        Branch { index, status, name: None, location: None }
+    }
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +181,10 @@ pub struct FutureNode {
     pub state: Option<CoroutineState>,
     pub await_point: Option<u64>,
     pub location: Option<Location>,
+    /// For an await written inside a macro (`select!`, `join!`): the macro's own source
+    /// line, which DWARF gives; `location` is then the user's line of the macro call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub macro_location: Option<Location>,
     pub children: Vec<FutureNode>,
     pub address: String,
     /// Kind-specific facts (docs/schema.md).
@@ -206,6 +219,7 @@ impl FutureNode {
             state: None,
             await_point: None,
             location: None,
+            macro_location: None,
             children: Vec::new(),
             address: format!("{address:#x}"),
             detail: None,

@@ -141,12 +141,17 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
         [only] if only.branch.is_none() => collect_lines(only, frame + 1, indent, options, lines),
         branches => {
             for (i, branch) in branches.iter().enumerate() {
-                let (index, status, name) = match &branch.branch {
-                    Some(info) => (info.index, info.status, info.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default()),
-                    None => (i, BranchStatus::Pending, String::new()),
+                let (index, status, name, at) = match &branch.branch {
+                    Some(info) => (
+                        info.index,
+                        info.status,
+                        info.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default(),
+                        info.location.as_ref().map(|l| format!(" at {}:{}", l.file, l.line)).unwrap_or_default(),
+                    ),
+                    None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };
                 let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                lines.push(Line { head: format!("{indent}   branch {index}{name} ({status}):"), tail: String::new() });
+                lines.push(Line { head: format!("{indent}   branch {index}{name} ({status}){at}:"), tail: String::new() });
                 collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
             }
         }

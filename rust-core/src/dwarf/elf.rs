@@ -19,6 +19,10 @@ pub struct ElfFacts {
     pub symbols: HashMap<String, u64>,
     /// The entry point's link-time address; with the loaded one it gives the load bias.
     pub entry: u64,
+    /// Executable sections: (link-time address, file offset, size).
+    pub code_sections: Vec<(u64, u64, u64)>,
+    /// Direct calls can be found in code by decoding `call rel32` (x86-64 only).
+    pub is_x86_64: bool,
 }
 
 impl ElfFacts {
@@ -38,7 +42,16 @@ impl ElfFacts {
                 symbols.entry(name.to_string()).or_insert(symbol.address());
             }
         }
-        Ok(ElfFacts { tls, symbols, entry: object.entry() })
+        let code_sections = object
+            .sections()
+            .filter(|section| section.kind() == object::SectionKind::Text)
+            .filter_map(|section| {
+                let (offset, size) = section.file_range()?;
+                Some((section.address(), offset, size))
+            })
+            .collect();
+        let is_x86_64 = object.architecture() == object::Architecture::X86_64;
+        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64 })
     }
 }
 

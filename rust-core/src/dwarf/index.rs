@@ -213,6 +213,16 @@ impl Index {
             .map(|&(_, _, die)| die)
     }
 
+    /// Every subprogram DIE that carries a name (concrete, abstract or declaration), with its path.
+    pub fn named_subprograms(&self) -> impl Iterator<Item = (DieRef, &str)> + '_ {
+        self.subprogram_paths.iter().map(|(&die, path)| (die, &**path))
+    }
+
+    /// Every subprogram that has code of its own (each once per address range).
+    pub fn concrete_subprograms(&self) -> impl Iterator<Item = DieRef> + '_ {
+        self.code_ranges.iter().map(|&(_, _, die)| die)
+    }
+
     /// The qualified path of a subprogram, following its specification/abstract origin.
     pub fn subprogram_path(&self, die: DieRef) -> Option<(&str, DieRef)> {
         let mut current = die;

@@ -2,6 +2,7 @@
 //! Everything above this module asks by name ("the type called X", "the field called y")
 //! and never sees gimli.
 
+mod calls;
 mod code;
 mod elf;
 mod index;
@@ -9,10 +10,11 @@ mod types;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 
+pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
@@ -37,6 +39,13 @@ pub struct DebugInfo {
     unit_starts: Vec<u64>,
     pub index: Index,
     type_cache: Mutex<HashMap<DieRef, Arc<TypeInfo>>>,
+    /// The executable itself, for the machine code of functions.
+    file_bytes: memmap2::Mmap,
+    /// Call sites by function path (see `calls.rs`), found on first use.
+    call_sites: Mutex<HashMap<String, Arc<Vec<CallSite>>>>,
+    coroutine_bodies: OnceLock<HashMap<String, Vec<DieRef>>>,
+    signatures: Mutex<HashMap<DieRef, Signature>>,
+    poll_call_lines: Mutex<HashMap<(String, String), Option<SourceLocation>>>,
 }
 
 impl DebugInfo {
@@ -74,7 +83,21 @@ impl DebugInfo {
         if index.type_count() == 0 {
             return Err(no_type_info(path, "its DWARF has no type information"));
         }
-        Ok(DebugInfo { path: path.to_path_buf(), elf, dwarf, units, unit_starts, index, type_cache: Mutex::default() })
+        drop(object);
+        Ok(DebugInfo {
+            path: path.to_path_buf(),
+            elf,
+            dwarf,
+            units,
+            unit_starts,
+            index,
+            type_cache: Mutex::default(),
+            file_bytes: map,
+            call_sites: Mutex::default(),
+            coroutine_bodies: OnceLock::new(),
+            signatures: Mutex::default(),
+            poll_call_lines: Mutex::default(),
+        })
     }
 
     fn unit_of(&self, die: DieRef) -> Result<(&Unit, gimli::UnitOffset<usize>)> {

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{locals, Child, Decoded};
+use super::{await_lines, locals, Child, Decoded};
 use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
@@ -55,11 +55,7 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
         ))
     })?;
     let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    let location = variant.member.decl.as_ref().map(|decl| Location {
-        file: names::short_path(&decl.file),
-        line: decl.line,
-        path: decl.file.clone(),
-    });
+    let location = variant.member.decl.as_ref().map(await_lines::location_of);
     Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, location })
 }
 
@@ -85,10 +81,18 @@ pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>>
     }
     node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     let Ok(awaitee) = active.fields.field(AWAITEE_FIELD) else { return Ok(None) };
+    if let Some(suspend) = &node.location {
+        if await_lines::is_macro_await(&value.ty, suspend) {
+            if let Some(user_line) = await_lines::user_await_location(value.target.debug, &value.ty, &awaitee.ty) {
+                node.macro_location = node.location.replace(user_line);
+            }
+        }
+    }
     if POLL_FN_PREFIXES.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
-        let tree = match macro_branches(&active.fields, &awaitee)? {
+        let macro_call = MacroCall { env: value, line: node.macro_location.as_ref().and(node.location.as_ref()) };
+        let tree = match macro_branches(&macro_call, &active.fields, &awaitee)? {
             Some(tree) => Some(tree),
-            None => futures_macro_branches(&active.fields, &awaitee)?,
+            None => futures_macro_branches(&macro_call, &active.fields, &awaitee)?,
         };
         if let Some(tree) = tree {
             return Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![tree] }));
@@ -97,10 +101,35 @@ pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>>
     Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![Child::of(&awaitee)] }))
 }
 
+/// The coroutine a macro's await is in, and the user's line of the macro call.
+struct MacroCall<'v, 'a> {
+    env: &'v Value<'a>,
+    line: Option<&'v Location>,
+}
+
+impl MacroCall<'_, '_> {
+    /// Gives each branch the line its future is written at.
+    fn locate(&self, children: &mut [Child]) {
+        let debug = self.env.target.debug;
+        let types: Vec<std::sync::Arc<crate::dwarf::TypeInfo>> =
+            children.iter().map(|child| debug.type_info(child.ty)).collect::<Result<_>>().unwrap_or_default();
+        if types.len() != children.len() {
+            return;
+        }
+        let types: Vec<&crate::dwarf::TypeInfo> = types.iter().map(|info| &**info).collect();
+        let lines = await_lines::branch_locations(debug, &self.env.ty, self.line, &types);
+        for (child, line) in children.iter_mut().zip(lines) {
+            if let Some(branch) = child.branch.as_mut() {
+                branch.location = line;
+            }
+        }
+    }
+}
+
 /// `tokio::select!` / `tokio::join!` (and `try_join!`): the awaited `PollFn` polls the
 /// futures kept in the sibling local `futures`. The child shown for the `PollFn` is a
 /// select or join node with one branch per future.
-fn macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+fn macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
     let Ok(branches) = fields.field(BRANCHES_LOCAL) else { return Ok(None) };
     if !branches.ty.name.starts_with('(') {
         return Ok(None);
@@ -117,24 +146,26 @@ fn macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<
             Some(mask) => {
                 let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };
                 // A disabled branch's future is still in place (finished or never polled).
-                Child { branch: Some(Branch { index, status, name: None }), ..Child::of(&future) }
+                Child { branch: Some(Branch::new(index, status)), ..Child::of(&future) }
             }
             None => maybe_done_branch(&future, index)?,
         });
     }
     let (kind, word) = if disabled.is_some() { (NodeKind::Select, "select!") } else { (NodeKind::Join, "join!") };
+    call.locate(&mut children);
     Ok(Some(macro_tree(kind, word, children, awaitee)))
 }
 
 /// `futures::join!` keeps its futures in sibling locals `_fut0`, `_fut1`, ... (each a
 /// `MaybeDone`); `futures::select!` polls the user's own futures through references the
 /// `PollFn` closure captures (`_ref__NAME`).
-fn futures_macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+fn futures_macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
     let mut children = Vec::new();
     for index in 0.. {
         let Ok(future) = fields.field(&format!("_fut{index}")) else { break };
         children.push(maybe_done_branch(&future, index)?);
     }
+    let mut named = false;
     let kind = if !children.is_empty() {
         NodeKind::Join
     } else {
@@ -147,8 +178,9 @@ fn futures_macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result
                 continue;
             }
             let index = children.len();
+            named = true;
             children.push(Child {
-                branch: Some(Branch { index, status: BranchStatus::Pending, name: Some(name.to_string()) }),
+                branch: Some(Branch { name: Some(name.to_string()), ..Branch::new(index, BranchStatus::Pending) }),
                 ..Child::of(&pointee)
             });
         }
@@ -158,6 +190,10 @@ fn futures_macro_branches<'a>(fields: &Value<'a>, awaitee: &Value<'a>) -> Result
         NodeKind::Select
     };
     let word = if kind == NodeKind::Join { "join!" } else { "select!" };
+    if !named {
+        // `futures::select!` polls the user's own variables, named already.
+        call.locate(&mut children);
+    }
     Ok(Some(macro_tree(kind, word, children, awaitee)))
 }
 
@@ -188,14 +224,14 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
             ty,
             address: value.address,
             boxed: false,
-            branch: Some(Branch { index, status, name: None }),
+            branch: Some(Branch::new(index, status)),
             describe_only: true,
             prepared: None,
         });
     }
     let inner = payload.first_path(&[&["future"], &["__0"]])?;
     Ok(Child {
-        branch: Some(Branch { index, status, name: None }),
+        branch: Some(Branch::new(index, status)),
         describe_only: status != BranchStatus::Pending,
         ..Child::of(&inner)
     })

@@ -3,6 +3,7 @@
 //! every other future type goes through the decoder table in `registry.rs`; anything
 //! unknown ends the chain as a plain `future` with its type name.
 
+mod await_lines;
 pub(crate) mod coroutine;
 mod decoders;
 pub(crate) mod locals;

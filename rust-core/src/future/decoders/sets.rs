@@ -13,7 +13,7 @@ use crate::model::{Branch, BranchStatus, NodeKind};
 use crate::value::Value;
 
 fn pending_branch(value: &Value<'_>, index: usize) -> Child {
-    Child { branch: Some(Branch { index, status: BranchStatus::Pending, name: None }), ..Child::of(value) }
+    Child { branch: Some(Branch::new(index, BranchStatus::Pending)), ..Child::of(value) }
 }
 
 fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Outcome {

@@ -1,0 +1,319 @@
+//! Which functions a function calls, and from which source line: the `call_file`/`call_line`
+//! of each inlined copy in its body (optimized builds), and the line-table row of each
+//! direct `call` in its machine code (unoptimized builds, x86-64). An await inside a macro
+//! has its user's line only here: the line of the call that polls the awaited future.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use gimli::{constants, AttributeValue};
+
+use super::{DebugInfo, DieRef, Reader, SourceLocation, Unit};
+use crate::error::Result;
+
+/// One call made by a function's own code (not by functions inlined into it).
+#[derive(Debug, Clone)]
+pub struct CallSite {
+    /// The called function: an out-of-line subprogram, or the origin of an inlined copy.
+    pub callee: DieRef,
+    pub location: SourceLocation,
+}
+
+/// What a function takes and gives, as its DWARF declares them.
+#[derive(Debug, Clone, Default)]
+pub struct Signature {
+    pub first_parameter: Option<DieRef>,
+    pub returns: Option<DieRef>,
+}
+
+/// How deep lexical blocks may nest inside one function before we stop looking.
+const MAX_BLOCK_DEPTH: u32 = 64;
+/// `call rel32`: opcode and length.
+const CALL_REL32: u8 = 0xe8;
+const CALL_REL32_LEN: usize = 5;
+const PIN_PREFIX: &str = "core::pin::Pin<";
+/// `Pin<P>`'s one field (renamed in newer std; see `tokio::compat::PIN_POINTER`).
+const PIN_POINTER_FIELDS: &[&str] = &["__pointer", "pointer"];
+/// How far `specification`/`abstract_origin` links are followed.
+const MAX_ORIGIN_HOPS: usize = 4;
+
+impl DebugInfo {
+    /// Every call site in the concrete code of the functions whose DWARF path, without the
+    /// generic arguments of its last segment, is `function_path` (all instantiations).
+    pub fn call_sites_in(&self, function_path: &str) -> Arc<Vec<CallSite>> {
+        if let Some(sites) = self.call_sites.lock().unwrap().get(function_path) {
+            return sites.clone();
+        }
+        let mut sites = Vec::new();
+        for &die in self.concrete_functions(function_path) {
+            // A function we cannot read has no call sites we can report; callers fall back.
+            let _ = self.collect_call_sites(die, &mut sites);
+        }
+        let sites = Arc::new(sites);
+        self.call_sites.lock().unwrap().insert(function_path.to_string(), sites.clone());
+        sites
+    }
+
+    /// The line from which `function_path` calls a function whose first parameter is
+    /// `Pin<&mut T>` for the type named `pinned` (the poll of an awaited `T`). `None` when no
+    /// call is found or the calls disagree on the line.
+    pub fn line_of_poll_call(&self, function_path: &str, pinned: &str) -> Option<SourceLocation> {
+        let key = (function_path.to_string(), pinned.to_string());
+        if let Some(found) = self.poll_call_lines.lock().unwrap().get(&key) {
+            return found.clone();
+        }
+        let mut lines = self
+            .call_sites_in(function_path)
+            .iter()
+            .filter(|site| self.first_parameter_is_pinned(site.callee, pinned))
+            .map(|site| site.location.clone())
+            .collect::<Vec<_>>();
+        lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+        lines.dedup();
+        let found = if lines.len() == 1 { lines.pop() } else { None };
+        self.poll_call_lines.lock().unwrap().insert(key, found.clone());
+        found
+    }
+
+    /// The lines from which `function_path` calls functions returning the type named
+    /// `returned`, in code order (out-of-line calls by address, then inlined ones).
+    pub fn lines_of_calls_returning(&self, function_path: &str, returned: &str) -> Vec<SourceLocation> {
+        self.call_sites_in(function_path)
+            .iter()
+            .filter(|site| {
+                self.signature(site.callee)
+                    .returns
+                    .and_then(|ty| self.type_info(ty).ok())
+                    .is_some_and(|info| info.name == returned)
+            })
+            .map(|site| site.location.clone())
+            .collect()
+    }
+
+    fn first_parameter_is_pinned(&self, callee: DieRef, pinned: &str) -> bool {
+        let Some(parameter) = self.signature(callee).first_parameter else { return false };
+        let Ok(pin) = self.type_info(parameter) else { return false };
+        if !pin.name.starts_with(PIN_PREFIX) {
+            return false;
+        }
+        PIN_POINTER_FIELDS
+            .iter()
+            .find_map(|name| pin.field(name))
+            .and_then(|field| self.type_info(field.ty?).ok())
+            .and_then(|pointer| self.type_info(pointer.target?).ok())
+            .is_some_and(|pointee| pointee.name == pinned)
+    }
+
+    fn signature(&self, die: DieRef) -> Signature {
+        if let Some(signature) = self.signatures.lock().unwrap().get(&die) {
+            return signature.clone();
+        }
+        let signature = self.function_signature(die).unwrap_or_default();
+        self.signatures.lock().unwrap().insert(die, signature.clone());
+        signature
+    }
+
+    /// The type of the first parameter and the return type of a function, following its
+    /// specification or abstract origin to the DIE that declares them.
+    pub fn function_signature(&self, die: DieRef) -> Result<Signature> {
+        let mut current = die;
+        let mut signature = Signature::default();
+        for _ in 0..MAX_ORIGIN_HOPS {
+            let (unit, offset) = self.unit_of(current)?;
+            let mut tree = unit.entries_tree(Some(offset))?;
+            let root = tree.root()?;
+            let entry = root.entry();
+            if signature.returns.is_none() {
+                signature.returns =
+                    entry.attr_value(constants::DW_AT_type).and_then(|value| self.attr_to_die(unit, value));
+            }
+            let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
+                .into_iter()
+                .find_map(|attr| entry.attr_value(attr).and_then(|value| self.attr_to_die(unit, value)));
+            let mut children = root.children();
+            while let Some(child) = children.next()? {
+                if child.entry().tag() == constants::DW_TAG_formal_parameter {
+                    signature.first_parameter =
+                        child.entry().attr_value(constants::DW_AT_type).and_then(|value| self.attr_to_die(unit, value));
+                    break;
+                }
+            }
+            if signature.first_parameter.is_some() {
+                break;
+            }
+            match origin {
+                Some(next) => current = next,
+                None => break,
+            }
+        }
+        Ok(signature)
+    }
+
+    /// The code-bearing instances of coroutine resume functions by path without the last
+    /// segment's generics: out-of-line subprograms and inlined copies (optimized builds
+    /// inline a resume function into its caller's). Built on first use with one pass over
+    /// the DIEs, since inlined copies are not indexed up front.
+    fn concrete_functions(&self, function_path: &str) -> &[DieRef] {
+        let by_path = self.coroutine_bodies.get_or_init(|| {
+            let mut origins: HashMap<DieRef, String> = HashMap::new();
+            for (die, path) in self.index.named_subprograms() {
+                let path = crate::names::strip_last_generics(path);
+                if crate::names::is_coroutine_body_path(&path) {
+                    origins.insert(die, path);
+                }
+            }
+            let mut by_path: HashMap<String, Vec<DieRef>> = HashMap::new();
+            for die in self.index.concrete_subprograms() {
+                let Some((_, named)) = self.index.subprogram_path(die) else { continue };
+                if let Some(path) = origins.get(&named) {
+                    let dies = by_path.entry(path.clone()).or_default();
+                    if !dies.contains(&die) {
+                        dies.push(die);
+                    }
+                }
+            }
+            // Unreadable units only hide their inlined copies.
+            let _ = self.inlined_copies(&origins, &mut by_path);
+            by_path
+        });
+        by_path.get(function_path).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn inlined_copies(&self, origins: &HashMap<DieRef, String>, by_path: &mut HashMap<String, Vec<DieRef>>) -> Result<()> {
+        for (unit, &start) in self.units.iter().zip(&self.unit_starts) {
+            let mut cursor = unit.entries();
+            while let Some(entry) = cursor.next_dfs()? {
+                if entry.tag() != constants::DW_TAG_inlined_subroutine {
+                    continue;
+                }
+                let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| self.attr_to_die(unit, v))
+                else {
+                    continue;
+                };
+                if let Some(path) = origins.get(&origin) {
+                    by_path.entry(path.clone()).or_default().push(DieRef(start + entry.offset().0 as u64));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_call_sites(&self, function: DieRef, sites: &mut Vec<CallSite>) -> Result<()> {
+        let (unit, offset) = self.unit_of(function)?;
+        let mut tree = unit.entries_tree(Some(offset))?;
+        let root = tree.root()?;
+        let ranges = super::index::die_code_ranges(&self.dwarf, unit, root.entry());
+        self.inlined_calls(unit, root, sites, 0)?;
+        if self.elf.is_x86_64 {
+            let calls = self.direct_calls(&ranges);
+            let lines = self.lines_at(unit, calls.iter().map(|&(address, _)| address).collect())?;
+            for ((_, callee), location) in calls.into_iter().zip(lines) {
+                if let Some(location) = location {
+                    sites.push(CallSite { callee, location });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Inlined calls made by this function's own body (through lexical blocks, not
+    /// through other inlined functions, whose call lines are in their own sources).
+    fn inlined_calls(
+        &self,
+        unit: &Unit,
+        node: gimli::EntriesTreeNode<'_, '_, Reader>,
+        sites: &mut Vec<CallSite>,
+        depth: u32,
+    ) -> Result<()> {
+        if depth > MAX_BLOCK_DEPTH {
+            return Ok(());
+        }
+        let mut children = node.children();
+        while let Some(child) = children.next()? {
+            let entry = child.entry();
+            match entry.tag() {
+                constants::DW_TAG_lexical_block => self.inlined_calls(unit, child, sites, depth + 1)?,
+                constants::DW_TAG_inlined_subroutine => {
+                    let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| self.attr_to_die(unit, v));
+                    let file = entry.attr_value(constants::DW_AT_call_file).and_then(|value| match value {
+                        AttributeValue::FileIndex(index) => Some(index),
+                        other => other.udata_value(),
+                    });
+                    let line = entry.attr_value(constants::DW_AT_call_line).and_then(|value| value.udata_value());
+                    if let (Some(callee), Some(file), Some(line)) = (callee, file, line) {
+                        if let Some(file) = self.file_name(unit, file) {
+                            sites.push(CallSite { callee, location: SourceLocation { file, line } });
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `call rel32` instructions in these code ranges whose target starts a subprogram:
+    /// (address of the call, callee). A stray 0xe8 byte inside another instruction would
+    /// have to land exactly on a function's first byte to be taken for a call.
+    fn direct_calls(&self, ranges: &[(u64, u64)]) -> Vec<(u64, DieRef)> {
+        let mut calls = Vec::new();
+        for &(start, end) in ranges {
+            let Some(code) = self.code_bytes(start, end) else { continue };
+            for position in 0..code.len().saturating_sub(CALL_REL32_LEN - 1) {
+                if code[position] != CALL_REL32 {
+                    continue;
+                }
+                let displacement = i32::from_le_bytes(code[position + 1..position + CALL_REL32_LEN].try_into().unwrap());
+                let address = start + position as u64;
+                let target = address.wrapping_add(CALL_REL32_LEN as u64).wrapping_add(displacement as i64 as u64);
+                if let Some(callee) = self.index.subprogram_at(target) {
+                    calls.push((address, callee));
+                }
+            }
+        }
+        calls
+    }
+
+    /// The executable's bytes at link-time addresses `start..end`, when one code section holds them.
+    fn code_bytes(&self, start: u64, end: u64) -> Option<&[u8]> {
+        let &(address, offset, _) = self
+            .elf
+            .code_sections
+            .iter()
+            .find(|&&(address, _, size)| address <= start && end <= address.checked_add(size).unwrap_or(0))?;
+        let from = usize::try_from(offset.checked_add(start - address)?).ok()?;
+        let to = usize::try_from(offset.checked_add(end - address)?).ok()?;
+        self.file_bytes.get(from..to)
+    }
+
+    /// The line-table row of each address (sorted or not), from one pass over the unit's
+    /// line program.
+    fn lines_at(&self, unit: &Unit, addresses: Vec<u64>) -> Result<Vec<Option<SourceLocation>>> {
+        let mut found: Vec<Option<(u64, u64)>> = vec![None; addresses.len()];
+        let Some(program) = unit.line_program.clone() else { return Ok(vec![None; addresses.len()]) };
+        let mut sorted: Vec<(u64, usize)> = addresses.iter().enumerate().map(|(slot, &address)| (address, slot)).collect();
+        sorted.sort_unstable();
+        let mut rows = program.rows();
+        // The row in force: (start address, file, line).
+        let mut previous: Option<(u64, u64, u64)> = None;
+        while let Some((_, row)) = rows.next_row()? {
+            let address = row.address();
+            if let Some((start, file, line)) = previous {
+                let first = sorted.partition_point(|&(wanted, _)| wanted < start);
+                for &(wanted, slot) in sorted[first..].iter().take_while(|&&(wanted, _)| wanted < address) {
+                    debug_assert!(start <= wanted);
+                    found[slot] = Some((file, line));
+                }
+            }
+            previous = if row.end_sequence() {
+                None
+            } else {
+                row.line().map(|line| (address, row.file_index(), line.get()))
+            };
+        }
+        Ok(found
+            .into_iter()
+            .map(|slot| slot.and_then(|(file, line)| Some(SourceLocation { file: self.file_name(unit, file)?, line })))
+            .collect())
+    }
+}

@@ -1,0 +1,101 @@
+//! The user's line for an await written inside a macro (`tokio::select!`, `join!`, the
+//! futures crate's macros, any macro). rustc gives such a suspend point the macro's own
+//! source line; the user's line is the line of the call that polls the awaited future in
+//! the coroutine's resume function, which the line table and inline info still give.
+
+use crate::dwarf::{DebugInfo, SourceLocation, TypeInfo};
+use crate::model::Location;
+use crate::names;
+
+/// Rust's coroutine variant for "not started": its `decl_file` is the coroutine's own file.
+const UNRESUMED_STATE: u64 = 0;
+
+pub fn location_of(decl: &SourceLocation) -> Location {
+    Location { file: names::short_path(&decl.file), line: decl.line, path: decl.file.clone() }
+}
+
+/// The file the coroutine is written in (its `Unresumed` variant's `decl_file`).
+fn home_file(env: &TypeInfo) -> Option<&str> {
+    let part = env.variant_part.as_ref()?;
+    let unresumed = part.variants.iter().find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+    unresumed.member.decl.as_ref().map(|decl| decl.file.as_str())
+}
+
+/// Whether a suspend point's line is in another file than its coroutine: a macro's.
+pub fn is_macro_await(env: &TypeInfo, suspend: &Location) -> bool {
+    home_file(env).is_some_and(|home| home != suspend.path)
+}
+
+/// The user's line for the await of `awaitee` inside the coroutine `env`: the line of the
+/// resume function's call that polls it.
+pub fn user_await_location(debug: &DebugInfo, env: &TypeInfo, awaitee: &TypeInfo) -> Option<Location> {
+    let resume = names::resume_function_name(&env.name);
+    debug.line_of_poll_call(&resume, &awaitee.name).map(|decl| location_of(&decl))
+}
+
+/// Where each branch future of a macro is written, in branch order. An async block is
+/// written where its `Unresumed` variant says; any other future where the resume function
+/// calls something returning its type, on a line of the user's file after the macro's
+/// first line (`into_future`, called by the macro itself, returns the same type). Branches
+/// of one type take that type's lines in source order, only when the counts agree.
+pub fn branch_locations(
+    debug: &DebugInfo,
+    env: &TypeInfo,
+    macro_line: Option<&Location>,
+    branches: &[&TypeInfo],
+) -> Vec<Option<Location>> {
+    let (Some(home), Some(macro_line)) = (home_file(env), macro_line) else { return vec![None; branches.len()] };
+    let resume = names::resume_function_name(&env.name);
+    let in_macro_call = |location: &Location| location.path == home && location.line > macro_line.line;
+    let mut lines_by_type: Vec<(&str, std::vec::IntoIter<Location>)> = Vec::new();
+    branches
+        .iter()
+        .map(|branch| {
+            if names::coroutine_kind(&branch.name) == Some(names::CoroutineKind::AsyncBlock) {
+                let part = branch.variant_part.as_ref()?;
+                let unresumed = part.variants.iter().find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+                let location = unresumed.member.decl.as_ref().map(location_of)?;
+                return (location.path == home && location.line >= macro_line.line).then_some(location);
+            }
+            if let Some((_, lines)) = lines_by_type.iter_mut().find(|(name, _)| *name == branch.name) {
+                return lines.next();
+            }
+            let mut lines: Vec<Location> =
+                creation_lines(debug, &resume, &branch.name).iter().map(location_of).filter(in_macro_call).collect();
+            lines.sort_by_key(|location| location.line);
+            lines.dedup();
+            let same_type = branches.iter().filter(|other| other.name == branch.name).count();
+            if lines.len() != same_type {
+                lines.clear();
+            }
+            let mut lines = lines.into_iter();
+            let first = lines.next();
+            lines_by_type.push((&branch.name, lines));
+            first
+        })
+        .collect()
+}
+
+/// Lines where `resume` calls what creates a future of type `future`: a function returning
+/// it, or, for an async fn's env (whose function DWARF gives no return type), a function of
+/// the same name in the same module (`Receiver<T>::recv` for `{impl#0}::recv::{async_fn_env#0}`).
+fn creation_lines(debug: &DebugInfo, resume: &str, future: &str) -> Vec<SourceLocation> {
+    if names::coroutine_kind(future) != Some(names::CoroutineKind::AsyncFn) {
+        return debug.lines_of_calls_returning(resume, future);
+    }
+    let env_path = names::split_path(future);
+    let [module @ .., function, _env] = env_path.as_slice() else { return Vec::new() };
+    let module: Vec<&str> = module.iter().copied().filter(|segment| !segment.starts_with("{impl#")).collect();
+    let module = module.join("::");
+    debug
+        .call_sites_in(resume)
+        .iter()
+        .filter(|site| {
+            debug.index.subprogram_path(site.callee).is_some_and(|(path, _)| {
+                let callee = names::strip_last_generics(path);
+                callee.starts_with(&module) && callee.rsplit("::").next() == Some(*function)
+            })
+        })
+        .map(|site| site.location.clone())
+        .collect()
+}

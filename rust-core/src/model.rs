@@ -102,6 +102,10 @@ pub enum NodeKind {
     JoinSet,
     JoinAll,
     SelectAll,
+    StreamMap,
+    StreamGenerator,
+    HttpServerConnection,
+    HttpClientConnection,
 }
 
 impl NodeKind {
@@ -198,6 +202,10 @@ pub struct FutureNode {
     pub boxed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch: Option<Branch>,
+    /// The field path from the parent, for a future found by searching its fields
+    /// (`inner.conn.dispatch.in_flight`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Locals saved across the await (suspended coroutines).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locals: Vec<Local>,
@@ -226,6 +234,7 @@ impl FutureNode {
             summary: None,
             boxed: false,
             branch: None,
+            via: None,
             locals: Vec::new(),
             running: false,
             error: None,

@@ -31,6 +31,8 @@ pub fn split_path(path: &str) -> Vec<&str> {
     while i < bytes.len() {
         match bytes[i] {
             b'<' | b'(' | b'[' => depth += 1,
+            // `->` in `fn(A) -> B` closes nothing.
+            b'>' if i > 0 && bytes[i - 1] == b'-' => {}
             b'>' | b')' | b']' => depth -= 1,
             b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
                 segments.push(&path[start..i]);
@@ -127,6 +129,14 @@ pub fn strip_last_generics(path: &str) -> String {
     segments.join("::")
 }
 
+/// Where cargo unpacks dependencies: registry sources and git checkouts.
+const DEPENDENCY_DIRS: &[&str] = &["/.cargo/registry/src/", "/.cargo/git/checkouts/"];
+
+/// Whether a directory is a dependency's source (not the user's workspace).
+pub fn is_dependency_dir(dir: &str) -> bool {
+    DEPENDENCY_DIRS.iter().any(|marker| dir.contains(marker))
+}
+
 /// A source path shortened for display: registry sources from the crate directory on
 /// (`tokio-1.54.1/src/time/sleep.rs`), the standard library from `library/` on; paths the
 /// DWARF already gives relative to the workspace stay as they are.
@@ -163,6 +173,11 @@ mod tests {
             vec!["a", "B<c::D, e::F>", "g", "{async_fn_env#0}<u64>"]
         );
         assert_eq!(split_path("<app::Foo as app::Trait>::run"), vec!["<app::Foo as app::Trait>", "run"]);
+        assert_eq!(
+            split_path("tower::ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"),
+            vec!["tower", "ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"]
+        );
+        assert_eq!(coroutine_kind("tower::ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"), None);
     }
 
     #[test]

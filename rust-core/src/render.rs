@@ -95,7 +95,41 @@ fn label(kind: NodeKind) -> &'static str {
     }
 }
 
+/// A node that only passes its one future through (a library type found by the structural
+/// search): runs of them are folded into one line unless `full` is asked for.
+fn is_pass_through(node: &FutureNode) -> bool {
+    node.kind == NodeKind::Future
+        && node.summary.is_none()
+        && node.error.is_none()
+        && !node.running
+        && matches!(node.children.as_slice(), [only] if only.branch.is_none())
+}
+
+/// Runs shorter than this are printed in full.
+const MIN_FOLDED_RUN: usize = 2;
+
 fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOptions, lines: &mut Vec<Line>) {
+    if !options.locals {
+        let mut run = vec![node];
+        while let Some(next) = run.last().filter(|last| is_pass_through(last)).map(|last| &last.children[0]) {
+            run.push(next);
+        }
+        // The last node of `run` is the first one worth reading.
+        if run.len() > MIN_FOLDED_RUN {
+            let folded = &run[..run.len() - 1];
+            let mut crates: Vec<&str> = Vec::new();
+            for passed in folded {
+                let krate = crate::names::split_path(passed.type_name.trim_start_matches(['<', '&', '*']))[0];
+                if !crates.contains(&krate) {
+                    crates.push(krate);
+                }
+            }
+            let head = format!("{indent}#{frame} … {} frames in {}", folded.len(), crates.join(", "));
+            lines.push(Line { head, tail: String::new() });
+            collect_lines(run[run.len() - 1], frame + 1, indent, options, lines);
+            return;
+        }
+    }
     let coroutine = node.kind.is_coroutine();
     let body = match &node.summary {
         _ if coroutine => format!("{}{}", label(node.kind), node.function.as_deref().unwrap_or(&node.type_name)),

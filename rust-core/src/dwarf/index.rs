@@ -2,7 +2,7 @@
 //! name, subprograms by start address, linkage names of coroutine resume functions, and
 //! thread-local variables.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use gimli::{constants, AttributeValue, Reader as _};
@@ -36,6 +36,9 @@ pub struct Index {
     /// Link-time address of each `<T as Future>::{vtable}` -> the variable's type
     /// (a `{vtable_type}` whose `containing_type` is T).
     future_vtables: HashMap<u64, DieRef>,
+    /// Paths (without generics) of the types the binary has `Future::poll` or
+    /// `Stream::poll_next` code for, from the demangled linkage names of those functions.
+    polled_types: HashSet<String>,
 }
 
 struct Scope {
@@ -123,6 +126,16 @@ impl Index {
                     }
                     if let Some(name) = name() {
                         self.subprogram_paths.insert(die, Arc::from(join(&name)));
+                        if is_poll_name(&name) {
+                            if let Some(path) = entry
+                                .attr_value(constants::DW_AT_linkage_name)
+                                .and_then(|value| dwarf.attr_string(unit, value).ok())
+                                .and_then(|r| r.to_string_lossy().ok().map(|s| polled_type(&s)))
+                                .flatten()
+                            {
+                                self.polled_types.insert(path);
+                            }
+                        }
                         if is_coroutine_body_name(&name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
@@ -138,7 +151,7 @@ impl Index {
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
-                    if name().is_some_and(|name| name.ends_with("as core::future::future::Future>::{vtable}")) {
+                    if name().is_some_and(|name| FUTURE_VTABLE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))) {
                         if let (Some(address), Some(ty)) = (
                             static_address(dwarf, entry, unit),
                             entry.attr_value(constants::DW_AT_type).and_then(|value| die_ref(unit, value)),
@@ -244,6 +257,12 @@ impl Index {
         self.future_vtables.get(&address).copied()
     }
 
+    /// Whether the binary has `Future::poll` or `Stream::poll_next` code for the type at
+    /// this path (generic arguments ignored).
+    pub fn has_poll_code(&self, type_path: &str) -> bool {
+        self.polled_types.contains(type_path)
+    }
+
     pub fn tls_variables(&self) -> &[TlsVariable] {
         &self.tls_variables
     }
@@ -272,6 +291,24 @@ pub(super) fn die_code_ranges(
         }
     }
     ranges
+}
+
+/// Vtables of `dyn Future` and `dyn Stream` (the futures-core trait tokio-stream also uses).
+const FUTURE_VTABLE_SUFFIXES: &[&str] =
+    &["as core::future::future::Future>::{vtable}", "as futures_core::stream::Stream>::{vtable}"];
+const POLL_IMPLS: &[&str] = &[" as core::future::future::Future>::poll", " as futures_core::stream::Stream>::poll_next"];
+
+fn is_poll_name(name: &str) -> bool {
+    let base = name.split('<').next().unwrap_or(name);
+    base == "poll" || base == "poll_next"
+}
+
+/// `_ZN..` of `<a::B<T> as core::future::future::Future>::poll` -> `a::B`.
+fn polled_type(linkage_name: &str) -> Option<String> {
+    let demangled = format!("{:#}", rustc_demangle::demangle(linkage_name));
+    let inner = demangled.strip_prefix('<')?;
+    let (ty, _) = POLL_IMPLS.iter().find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
+    Some(crate::names::strip_last_generics(ty))
 }
 
 /// Names rustc gives the resume functions of coroutines and closures.

@@ -163,9 +163,15 @@ impl DebugInfo {
         }
         let comp_dir = unit.comp_dir.as_ref().and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
         let directory = file.directory(header).and_then(|dir| self.attr_string(unit, dir));
-        match directory {
-            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => Some(format!("{dir}/{name}")),
-            _ => Some(name),
+        let joined = match directory {
+            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => format!("{dir}/{name}"),
+            _ => name,
+        };
+        // A dependency compiled in its own crate directory: keep that directory, which
+        // names the crate and its version.
+        match comp_dir {
+            Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => Some(format!("{dir}/{joined}")),
+            _ => Some(joined),
         }
     }
 }

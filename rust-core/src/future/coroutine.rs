@@ -220,14 +220,7 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
             .map(|(_, ty)| *ty)
             .or_else(|| generic_argument(&value.ty.name).and_then(|name| value.target.debug.index.type_by_name(name)))
             .unwrap_or(value.ty.die);
-        return Ok(Child {
-            ty,
-            address: value.address,
-            boxed: false,
-            branch: Some(Branch::new(index, status)),
-            describe_only: true,
-            prepared: None,
-        });
+        return Ok(Child { branch: Some(Branch::new(index, status)), describe_only: true, ..Child::at(ty, value.address) });
     }
     let inner = payload.first_path(&[&["future"], &["__0"]])?;
     Ok(Child {

@@ -6,6 +6,7 @@
 mod await_lines;
 pub(crate) mod coroutine;
 mod decoders;
+mod descent;
 pub(crate) mod locals;
 mod registry;
 
@@ -75,11 +76,17 @@ pub struct Child {
     pub describe_only: bool,
     /// Already decoded by the parent (a `select!` seen from the coroutine that holds it).
     pub prepared: Option<Box<Decoded>>,
+    /// The field path from the parent, for futures found by searching its fields.
+    pub via: Option<String>,
 }
 
 impl Child {
+    pub fn at(ty: DieRef, address: u64) -> Child {
+        Child { ty, address, boxed: false, branch: None, describe_only: false, prepared: None, via: None }
+    }
+
     pub fn of(value: &Value<'_>) -> Child {
-        Child { ty: value.ty.die, address: value.address, boxed: false, branch: None, describe_only: false, prepared: None }
+        Child::at(value.ty.die, value.address)
     }
 }
 
@@ -99,11 +106,18 @@ pub struct FutureDecoder<'a> {
     /// `LocalSet`s met while decoding (type, address): their tasks are not in any
     /// runtime's list, so the caller walks them too.
     local_sets: std::cell::RefCell<Vec<(DieRef, u64)>>,
+    type_facts: std::cell::RefCell<descent::TypeFacts>,
 }
 
 impl<'a> FutureDecoder<'a> {
     pub fn new(target: &'a Target<'a>) -> Self {
-        FutureDecoder { target, tasks: None, live: LiveProcess::default(), local_sets: Default::default() }
+        FutureDecoder {
+            target,
+            tasks: None,
+            live: LiveProcess::default(),
+            local_sets: Default::default(),
+            type_facts: Default::default(),
+        }
     }
 
     /// Lets `JoinHandle` nodes name the task they wait for.
@@ -203,6 +217,17 @@ impl<'a> FutureDecoder<'a> {
                 Ok(None) => {}
                 Err(error) => node.error = Some(error.message),
             }
+            return node;
+        }
+        // No decoder knows it: look for the futures inside.
+        match self.inner_futures(&value) {
+            Ok(found) => {
+                let children = found.into_iter().map(|found| Child { via: Some(found.via), ..Child::of(&found.value) });
+                for child in children.take(MAX_CHILDREN) {
+                    node.children.push(self.child_node(child, depth, seen));
+                }
+            }
+            Err(error) => node.error = Some(error.message),
         }
         node
     }
@@ -230,6 +255,9 @@ impl<'a> FutureDecoder<'a> {
             self.decode_at(child.ty, child.address, depth + 1, seen)
         };
         node.boxed |= child.boxed;
+        if child.via.is_some() {
+            node.via = child.via;
+        }
         if child.branch.is_some() {
             node.branch = child.branch;
         }

@@ -1,7 +1,8 @@
 //! The one table that maps a future's type to its decoder. Adding a decoder is a small
 //! file under `decoders/` and one line here. Earlier entries win.
 
-use super::decoders::{boxed, io, join_handle, notify, channels, semaphore, sets, sleep, trivial, wrappers};
+use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, trivial, wrappers};
+use crate::tokio::compat;
 use super::{FutureDecoder, Outcome};
 use crate::dwarf::{TypeInfo, TypeTag};
 use crate::error::Result;
@@ -82,6 +83,11 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type("futures_util::future::join_all::JoinAll<"), sets::join_all),
     (Type("futures_util::future::select_all::SelectAll<"), sets::select_all),
     (Type("futures_util::future::select::Select<"), sets::select),
+    // Streams and libraries.
+    (Type(compat::tokio_stream::STREAM_MAP_TYPE), streams::stream_map),
+    (Type(compat::async_stream::STREAM_TYPE), streams::async_stream),
+    (Type(compat::hyper::SERVER_DISPATCHER), hyper::server_connection),
+    (Type(compat::hyper::CLIENT_DISPATCHER), hyper::client_connection),
 ];
 
 /// The decoder for a future of this type, if one is known.
@@ -93,6 +99,11 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
         return Some(boxed::dyn_future);
     }
     TABLE.iter().find(|(pattern, _)| matches(pattern, &info.name)).map(|(_, decode)| *decode)
+}
+
+/// Whether a table entry (or the dyn rule) decodes this type; plain pointers do not count.
+pub fn has_decoder(info: &TypeInfo) -> bool {
+    info.tag != TypeTag::Pointer && decoder_for(info).is_some()
 }
 
 fn matches(pattern: &Pattern, type_name: &str) -> bool {

@@ -1,5 +1,5 @@
-//! Every name and field path this tool relies on in tokio and in Rust's standard library,
-//! in one place. Where versions differ, each constant lists the alternatives, newest first.
+//! Every name and field path this tool relies on in tokio, in Rust's standard library and
+//! in the libraries it decodes (hyper, tokio-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
 //! Checked against tokio 1.54.1 and rustc 1.95; see docs/layouts.md for what changed when.
 
 /// The runtime context thread-local: its DWARF variable lives under this namespace.
@@ -74,3 +74,36 @@ pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
     ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on", "future"),
 ];
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
+
+/// `Vec<T>`: `buf: RawVec{inner: RawVecInner{ptr, ..}}` (type-erased pointer), `len`.
+pub const VEC_LENGTH: &str = "len";
+pub const VEC_POINTER: &str = "ptr";
+pub const VEC_ELEMENT_PARAM: &str = "T";
+/// A tuple's fields.
+pub const TUPLE_FIRST: &str = "__0";
+pub const TUPLE_SECOND: &str = "__1";
+
+/// tokio-stream (0.1): `StreamMap<K, V>{entries: Vec<(K, V)>}`.
+pub mod tokio_stream {
+    pub const STREAM_MAP_TYPE: &str = "tokio_stream::stream_map::StreamMap<";
+    pub const STREAM_MAP_ENTRIES: &str = "entries";
+}
+
+/// async-stream (0.3): `AsyncStream<T, U>{rx: Receiver<T>, done: bool, generator: U}`.
+pub mod async_stream {
+    pub const STREAM_TYPE: &str = "async_stream::async_stream::AsyncStream<";
+    pub const GENERATOR: &str = "generator";
+    pub const DONE: &str = "done";
+}
+
+/// hyper 1.x HTTP/1 connections: `proto::h1::dispatch::Dispatcher<D, Bs, I, T>{conn: Conn{state:
+/// State{reading, writing, ..}, ..}, dispatch: D, ..}` with `D` = `Server{in_flight:
+/// Pin<Box<Option<S::Future>>>, ..}` or `Client{callback: Option<Callback>, ..}`.
+pub mod hyper {
+    pub const SERVER_DISPATCHER: &str = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Server<";
+    pub const CLIENT_DISPATCHER: &str = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Client<";
+    pub const READING: &[&str] = &["conn", "state", "reading"];
+    pub const WRITING: &[&str] = &["conn", "state", "writing"];
+    pub const IN_FLIGHT: &[&str] = &["dispatch", "in_flight"];
+    pub const CALLBACK: &[&str] = &["dispatch", "callback"];
+}

@@ -1,14 +1,26 @@
-//! `Box<dyn Future>`, `Pin<Box<dyn Future>>`, `&mut dyn Future`: a fat pointer whose vtable
-//! names the concrete type. rustc emits one DWARF variable per vtable,
-//! `<T as core::future::future::Future>::{vtable}`, whose type's `containing_type` is T.
+//! `Box<dyn Future>`, `Pin<Box<dyn Future>>`, `&mut dyn Future`, and the same for `dyn
+//! Stream`: a fat pointer whose vtable names the concrete type. rustc emits one DWARF
+//! variable per vtable, `<T as core::future::future::Future>::{vtable}` (or
+//! `futures_core::stream::Stream`), whose type's `containing_type` is T.
 
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
 use crate::future::{Child, FutureDecoder, Outcome};
 use crate::value::Value;
 
+const DYN_TRAITS: &[&str] = &["dyn core::future::future::Future", "dyn futures_core::stream::Stream"];
+/// Owning or exclusive fat pointers; shared ones (`Arc<dyn Future>`) point at their
+/// reference counts, not at the future.
+const FAT_POINTERS: &[&str] = &["alloc::boxed::Box<", "&mut ", "*mut "];
+
+/// A fat pointer to a `dyn Future` or `dyn Stream` itself (not to something merely
+/// generic over one, like `Arc<dyn Executor<Pin<Box<dyn Future>>>>`).
 pub fn is_dyn_future(info: &TypeInfo) -> bool {
-    info.name.contains("dyn core::future::future::Future") && info.field("pointer").is_some() && info.field("vtable").is_some()
+    let Some(pointee) = FAT_POINTERS.iter().find_map(|prefix| info.name.strip_prefix(prefix)) else { return false };
+    let pointee = pointee.strip_prefix('(').unwrap_or(pointee);
+    DYN_TRAITS.iter().any(|trait_object| pointee.starts_with(trait_object))
+        && info.field("pointer").is_some()
+        && info.field("vtable").is_some()
 }
 
 pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -22,5 +34,5 @@ pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<
         .and_then(|vtable_type| target.debug.type_info(vtable_type).ok())
         .and_then(|info| info.containing_type)
         .ok_or_else(|| Error::layout(format!("no DWARF vtable at {vtable:#x}: cannot tell the boxed future's type")))?;
-    Ok(Outcome::SeeThrough(Child { ty: concrete, address: data, boxed: true, branch: None, describe_only: false, prepared: None }))
+    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
 }

@@ -3,12 +3,14 @@
 
 pub mod boxed;
 pub mod channels;
+pub mod hyper;
 pub mod io;
 pub mod join_handle;
 pub mod notify;
 pub mod semaphore;
 pub mod sets;
 pub mod sleep;
+pub mod streams;
 pub mod trivial;
 pub mod wrappers;
 
@@ -59,6 +61,29 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
         node = list.target.memory.read_u64(node + next_offset)?;
     }
     Ok((nodes, node_type))
+}
+
+/// Elements of a `Vec<T>`, at most `limit` (more is taken for corruption).
+pub fn vec_elements<'a>(vec: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
+    let element = vec
+        .ty
+        .template_param(compat::VEC_ELEMENT_PARAM)
+        .ok_or_else(|| Error::layout(format!("{} names no element type", vec.ty.name)))?;
+    let length = vec.field(compat::VEC_LENGTH)?.read_uint()?;
+    if length > limit {
+        return Err(Error::layout(format!("{} at {:#x} claims {length} elements (corrupt?)", vec.ty.name, vec.address)));
+    }
+    let base = vec.find_field(compat::VEC_POINTER)?.read_pointer()?;
+    let element = vec.target.debug.type_info(element)?;
+    let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+    (0..length)
+        .map(|i| {
+            let address = i.checked_mul(stride).and_then(|offset| base.checked_add(offset)).ok_or_else(|| {
+                Error::layout(format!("{} at {:#x}: element {i} lies past the address space", vec.ty.name, vec.address))
+            })?;
+            Ok(vec.target.value_of_type(element.clone(), address))
+        })
+        .collect()
 }
 
 /// How many nodes a tokio `LinkedList` holds.

@@ -1,0 +1,167 @@
+"""Service-shaped tasks (the services-app fixture: an axum server, a reqwest client, a tower
+Buffer in front of a ConcurrencyLimit, streams), in GDB, LLDB 19 and LLDB 14, debug and
+release. Library futures that no decoder knows are searched structurally down to the
+handlers' async fns; hyper connections and streams say what they are doing."""
+
+import json
+import os
+import re
+
+import pytest
+
+from support import build
+from support.debuggers import capture
+from support.markers import Markers
+from support.paths import FIXTURES
+
+SOURCE = "services-app/src/main.rs"
+PROFILES = ["dev", "release"]
+COROUTINES = ("async_fn", "async_block", "async_closure")
+
+
+@pytest.fixture(scope="module")
+def markers():
+    return Markers(os.path.join(FIXTURES, "services-app", "src", "main.rs"))
+
+
+def run_services(debugger, tmp_path, profile, command):
+    manifest = tmp_path / "manifest.json"
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, command),
+        program=build.fixture("services-app", profile),
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    assert manifest.exists(), run.stdout + run.stderr
+    return run, json.loads(manifest.read_text())["facts"]
+
+
+def path_to(node, matches):
+    """The nodes from `node` down to the first (depth first) that `matches`, or None."""
+    if matches(node):
+        return [node]
+    for child in node["children"]:
+        below = path_to(child, matches)
+        if below:
+            return [node] + below
+    return None
+
+
+def function_is(name):
+    return lambda node: node["kind"] in COROUTINES and node["function"] == name
+
+
+def kinds(path):
+    return [node["kind"] for node in path]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers):
+    run, facts = run_services(debugger, tmp_path, profile, "async backtrace all --json")
+    [report] = run.json_sections()
+    tasks = {task["id"]: task for task in report["tasks"]}
+    root = {key[len("task."):]: tasks[int(value)]["root"] for key, value in facts.items() if key.startswith("task.")}
+
+    def at_marker(node, marker):
+        line, index = markers.awaits[marker]
+        assert (node["location"]["file"], node["location"]["line"], node["await_point"]) == (SOURCE, line, index), (marker, node)
+
+    # axum: each in-flight request's connection task runs the handler, three async fns deep.
+    for n in (1, 2, 3):
+        path = path_to(root["axum_request_%d" % n], function_is("services_app::slow_handler"))
+        assert path, "axum_request_%d does not reach slow_handler" % n
+        connection = [node for node in path if node["kind"] == "http_server_connection"]
+        assert len(connection) == 1, kinds(path)
+        assert connection[0]["detail"]["activity"] == "running the service for a request"
+        # The handler's future was found in the connection's in-flight slot.
+        below_connection = path[path.index(connection[0]) + 1]
+        assert below_connection["via"] == "dispatch.in_flight"
+        handler = path[-1]
+        at_marker(handler, "slow_handler")
+        load_user = handler["children"][0]
+        assert load_user["function"] == "services_app::load_user"
+        at_marker(load_user, "load_user")
+        [fetch_record] = load_user["children"]
+        assert fetch_record["function"] == "services_app::fetch_record"
+        at_marker(fetch_record, "fetch_record")
+        assert [child["kind"] for child in fetch_record["children"]] == ["sleep"]
+        # Nodes found by the structural search say where they were found.
+        assert all(node["via"] for node in path if node["kind"] == "future" and node is not path[0] and "branch" not in node)
+
+    # Idle keep-alive connections wait for the next request and run nothing.
+    for k in (1, 2):
+        path = path_to(root["axum_keepalive_%d" % k], lambda node: node["kind"] == "http_server_connection")
+        assert path, "axum_keepalive_%d has no HTTP connection" % k
+        assert path[-1]["detail"] == {"activity": "waiting for a request", "reading": "init", "writing": "init"}
+        assert path[-1]["children"] == []
+
+    # The accept loop.
+    serve = path_to(root["axum_serve"], lambda node: node["kind"] == "io_readiness")
+    at_marker(serve[0], "run_server")
+    assert serve[-1]["detail"]["operation"] == "accept"
+
+    # reqwest: the request waits for its response from the connection task, which is
+    # waiting for the slow server's answer.
+    client = root["reqwest_client"]
+    at_marker(client, "fetch_report")
+    client_path = path_to(client, lambda node: not node["children"])
+    assert client_path[-1]["kind"] == "oneshot_recv", client_path[-1]
+    # A dependency's own code is named by crate and version, like tokio's.
+    reqwest_block = [node for node in client_path if node["kind"] == "async_block" and node["function"].startswith("<reqwest::")]
+    assert reqwest_block and re.fullmatch(r"reqwest-[\d.]+/src/async_impl/client\.rs", reqwest_block[0]["location"]["file"])
+    connections = [
+        path_to(task["root"], lambda node: node["kind"] == "http_client_connection") for task in report["tasks"]
+    ]
+    [client_connection] = [path[-1] for path in connections if path]
+    assert client_connection["detail"]["activity"] == "waiting for the response"
+
+    # tower: caller 1's request is in flight inside the concurrency limit; caller 2's waits
+    # in the buffer for the worker, which waits for the limit's semaphore.
+    caller_1 = root["tower_caller_1"]
+    at_marker(caller_1, "call_backend")
+    backend = path_to(caller_1, function_is("services_app::backend_call"))
+    assert backend, "tower_caller_1 does not reach backend_call"
+    at_marker(backend[-1], "backend_call")
+    assert [child["kind"] for child in backend[-1]["children"]] == ["sleep"]
+    caller_2 = root["tower_caller_2"]
+    at_marker(caller_2, "call_backend")
+    assert path_to(caller_2, lambda node: not node["children"])[-1]["kind"] == "oneshot_recv"
+    worker_leaf = path_to(root["tower_buffer_worker"], lambda node: node["kind"] == "semaphore_acquire")
+    assert worker_leaf and worker_leaf[-1]["detail"]["waiters"] == 1
+
+    # Streams: a StreamMap of two stream! generators, each waiting on its channel.
+    subscriber = root["subscriber"]
+    at_marker(subscriber, "subscribe_all")
+    [stream_map] = subscriber["children"]
+    assert stream_map["kind"] == "stream_map"
+    assert [child["branch"]["name"] for child in stream_map["children"]] == ["alpha", "beta"]
+    for stream in stream_map["children"]:
+        assert stream["kind"] == "stream_generator" and stream["boxed"] is True
+        [generator] = stream["children"]
+        at_marker(generator, "feed")
+        assert [child["kind"] for child in generator["children"]] == ["mpsc_recv"]
+    adapters = root["stream_adapters"]
+    at_marker(adapters, "stream_adapters")
+    generator = path_to(adapters, lambda node: node["kind"] == "stream_generator")
+    assert generator, "stream_adapters does not reach its stream"
+    [body] = generator[-1]["children"]
+    at_marker(body, "quiet_stream")
+    assert [child["kind"] for child in body["children"]] == ["sleep"]
+    assert report["errors"] == []
+
+
+def test_text_folds_library_frames(debugger, tmp_path, markers):
+    run, facts = run_services(debugger, tmp_path, "dev", "async backtrace all")
+    [text] = run.sections()
+    lines = [re.sub(r"\s+", " ", line).strip() for line in text.splitlines()]
+    folded = [line for line in lines if "…" in line]
+    assert folded and all(re.fullmatch(r"#\d+ … \d+ frames in [\w, ]+", line) for line in folded), folded
+    assert any(line.endswith("frames in hyper_util, axum, tower") for line in folded), folded
+    handler = "async fn services_app::slow_handler at %s:%d (await #0)" % (SOURCE, markers.await_line("slow_handler"))
+    assert sum(1 for line in lines if line.endswith(handler)) == 3
+    assert sum(1 for line in lines if "HTTP/1 server connection: waiting for a request" in line) == 2
+
+    run, _ = run_services(debugger, tmp_path, "dev", "async backtrace all full")
+    [full] = run.sections()
+    assert "…" not in full
+    full_lines = [re.sub(r"\s+", " ", line).strip() for line in full.splitlines()]
+    assert any(line.startswith("#2 hyper_util::server::conn::auto::UpgradeableConnection<") for line in full_lines)

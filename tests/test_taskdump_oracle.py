@@ -1,19 +1,29 @@
 """An oracle no one here wrote: tokio's own task dump (`Handle::dump()`, built with
-`--cfg tokio_taskdump`). For every task, the async frames we report from memory must be
-the ones tokio's trace lists, in the same order, at the same lines."""
+`--cfg tokio_taskdump`), for every fixture. For every task tokio traces, the fixture's own
+async frames we report from memory must be the ones its trace lists, in the same order, at
+the same lines (`select!`/`join!` awaits included)."""
 
 import json
+import os
 import re
+
+import pytest
 
 from support import build
 from support.debuggers import capture
+from support.paths import REPO
 
 # tokio separates the tree glyphs from names with no-break spaces.
 FRAME = re.compile(r"╼\s(?P<name>.+) at (?P<file>.+?):(?P<line>\d+):\d+$")
-FIXTURE_FILE = "tokio-app/src/main.rs"
+# Fixture -> (its arguments, its source file as the DWARF names it).
+FIXTURES = {
+    "tokio-app": (["dump"], "tokio-app/src/main.rs"),
+    "waits-app": ([], "waits-app/src/main.rs"),
+    "services-app": ([], "services-app/src/main.rs"),
+}
 
 
-def parse_dump(text):
+def parse_dump(text, source):
     """{task id: [(function, line)]} for the fixture's own frames, outermost first."""
     tasks = {}
     current = None
@@ -23,17 +33,19 @@ def parse_dump(text):
             current = tasks.setdefault(int(header.group(1)), [])
             continue
         frame = FRAME.search(line)
-        if frame and current is not None and frame.group("file").endswith(FIXTURE_FILE):
+        if frame and current is not None and frame.group("file").endswith(source):
             current.append((frame.group("name"), int(frame.group("line"))))
     return tasks
 
 
-def our_frames(node):
-    frames = []
-    while node is not None:
-        if node["kind"] in ("async_fn", "async_block", "async_closure"):
-            frames.append((node["kind"], node["function"], node["location"]["line"]))
-        node = node["children"][0] if node["children"] else None
+def our_frames(node, source, frames=None):
+    """The fixture's own coroutine frames of a tree, depth first (what awaits before what it awaits)."""
+    frames = [] if frames is None else frames
+    location = node.get("location")
+    if node["kind"] in ("async_fn", "async_block", "async_closure") and location and location["path"].endswith(source):
+        frames.append((node["kind"], node["function"], location["line"]))
+    for child in node["children"]:
+        our_frames(child, source, frames)
     return frames
 
 
@@ -49,26 +61,43 @@ def comparable(kind, function):
     return without_closures(function, r"\{(async_block|closure)#\d+\}")
 
 
-def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path):
+@pytest.mark.parametrize("fixture", list(FIXTURES))
+def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path, fixture):
+    args, source = FIXTURES[fixture]
     manifest = tmp_path / "manifest.json"
     dump = tmp_path / "dump.txt"
     run = debugger.run_steps(
         [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async backtrace all --json"),
-        program=build.taskdump_fixture(),
-        args=["dump"],
+        program=build.taskdump_fixture(fixture),
+        args=args,
         env={"FIXTURE_MANIFEST": str(manifest), "FIXTURE_DUMP": str(dump)},
     )
     [report] = run.json_sections()
-    traces = parse_dump(dump.read_text())
-    ours = {task["id"]: our_frames(task["root"]) for task in report["tasks"]}
-    ids = json.loads(manifest.read_text())["tasks"]
-    assert sorted(ours) == sorted(traces) == sorted(ids[name] for name in ids if name != "finished")
+    traces = parse_dump(dump.read_text(), source)
+    ours = {task["id"]: our_frames(task["root"], source) for task in report["tasks"]}
+    assert sorted(ours) == sorted(traces)
+    if fixture == "tokio-app":
+        ids = json.loads(manifest.read_text())["tasks"]
+        assert sorted(ours) == sorted(ids[name] for name in ids if name != "finished")
+    untraced = []
     for task_id, trace in traces.items():
-        assert trace, "tokio's trace of task %d is empty" % task_id
         mine = [(comparable(kind, function), line) for kind, function, line in ours[task_id]]
         theirs = [(without_closures(name, r"\{\{closure\}\}"), line) for name, line in trace]
-        assert mine == theirs, task_id
+        if not theirs and not mine:
+            continue  # a task with no async fn of the fixture's (a bare `Sleep`, say)
+        if not theirs:
+            # tokio's trace ends at the first tokio leaf it meets; sockets, std's and the
+            # futures crate's leaves and sets leave it empty.
+            untraced.append(task_id)
+            continue
+        # tokio traces only the first pending branch of a tree; we show them all.
+        assert mine[: len(theirs)] == theirs and set(mine) == set(theirs), task_id
         # Where tokio names a function in full, the name is exactly ours.
         for (kind, function, _), (name, _) in zip(ours[task_id], trace):
             if kind == "async_fn":
                 assert function == name
+    if fixture == "tokio-app":
+        assert untraced == []
+    # The tasks tokio cannot trace, for the record (see the README's oracle notes).
+    with open(os.path.join(REPO, "target", "oracle-untraced-%s-%s.txt" % (fixture, debugger.name)), "w") as out:
+        out.write("".join("%d %s\n" % (task_id, ours[task_id]) for task_id in sorted(untraced)))

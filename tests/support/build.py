@@ -34,14 +34,14 @@ def fixture(program: str = "tokio-app", profile: str = "dev") -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def taskdump_fixture() -> str:
-    """tokio-app built with tokio's task dump (the oracle)."""
+def taskdump_fixture(program: str = "tokio-app") -> str:
+    """A fixture built with tokio's task dump (the oracle), in the dev profile."""
     _cargo(
-        ["-p", "tokio-app", "--features", "taskdump"],
+        ["-p", program, "--features", "taskdump"],
         TASKDUMP_TARGET,
         {"RUSTFLAGS": "--cfg tokio_unstable --cfg tokio_taskdump"},
     )
-    return os.path.join(TASKDUMP_TARGET, "debug", "tokio-app")
+    return os.path.join(TASKDUMP_TARGET, "debug", program)
 
 
 @functools.lru_cache(maxsize=None)

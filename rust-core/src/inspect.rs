@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use crate::dwarf::{DebugInfo, FunctionAt};
+use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::memory::Memory;
 use crate::model::{FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, REPORT_VERSION};
-use crate::names;
+use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
 use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
@@ -27,36 +27,6 @@ pub struct ThreadInput {
     pub frames: Vec<FrameInput>,
 }
 
-/// One frame as the debugger shows it. Inlined calls are frames of their own that share
-/// the pc of the physical frame below them.
-#[derive(Debug, Deserialize)]
-pub struct FrameInput {
-    pub pc: u64,
-    #[serde(default)]
-    pub inlined: bool,
-    pub file: Option<String>,
-    pub line: Option<u64>,
-    /// Locals the glue was asked for (see `block_on_frames`): name -> bytes as hex.
-    #[serde(default)]
-    pub locals: HashMap<String, String>,
-    /// Locals that could not be read: name -> why.
-    #[serde(default)]
-    pub local_errors: HashMap<String, String>,
-}
-
-/// A frame with the function it runs, as DWARF names it.
-pub struct ResolvedFrame<'f> {
-    pub input: &'f FrameInput,
-    pub function: Option<FunctionAt>,
-}
-
-impl ResolvedFrame<'_> {
-    /// The function's path without the generic arguments of its last segment.
-    pub fn path_without_generics(&self) -> Option<String> {
-        self.function.as_ref().map(|function| names::strip_last_generics(&function.path))
-    }
-}
-
 #[derive(Debug, Deserialize)]
 pub struct Request {
     pub threads: Vec<ThreadInput>,
@@ -68,57 +38,48 @@ pub struct Request {
     pub live_pid: Option<u32>,
 }
 
-/// Names each frame's function from its pc. The debugger lists inlined calls as frames
-/// sharing one pc, innermost first, ending with the physical (not inlined) frame; DWARF
-/// gives the same chain outermost first.
-pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameInput]) -> Vec<ResolvedFrame<'f>> {
-    let mut resolved = Vec::with_capacity(frames.len());
-    let mut group_start = 0;
-    for end in 0..frames.len() {
-        if frames[end].inlined && end + 1 < frames.len() {
-            continue;
-        }
-        let group = &frames[group_start..=end];
-        // Return addresses point after the call; look up the call itself.
-        let adjust = if group_start == 0 { 0 } else { 1 };
-        let pc = frames[end].pc.wrapping_sub(load_bias).wrapping_sub(adjust);
-        let chain = debug.functions_at(pc).unwrap_or_default();
-        for (i, input) in group.iter().enumerate() {
-            let function = if i + 1 == group.len() {
-                chain.first().cloned()
-            } else {
-                chain.len().checked_sub(1 + i).filter(|&index| index > 0).map(|index| chain[index].clone())
-            };
-            resolved.push(ResolvedFrame { input, function });
-        }
-        group_start = end + 1;
-    }
-    resolved
-}
-
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
     let target = Target { debug, memory, load_bias };
-    let context_variable = find_context_variable(debug)?;
+    let (threads, runtimes) = read_threads(&target, request)?;
+    let task_reader = TaskReader::new(&target)?;
+    let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
+    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
+    // block_on futures first: decoding them finds the LocalSets they run.
+    let block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>> = threads
+        .iter()
+        .map(|thread| find_block_on_frame(&thread.frames).map(|frame| block_on_future(&target, &decoder, frame)))
+        .collect();
+    let mut report =
+        Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
+    let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
+    let running_roots = walk_tasks(&task_reader, &decoder, &threads, sources, request.all, &mut report);
+    report.threads = thread_reports(threads, block_on_futures, &running_roots);
+    Ok(report)
+}
 
-    struct ThreadState<'t> {
-        input: &'t ThreadInput,
-        frames: Vec<ResolvedFrame<'t>>,
-        runtime: Option<RuntimeHandle<'t>>,
-        worker: Option<u64>,
-        current_task: Option<u64>,
-        error: Option<String>,
-    }
+/// What one thread is to tokio, from its context thread-local and its stack.
+struct ThreadState<'t> {
+    input: &'t ThreadInput,
+    frames: Vec<ResolvedFrame<'t>>,
+    runtime: Option<RuntimeHandle<'t>>,
+    worker: Option<u64>,
+    current_task: Option<u64>,
+    error: Option<String>,
+}
 
-    let mut threads: Vec<&ThreadInput> = request.threads.iter().collect();
-    threads.sort_by_key(|thread| thread.tid);
-    let mut states = Vec::new();
+/// Phase 1: each thread's tokio context (sorted by tid), and the runtimes they are in.
+fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec<ThreadState<'t>>, Vec<RuntimeHandle<'t>>)> {
+    let context_variable = find_context_variable(target.debug)?;
+    let mut inputs: Vec<&ThreadInput> = request.threads.iter().collect();
+    inputs.sort_by_key(|thread| thread.tid);
+    let mut threads = Vec::new();
     let mut runtimes: Vec<RuntimeHandle<'_>> = Vec::new();
-    for input in threads {
-        let frames = resolve_frames(debug, load_bias, &input.frames);
+    for input in inputs {
+        let frames = resolve_frames(target.debug, target.load_bias, &input.frames);
         let mut state = ThreadState { input, frames, runtime: None, worker: None, current_task: None, error: None };
         match input.fs_base {
             None => state.error = Some("the debugger gave no thread pointer (fs_base) for this thread".into()),
-            Some(fs_base) => match read_thread_context(&target, &context_variable, fs_base) {
+            Some(fs_base) => match read_thread_context(target, &context_variable, fs_base) {
                 Ok(Some(context)) => {
                     if let Some(handle) = &context.handle {
                         if !runtimes.iter().any(|known| known.handle.address == handle.handle.address) {
@@ -133,10 +94,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
                 Err(error) => state.error = Some(format!("cannot read this thread's tokio context: {error}")),
             },
         }
-        states.push(state);
+        threads.push(state);
     }
     if runtimes.is_empty() {
-        if let Some(error) = states.iter().find_map(|state| state.error.clone()) {
+        if let Some(error) = threads.iter().find_map(|state| state.error.clone()) {
             return Err(Error::new(ErrorKind::Memory, error));
         }
         return Err(Error::new(
@@ -144,28 +105,21 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             "tokio is linked in, but no thread is inside a tokio runtime (not started yet, or already shut down)",
         ));
     }
+    Ok((threads, runtimes))
+}
 
-    let mut report =
-        Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
-    // The task each thread is polling: a worker's, or a current_thread runtime's block_on
-    // thread between polls of its own future. A worker's current task id also names its own
-    // blocking task while it idles; only ids found in a runtime's task list are tasks.
-    let running: HashMap<u64, &[ResolvedFrame<'_>]> = states
-        .iter()
-        .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
-        .collect();
-    let task_reader = TaskReader::new(&target)?;
-    let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
-    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
+/// One list of tasks to walk: (owner address, flavor, the walk).
+type TaskSource = (String, String, Result<TaskWalk>);
 
-    // block_on futures first: decoding them finds the LocalSets they run.
-    let block_on_results: Vec<Option<std::result::Result<FutureNode, String>>> = states
-        .iter()
-        .map(|state| find_block_on_frame(&state.frames).map(|frame| block_on_future(&target, &decoder, frame)))
-        .collect();
-
-    // Task lists: each runtime's, then each LocalSet's (its tasks are in no runtime list).
-    let mut sources: Vec<(String, String, Result<TaskWalk>)> = runtimes
+/// Phase 2: every task list, each runtime's and then each LocalSet's (whose tasks are in no
+/// runtime's list; the LocalSets were met while decoding block_on futures).
+fn task_lists(
+    target: &Target<'_>,
+    task_reader: &TaskReader<'_>,
+    decoder: &FutureDecoder<'_>,
+    runtimes: &[RuntimeHandle<'_>],
+) -> Vec<TaskSource> {
+    let mut sources: Vec<TaskSource> = runtimes
         .iter()
         .map(|runtime| {
             let address = format!("{:#x}", runtime.handle.address);
@@ -176,8 +130,26 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         let walk = target.value(ty, address).and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
         sources.push((format!("{address:#x}"), LOCAL_SET_FLAVOR.to_string(), walk));
     }
+    sources
+}
 
-    // Roots of the tasks some thread is running, for that thread's report.
+/// Phase 3: decodes the tasks of every list into `report` (all of them, or only those a
+/// thread is running); returns the roots of the running ones, by task id.
+fn walk_tasks(
+    task_reader: &TaskReader<'_>,
+    decoder: &FutureDecoder<'_>,
+    threads: &[ThreadState<'_>],
+    sources: Vec<TaskSource>,
+    all: bool,
+    report: &mut Report,
+) -> HashMap<u64, FutureNode> {
+    // The task each thread is polling: a worker's, or a current_thread runtime's block_on
+    // thread between polls of its own future. A worker's current task id also names its own
+    // blocking task while it idles; only ids found in a runtime's task list are tasks.
+    let running: HashMap<u64, &[ResolvedFrame<'_>]> = threads
+        .iter()
+        .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
+        .collect();
     let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
     for (runtime_address, flavor, walk) in sources {
         let walk = match walk {
@@ -200,7 +172,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
                 }
             };
             let running_on = running.get(&header.id);
-            if !request.all && running_on.is_none() {
+            if !all && running_on.is_none() {
                 continue;
             }
             let (root, error) = match task_reader.future(&header) {
@@ -232,8 +204,17 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         }
     }
     report.tasks.sort_by_key(|task| task.id);
+    roots_by_id
+}
 
-    for (state, block_on_result) in states.into_iter().zip(block_on_results) {
+/// Phase 4: one report per runtime thread and block_on thread.
+fn thread_reports(
+    threads: Vec<ThreadState<'_>>,
+    block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>>,
+    running_roots: &HashMap<u64, FutureNode>,
+) -> Vec<ThreadReport> {
+    let mut reports = Vec::new();
+    for (state, block_on_result) in threads.into_iter().zip(block_on_futures) {
         let role = if state.worker.is_some() {
             ThreadRole::Worker
         } else if block_on_result.is_some() {
@@ -244,7 +225,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             continue;
         };
         let mut error = state.error;
-        let current_task = state.current_task.filter(|id| roots_by_id.contains_key(id));
+        let current_task = state.current_task.filter(|id| running_roots.contains_key(id));
         let block_on_node = match block_on_result {
             Some(Ok(mut node)) => {
                 if current_task.is_none() {
@@ -260,10 +241,10 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         };
         // The future being polled now: the current task's, else the block_on future.
         let (future, block_on_future_node) = match current_task {
-            Some(id) => (roots_by_id.get(&id).cloned(), block_on_node),
+            Some(id) => (running_roots.get(&id).cloned(), block_on_node),
             None => (block_on_node, None),
         };
-        report.threads.push(ThreadReport {
+        reports.push(ThreadReport {
             tid: state.input.tid,
             name: state.input.name.clone(),
             role,
@@ -275,7 +256,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
             error,
         });
     }
-    Ok(report)
+    reports
 }
 
 /// The `flavor` reported for a LocalSet's task list.

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod model;
 pub mod names;
 pub mod render;
+pub mod stack;
 pub mod tokio;
 pub mod value;
 

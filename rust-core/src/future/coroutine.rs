@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
 use crate::names;
+use crate::stack::ResolvedFrame;
 use crate::value::Value;
 
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
@@ -232,10 +233,10 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
 
 /// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
 /// executing, not suspended, so its await point, awaitee and locals are stale.
-pub fn mark_running(root: &mut FutureNode, frames: &[crate::inspect::ResolvedFrame<'_>]) {
-    let frame_paths: Vec<(String, &crate::inspect::ResolvedFrame<'_>)> =
+pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
+    let frame_paths: Vec<(String, &ResolvedFrame<'_>)> =
         frames.iter().filter_map(|frame| frame.path_without_generics().map(|path| (path, frame))).collect();
-    let mut deepest: Option<(usize, &crate::inspect::ResolvedFrame<'_>)> = None;
+    let mut deepest: Option<(usize, &ResolvedFrame<'_>)> = None;
     let mut node = &*root;
     let mut depth = 0;
     loop {

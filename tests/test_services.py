@@ -124,8 +124,14 @@ def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers
     assert [child["kind"] for child in backend[-1]["children"]] == ["sleep"]
     caller_2 = root["tower_caller_2"]
     at_marker(caller_2, "call_backend")
-    assert path_to(caller_2, lambda node: not node["children"])[-1]["kind"] == "oneshot_recv"
-    worker_leaf = path_to(root["tower_buffer_worker"], lambda node: node["kind"] == "semaphore_acquire")
+    [queued] = caller_2["children"]
+    worker_id = int(facts["task.tower_buffer_worker"])
+    assert queued["kind"] == "tower_buffer_response"
+    assert queued["detail"]["state"] == "queued" and queued["detail"]["worker_task"] == worker_id
+    assert [child["kind"] for child in queued["children"]] == ["oneshot_recv"]
+    worker = root["tower_buffer_worker"]
+    assert worker["kind"] == "tower_buffer_worker" and worker["detail"]["holding"] == queued["detail"]["channel"]
+    worker_leaf = path_to(worker, lambda node: node["kind"] == "semaphore_acquire")
     assert worker_leaf and worker_leaf[-1]["detail"]["waiters"] == 1
 
     # Streams: a StreamMap of two stream! generators, each waiting on its channel.

@@ -54,6 +54,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
     let running_roots = walk_tasks(&task_reader, &decoder, &threads, sources, request.all, &mut report);
     report.threads = thread_reports(threads, block_on_futures, &running_roots);
+    crate::links::link_tasks(&mut report);
     Ok(report)
 }
 

@@ -7,6 +7,7 @@ pub mod dwarf;
 pub mod error;
 pub mod future;
 pub mod inspect;
+pub mod links;
 pub mod memory;
 pub mod model;
 pub mod names;

@@ -106,6 +106,8 @@ pub enum NodeKind {
     StreamGenerator,
     HttpServerConnection,
     HttpClientConnection,
+    TowerBufferResponse,
+    TowerBufferWorker,
 }
 
 impl NodeKind {

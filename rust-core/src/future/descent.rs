@@ -51,7 +51,7 @@ impl<'a> FutureDecoder<'a> {
     }
 
     /// The nearest futures inside `value`'s fields (not `value` itself), at most `limit`.
-    pub(super) fn inner_futures(&self, value: &Value<'a>) -> Result<Vec<Found<'a>>> {
+    pub(crate) fn inner_futures(&self, value: &Value<'a>) -> Result<Vec<Found<'a>>> {
         let mut search = Search { found: Vec::new(), visited: 0 };
         self.search_fields(value, "", 0, &mut search)?;
         Ok(search.found)

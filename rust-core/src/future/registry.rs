@@ -1,7 +1,7 @@
 //! The one table that maps a future's type to its decoder. Adding a decoder is a small
 //! file under `decoders/` and one line here. Earlier entries win.
 
-use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, trivial, wrappers};
+use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tower, trivial, wrappers};
 use crate::tokio::compat;
 use super::{FutureDecoder, Outcome};
 use crate::dwarf::{TypeInfo, TypeTag};
@@ -88,6 +88,8 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type(compat::async_stream::STREAM_TYPE), streams::async_stream),
     (Type(compat::hyper::SERVER_DISPATCHER), hyper::server_connection),
     (Type(compat::hyper::CLIENT_DISPATCHER), hyper::client_connection),
+    (Type(compat::tower::BUFFER_RESPONSE), tower::buffer_response),
+    (Type(compat::tower::BUFFER_WORKER), tower::buffer_worker),
 ];
 
 /// The decoder for a future of this type, if one is known.

@@ -1,5 +1,5 @@
 //! Every name and field path this tool relies on in tokio, in Rust's standard library and
-//! in the libraries it decodes (hyper, tokio-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
+//! in the libraries it decodes (hyper, tower, tokio-stream, async-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
 //! Checked against tokio 1.54.1 and rustc 1.95; see docs/layouts.md for what changed when.
 
 /// The runtime context thread-local: its DWARF variable lives under this namespace.
@@ -107,3 +107,22 @@ pub mod hyper {
     pub const IN_FLIGHT: &[&str] = &["dispatch", "in_flight"];
     pub const CALLBACK: &[&str] = &["dispatch", "callback"];
 }
+
+/// tower 0.5 `Buffer`: callers' `future::ResponseFuture{state: ResponseState::{Failed{error},
+/// Rx{rx: oneshot::Receiver}, Poll{fut}}}`; the worker task's `worker::Worker{current_message:
+/// Option<Message{request, tx: oneshot::Sender, ..}>, service, ..}`.
+pub mod tower {
+    pub const BUFFER_RESPONSE: &str = "tower::buffer::future::ResponseFuture<";
+    pub const BUFFER_WORKER: &str = "tower::buffer::worker::Worker<";
+    pub const RESPONSE_STATE: &str = "state";
+    pub const STATE_WAITING: &str = "Rx";
+    pub const STATE_POLLING: &str = "Poll";
+    pub const WAITING_RECEIVER: &str = "rx";
+    pub const POLLING_FUTURE: &str = "fut";
+    pub const WORKER_MESSAGE: &str = "current_message";
+    pub const MESSAGE_SENDER: &str = "tx";
+    pub const WORKER_SERVICE: &str = "service";
+}
+
+/// tokio `oneshot::Sender`/`Receiver`: `inner: Option<Arc<Inner>>`.
+pub const ONESHOT_INNER: &str = "inner";

@@ -227,7 +227,15 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     # Branches that are async blocks are labelled with their own line.
     def branch_line(tree, index):
         return tree["children"][index]["branch"].get("location", {}).get("line")
-    assert branch_line(join, 0) == markers.await_line("join")
+    assert branch_line(join, 0) == branch_line(join, 1) == markers.await_line("join")
+    # Other futures where the code shows the call that makes them: a sleep always (a GOT
+    # call unoptimized, an inlined or GOT call optimized); an async fn's env and a `ready()`
+    # only unoptimized (optimized code inlines their construction away).
+    assert branch_line(select, 1) == markers.branches["select_sleep"]
+    assert branch_line(disabled, 1) == markers.branches["disabled_sleep"]
+    if profile == "dev":
+        assert branch_line(select, 0) == markers.branches["select_recv"]
+        assert branch_line(disabled, 0) == markers.branches["disabled_ready"]
     assert branch_line(try_join, 0) == branch_line(try_join, 1) == markers.await_line("set_try_join")
     assert branch_line(futures_join, 0) == markers.await_line("set_futures_join")
     assert report["errors"] == []
@@ -243,7 +251,7 @@ def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):
     assert any(re.fullmatch(r"#3 recv on mpsc 0x[0-9a-f]+ \(0 queued, 1 sender\)", line) for line in lines)
     assert "#1 accept on fd %s (socket), waiting for read" % facts["fd.listener"] in lines
     assert "#1 in span `fixture_span`" in lines
-    assert "branch 0 (disabled) at waits-app/src/main.rs:%d:" % (markers.await_line("wrapped_disabled_branch") + 1) in lines
+    assert "branch 0 (disabled) at waits-app/src/main.rs:%d:" % markers.branches["disabled_ready"] in lines
     assert "branch 0 `first` (pending):" in lines
     assert "#1 async fn waits_app::select_recv_or_sleep at waits-app/src/main.rs:%d (await #0)" % markers.await_line("select") in lines
     assert 'label: alloc::string::String = "chain top"' in lines

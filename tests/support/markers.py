@@ -1,11 +1,11 @@
 """Expectations the fixture carries in its source: `// @await NAME #N`, `// @fn NAME`,
-`// @running NAME`."""
+`// @running NAME`, `// @branch NAME` (a select!/join! branch written on that line)."""
 
 import re
 
 from .paths import FIXTURE_SOURCE
 
-MARKER = re.compile(r"//\s*@(await|fn|running)\s+(\w+)(?:\s+#(\d+))?")
+MARKER = re.compile(r"//\s*@(await|fn|running|branch)\s+(\w+)(?:\s+#(\d+))?")
 
 
 class Markers:
@@ -13,6 +13,7 @@ class Markers:
         self.awaits = {}
         self.fns = {}
         self.running = {}
+        self.branches = {}
         with open(path) as source:
             for number, line in enumerate(source, start=1):
                 match = MARKER.search(line)
@@ -23,6 +24,8 @@ class Markers:
                     self.awaits[name] = (number, int(index))
                 elif kind == "fn":
                     self.fns[name] = number
+                elif kind == "branch":
+                    self.branches[name] = number
                 else:
                     self.running[name] = number
 

@@ -31,6 +31,17 @@ const MAX_BLOCK_DEPTH: u32 = 64;
 /// `call rel32`: opcode and length.
 const CALL_REL32: u8 = 0xe8;
 const CALL_REL32_LEN: usize = 5;
+/// `call [rip+disp32]`: opcode, ModRM, length.
+const CALL_INDIRECT: u8 = 0xff;
+const MODRM_CALL_RIP: u8 = 0x15;
+const CALL_RIP_LEN: usize = 6;
+/// `mov r64, [rip+disp32]`: REX.W (with or without REX.R), opcode, ModRM mask, length.
+const REX_W: u8 = 0x48;
+const REX_WR: u8 = 0x4c;
+const MOV_LOAD: u8 = 0x8b;
+const MODRM_RIP_MASK: u8 = 0xc7;
+const MODRM_RIP: u8 = 0x05;
+const MOV_RIP_LEN: usize = 7;
 const PIN_PREFIX: &str = "core::pin::Pin<";
 /// `Pin<P>`'s one field (renamed in newer std; see `tokio::compat::PIN_POINTER`).
 const PIN_POINTER_FIELDS: &[&str] = &["__pointer", "pointer"];
@@ -75,9 +86,8 @@ impl DebugInfo {
         found
     }
 
-    /// The lines from which `function_path` calls functions returning the type named
-    /// `returned`, in code order (out-of-line calls by address, then inlined ones).
-    pub fn lines_of_calls_returning(&self, function_path: &str, returned: &str) -> Vec<SourceLocation> {
+    /// The call sites in `function_path` of functions returning the type named `returned`.
+    pub fn calls_returning(&self, function_path: &str, returned: &str) -> Vec<CallSite> {
         self.call_sites_in(function_path)
             .iter()
             .filter(|site| {
@@ -86,7 +96,7 @@ impl DebugInfo {
                     .and_then(|ty| self.type_info(ty).ok())
                     .is_some_and(|info| info.name == returned)
             })
-            .map(|site| site.location.clone())
+            .cloned()
             .collect()
     }
 
@@ -252,21 +262,29 @@ impl DebugInfo {
         Ok(())
     }
 
-    /// `call rel32` instructions in these code ranges whose target starts a subprogram:
-    /// (address of the call, callee). A stray 0xe8 byte inside another instruction would
-    /// have to land exactly on a function's first byte to be taken for a call.
+    /// Calls in these code ranges whose target starts a subprogram: (address of the call,
+    /// callee). Found by decoding `call rel32`, `call [rip+disp32]` through a GOT slot, and
+    /// `mov reg, [rip+disp32]` loading a GOT slot (the pointer a `call reg` then uses). A
+    /// stray byte pattern inside another instruction would have to land exactly on a
+    /// function's first byte, or on a GOT slot of one, to be taken for a call.
     fn direct_calls(&self, ranges: &[(u64, u64)]) -> Vec<(u64, DieRef)> {
         let mut calls = Vec::new();
         for &(start, end) in ranges {
             let Some(code) = self.code_bytes(start, end) else { continue };
-            for position in 0..code.len().saturating_sub(CALL_REL32_LEN - 1) {
-                if code[position] != CALL_REL32 {
-                    continue;
-                }
-                let displacement = i32::from_le_bytes(code[position + 1..position + CALL_REL32_LEN].try_into().unwrap());
+            for position in 0..code.len() {
                 let address = start + position as u64;
-                let target = address.wrapping_add(CALL_REL32_LEN as u64).wrapping_add(displacement as i64 as u64);
-                if let Some(callee) = self.index.subprogram_at(target) {
+                let Some((length, target)) = call_at(&code[position..]) else { continue };
+                let next = address.wrapping_add(length as u64);
+                let callee_address = match target {
+                    CallTarget::Relative(displacement) => next.wrapping_add(displacement as i64 as u64),
+                    CallTarget::Slot(displacement) => {
+                        match self.elf.code_slots.get(&next.wrapping_add(displacement as i64 as u64)) {
+                            Some(&target) => target,
+                            None => continue,
+                        }
+                    }
+                };
+                if let Some(callee) = self.index.subprogram_at(callee_address) {
                     calls.push((address, callee));
                 }
             }
@@ -315,5 +333,25 @@ impl DebugInfo {
             .into_iter()
             .map(|slot| slot.and_then(|(file, line)| Some(SourceLocation { file: self.file_name(unit, file)?, line })))
             .collect())
+    }
+}
+
+enum CallTarget {
+    /// rel32 from the next instruction.
+    Relative(i32),
+    /// The address lies in the slot at disp32 from the next instruction.
+    Slot(i32),
+}
+
+/// The call (or GOT load) that starts `code`, if any: (instruction length, target).
+fn call_at(code: &[u8]) -> Option<(usize, CallTarget)> {
+    let disp = |at: usize| -> Option<i32> { Some(i32::from_le_bytes(code.get(at..at + 4)?.try_into().ok()?)) };
+    match *code.first()? {
+        CALL_REL32 => Some((CALL_REL32_LEN, CallTarget::Relative(disp(1)?))),
+        CALL_INDIRECT if *code.get(1)? == MODRM_CALL_RIP => Some((CALL_RIP_LEN, CallTarget::Slot(disp(2)?))),
+        REX_W | REX_WR if *code.get(1)? == MOV_LOAD && code.get(2)? & MODRM_RIP_MASK == MODRM_RIP => {
+            Some((MOV_RIP_LEN, CallTarget::Slot(disp(3)?)))
+        }
+        _ => None,
     }
 }

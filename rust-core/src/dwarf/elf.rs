@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use object::{Object, ObjectSection, ObjectSymbol};
+use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -23,6 +23,9 @@ pub struct ElfFacts {
     pub code_sections: Vec<(u64, u64, u64)>,
     /// Direct calls can be found in code by decoding `call rel32` (x86-64 only).
     pub is_x86_64: bool,
+    /// GOT slots that hold a code address once relocated: slot -> target. Calls to another
+    /// crate's functions go through these in position-independent executables.
+    pub code_slots: HashMap<u64, u64>,
 }
 
 impl ElfFacts {
@@ -42,7 +45,7 @@ impl ElfFacts {
                 symbols.entry(name.to_string()).or_insert(symbol.address());
             }
         }
-        let code_sections = object
+        let code_sections: Vec<(u64, u64, u64)> = object
             .sections()
             .filter(|section| section.kind() == object::SectionKind::Text)
             .filter_map(|section| {
@@ -51,8 +54,36 @@ impl ElfFacts {
             })
             .collect();
         let is_x86_64 = object.architecture() == object::Architecture::X86_64;
-        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64 })
+        let code_slots = if is_x86_64 { code_slots(object, &code_sections) } else { HashMap::new() };
+        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64, code_slots })
     }
+}
+
+/// Slots the dynamic relocations fill with an address inside a code section.
+fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> HashMap<u64, u64> {
+    let in_code = |address: u64| code_sections.iter().any(|&(start, _, size)| start <= address && address - start < size);
+    let symbols = object.dynamic_symbol_table();
+    let mut slots = HashMap::new();
+    let Some(relocations) = object.dynamic_relocations() else { return slots };
+    for (slot, relocation) in relocations {
+        let object::RelocationFlags::Elf { r_type } = relocation.flags() else { continue };
+        let base = match (r_type, relocation.target()) {
+            // The x86-64 relocations that fill a slot with an address.
+            (object::elf::R_X86_64_RELATIVE, _) => 0,
+            (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
+                match symbols.as_ref().and_then(|table| table.symbol_by_index(index).ok()) {
+                    Some(symbol) if !symbol.is_undefined() => symbol.address(),
+                    _ => continue,
+                }
+            }
+            _ => continue,
+        };
+        let target = base.wrapping_add(relocation.addend() as u64);
+        if in_code(target) {
+            slots.insert(slot, target);
+        }
+    }
+    slots
 }
 
 fn tls_segment<Elf: object::read::elf::FileHeader>(

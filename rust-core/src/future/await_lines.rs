@@ -7,6 +7,16 @@ use crate::dwarf::{DebugInfo, SourceLocation, TypeInfo};
 use crate::model::Location;
 use crate::names;
 
+/// What `select!`/`join!` call on each branch expression; it returns the branch's own type.
+const MACRO_CONVERSION: &str = "into_future";
+
+fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -> bool {
+    debug
+        .index
+        .subprogram_path(site.callee)
+        .is_some_and(|(path, _)| names::strip_last_generics(path).rsplit("::").next() == Some(function))
+}
+
 /// Rust's coroutine variant for "not started": its `decl_file` is the coroutine's own file.
 const UNRESUMED_STATE: u64 = 0;
 
@@ -46,7 +56,7 @@ pub fn branch_locations(
 ) -> Vec<Option<Location>> {
     let (Some(home), Some(macro_line)) = (home_file(env), macro_line) else { return vec![None; branches.len()] };
     let resume = names::resume_function_name(&env.name);
-    let in_macro_call = |location: &Location| location.path == home && location.line > macro_line.line;
+    let in_macro_call = |location: &Location| location.path == home && location.line >= macro_line.line;
     let mut lines_by_type: Vec<(&str, std::vec::IntoIter<Location>)> = Vec::new();
     branches
         .iter()
@@ -81,7 +91,12 @@ pub fn branch_locations(
 /// the same name in the same module (`Receiver<T>::recv` for `{impl#0}::recv::{async_fn_env#0}`).
 fn creation_lines(debug: &DebugInfo, resume: &str, future: &str) -> Vec<SourceLocation> {
     if names::coroutine_kind(future) != Some(names::CoroutineKind::AsyncFn) {
-        return debug.lines_of_calls_returning(resume, future);
+        return debug
+            .calls_returning(resume, future)
+            .into_iter()
+            .filter(|site| !callee_is(debug, site, MACRO_CONVERSION))
+            .map(|site| site.location)
+            .collect();
     }
     let env_path = names::split_path(future);
     let [module @ .., function, _env] = env_path.as_slice() else { return Vec::new() };

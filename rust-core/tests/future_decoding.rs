@@ -194,3 +194,34 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     let error = handle.error.as_deref().expect("the decoder's failure is on the node");
     assert_eq!(error, "cannot read 8 bytes at 0x10");
 }
+
+#[test]
+fn only_types_that_can_hold_a_future_are_searched() {
+    // Decided from the type graph alone: buffers, sockets, maps and shared state hold no
+    // future (no pointer but a Box is followed); wrappers of futures do.
+    let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
+    let memory = FakeMemory::new(BASE, 8);
+    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let decoder = FutureDecoder::new(&target);
+    let holds = |name: &str| {
+        let die = debug.index.type_by_name(name).unwrap_or_else(|| panic!("no type {name}"));
+        decoder.can_hold_future(die, 0)
+    };
+    for name in [
+        "alloc::vec::Vec<u8, alloc::alloc::Global>",
+        "alloc::string::String",
+        "tokio::net::tcp::stream::TcpStream",
+        "alloc::sync::Arc<tokio::sync::mutex::Mutex<u32>, alloc::alloc::Global>",
+        "std::collections::hash::map::HashMap<u64, u64, std::hash::random::RandomState>",
+    ] {
+        if debug.index.type_by_name(name).is_some() {
+            assert!(!holds(name), "{name} was taken for a future holder");
+        }
+    }
+    assert!(!holds("alloc::vec::Vec<u8, alloc::alloc::Global>"));
+    assert!(!holds("tokio::net::tcp::stream::TcpStream"));
+    assert!(holds("tokio::time::sleep::Sleep"));
+    assert!(holds("core::option::Option<tokio::time::sleep::Sleep>"));
+    assert!(holds("futures_util::future::future::fuse::Fuse<tokio::time::sleep::Sleep>"));
+    assert!(holds("core::pin::Pin<alloc::boxed::Box<tokio::time::sleep::Sleep, alloc::alloc::Global>>"));
+}

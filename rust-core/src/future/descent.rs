@@ -99,7 +99,7 @@ impl<'a> FutureDecoder<'a> {
 
     /// Whether a value of this type can contain a future: it is one, or one of its fields,
     /// enum variants or boxed values can. Cycles in the type graph count as "no".
-    fn can_hold_future(&self, ty: DieRef, depth: usize) -> bool {
+    pub fn can_hold_future(&self, ty: DieRef, depth: usize) -> bool {
         if let Some(&known) = self.type_facts.borrow().can_hold_future.get(&ty) {
             return known;
         }

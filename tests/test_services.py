@@ -1,6 +1,6 @@
 """Service-shaped tasks (the services-app fixture: an axum server, a reqwest client, a tower
-Buffer in front of a ConcurrencyLimit, streams), in GDB, LLDB 19 and LLDB 14, debug and
-release. Library futures that no decoder knows are searched structurally down to the
+Buffer in front of a ConcurrencyLimit, a tonic gRPC server and clients, streams and their
+adapters), in GDB, LLDB 19 and LLDB 14, debug and release. Library futures that no decoder knows are searched structurally down to the
 handlers' async fns; hyper connections and streams say what they are doing."""
 
 import json
@@ -44,6 +44,19 @@ def path_to(node, matches):
         if below:
             return [node] + below
     return None
+
+
+def walk(node):
+    yield node
+    for child in node["children"]:
+        yield from walk(child)
+
+
+def all_paths(node):
+    """Every root-to-leaf path."""
+    if not node["children"]:
+        return [[node]]
+    return [[node] + below for child in node["children"] for below in all_paths(child)]
 
 
 def function_is(name):
@@ -152,6 +165,46 @@ def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers
     [body] = generator[-1]["children"]
     at_marker(body, "quiet_stream")
     assert [child["kind"] for child in body["children"]] == ["sleep"]
+
+    # Stream adapters, each down to what it waits on.
+    def leaves(node):
+        return [path[-1]["kind"] for path in all_paths(node)]
+
+    for task, expected in (
+        ("stream_buffered", {"futures_ordered"}),
+        ("stream_buffer_unordered", {"futures_unordered"}),
+        ("stream_merge", {"mpsc_recv"}),
+        ("stream_select", {"mpsc_recv"}),
+        ("stream_timeout", {"mpsc_recv", "sleep"}),
+        ("stream_forward", {"mpsc_recv"}),
+    ):
+        at_marker(root[task], task)
+        found = [node["kind"] for node in walk(root[task])]
+        assert expected <= set(found), (task, found)
+    assert leaves(root["stream_merge"]) == leaves(root["stream_select"]) == ["mpsc_recv", "mpsc_recv"]
+
+    # tonic: the unary handler three async fns deep; the streaming handler's stream! body
+    # reached through the boxed HTTP bodies; the server's accept loop; the clients waiting
+    # for their response and for the next streamed message.
+    unary = path_to(root["grpc_unary_server"], function_is("services_app::build_report"))
+    assert unary, "grpc_unary_server does not reach build_report"
+    at_marker(unary[-2], "grpc_get")
+    at_marker(unary[-1], "build_report")
+    [query] = unary[-1]["children"]
+    at_marker(query, "query_store")
+    assert [child["kind"] for child in query["children"]] == ["sleep"]
+    streamed = path_to(root["grpc_stream_server"], lambda node: node["kind"] == "stream_generator")
+    assert streamed, "grpc_stream_server does not reach its stream"
+    [stream_body] = streamed[-1]["children"]
+    at_marker(stream_body, "watch_stream")
+    accept = path_to(root["grpc_serve"], lambda node: node["kind"] == "io_readiness")
+    at_marker(accept[0], "grpc_serve")
+    assert accept[-1]["detail"]["operation"] == "accept"
+    at_marker(root["grpc_unary_client"], "call_get")
+    assert path_to(root["grpc_unary_client"], lambda node: not node["children"])[-1]["kind"] == "oneshot_recv"
+    at_marker(root["grpc_stream_client"], "watch_reports")
+    message = path_to(root["grpc_stream_client"], lambda node: node["kind"] == "grpc_stream")
+    assert message and message[-1]["detail"] == {"direction": "response", "state": "readheader", "message_length": None}
     assert report["errors"] == []
 
 

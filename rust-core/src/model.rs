@@ -108,6 +108,7 @@ pub enum NodeKind {
     HttpClientConnection,
     TowerBufferResponse,
     TowerBufferWorker,
+    GrpcStream,
 }
 
 impl NodeKind {

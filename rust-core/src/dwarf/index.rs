@@ -252,7 +252,7 @@ impl Index {
         self.coroutine_linkage.get(resume_path).map(|s| s.as_str())
     }
 
-    /// The `{vtable_type}` of the `dyn Future` vtable at this link-time address.
+    /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
     pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
         self.future_vtables.get(&address).copied()
     }
@@ -293,9 +293,13 @@ pub(super) fn die_code_ranges(
     ranges
 }
 
-/// Vtables of `dyn Future` and `dyn Stream` (the futures-core trait tokio-stream also uses).
-const FUTURE_VTABLE_SUFFIXES: &[&str] =
-    &["as core::future::future::Future>::{vtable}", "as futures_core::stream::Stream>::{vtable}"];
+/// Vtables of `dyn Future`, `dyn Stream` (the futures-core trait tokio-stream also uses) and
+/// `dyn http_body::Body` (boxed bodies, which may stream from a future of their own).
+const FUTURE_VTABLE_SUFFIXES: &[&str] = &[
+    "as core::future::future::Future>::{vtable}",
+    "as futures_core::stream::Stream>::{vtable}",
+    "as http_body::Body>::{vtable}",
+];
 const POLL_IMPLS: &[&str] = &[" as core::future::future::Future>::poll", " as futures_core::stream::Stream>::poll_next"];
 
 fn is_poll_name(name: &str) -> bool {

@@ -12,15 +12,17 @@ use super::{registry, FutureDecoder};
 use crate::dwarf::{DieRef, TypeInfo, TypeTag};
 use crate::error::Result;
 use crate::names;
+use crate::tokio::compat;
 use crate::value::Value;
 
 /// How many nested fields one search goes through.
-const MAX_FIELD_DEPTH: usize = 24;
+const MAX_FIELD_DEPTH: usize = 64;
 /// How many values one search looks at (each costs at most one small read).
 const MAX_VISITED: usize = 512;
 /// How deep the type graph is followed when classifying a type.
 const MAX_TYPE_DEPTH: usize = 48;
 const BOX_PREFIX: &str = "alloc::boxed::Box<";
+const PIN_PREFIX: &str = "core::pin::Pin<";
 /// Types with a `Future`/`Stream` impl that only forwards to what they hold: the search
 /// looks inside them (the active variant, the boxed value) instead of stopping there.
 const CONTAINERS: &[&str] = &["core::option::Option", "alloc::boxed::Box", "core::pin::Pin", "either::Either"];
@@ -40,14 +42,35 @@ pub struct TypeFacts {
 impl<'a> FutureDecoder<'a> {
     /// Whether a value of this type is a future the decoder can show as a node.
     pub(super) fn is_future(&self, info: &TypeInfo) -> bool {
-        if info.tag == TypeTag::Pointer {
+        if info.tag == TypeTag::Pointer || boxed::is_dyn_body(info) {
             return false;
+        }
+        if info.name.starts_with(PIN_PREFIX) {
+            return self.pins_a_future(info);
         }
         let path = names::strip_last_generics(&info.name);
         names::coroutine_kind(&info.name).is_some()
             || boxed::is_dyn_future(info)
             || registry::has_decoder(info)
             || (!CONTAINERS.contains(&path.as_str()) && self.target().debug.index.has_poll_code(&path))
+    }
+
+    /// `Pin<P>` is a future when P is a `dyn Future` or points to a future; a pinned box of
+    /// anything else (an I/O object, a body) is searched like any other field.
+    fn pins_a_future(&self, pin: &TypeInfo) -> bool {
+        let debug = self.target().debug;
+        let Some(pointer) = compat::PIN_POINTER
+            .iter()
+            .find_map(|path| pin.field(path[0]))
+            .and_then(|field| debug.type_info(field.ty?).ok())
+        else {
+            return false;
+        };
+        if boxed::is_dyn_future(&pointer) {
+            return true;
+        }
+        pointer.tag == TypeTag::Pointer
+            && pointer.target.and_then(|target| debug.type_info(target).ok()).is_some_and(|pointee| self.is_future(&pointee))
     }
 
     /// The nearest futures inside `value`'s fields (not `value` itself), at most `limit`.
@@ -87,6 +110,13 @@ impl<'a> FutureDecoder<'a> {
             search.found.push(Found { via: via.to_string(), value });
             return Ok(());
         }
+        if boxed::is_dyn_body(&value.ty) {
+            if value.field("pointer")?.read_pointer()? == 0 {
+                return Ok(());
+            }
+            let (concrete, data) = boxed::concrete(self, &value)?;
+            return self.visit(value.target.value(concrete, data)?, via, depth + 1, search);
+        }
         if value.ty.tag == TypeTag::Pointer {
             // Only a Box reaches here (see `can_hold_future`); an empty one holds nothing.
             if value.read_pointer()? == 0 {
@@ -108,7 +138,8 @@ impl<'a> FutureDecoder<'a> {
         }
         self.type_facts.borrow_mut().can_hold_future.insert(ty, false);
         let Ok(info) = self.target().debug.type_info(ty) else { return false };
-        let holds = if self.is_future(&info) {
+        // What a boxed body holds is known only at run time.
+        let holds = if self.is_future(&info) || boxed::is_dyn_body(&info) {
             true
         } else {
             match info.tag {

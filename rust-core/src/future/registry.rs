@@ -1,7 +1,7 @@
 //! The one table that maps a future's type to its decoder. Adding a decoder is a small
 //! file under `decoders/` and one line here. Earlier entries win.
 
-use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tower, trivial, wrappers};
+use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tonic, tower, trivial, wrappers};
 use crate::tokio::compat;
 use super::{FutureDecoder, Outcome};
 use crate::dwarf::{TypeInfo, TypeTag};
@@ -29,6 +29,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type("tokio::task::coop::Coop<"), wrappers::coop),
     (Type("tokio::task::local::RunUntil<"), wrappers::local_set_run_until),
     (Type("futures_util::stream::stream::next::Next<"), wrappers::stream_next),
+    (Type("tokio_stream::stream_ext::next::Next<"), wrappers::stream_next),
     (Type("futures_util::future::future::Map<"), wrappers::futures_map),
     (Type("futures_util::future::future::Then<"), wrappers::futures_then),
     (Type("futures_util::future::try_future::AndThen<"), wrappers::futures_and_then),
@@ -85,9 +86,14 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type("futures_util::future::select::Select<"), sets::select),
     // Streams and libraries.
     (Type(compat::tokio_stream::STREAM_MAP_TYPE), streams::stream_map),
+    (Type(compat::tokio_stream::RECEIVER_STREAM), channels::mpsc_receiver_stream),
+    (Type(compat::tokio_stream::UNBOUNDED_RECEIVER_STREAM), channels::mpsc_receiver_stream),
+    (Type(compat::tokio_stream::TCP_LISTENER_STREAM), io::listener_stream),
+    (Type(compat::tokio_stream::UNIX_LISTENER_STREAM), io::listener_stream),
     (Type(compat::async_stream::STREAM_TYPE), streams::async_stream),
     (Type(compat::hyper::SERVER_DISPATCHER), hyper::server_connection),
     (Type(compat::hyper::CLIENT_DISPATCHER), hyper::client_connection),
+    (Type(compat::tonic::STREAMING), tonic::streaming),
     (Type(compat::tower::BUFFER_RESPONSE), tower::buffer_response),
     (Type(compat::tower::BUFFER_WORKER), tower::buffer_worker),
 ];
@@ -100,12 +106,16 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
     if boxed::is_dyn_future(info) {
         return Some(boxed::dyn_future);
     }
+    if boxed::is_dyn_body(info) {
+        return Some(boxed::dyn_body);
+    }
     TABLE.iter().find(|(pattern, _)| matches(pattern, &info.name)).map(|(_, decode)| *decode)
 }
 
-/// Whether a table entry (or the dyn rule) decodes this type; plain pointers do not count.
+/// Whether a table entry (or the dyn rule) decodes this type; plain pointers and boxed
+/// bodies (searched, not shown) do not count.
 pub fn has_decoder(info: &TypeInfo) -> bool {
-    info.tag != TypeTag::Pointer && decoder_for(info).is_some()
+    info.tag != TypeTag::Pointer && !boxed::is_dyn_body(info) && decoder_for(info).is_some()
 }
 
 fn matches(pattern: &Pattern, type_name: &str) -> bool {

@@ -1,5 +1,5 @@
 //! Every name and field path this tool relies on in tokio, in Rust's standard library and
-//! in the libraries it decodes (hyper, tower, tokio-stream, async-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
+//! in the libraries it decodes (hyper, tower, tonic, tokio-stream, async-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
 //! Checked against tokio 1.54.1 and rustc 1.95; see docs/layouts.md for what changed when.
 
 /// The runtime context thread-local: its DWARF variable lives under this namespace.
@@ -83,10 +83,16 @@ pub const VEC_ELEMENT_PARAM: &str = "T";
 pub const TUPLE_FIRST: &str = "__0";
 pub const TUPLE_SECOND: &str = "__1";
 
-/// tokio-stream (0.1): `StreamMap<K, V>{entries: Vec<(K, V)>}`.
+/// tokio-stream (0.1): `StreamMap<K, V>{entries: Vec<(K, V)>}`; the `wrappers` hold what
+/// they adapt in `inner`.
 pub mod tokio_stream {
     pub const STREAM_MAP_TYPE: &str = "tokio_stream::stream_map::StreamMap<";
     pub const STREAM_MAP_ENTRIES: &str = "entries";
+    pub const RECEIVER_STREAM: &str = "tokio_stream::wrappers::mpsc_bounded::ReceiverStream<";
+    pub const UNBOUNDED_RECEIVER_STREAM: &str = "tokio_stream::wrappers::mpsc_unbounded::UnboundedReceiverStream<";
+    pub const TCP_LISTENER_STREAM: &str = "tokio_stream::wrappers::tcp_listener::TcpListenerStream";
+    pub const UNIX_LISTENER_STREAM: &str = "tokio_stream::wrappers::unix_listener::UnixListenerStream";
+    pub const WRAPPER_INNER: &str = "inner";
 }
 
 /// async-stream (0.3): `AsyncStream<T, U>{rx: Receiver<T>, done: bool, generator: U}`.
@@ -126,3 +132,12 @@ pub mod tower {
 
 /// tokio `oneshot::Sender`/`Receiver`: `inner: Option<Arc<Inner>>`.
 pub const ONESHOT_INNER: &str = "inner";
+
+/// tonic 0.14 `codec::decode::Streaming<T>{inner: StreamingInner{state: State::{ReadHeader,
+/// ReadBody{len, ..}, Error}, direction: Direction::{Request, Response(StatusCode), ..}, ..}}`.
+pub mod tonic {
+    pub const STREAMING: &str = "tonic::codec::decode::Streaming<";
+    pub const STATE: &[&str] = &["inner", "state"];
+    pub const DIRECTION: &[&str] = &["inner", "direction"];
+    pub const BODY_LENGTH: &str = "len";
+}

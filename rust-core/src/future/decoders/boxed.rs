@@ -24,6 +24,27 @@ pub fn is_dyn_future(info: &TypeInfo) -> bool {
 }
 
 pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (concrete, data) = concrete(decoder, value)?;
+    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
+}
+
+/// A `Box<dyn http_body::Body>` reached through a wrapper: the concrete body.
+pub fn dyn_body<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    dyn_future(decoder, value)
+}
+
+const DYN_BODY: &str = "dyn http_body::Body";
+
+/// A `Box<dyn http_body::Body>`: not a future, but a body may stream from one (a gRPC
+/// server's response stream), so the structural search looks inside.
+pub fn is_dyn_body(info: &TypeInfo) -> bool {
+    info.name.strip_prefix("alloc::boxed::Box<").is_some_and(|pointee| pointee.trim_start_matches('(').starts_with(DYN_BODY))
+        && info.field("pointer").is_some()
+        && info.field("vtable").is_some()
+}
+
+/// The concrete type behind a trait-object fat pointer, from its vtable, and its address.
+pub fn concrete<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<(crate::dwarf::DieRef, u64)> {
     let target = decoder.target();
     let data = value.field("pointer")?.read_pointer()?;
     let vtable = value.field("vtable")?.read_pointer()?;
@@ -33,6 +54,6 @@ pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<
         .vtable_type(vtable.wrapping_sub(target.load_bias))
         .and_then(|vtable_type| target.debug.type_info(vtable_type).ok())
         .and_then(|info| info.containing_type)
-        .ok_or_else(|| Error::layout(format!("no DWARF vtable at {vtable:#x}: cannot tell the boxed future's type")))?;
-    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
+        .ok_or_else(|| Error::layout(format!("no DWARF vtable at {vtable:#x}: cannot tell the boxed value's type")))?;
+    Ok((concrete, data))
 }

@@ -12,7 +12,15 @@ use crate::value::Value;
 /// minus the free permits (a reserved but unsent permit counts as queued); an unbounded
 /// channel counts messages in its semaphore word.
 pub fn mpsc_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let receiver = async_self(value)?;
+    mpsc_receiver_leaf(&async_self(value)?)
+}
+
+/// tokio-stream's `ReceiverStream`/`UnboundedReceiverStream`: the receiver it polls.
+pub fn mpsc_receiver_stream<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    mpsc_receiver_leaf(&value.field(crate::tokio::compat::tokio_stream::WRAPPER_INNER)?)
+}
+
+fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
     let chan = receiver.field("chan")?.field("inner")?.arc_data()?;
     let semaphore = chan.field("semaphore")?;
     let senders = chan.field("tx_count")?.read_uint()?;

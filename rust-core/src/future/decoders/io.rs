@@ -32,6 +32,11 @@ fn fd_kind(decoder: &FutureDecoder<'_>, fd: i64) -> Option<String> {
     })
 }
 
+/// tokio-stream's `TcpListenerStream`/`UnixListenerStream`: accepting on its listener.
+pub fn listener_stream<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    fd_leaf(decoder, &value.field(crate::tokio::compat::tokio_stream::WRAPPER_INNER)?, vec!["read"], "accept")
+}
+
 fn fd_leaf(decoder: &FutureDecoder<'_>, owner: &Value<'_>, interest: Vec<&str>, operation: &str) -> Result<Outcome> {
     let fd = owner.find_field("fd")?.read_uint()? as i32 as i64;
     let kind = fd_kind(decoder, fd);

@@ -11,6 +11,7 @@ pub mod semaphore;
 pub mod sets;
 pub mod sleep;
 pub mod streams;
+pub mod tonic;
 pub mod tower;
 pub mod trivial;
 pub mod wrappers;

@@ -3,16 +3,11 @@ Buffer in front of a ConcurrencyLimit, a tonic gRPC server and clients, streams 
 adapters), in GDB, LLDB 19 and LLDB 14, debug and release. Library futures that no decoder knows are searched structurally down to the
 handlers' async fns; hyper connections and streams say what they are doing."""
 
-import json
-import os
 import re
 
 import pytest
 
-from support import build
-from support.debuggers import capture
-from support.markers import Markers
-from support.paths import FIXTURES
+from support.checkpoint import markers_of, run_to_checkpoint
 
 SOURCE = "services-app/src/main.rs"
 PROFILES = ["dev", "release"]
@@ -21,18 +16,11 @@ COROUTINES = ("async_fn", "async_block", "async_closure")
 
 @pytest.fixture(scope="module")
 def markers():
-    return Markers(os.path.join(FIXTURES, "services-app", "src", "main.rs"))
+    return markers_of("services-app")
 
 
 def run_services(debugger, tmp_path, profile, command):
-    manifest = tmp_path / "manifest.json"
-    run = debugger.run_steps(
-        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, command),
-        program=build.fixture("services-app", profile),
-        env={"FIXTURE_MANIFEST": str(manifest)},
-    )
-    assert manifest.exists(), run.stdout + run.stderr
-    return run, json.loads(manifest.read_text())["facts"]
+    return run_to_checkpoint(debugger, tmp_path, "services-app", profile, command)
 
 
 def path_to(node, matches):
@@ -124,8 +112,13 @@ def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers
     connections = [
         path_to(task["root"], lambda node: node["kind"] == "http_client_connection") for task in report["tasks"]
     ]
-    [client_connection] = [path[-1] for path in connections if path]
+    [(connection_task, client_connection)] = [
+        (task["id"], path[-1]) for task, path in zip(report["tasks"], connections) if path
+    ]
     assert client_connection["detail"]["activity"] == "waiting for the response"
+    # The request's response channel is the one the connection holds the sender of.
+    assert client_connection["detail"]["holds_sender_of"] == client_path[-1]["detail"]["address"]
+    assert client_path[-1]["detail"]["sender_task"] == connection_task
 
     # tower: caller 1's request is in flight inside the concurrency limit; caller 2's waits
     # in the buffer for the worker, which waits for the limit's semaphore.
@@ -143,7 +136,7 @@ def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers
     assert queued["detail"]["state"] == "queued" and queued["detail"]["worker_task"] == worker_id
     assert [child["kind"] for child in queued["children"]] == ["oneshot_recv"]
     worker = root["tower_buffer_worker"]
-    assert worker["kind"] == "tower_buffer_worker" and worker["detail"]["holding"] == queued["detail"]["channel"]
+    assert worker["kind"] == "tower_buffer_worker" and worker["detail"]["holds_sender_of"] == queued["detail"]["channel"]
     worker_leaf = path_to(worker, lambda node: node["kind"] == "semaphore_acquire")
     assert worker_leaf and worker_leaf[-1]["detail"]["waiters"] == 1
 

@@ -2,14 +2,11 @@
 release: every resource kind as a leaf with its facts, boxed futures, wrappers seen
 through, trees of futures with branch states, and locals kept across awaits."""
 
-import json
 import re
 
 import pytest
 
-from support import build
-from support.debuggers import capture
-from support.markers import Markers
+from support.checkpoint import markers_of, run_to_checkpoint
 
 WAITS_SOURCE = "waits-app/src/main.rs"
 PROFILES = ["dev", "release"]
@@ -18,21 +15,11 @@ HOUR = 3600
 
 @pytest.fixture(scope="module")
 def markers():
-    from support.paths import FIXTURES
-    import os
-
-    return Markers(os.path.join(FIXTURES, "waits-app", "src", "main.rs"))
+    return markers_of("waits-app")
 
 
 def run_waits(debugger, tmp_path, profile, command):
-    manifest = tmp_path / "manifest.json"
-    run = debugger.run_steps(
-        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, command),
-        program=build.fixture("waits-app", profile),
-        env={"FIXTURE_MANIFEST": str(manifest)},
-    )
-    assert manifest.exists(), run.stdout + run.stderr
-    return run, json.loads(manifest.read_text())["facts"]
+    return run_to_checkpoint(debugger, tmp_path, "waits-app", profile, command)
 
 
 def name(node):

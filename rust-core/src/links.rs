@@ -1,6 +1,7 @@
 //! Facts that join tasks, found once every task is decoded: what one task waits for that
-//! another task's future holds. Today: a request queued in a tower `Buffer` and the worker
-//! task that holds it (both name the oneshot its response comes back on).
+//! another task's future holds. Today: oneshot channels whose sender a decoder found in
+//! another task (a tower `Buffer` worker holding a queued request, a hyper client
+//! connection holding a request's response callback), named by their shared state.
 
 use std::collections::HashMap;
 
@@ -8,15 +9,16 @@ use serde_json::Value as Json;
 
 use crate::model::{FutureNode, NodeKind, Report};
 
+/// The `detail` key of a node holding the sending end of a oneshot: its shared state.
+pub const HOLDS_SENDER_OF: &str = "holds_sender_of";
+
 /// Adds to each waiting node the task that holds what it waits for.
 pub fn link_tasks(report: &mut Report) {
     let mut holders: HashMap<String, u64> = HashMap::new();
     for task in &report.tasks {
         visit(&task.root, &mut |node| {
-            if node.kind == NodeKind::TowerBufferWorker {
-                if let Some(channel) = detail_str(node, "holding") {
-                    holders.insert(channel.to_string(), task.id);
-                }
+            if let Some(channel) = detail_str(node, HOLDS_SENDER_OF) {
+                holders.insert(channel.to_string(), task.id);
             }
         });
     }
@@ -26,14 +28,21 @@ pub fn link_tasks(report: &mut Report) {
     let thread_futures = report.threads.iter_mut().flat_map(|thread| thread.future.iter_mut().chain(thread.block_on_future.iter_mut()));
     for root in report.tasks.iter_mut().map(|task| &mut task.root).chain(thread_futures) {
         visit_mut(root, &mut |node| {
-            if node.kind != NodeKind::TowerBufferResponse {
-                return;
-            }
-            let Some(&worker) = detail_str(node, "channel").and_then(|channel| holders.get(channel)) else { return };
+            let (key, channel) = match node.kind {
+                NodeKind::TowerBufferResponse => ("worker_task", detail_str(node, "channel")),
+                NodeKind::OneshotRecv => ("sender_task", detail_str(node, "address")),
+                _ => return,
+            };
+            let Some(&holder) = channel.and_then(|channel| holders.get(channel)) else { return };
             if let Some(Json::Object(detail)) = node.detail.as_mut() {
-                detail.insert("worker_task".to_string(), Json::from(worker));
+                detail.insert(key.to_string(), Json::from(holder));
             }
-            node.summary = Some(format!("request held by the tower Buffer worker, task {worker}, until its service is ready"));
+            node.summary = Some(match node.kind {
+                NodeKind::TowerBufferResponse => {
+                    format!("request held by the tower Buffer worker, task {holder}, until its service is ready")
+                }
+                _ => format!("{} (its sender is held by task {holder})", node.summary.as_deref().unwrap_or("recv on oneshot")),
+            });
         });
     }
 }

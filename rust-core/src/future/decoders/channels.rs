@@ -45,6 +45,16 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
     Ok(Outcome::Node(Decoded::leaf(NodeKind::MpscRecv, detail, summary)))
 }
 
+/// The shared state of a tokio oneshot end (`Sender` or `Receiver`): its address, if the
+/// end still has one.
+pub fn oneshot_channel(end: &Value<'_>) -> Result<Option<u64>> {
+    let (variant, payload) = end.field(crate::tokio::compat::ONESHOT_INNER)?.variant()?;
+    if variant != "Some" {
+        return Ok(None);
+    }
+    Ok(Some(payload.field(crate::tokio::compat::TUPLE_FIRST)?.arc_data()?.address))
+}
+
 /// oneshot `Inner.state` bits.
 const VALUE_SENT: u64 = 0b10;
 const CLOSED: u64 = 0b100;

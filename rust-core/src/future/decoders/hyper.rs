@@ -4,7 +4,10 @@
 
 use serde_json::json;
 
+use super::channels::oneshot_channel;
+use super::hex;
 use crate::error::Result;
+use crate::links::HOLDS_SENDER_OF;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
 use crate::tokio::compat::{hyper, TUPLE_FIRST};
@@ -54,7 +57,19 @@ pub fn server_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
 pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let reading = state(value, hyper::READING)?;
     let writing = state(value, hyper::WRITING)?;
-    let waiting = some(&value.path(hyper::CALLBACK)?)?.is_some();
+    // The request's response goes back through a oneshot whose sender the callback holds.
+    let callback = some(&value.path(hyper::CALLBACK)?)?;
+    let waiting = callback.is_some();
+    let responds_on = match &callback {
+        Some(callback) => {
+            let (_, retry_or_not) = callback.variant()?;
+            match some(&retry_or_not.field(TUPLE_FIRST)?)? {
+                Some(sender) => oneshot_channel(&sender)?,
+                None => None,
+            }
+        }
+        None => None,
+    };
     let doing = if writing == "body" {
         "writing a request body"
     } else if reading == "body" {
@@ -66,7 +81,11 @@ pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     } else {
         "idle, no request"
     };
-    Ok(connection(NodeKind::HttpClientConnection, "HTTP/1 client connection", doing, &reading, &writing, Vec::new()))
+    let mut outcome = connection(NodeKind::HttpClientConnection, "HTTP/1 client connection", doing, &reading, &writing, Vec::new());
+    if let Outcome::Node(Decoded { detail: Some(serde_json::Value::Object(detail)), .. }) = &mut outcome {
+        detail.insert(HOLDS_SENDER_OF.to_string(), json!(responds_on.map(hex)));
+    }
+    Ok(outcome)
 }
 
 fn connection(kind: NodeKind, what: &str, doing: &str, reading: &str, writing: &str, children: Vec<Child>) -> Outcome {

@@ -5,21 +5,14 @@
 
 use serde_json::json;
 
+use super::channels::oneshot_channel;
 use super::hex;
 use crate::error::Result;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome};
+use crate::links::HOLDS_SENDER_OF;
 use crate::model::NodeKind;
-use crate::tokio::compat::{tower, ONESHOT_INNER, TUPLE_FIRST};
+use crate::tokio::compat::{tower, TUPLE_FIRST};
 use crate::value::Value;
-
-/// The shared state of a tokio oneshot end (`Sender` or `Receiver`), if it still has one.
-fn oneshot_channel(end: &Value<'_>) -> Result<Option<u64>> {
-    let (variant, payload) = end.field(ONESHOT_INNER)?.variant()?;
-    if variant != "Some" {
-        return Ok(None);
-    }
-    Ok(Some(payload.field(TUPLE_FIRST)?.arc_data()?.address))
-}
 
 pub fn buffer_response<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (state, payload) = value.field(tower::RESPONSE_STATE)?.variant()?;
@@ -64,7 +57,7 @@ pub fn buffer_worker<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Resu
         .collect();
     Ok(Outcome::Node(Decoded {
         kind: NodeKind::TowerBufferWorker,
-        detail: Some(json!({"holding": holding.map(hex)})),
+        detail: Some(json!({HOLDS_SENDER_OF: holding.map(hex)})),
         summary: Some(summary.to_string()),
         children,
     }))

@@ -211,6 +211,10 @@ def test_text_folds_library_frames(debugger, tmp_path, markers):
     handler = "async fn services_app::slow_handler at %s:%d (await #0)" % (SOURCE, markers.await_line("slow_handler"))
     assert sum(1 for line in lines if line.endswith(handler)) == 3
     assert sum(1 for line in lines if "HTTP/1 server connection: waiting for a request" in line) == 2
+    worker = int(facts["task.tower_buffer_worker"])
+    assert "#1 request held by the tower Buffer worker, task %d, until its service is ready" % worker in lines
+    held = r"#2 recv on oneshot 0x[0-9a-f]+ \(nothing sent; sender held by task %d\)" % worker
+    assert any(re.fullmatch(held, line) for line in lines), held
 
     run, _ = run_services(debugger, tmp_path, "dev", "async backtrace all full")
     [full] = run.sections()

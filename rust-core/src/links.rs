@@ -41,9 +41,17 @@ pub fn link_tasks(report: &mut Report) {
                 NodeKind::TowerBufferResponse => {
                     format!("request held by the tower Buffer worker, task {holder}, until its service is ready")
                 }
-                _ => format!("{} (its sender is held by task {holder})", node.summary.as_deref().unwrap_or("recv on oneshot")),
+                _ => with_note(node.summary.as_deref().unwrap_or("recv on oneshot"), &format!("sender held by task {holder}")),
             });
         });
+    }
+}
+
+/// `recv on oneshot 0x… (nothing sent)` + note -> `recv on oneshot 0x… (nothing sent; note)`.
+fn with_note(summary: &str, note: &str) -> String {
+    match summary.strip_suffix(')') {
+        Some(open) => format!("{open}; {note})"),
+        None => format!("{summary} ({note})"),
     }
 }
 

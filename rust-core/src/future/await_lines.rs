@@ -3,6 +3,7 @@
 //! source line; the user's line is the line of the call that polls the awaited future in
 //! the coroutine's resume function, which the line table and inline info still give.
 
+use super::coroutine::{AWAITEE_FIELD, FIRST_SUSPEND_STATE};
 use crate::dwarf::{DebugInfo, SourceLocation, TypeInfo};
 use crate::model::Location;
 use crate::names;
@@ -44,10 +45,10 @@ pub fn user_await_location(debug: &DebugInfo, env: &TypeInfo, awaitee: &TypeInfo
 }
 
 /// Where each branch future of a macro is written, in branch order. An async block is
-/// written where its `Unresumed` variant says; any other future where the resume function
-/// calls something returning its type, on a line of the user's file after the macro's
-/// first line (`into_future`, called by the macro itself, returns the same type). Branches
-/// of one type take that type's lines in source order, only when the counts agree.
+/// written where its `Unresumed` variant says. Any other future is written where the resume
+/// function calls something that makes it (see `creation_lines`), on a line of the user's
+/// file within the macro call: from its first line up to the coroutine's next await.
+/// Branches of one type take that type's lines in source order, only when the counts agree.
 pub fn branch_locations(
     debug: &DebugInfo,
     env: &TypeInfo,
@@ -56,7 +57,10 @@ pub fn branch_locations(
 ) -> Vec<Option<Location>> {
     let (Some(home), Some(macro_line)) = (home_file(env), macro_line) else { return vec![None; branches.len()] };
     let resume = names::resume_function_name(&env.name);
-    let in_macro_call = |location: &Location| location.path == home && location.line >= macro_line.line;
+    let next_await = await_lines(debug, env).into_iter().filter(|&line| line > macro_line.line).min().unwrap_or(u64::MAX);
+    let in_macro_call = |location: &Location| {
+        location.path == home && macro_line.line <= location.line && location.line < next_await
+    };
     let mut lines_by_type: Vec<(&str, std::vec::IntoIter<Location>)> = Vec::new();
     branches
         .iter()
@@ -112,5 +116,25 @@ fn creation_lines(debug: &DebugInfo, resume: &str, future: &str) -> Vec<SourceLo
             })
         })
         .map(|site| site.location.clone())
+        .collect()
+}
+
+/// The user's line of every await of a coroutine: its `decl_line` where that is in the
+/// coroutine's own file, else the line of the call that polls its awaitee.
+fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
+    let (Some(home), Some(part)) = (home_file(env), env.variant_part.as_ref()) else { return Vec::new() };
+    let resume = names::resume_function_name(&env.name);
+    part.variants
+        .iter()
+        .filter(|variant| variant.discr_value.is_some_and(|value| value >= FIRST_SUSPEND_STATE))
+        .filter_map(|variant| {
+            let decl = variant.member.decl.as_ref()?;
+            if decl.file == home {
+                return Some(decl.line);
+            }
+            let fields = debug.type_info(variant.member.ty?).ok()?;
+            let awaitee = debug.type_info(fields.field(AWAITEE_FIELD)?.ty?).ok()?;
+            debug.line_of_poll_call(&resume, &awaitee.name).filter(|call| call.file == home).map(|call| call.line)
+        })
         .collect()
 }

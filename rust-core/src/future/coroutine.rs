@@ -14,8 +14,8 @@ use crate::stack::ResolvedFrame;
 use crate::value::Value;
 
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
-const FIRST_SUSPEND_STATE: u64 = 3;
-const AWAITEE_FIELD: &str = "__awaitee";
+pub(super) const FIRST_SUSPEND_STATE: u64 = 3;
+pub(super) const AWAITEE_FIELD: &str = "__awaitee";
 const POLL_FN_PREFIXES: &[&str] = &["core::future::poll_fn::PollFn<", "futures_util::future::poll_fn::PollFn<"];
 /// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
 /// `select!` also keeps a bit mask `disabled`.

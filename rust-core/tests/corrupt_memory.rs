@@ -1,4 +1,5 @@
-//! Decoding over garbage: every coroutine type of the fixtures, laid over deterministic
+//! Decoding over garbage: every coroutine type of the fixtures, and every library future
+//! type of the service fixture (searched structurally), laid over deterministic
 //! pseudo-random bytes, must decode to a bounded tree or errors, never a panic or a hang.
 
 mod common;
@@ -70,5 +71,30 @@ fn garbage_memory_gives_errors_not_panics() {
                 assert!(count(&node) < 200_000, "{env}: tree too large");
             }
         }
+    }
+}
+
+#[test]
+fn garbage_under_library_futures_gives_errors_not_panics() {
+    // Types no decoder knows are searched through their fields, enum variants and Boxes;
+    // over noise, Boxes point anywhere and tags take any value.
+    let debug = DebugInfo::load(&common::fixture("services-app", "dev")).unwrap();
+    let memory = NoiseMemory::new(7);
+    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let tasks = TaskReader::new(&target).unwrap();
+    let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
+    let futures: Vec<String> = debug
+        .index
+        .type_names_with_prefix("")
+        .filter(|name| ["hyper::", "hyper_util::", "axum::", "tower::", "tonic::", "reqwest::", "futures_util::"].iter().any(|krate| name.starts_with(krate)))
+        .filter(|name| debug.index.has_poll_code(&tokio_async_core::names::strip_last_generics(name)))
+        .map(str::to_string)
+        .collect();
+    assert!(futures.len() > 100, "only {} library future types", futures.len());
+    for (i, name) in futures.iter().enumerate() {
+        let ty = debug.index.type_by_name(name).unwrap();
+        let address = memory.base + ((i as u64 * 4099) % (1 << 19)) * 8 % (1 << 20);
+        let node = decoder.decode(ty, address);
+        assert!(count(&node) < 200_000, "{name}: tree too large");
     }
 }

@@ -111,7 +111,7 @@ impl<'a> FutureDecoder<'a> {
             return Ok(());
         }
         if boxed::is_dyn_body(&value.ty) {
-            if value.field("pointer")?.read_pointer()? == 0 {
+            if value.field(compat::FAT_POINTER_DATA)?.read_pointer()? == 0 {
                 return Ok(());
             }
             let (concrete, data) = boxed::concrete(self, &value)?;

@@ -79,6 +79,11 @@ pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 pub const VEC_LENGTH: &str = "len";
 pub const VEC_POINTER: &str = "ptr";
 pub const VEC_ELEMENT_PARAM: &str = "T";
+/// rustc's trait-object fat pointers (`Box<dyn T>`, `&mut dyn T`): data and vtable.
+pub const FAT_POINTER_DATA: &str = "pointer";
+pub const FAT_POINTER_VTABLE: &str = "vtable";
+/// The upvar an async method keeps its receiver in.
+pub const ASYNC_SELF: &str = "self";
 /// A tuple's fields.
 pub const TUPLE_FIRST: &str = "__0";
 pub const TUPLE_SECOND: &str = "__1";
@@ -140,4 +145,82 @@ pub mod tonic {
     pub const STATE: &[&str] = &["inner", "state"];
     pub const DIRECTION: &[&str] = &["inner", "direction"];
     pub const BODY_LENGTH: &str = "len";
+}
+
+/// tokio's leaf futures, for the decoders under `future/decoders/` (tokio 1.54 names; older
+/// layouts get their alternatives here, newest first, as their versions are tested).
+pub mod leaves {
+    /// `time::Instant` wraps std's, which wraps a CLOCK_MONOTONIC `Timespec`.
+    pub const INSTANT_SECONDS: &str = "tv_sec";
+    pub const INSTANT_NANOS: &str = "tv_nsec";
+    /// `Sleep.deadline: Instant` (1.53+).
+    pub const SLEEP_DEADLINE: &[&[&str]] = &[&["deadline"]];
+    /// `Interval{delay: Pin<Box<Sleep>>, period: Duration{secs, nanos}}`.
+    pub const INTERVAL_SLEEP: &str = "delay";
+    pub const INTERVAL_PERIOD: &str = "period";
+    pub const DURATION_SECONDS: &str = "secs";
+    pub const DURATION_NANOS: &str = "nanos";
+    /// `Timeout{value: F, delay: Sleep}` (`Option<Sleep>` where it is made lazily).
+    pub const TIMEOUT_FUTURE: &str = "value";
+    pub const TIMEOUT_SLEEP: &str = "delay";
+
+    /// `Mutex.s`, `RwLock.s` (+ `mr`, the most readers), `Semaphore.ll_sem`: the batch semaphore.
+    pub const MUTEX_SEMAPHORE: &str = "s";
+    pub const RWLOCK_SEMAPHORE: &str = "s";
+    pub const RWLOCK_MAX_READERS: &str = "mr";
+    pub const SEMAPHORE_INNER: &str = "ll_sem";
+    /// `Semaphore::acquire_many(n)`.
+    pub const ACQUIRE_MANY_COUNT: &str = "n";
+    /// `batch_semaphore::Acquire{semaphore: *const Semaphore, num_permits, ..}`.
+    pub const ACQUIRE_SEMAPHORE: &str = "semaphore";
+    pub const ACQUIRE_PERMITS: &str = "num_permits";
+    /// `batch_semaphore::Semaphore{permits: AtomicUsize (available << 1 | closed), waiters: Mutex<Waitlist{queue: LinkedList}>}`.
+    pub const BATCH_PERMITS: &str = "permits";
+    pub const BATCH_WAITERS: &str = "waiters";
+
+    /// `Notified{notify: *const Notify, state, ..}`; `Notify{state, waiters: Mutex<LinkedList>}`.
+    pub const NOTIFIED_NOTIFY: &str = "notify";
+    pub const NOTIFIED_STATE: &str = "state";
+    pub const NOTIFY_STATE: &str = "state";
+    pub const NOTIFY_WAITERS: &str = "waiters";
+
+    /// mpsc `Receiver{chan: Rx{inner: Arc<Chan>}}`; `Chan{semaphore, tx_count, rx_fields{rx_closed, ..}}`;
+    /// a bounded channel's semaphore is `{semaphore: batch Semaphore, bound}`, an unbounded one's a word.
+    pub const MPSC_CHAN: &[&str] = &["chan", "inner"];
+    pub const MPSC_SEMAPHORE: &str = "semaphore";
+    pub const MPSC_SENDERS: &str = "tx_count";
+    pub const MPSC_RX_CLOSED: &str = "rx_closed";
+    pub const MPSC_BOUND: &str = "bound";
+    pub const MPSC_BOUNDED_PERMITS: &[&str] = &["semaphore", "permits"];
+    /// oneshot `Inner.state`.
+    pub const ONESHOT_STATE: &str = "state";
+    /// watch `Receiver{shared: Arc<Shared{state, ref_count_rx, ..}>, version}`.
+    pub const WATCH_SHARED: &str = "shared";
+    pub const WATCH_STATE: &str = "state";
+    pub const WATCH_VERSION_SEEN: &str = "version";
+    pub const WATCH_RECEIVERS: &str = "ref_count_rx";
+    /// broadcast `Receiver{shared: Arc<Shared{tail: Mutex<Tail{pos, closed}>, num_tx}>, next}`.
+    pub const BROADCAST_SHARED: &str = "shared";
+    pub const BROADCAST_NEXT: &str = "next";
+    pub const BROADCAST_TAIL: &str = "tail";
+    pub const BROADCAST_TAIL_POSITION: &str = "pos";
+    pub const BROADCAST_CLOSED: &str = "closed";
+    pub const BROADCAST_SENDERS: &str = "num_tx";
+
+    /// The raw fd, a dozen wrappers below a socket (`PollEvented.io…OwnedFd.fd`).
+    pub const FD: &str = "fd";
+    /// `io::util::Read{reader: &mut R}`, `Write{writer: &mut W}`; `Readiness.waiter.interest`.
+    pub const READ_SOURCE: &str = "reader";
+    pub const WRITE_TARGET: &str = "writer";
+    pub const READINESS_INTEREST: &str = "interest";
+    /// `readiness(interest)` / `ready(interest)` argument.
+    pub const READY_INTEREST_ARGUMENT: &str = "interest";
+
+    /// `JoinHandle{raw: RawTask{ptr: NonNull<Header>}}`.
+    pub const JOIN_HANDLE_HEADER: &[&str] = &["raw", "ptr"];
+    pub const JOIN_HANDLE_TYPE: &str = "tokio::runtime::task::join::JoinHandle<";
+    /// `JoinSet{inner: IdleNotifiedSet{lists: Arc<Mutex<ListsInner{notified, idle}>>}}`, entries' `value`.
+    pub const JOIN_SET_LISTS: &[&str] = &["inner", "lists"];
+    pub const JOIN_SET_LIST_NAMES: &[&str] = &["notified", "idle"];
+    pub const JOIN_SET_ENTRY_VALUE: &str = "value";
 }

@@ -6,6 +6,7 @@
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
 use crate::future::{Child, FutureDecoder, Outcome};
+use crate::tokio::compat;
 use crate::value::Value;
 
 const DYN_TRAITS: &[&str] = &["dyn core::future::future::Future", "dyn futures_core::stream::Stream"];
@@ -19,8 +20,8 @@ pub fn is_dyn_future(info: &TypeInfo) -> bool {
     let Some(pointee) = FAT_POINTERS.iter().find_map(|prefix| info.name.strip_prefix(prefix)) else { return false };
     let pointee = pointee.strip_prefix('(').unwrap_or(pointee);
     DYN_TRAITS.iter().any(|trait_object| pointee.starts_with(trait_object))
-        && info.field("pointer").is_some()
-        && info.field("vtable").is_some()
+        && info.field(compat::FAT_POINTER_DATA).is_some()
+        && info.field(compat::FAT_POINTER_VTABLE).is_some()
 }
 
 pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -39,15 +40,15 @@ const DYN_BODY: &str = "dyn http_body::Body";
 /// server's response stream), so the structural search looks inside.
 pub fn is_dyn_body(info: &TypeInfo) -> bool {
     info.name.strip_prefix("alloc::boxed::Box<").is_some_and(|pointee| pointee.trim_start_matches('(').starts_with(DYN_BODY))
-        && info.field("pointer").is_some()
-        && info.field("vtable").is_some()
+        && info.field(compat::FAT_POINTER_DATA).is_some()
+        && info.field(compat::FAT_POINTER_VTABLE).is_some()
 }
 
 /// The concrete type behind a trait-object fat pointer, from its vtable, and its address.
 pub fn concrete<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<(crate::dwarf::DieRef, u64)> {
     let target = decoder.target();
-    let data = value.field("pointer")?.read_pointer()?;
-    let vtable = value.field("vtable")?.read_pointer()?;
+    let data = value.field(compat::FAT_POINTER_DATA)?.read_pointer()?;
+    let vtable = value.field(compat::FAT_POINTER_VTABLE)?.read_pointer()?;
     let concrete = target
         .debug
         .index

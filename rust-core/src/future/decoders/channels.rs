@@ -6,6 +6,7 @@ use super::{async_self, hex, plural};
 use crate::error::Result;
 use crate::future::{Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat::{self, leaves};
 use crate::value::Value;
 
 /// `Receiver::recv()` on an mpsc channel. A bounded channel's queue length is its bound
@@ -17,17 +18,17 @@ pub fn mpsc_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome
 
 /// tokio-stream's `ReceiverStream`/`UnboundedReceiverStream`: the receiver it polls.
 pub fn mpsc_receiver_stream<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    mpsc_receiver_leaf(&value.field(crate::tokio::compat::tokio_stream::WRAPPER_INNER)?)
+    mpsc_receiver_leaf(&value.field(compat::tokio_stream::WRAPPER_INNER)?)
 }
 
 fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
-    let chan = receiver.field("chan")?.field("inner")?.arc_data()?;
-    let semaphore = chan.field("semaphore")?;
-    let senders = chan.field("tx_count")?.read_uint()?;
-    let rx_closed = chan.find_field("rx_closed")?.read_uint()? != 0;
-    let (queued, bound, closed) = if semaphore.has_field("bound") {
-        let bound = semaphore.field("bound")?.read_uint()?;
-        let permits = semaphore.field("semaphore")?.field("permits")?.read_uint()?;
+    let chan = receiver.path(leaves::MPSC_CHAN)?.arc_data()?;
+    let semaphore = chan.field(leaves::MPSC_SEMAPHORE)?;
+    let senders = chan.field(leaves::MPSC_SENDERS)?.read_uint()?;
+    let rx_closed = chan.find_field(leaves::MPSC_RX_CLOSED)?.read_uint()? != 0;
+    let (queued, bound, closed) = if semaphore.has_field(leaves::MPSC_BOUND) {
+        let bound = semaphore.field(leaves::MPSC_BOUND)?.read_uint()?;
+        let permits = semaphore.path(leaves::MPSC_BOUNDED_PERMITS)?.read_uint()?;
         (bound.saturating_sub(permits >> 1), Some(bound), permits & 1 == 1)
     } else {
         let word = semaphore.read_uint()?;
@@ -48,11 +49,11 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
 /// The shared state of a tokio oneshot end (`Sender` or `Receiver`): its address, if the
 /// end still has one.
 pub fn oneshot_channel(end: &Value<'_>) -> Result<Option<u64>> {
-    let (variant, payload) = end.field(crate::tokio::compat::ONESHOT_INNER)?.variant()?;
+    let (variant, payload) = end.field(compat::ONESHOT_INNER)?.variant()?;
     if variant != "Some" {
         return Ok(None);
     }
-    Ok(Some(payload.field(crate::tokio::compat::TUPLE_FIRST)?.arc_data()?.address))
+    Ok(Some(payload.field(compat::TUPLE_FIRST)?.arc_data()?.address))
 }
 
 /// oneshot `Inner.state` bits.
@@ -60,7 +61,7 @@ const VALUE_SENT: u64 = 0b10;
 const CLOSED: u64 = 0b100;
 
 pub fn oneshot_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (variant, payload) = value.field("inner")?.variant()?;
+    let (variant, payload) = value.field(compat::ONESHOT_INNER)?.variant()?;
     if variant != "Some" {
         return Ok(Outcome::Node(Decoded::leaf(
             NodeKind::OneshotRecv,
@@ -68,8 +69,8 @@ pub fn oneshot_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outc
             "recv on oneshot (already received)".to_string(),
         )));
     }
-    let inner = payload.field("__0")?.arc_data()?;
-    let state = inner.field("state")?.read_uint()?;
+    let inner = payload.field(compat::TUPLE_FIRST)?.arc_data()?;
+    let state = inner.field(leaves::ONESHOT_STATE)?.read_uint()?;
     let sent = state & VALUE_SENT != 0;
     let closed = state & CLOSED != 0;
     let detail = json!({"address": hex(inner.address), "value_sent": sent, "closed": closed});
@@ -86,12 +87,12 @@ const WATCH_CLOSED: u64 = 1;
 
 pub fn watch_changed<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let receiver = async_self(value)?;
-    let shared = receiver.field("shared")?.arc_data()?;
-    let word = shared.field("state")?.read_uint()?;
-    let seen = receiver.field("version")?.read_uint()?;
+    let shared = receiver.field(leaves::WATCH_SHARED)?.arc_data()?;
+    let word = shared.field(leaves::WATCH_STATE)?.read_uint()?;
+    let seen = receiver.field(leaves::WATCH_VERSION_SEEN)?.read_uint()?;
     let current = word & !WATCH_CLOSED;
     let closed = word & WATCH_CLOSED != 0;
-    let receivers = shared.field("ref_count_rx")?.read_uint()?;
+    let receivers = shared.field(leaves::WATCH_RECEIVERS)?.read_uint()?;
     let detail = json!({
         "address": hex(shared.address),
         "version_seen": seen,
@@ -109,12 +110,12 @@ pub fn watch_changed<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Out
 
 pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let receiver = async_self(value)?;
-    let shared = receiver.field("shared")?.arc_data()?;
-    let next = receiver.field("next")?.read_uint()?;
-    let tail = shared.field("tail")?;
-    let position = tail.find_field("pos")?.read_uint()?;
-    let closed = tail.find_field("closed")?.read_uint()? != 0;
-    let senders = shared.field("num_tx")?.read_uint()?;
+    let shared = receiver.field(leaves::BROADCAST_SHARED)?.arc_data()?;
+    let next = receiver.field(leaves::BROADCAST_NEXT)?.read_uint()?;
+    let tail = shared.field(leaves::BROADCAST_TAIL)?;
+    let position = tail.find_field(leaves::BROADCAST_TAIL_POSITION)?.read_uint()?;
+    let closed = tail.find_field(leaves::BROADCAST_CLOSED)?.read_uint()? != 0;
+    let senders = shared.field(leaves::BROADCAST_SENDERS)?.read_uint()?;
     let queued = position.saturating_sub(next);
     let detail = json!({
         "address": hex(shared.address),

@@ -8,6 +8,7 @@ use super::{async_argument, async_self};
 use crate::error::Result;
 use crate::future::{Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat::{self, leaves};
 use crate::value::Value;
 
 /// tokio `Interest` bits.
@@ -34,11 +35,11 @@ fn fd_kind(decoder: &FutureDecoder<'_>, fd: i64) -> Option<String> {
 
 /// tokio-stream's `TcpListenerStream`/`UnixListenerStream`: accepting on its listener.
 pub fn listener_stream<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    fd_leaf(decoder, &value.field(crate::tokio::compat::tokio_stream::WRAPPER_INNER)?, vec!["read"], "accept")
+    fd_leaf(decoder, &value.field(compat::tokio_stream::WRAPPER_INNER)?, vec!["read"], "accept")
 }
 
 fn fd_leaf(decoder: &FutureDecoder<'_>, owner: &Value<'_>, interest: Vec<&str>, operation: &str) -> Result<Outcome> {
-    let fd = owner.find_field("fd")?.read_uint()? as i32 as i64;
+    let fd = owner.find_field(leaves::FD)?.read_uint()? as i32 as i64;
     let kind = fd_kind(decoder, fd);
     let detail = json!({"fd": fd, "interest": interest, "operation": operation, "fd_kind": kind});
     let what = kind.map(|kind| format!(" ({kind})")).unwrap_or_default();
@@ -52,7 +53,7 @@ pub fn socket_wait<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     let operation = crate::names::split_path(&value.ty.name).iter().rev().nth(1).map(|s| s.to_string()).unwrap_or_default();
     let interest = match operation.as_str() {
         "writable" => vec!["write"],
-        "ready" => interest_names(async_argument(value, "interest")?.read_uint()?),
+        "ready" => interest_names(async_argument(value, leaves::READY_INTEREST_ARGUMENT)?.read_uint()?),
         _ => vec!["read"],
     };
     fd_leaf(decoder, &socket, interest, &operation)
@@ -60,17 +61,17 @@ pub fn socket_wait<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result
 
 /// `AsyncReadExt::read`/`read_exact`/`read_buf`: the reader's fd.
 pub fn read<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    fd_leaf(decoder, &value.field("reader")?.pointee()?, vec!["read"], "read")
+    fd_leaf(decoder, &value.field(leaves::READ_SOURCE)?.pointee()?, vec!["read"], "read")
 }
 
 /// `AsyncWriteExt::write`/`write_all`: the writer's fd.
 pub fn write<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    fd_leaf(decoder, &value.field("writer")?.pointee()?, vec!["write"], "write")
+    fd_leaf(decoder, &value.field(leaves::WRITE_TARGET)?.pointee()?, vec!["write"], "write")
 }
 
 /// A `Readiness` met on its own: the interest is known, the fd is not.
 pub fn readiness_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let interest = interest_names(value.find_field("interest")?.read_uint()?);
+    let interest = interest_names(value.find_field(leaves::READINESS_INTEREST)?.read_uint()?);
     let summary = format!("waiting for I/O readiness ({})", interest.join("+"));
     Ok(Outcome::Node(Decoded::leaf(
         NodeKind::IoReadiness,

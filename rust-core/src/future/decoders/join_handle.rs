@@ -5,10 +5,11 @@ use serde_json::json;
 use crate::error::{Error, Result};
 use crate::future::{Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat::leaves;
 use crate::value::Value;
 
 pub fn join_handle<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let header = value.field("raw")?.field("ptr")?.read_pointer()?;
+    let header = value.path(leaves::JOIN_HANDLE_HEADER)?.read_pointer()?;
     let tasks = decoder.tasks().ok_or_else(|| Error::layout("task layouts unavailable"))?;
     let task = tasks.read_header(header)?;
     let state = serde_json::to_value(task.state()).unwrap_or(json!(null));

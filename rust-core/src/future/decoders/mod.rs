@@ -33,7 +33,7 @@ pub const MAX_LIST_NODES: u64 = 1_000_000;
 /// dereferenced (`&self`, `&mut self`, `Arc<Self>`).
 pub fn async_self<'a>(env: &Value<'a>) -> Result<Value<'a>> {
     let active = active_variant(env)?;
-    let receiver = active.fields.field("self")?;
+    let receiver = active.fields.field(compat::ASYNC_SELF)?;
     if receiver.ty.name.starts_with("alloc::sync::Arc<") {
         return receiver.arc_data();
     }
@@ -48,7 +48,7 @@ pub fn async_argument<'a>(env: &Value<'a>, name: &str) -> Result<Value<'a>> {
 /// The node addresses of a tokio `LinkedList` (at most `limit`, cycle-safe), and the
 /// nodes' type.
 pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<TypeInfo>)> {
-    let head = list.field("head")?;
+    let head = list.field(compat::LINKED_LIST_HEAD)?;
     let node_type = list.target.debug.type_info(head.pointer_target()?)?;
     let probe = list.target.value_of_type(node_type.clone(), 0);
     let next_offset = probe.field(compat::NODE_POINTERS)?.first_path(compat::POINTERS_NEXT)?.address;
@@ -95,8 +95,8 @@ pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
 
 /// A tokio batch semaphore: (permits available, closed, waiters queued).
 pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
-    let permits = semaphore.field("permits")?.read_uint()?;
-    let waiters = semaphore.field("waiters")?.find_descendant(|ty| ty.name.starts_with("tokio::util::linked_list::LinkedList<"))?;
+    let permits = semaphore.field(compat::leaves::BATCH_PERMITS)?.read_uint()?;
+    let waiters = semaphore.field(compat::leaves::BATCH_WAITERS)?.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
     Ok((permits >> 1, permits & 1 == 1, linked_list_len(&waiters)?))
 }
 

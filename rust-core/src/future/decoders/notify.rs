@@ -6,6 +6,7 @@ use super::{hex, linked_list_len, plural};
 use crate::error::Result;
 use crate::future::{Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat::{self, leaves};
 use crate::value::Value;
 
 /// `Notify.state` low bits (tokio::sync::notify).
@@ -13,11 +14,11 @@ const NOTIFY_STATE_MASK: u64 = 0b11;
 const NOTIFIED: u64 = 2;
 
 pub fn notified<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let notify = value.field("notify")?.pointee()?;
-    let (state, _) = value.field("state")?.variant_or_self()?;
+    let notify = value.field(leaves::NOTIFIED_NOTIFY)?.pointee()?;
+    let (state, _) = value.field(leaves::NOTIFIED_STATE)?.variant_or_self()?;
     let waiters =
-        linked_list_len(&notify.field("waiters")?.find_descendant(|ty| ty.name.starts_with("tokio::util::linked_list::LinkedList<"))?)?;
-    let permit_stored = notify.field("state")?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
+        linked_list_len(&notify.field(leaves::NOTIFY_WAITERS)?.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?)?;
+    let permit_stored = notify.field(leaves::NOTIFY_STATE)?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
     let detail = json!({
         "address": hex(notify.address),
         "state": state.to_lowercase(),

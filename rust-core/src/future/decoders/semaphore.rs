@@ -9,6 +9,7 @@ use super::{async_argument, async_self, hex, plural, semaphore_state};
 use crate::error::Result;
 use crate::future::{Decoded, FutureDecoder, Outcome};
 use crate::model::NodeKind;
+use crate::tokio::compat::leaves;
 use crate::value::Value;
 
 fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<'_>, needed: u64) -> Result<Outcome> {
@@ -32,33 +33,33 @@ fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<
 
 pub fn mutex_lock<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let mutex = async_self(value)?;
-    waiting(NodeKind::MutexLock, "Mutex", &mutex, &mutex.field("s")?, 1)
+    waiting(NodeKind::MutexLock, "Mutex", &mutex, &mutex.field(leaves::MUTEX_SEMAPHORE)?, 1)
 }
 
 pub fn rwlock_read<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
-    waiting(NodeKind::RwlockRead, "RwLock (read)", &lock, &lock.field("s")?, 1)
+    waiting(NodeKind::RwlockRead, "RwLock (read)", &lock, &lock.field(leaves::RWLOCK_SEMAPHORE)?, 1)
 }
 
 /// A writer needs every permit: `mr`, the most readers.
 pub fn rwlock_write<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
-    let needed = lock.field("mr")?.read_uint()?;
-    waiting(NodeKind::RwlockWrite, "RwLock (write)", &lock, &lock.field("s")?, needed)
+    let needed = lock.field(leaves::RWLOCK_MAX_READERS)?.read_uint()?;
+    waiting(NodeKind::RwlockWrite, "RwLock (write)", &lock, &lock.field(leaves::RWLOCK_SEMAPHORE)?, needed)
 }
 
 pub fn semaphore_acquire<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let semaphore = async_self(value)?;
-    let needed = match async_argument(value, "n") {
+    let needed = match async_argument(value, leaves::ACQUIRE_MANY_COUNT) {
         Ok(n) => n.read_uint()?,
         Err(_) => 1,
     };
-    waiting(NodeKind::SemaphoreAcquire, "Semaphore", &semaphore, &semaphore.field("ll_sem")?, needed)
+    waiting(NodeKind::SemaphoreAcquire, "Semaphore", &semaphore, &semaphore.field(leaves::SEMAPHORE_INNER)?, needed)
 }
 
 /// The future under all of them, met on its own (a custom primitive on tokio's semaphore).
 pub fn acquire_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let semaphore = value.field("semaphore")?.pointee()?;
-    let needed = value.field("num_permits")?.read_uint()?;
+    let semaphore = value.field(leaves::ACQUIRE_SEMAPHORE)?.pointee()?;
+    let needed = value.field(leaves::ACQUIRE_PERMITS)?.read_uint()?;
     waiting(NodeKind::SemaphoreAcquire, "semaphore", &semaphore, &semaphore, needed)
 }

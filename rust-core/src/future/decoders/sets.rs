@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::future::coroutine::maybe_done_branch;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome, MAX_CHILDREN};
 use crate::model::{Branch, BranchStatus, NodeKind};
+use crate::tokio::compat::leaves;
 use crate::value::Value;
 
 fn pending_branch(value: &Value<'_>, index: usize) -> Child {
@@ -61,13 +62,13 @@ pub fn futures_ordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<O
 
 /// A `JoinSet`: the `JoinHandle`s on its idle and notified lists.
 pub fn join_set<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let lists = value.field("inner")?.field("lists")?.arc_data()?;
+    let lists = value.path(leaves::JOIN_SET_LISTS)?.arc_data()?;
     let mut children = Vec::new();
-    for list_name in ["notified", "idle"] {
+    for list_name in leaves::JOIN_SET_LIST_NAMES {
         let (entries, entry_type) = linked_list_nodes(&lists.find_field(list_name)?, MAX_CHILDREN as u64)?;
         for entry in entries {
             let entry = lists.target.value_of_type(entry_type.clone(), entry);
-            let handle = entry.field("value")?.find_descendant(|ty| ty.name.starts_with("tokio::runtime::task::join::JoinHandle<"))?;
+            let handle = entry.field(leaves::JOIN_SET_ENTRY_VALUE)?.find_descendant(|ty| ty.name.starts_with(leaves::JOIN_HANDLE_TYPE))?;
             let index = children.len();
             children.push(pending_branch(&handle, index));
         }

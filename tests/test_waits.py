@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from support.checkpoint import markers_of, run_to_checkpoint
+from support.checkpoint import locked_version, markers_of, run_to_checkpoint
 
 WAITS_SOURCE = "waits-app/src/main.rs"
 PROFILES = ["dev", "release"]
@@ -226,12 +226,15 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     assert branch_line(try_join, 0) == branch_line(try_join, 1) == markers.await_line("set_try_join")
     assert branch_line(futures_join, 0) == markers.await_line("set_futures_join")
     assert report["errors"] == []
+    # The tokio version, read from the DWARF's source paths.
+    assert [runtime["tokio_version"] for runtime in report["runtimes"]] == [locked_version("tokio")]
 
 
 def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):
     run, facts = run_waits(debugger, tmp_path, "dev", "async backtrace all full")
     [text] = run.sections()
     lines = [re.sub(r"\s+", " ", line).strip() for line in text.splitlines()]
+    assert re.fullmatch(r"tokio %s: 1 runtime \(MultiThread\), \d+ tasks" % re.escape(locked_version("tokio")), lines[0]), lines[0]
     assert "#1 waiting for Mutex %s (0 permits, 1 waiter)" % facts["mutex.m2"] in lines
     assert "#1 JoinHandle -> task %s (idle)" % facts["task.chain_middle"] in lines
     assert any(re.fullmatch(r"#1 Sleep until \+35\d\d\.\ds", line) for line in lines)

@@ -161,7 +161,12 @@ fn walk_tasks(
             }
         };
         report.errors.extend(walk.problems.iter().map(|problem| format!("runtime {runtime_address}: {problem}")));
-        report.runtimes.push(RuntimeReport { address: runtime_address.clone(), flavor, task_count: walk.addresses.len() });
+        report.runtimes.push(RuntimeReport {
+            address: runtime_address.clone(),
+            flavor,
+            task_count: walk.addresses.len(),
+            tokio_version: decoder.target().debug.tokio_version.clone(),
+        });
         for &address in &walk.addresses {
             let header = match task_reader.read_header(address) {
                 Ok(header) => header,

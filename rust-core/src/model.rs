@@ -20,6 +20,8 @@ pub struct RuntimeReport {
     pub address: String,
     pub flavor: String,
     pub task_count: usize,
+    /// The tokio version the executable was built with, from its DWARF source paths.
+    pub tokio_version: Option<String>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]

@@ -137,6 +137,19 @@ pub fn is_dependency_dir(dir: &str) -> bool {
     DEPENDENCY_DIRS.iter().any(|marker| dir.contains(marker))
 }
 
+/// The version of crate `name` in a source path of a dependency:
+/// `/root/.cargo/registry/src/index…/tokio-1.54.1/src/lib.rs` -> `1.54.1`.
+pub fn crate_version(path: &str, name: &str) -> Option<String> {
+    let marker = format!("/{name}-");
+    path.match_indices(&marker).find_map(|(at, _)| {
+        let rest = &path[at + marker.len()..];
+        let version = &rest[..rest.find('/')?];
+        let numeric = version.split(['-', '+']).next()?;
+        (numeric.split('.').count() == 3 && numeric.split('.').all(|part| part.parse::<u64>().is_ok()))
+            .then(|| version.to_string())
+    })
+}
+
 /// A source path shortened for display: registry sources from the crate directory on
 /// (`tokio-1.54.1/src/time/sleep.rs`), the standard library from `library/` on; paths the
 /// DWARF already gives relative to the workspace stay as they are.
@@ -192,6 +205,15 @@ mod tests {
             replace_impl_segments(&path, linkage).join("::"),
             "tokio::sync::mutex::Mutex<T>::lock::{async_fn#0}"
         );
+    }
+
+    #[test]
+    fn reads_crate_versions_from_source_paths() {
+        let path = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.54.1/src/lib.rs/@/tokio.1-cgu.0";
+        assert_eq!(crate_version(path, "tokio").as_deref(), Some("1.54.1"));
+        assert_eq!(crate_version("/x/tokio-stream-0.1.19/src/lib.rs", "tokio"), None);
+        assert_eq!(crate_version("/x/tokio-macros-2.6.0/src/lib.rs", "tokio"), None);
+        assert_eq!(crate_version("/work/vendor/tokio/src/lib.rs", "tokio"), None);
     }
 
     #[test]

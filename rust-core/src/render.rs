@@ -14,6 +14,7 @@ pub struct TextOptions {
 
 pub fn render_text(report: &Report, options: TextOptions) -> String {
     let mut out = String::new();
+    render_header(&mut out, report);
     for thread in &report.threads {
         render_thread(&mut out, thread, options);
     }
@@ -27,6 +28,18 @@ pub fn render_text(report: &Report, options: TextOptions) -> String {
         out.push_str("No tokio threads or tasks found.\n");
     }
     out
+}
+
+/// `tokio 1.54.1: 1 runtime (MultiThread), 14 tasks`.
+fn render_header(out: &mut String, report: &Report) {
+    if report.runtimes.is_empty() {
+        return;
+    }
+    let version = report.runtimes.iter().find_map(|runtime| runtime.tokio_version.as_deref()).unwrap_or("(version unknown)");
+    let flavors: Vec<&str> = report.runtimes.iter().map(|runtime| runtime.flavor.as_str()).collect();
+    let runtimes = if flavors.len() == 1 { "1 runtime".to_string() } else { format!("{} runtimes", flavors.len()) };
+    let tasks = if report.tasks.len() == 1 { "1 task".to_string() } else { format!("{} tasks", report.tasks.len()) };
+    let _ = writeln!(out, "tokio {version}: {runtimes} ({}), {tasks}\n", flavors.join(", "));
 }
 
 fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) {

@@ -3,6 +3,7 @@ parked) and reading the facts it reported."""
 
 import json
 import os
+import re
 
 from . import build
 from .debuggers import capture
@@ -26,3 +27,12 @@ def run_to_checkpoint(debugger, tmp_path, program, profile, command):
 
 def markers_of(program):
     return Markers(os.path.join(FIXTURES, program, "src", "main.rs"))
+
+
+def locked_version(crate):
+    """The version of `crate` the fixture workspace's lock file pins."""
+    with open(os.path.join(FIXTURES, "Cargo.lock")) as lock:
+        text = lock.read()
+    versions = re.findall(r'\[\[package\]\]\nname = "%s"\nversion = "([^"]+)"' % re.escape(crate), text)
+    assert len(versions) == 1, (crate, versions)
+    return versions[0]

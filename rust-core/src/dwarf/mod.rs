@@ -38,6 +38,9 @@ pub struct DebugInfo {
     /// `.debug_info` offset of each unit in `units`, ascending.
     unit_starts: Vec<u64>,
     pub index: Index,
+    /// The tokio the executable was built with, from its compilation unit's source path
+    /// (`…/tokio-1.54.1/src/lib.rs`); `None` when the path names no version (vendored).
+    pub tokio_version: Option<String>,
     type_cache: Mutex<HashMap<DieRef, Arc<TypeInfo>>>,
     /// The executable itself, for the machine code of functions.
     file_bytes: memmap2::Mmap,
@@ -80,6 +83,10 @@ impl DebugInfo {
             units.push(dwarf.unit(header)?);
         }
         let index = Index::build(&dwarf, &units, &unit_starts)?;
+        let tokio_version = units.iter().find_map(|unit| {
+            let name = unit.name.as_ref()?.to_string_lossy().ok()?;
+            crate::names::crate_version(&name, "tokio")
+        });
         if index.type_count() == 0 {
             return Err(no_type_info(path, "its DWARF has no type information"));
         }
@@ -91,6 +98,7 @@ impl DebugInfo {
             units,
             unit_starts,
             index,
+            tokio_version,
             type_cache: Mutex::default(),
             file_bytes: map,
             call_sites: Mutex::default(),

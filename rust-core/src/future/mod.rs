@@ -206,7 +206,7 @@ impl<'a> FutureDecoder<'a> {
                     return node;
                 }
                 Err(error) => {
-                    node.error = Some(error.message);
+                    node.error = Some(self.explain(error));
                     return node;
                 }
             }
@@ -230,6 +230,15 @@ impl<'a> FutureDecoder<'a> {
             Err(error) => node.error = Some(error.message),
         }
         node
+    }
+
+    /// A decoder's error; an unknown layout also names the tokio version found, since
+    /// layouts differ between versions (`compat.rs`).
+    fn explain(&self, error: Error) -> String {
+        match (&self.target.debug.tokio_version, error.kind) {
+            (Some(version), crate::error::ErrorKind::Layout) => format!("{} (tokio {version})", error.message),
+            _ => error.message,
+        }
     }
 
     fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, seen: &mut HashSet<(u64, DieRef)>) {

@@ -67,6 +67,14 @@ def assert_breakpoint_report(report, manifest, profile, thread_names=True):
     assert running[0]["future"]["running"] is True
     idle = [w for w in workers if w["current_task"] is None]
     assert len(idle) == 1 and idle[0]["future"] is None
+    # Why the child task has not run: it waits in the running worker's LIFO slot.
+    assert running[0]["state"] == "running"
+    assert running[0]["queue"] == {"lifo_slot": manifest["tasks"]["child"], "local": []}
+    # The other worker has nothing queued; it parks (or is caught on its way there).
+    assert idle[0]["state"] in ("parked", "searching", "idle")
+    assert idle[0]["queue"] == {"lifo_slot": None, "local": []}
+    assert [runtime["inject"] for runtime in report["runtimes"]] == [[]]
+    assert report["errors"] == []
     [main] = roles["block_on"]
     assert main["tid"] == manifest["pid"]
     if thread_names:
@@ -141,7 +149,9 @@ def test_text_output_reads_like_bt(debugger, tmp_path):
     assert "Thread %d \"tokio-app\": block_on" % manifest["pid"] in lines
     worker = r'Thread \d+ "tokio-rt-worker": worker [01], '
     assert any(re.fullmatch(worker + "running task %d" % ids["runner"], line) for line in lines)
-    assert any(re.fullmatch(worker + "idle", line) for line in lines)
+    assert any(re.fullmatch(worker + "(parked|searching for work|idle)", line) for line in lines)
+    running_worker = next(i for i, line in enumerate(lines) if re.fullmatch(worker + "running task %d" % ids["runner"], line))
+    assert lines[running_worker + 1] == "queued: task %d next (LIFO slot)" % ids["child"]
 
 
 def test_help(debugger):

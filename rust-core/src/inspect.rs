@@ -9,12 +9,15 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::memory::Memory;
-use crate::model::{FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, REPORT_VERSION};
+use crate::model::{
+    FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
+};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
 use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
-use crate::value::Target;
+use crate::tokio::workers::{inject_queue, worker_core};
+use crate::value::{Target, Value};
 
 /// What the debugger knows about one thread.
 #[derive(Debug, Deserialize)]
@@ -52,8 +55,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     let mut report =
         Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
-    let running_roots = walk_tasks(&task_reader, &decoder, &threads, sources, request.all, &mut report);
-    report.threads = thread_reports(threads, block_on_futures, &running_roots);
+    let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
+    report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);
     crate::links::link_tasks(&mut report);
     Ok(report)
 }
@@ -64,6 +67,7 @@ struct ThreadState<'t> {
     frames: Vec<ResolvedFrame<'t>>,
     runtime: Option<RuntimeHandle<'t>>,
     worker: Option<u64>,
+    worker_context: Option<Value<'t>>,
     current_task: Option<u64>,
     error: Option<String>,
 }
@@ -77,7 +81,8 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
     let mut runtimes: Vec<RuntimeHandle<'_>> = Vec::new();
     for input in inputs {
         let frames = resolve_frames(target.debug, target.load_bias, &input.frames);
-        let mut state = ThreadState { input, frames, runtime: None, worker: None, current_task: None, error: None };
+        let mut state =
+            ThreadState { input, frames, runtime: None, worker: None, worker_context: None, current_task: None, error: None };
         match input.fs_base {
             None => state.error = Some("the debugger gave no thread pointer (fs_base) for this thread".into()),
             Some(fs_base) => match read_thread_context(target, &context_variable, fs_base) {
@@ -89,6 +94,7 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
                     }
                     state.runtime = context.handle;
                     state.worker = context.worker_index;
+                    state.worker_context = context.worker_context;
                     state.current_task = context.current_task;
                 }
                 Ok(None) => {}
@@ -135,15 +141,22 @@ fn task_lists(
 }
 
 /// Phase 3: decodes the tasks of every list into `report` (all of them, or only those a
-/// thread is running); returns the roots of the running ones, by task id.
+/// thread is running), with each multi_thread runtime's inject queue; returns the roots
+/// of the running tasks, by task id.
 fn walk_tasks(
     task_reader: &TaskReader<'_>,
     decoder: &FutureDecoder<'_>,
     threads: &[ThreadState<'_>],
+    runtimes: &[RuntimeHandle<'_>],
     sources: Vec<TaskSource>,
     all: bool,
     report: &mut Report,
 ) -> HashMap<u64, FutureNode> {
+    let inject_of: Vec<(String, &Value<'_>)> = runtimes
+        .iter()
+        .filter(|runtime| runtime.flavor == compat::MULTI_THREAD_VARIANT)
+        .map(|runtime| (format!("{:#x}", runtime.handle.address), &runtime.handle))
+        .collect();
     // The task each thread is polling: a worker's, or a current_thread runtime's block_on
     // thread between polls of its own future. A worker's current task id also names its own
     // blocking task while it idles; only ids found in a runtime's task list are tasks.
@@ -161,11 +174,24 @@ fn walk_tasks(
             }
         };
         report.errors.extend(walk.problems.iter().map(|problem| format!("runtime {runtime_address}: {problem}")));
+        let inject = match inject_of.iter().find(|(address, _)| *address == runtime_address) {
+            Some((_, handle)) => match inject_queue(handle) {
+                Ok(headers) => {
+                    Some(task_ids(task_reader, &headers, &format!("runtime {runtime_address}: inject queue"), &mut report.errors))
+                }
+                Err(error) => {
+                    report.errors.push(format!("runtime {runtime_address}: cannot read its inject queue: {error}"));
+                    None
+                }
+            },
+            None => None,
+        };
         report.runtimes.push(RuntimeReport {
             address: runtime_address.clone(),
             flavor,
             task_count: walk.addresses.len(),
             tokio_version: decoder.target().debug.tokio_version.clone(),
+            inject,
         });
         for &address in &walk.addresses {
             let header = match task_reader.read_header(address) {
@@ -213,11 +239,14 @@ fn walk_tasks(
     roots_by_id
 }
 
-/// Phase 4: one report per runtime thread and block_on thread.
+/// Phase 4: one report per runtime thread and block_on thread, with what each worker is
+/// doing and has queued.
 fn thread_reports(
+    task_reader: &TaskReader<'_>,
     threads: Vec<ThreadState<'_>>,
     block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>>,
     running_roots: &HashMap<u64, FutureNode>,
+    errors: &mut Vec<String>,
 ) -> Vec<ThreadReport> {
     let mut reports = Vec::new();
     for (state, block_on_result) in threads.into_iter().zip(block_on_futures) {
@@ -232,6 +261,10 @@ fn thread_reports(
         };
         let mut error = state.error;
         let current_task = state.current_task.filter(|id| running_roots.contains_key(id));
+        let (worker_state, queue) = match &state.worker_context {
+            Some(context) => worker_activity(task_reader, context, current_task.is_some(), state.input.tid, errors),
+            None => (None, None),
+        };
         let block_on_node = match block_on_result {
             Some(Ok(mut node)) => {
                 if current_task.is_none() {
@@ -256,6 +289,8 @@ fn thread_reports(
             role,
             worker: state.worker,
             current_task,
+            state: worker_state,
+            queue,
             future,
             block_on_future: block_on_future_node,
             runtime: state.runtime.map(|runtime| format!("{:#x}", runtime.handle.address)),
@@ -263,6 +298,52 @@ fn thread_reports(
         });
     }
     reports
+}
+
+/// What a worker is doing and what it has queued.
+fn worker_activity(
+    task_reader: &TaskReader<'_>,
+    context: &Value<'_>,
+    running: bool,
+    tid: u64,
+    errors: &mut Vec<String>,
+) -> (Option<WorkerState>, Option<WorkerQueue>) {
+    match worker_core(context) {
+        Ok(Some(core)) => {
+            let state = if running {
+                WorkerState::Running
+            } else if core.searching {
+                WorkerState::Searching
+            } else if core.parked {
+                WorkerState::Parked
+            } else {
+                WorkerState::Idle
+            };
+            let what = format!("thread {tid}: run queue");
+            let lifo_slot = core.lifo_slot.and_then(|header| task_ids(task_reader, &[header], &what, errors).first().copied());
+            let local = task_ids(task_reader, &core.run_queue, &what, errors);
+            (Some(state), Some(WorkerQueue { lifo_slot, local }))
+        }
+        Ok(None) => (Some(if running { WorkerState::Running } else { WorkerState::Idle }), None),
+        Err(error) => {
+            errors.push(format!("thread {tid}: cannot read its worker's core: {error}"));
+            (None, None)
+        }
+    }
+}
+
+/// The ids of the tasks whose headers these are; unreadable ones become errors.
+fn task_ids(task_reader: &TaskReader<'_>, headers: &[u64], what: &str, errors: &mut Vec<String>) -> Vec<u64> {
+    headers
+        .iter()
+        .filter_map(|&header| match task_reader.read_header(header) {
+            Ok(task) => Some(task.id),
+            Err(error) => {
+                errors.push(format!("{what}: task at {header:#x}: {error}"));
+                None
+            }
+        })
+        .collect()
 }
 
 /// The `flavor` reported for a LocalSet's task list.

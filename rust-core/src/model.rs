@@ -22,6 +22,8 @@ pub struct RuntimeReport {
     pub task_count: usize,
     /// The tokio version the executable was built with, from its DWARF source paths.
     pub tokio_version: Option<String>,
+    /// Task ids in a multi_thread runtime's inject queue, oldest first (null for others).
+    pub inject: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +41,11 @@ pub struct ThreadReport {
     pub role: ThreadRole,
     pub worker: Option<u64>,
     pub current_task: Option<u64>,
+    /// A worker's activity: running a task, searching for work, parked, or idle (no core,
+    /// or between states); null for other threads.
+    pub state: Option<WorkerState>,
+    /// A worker's queued tasks: its LIFO slot and local run queue; null for other threads.
+    pub queue: Option<WorkerQueue>,
     /// What the thread polls now: its current task's future, else its block_on future.
     pub future: Option<FutureNode>,
     /// A current_thread runtime's block_on future while that thread runs one of its tasks.
@@ -48,6 +55,23 @@ pub struct ThreadReport {
     pub runtime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerState {
+    Running,
+    Searching,
+    Parked,
+    Idle,
+}
+
+#[derive(Debug, Serialize, Clone, Default)]
+pub struct WorkerQueue {
+    /// The task the worker runs next (the LIFO slot).
+    pub lifo_slot: Option<u64>,
+    /// Its local run queue, next first.
+    pub local: Vec<u64>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]

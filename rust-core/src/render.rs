@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::model::{BranchStatus, CoroutineState, FutureNode, NodeKind, Report, TaskReport, ThreadReport, ThreadRole};
+use crate::model::{BranchStatus, CoroutineState, FutureNode, NodeKind, Report, TaskReport, ThreadReport, ThreadRole, WorkerState};
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TextOptions {
@@ -39,7 +39,23 @@ fn render_header(out: &mut String, report: &Report) {
     let flavors: Vec<&str> = report.runtimes.iter().map(|runtime| runtime.flavor.as_str()).collect();
     let runtimes = if flavors.len() == 1 { "1 runtime".to_string() } else { format!("{} runtimes", flavors.len()) };
     let tasks = if report.tasks.len() == 1 { "1 task".to_string() } else { format!("{} tasks", report.tasks.len()) };
-    let _ = writeln!(out, "tokio {version}: {runtimes} ({}), {tasks}\n", flavors.join(", "));
+    let _ = writeln!(out, "tokio {version}: {runtimes} ({}), {tasks}", flavors.join(", "));
+    for runtime in &report.runtimes {
+        if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
+            let _ = writeln!(out, "runtime {}: inject queue: {}", runtime.address, task_list(inject));
+        }
+    }
+    out.push('\n');
+}
+
+/// `task 4` / `tasks 4, 9, 12`.
+fn task_list(ids: &[u64]) -> String {
+    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+    if ids.len() == 1 {
+        format!("task {}", ids[0])
+    } else {
+        format!("tasks {}", ids.join(", "))
+    }
 }
 
 fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) {
@@ -47,9 +63,11 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
     let role = match thread.role {
         ThreadRole::Worker => {
             let index = thread.worker.map(|w| w.to_string()).unwrap_or_else(|| "?".into());
-            match thread.current_task {
-                Some(task) => format!("worker {index}, running task {task}"),
-                None => format!("worker {index}, idle"),
+            match (thread.current_task, thread.state) {
+                (Some(task), _) => format!("worker {index}, running task {task}"),
+                (None, Some(WorkerState::Searching)) => format!("worker {index}, searching for work"),
+                (None, Some(WorkerState::Parked)) => format!("worker {index}, parked"),
+                _ => format!("worker {index}, idle"),
             }
         }
         ThreadRole::BlockOn => match thread.current_task {
@@ -61,6 +79,18 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
     let _ = writeln!(out, "Thread {}{name}: {role}", thread.tid);
     if let Some(error) = &thread.error {
         let _ = writeln!(out, "  error: {error}");
+    }
+    if let Some(queue) = &thread.queue {
+        let mut parts = Vec::new();
+        if let Some(task) = queue.lifo_slot {
+            parts.push(format!("task {task} next (LIFO slot)"));
+        }
+        if !queue.local.is_empty() {
+            parts.push(format!("{} (run queue)", task_list(&queue.local)));
+        }
+        if !parts.is_empty() {
+            let _ = writeln!(out, "  queued: {}", parts.join(", then "));
+        }
     }
     if let Some(future) = &thread.future {
         render_stack(out, future, options);

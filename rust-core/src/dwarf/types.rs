@@ -62,6 +62,8 @@ pub struct TypeInfo {
     pub enumerators: Vec<(String, u64)>,
     /// For `{vtable_type}` structs: the concrete type the vtable belongs to.
     pub containing_type: Option<DieRef>,
+    /// For arrays: how many elements (`DW_TAG_subrange_type`'s count or upper bound + 1).
+    pub array_len: Option<u64>,
 }
 
 impl TypeInfo {
@@ -117,6 +119,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
         containing_type: entry
             .attr_value(constants::DW_AT_containing_type)
             .and_then(|value| debug.attr_to_die(unit, value)),
+        array_len: None,
     };
     if info.tag == TypeTag::Pointer && info.size.is_none() {
         info.size = Some(unit.encoding().address_size as u64);
@@ -142,6 +145,11 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
                 if let Some(param) = parse_template_param(debug, unit, child_entry) {
                     info.template_params.push(param);
                 }
+            }
+            constants::DW_TAG_subrange_type => {
+                let count = child_entry.attr_value(constants::DW_AT_count).and_then(constant_value);
+                let upper = child_entry.attr_value(constants::DW_AT_upper_bound).and_then(constant_value);
+                info.array_len = count.or_else(|| upper.and_then(|upper| upper.checked_add(1)));
             }
             constants::DW_TAG_enumerator => {
                 let name = child_entry.attr_value(constants::DW_AT_name).and_then(|v| debug.attr_string(unit, v));

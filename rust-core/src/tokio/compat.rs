@@ -224,3 +224,27 @@ pub mod leaves {
     pub const JOIN_SET_LIST_NAMES: &[&str] = &["notified", "idle"];
     pub const JOIN_SET_ENTRY_VALUE: &str = "value";
 }
+
+/// multi_thread workers (1.54): `worker::Context{core: RefCell<Option<Box<Core>>>}`;
+/// `Core{lifo_slot: Option<Notified>, run_queue: queue::Local{inner: Arc<queue::Inner{head:
+/// u64 (steal << 32 | real), tail: u32, buffer: *mut [UnsafeCell<MaybeUninit<Notified>>; N]}>},
+/// is_searching, park: Option<Parker> (taken while the worker parks)}`; a `Notified` is
+/// `Task{raw: RawTask{ptr}}`. The runtime's inject queue: `Shared.inject: CachePadded<
+/// InjectQueue::Locked(Inject{synced: Mutex<Synced{head, ..}>})>`, linked by `Header.queue_next`.
+pub mod workers {
+    pub const CONTEXT_CORE: &[&str] = &["core", "value", "value"];
+    pub const LIFO_SLOT: &str = "lifo_slot";
+    pub const RUN_QUEUE: &[&str] = &["run_queue", "inner"];
+    pub const QUEUE_HEAD: &str = "head";
+    pub const QUEUE_TAIL: &str = "tail";
+    pub const QUEUE_BUFFER: &str = "buffer";
+    /// The real head is the low half of `head`.
+    pub const QUEUE_REAL_HEAD_BITS: u32 = 32;
+    pub const IS_SEARCHING: &str = "is_searching";
+    pub const PARKER: &str = "park";
+    /// From a `Notified` (or a queue slot holding one) to the task's header pointer.
+    pub const NOTIFIED_HEADER: &[&[&str]] = &[&["__0", "raw", "ptr"], &["value", "value", "value", "__0", "raw", "ptr"]];
+    pub const SHARED_INJECT: &[&str] = &["shared", "inject"];
+    pub const INJECT_HEAD: &str = "head";
+    pub const HEADER_QUEUE_NEXT: &str = "queue_next";
+}

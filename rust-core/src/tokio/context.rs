@@ -63,6 +63,8 @@ pub struct ThreadContext<'a> {
     /// The runtime handle (the scheduler's `Handle` struct) this thread is inside of.
     pub handle: Option<RuntimeHandle<'a>>,
     pub worker_index: Option<u64>,
+    /// A multi_thread worker's `worker::Context` (its core, see `workers.rs`).
+    pub worker_context: Option<Value<'a>>,
     pub current_task: Option<u64>,
 }
 
@@ -93,15 +95,16 @@ pub fn read_thread_context<'a>(
         }
         _ => None,
     };
-    let worker_index = read_worker_index(&context).unwrap_or(None);
+    let (worker_index, worker_context) = read_worker(&context).unwrap_or(None).unzip();
     let current_task = match context.first_path(compat::CONTEXT_CURRENT_TASK)?.variant()? {
         (name, some) if name == "Some" => Some(some.field("__0")?.read_uint()?),
         _ => None,
     };
-    Ok(Some(ThreadContext { handle, worker_index, current_task }))
+    Ok(Some(ThreadContext { handle, worker_index, worker_context, current_task }))
 }
 
-fn read_worker_index(context: &Value<'_>) -> Result<Option<u64>> {
+/// A multi_thread worker's index and its `worker::Context`.
+fn read_worker<'a>(context: &Value<'a>) -> Result<Option<(u64, Value<'a>)>> {
     let pointer = context.first_path(compat::CONTEXT_SCHEDULER)?;
     if pointer.read_pointer()? == 0 {
         return Ok(None);
@@ -110,8 +113,9 @@ fn read_worker_index(context: &Value<'_>) -> Result<Option<u64>> {
     if flavor != compat::MULTI_THREAD_VARIANT {
         return Ok(None);
     }
-    let worker = payload.field("__0")?.field("worker")?.arc_data()?;
-    Ok(Some(worker.path(compat::WORKER_INDEX)?.read_uint()?))
+    let worker_context = payload.field("__0")?;
+    let worker = worker_context.field("worker")?.arc_data()?;
+    Ok(Some((worker.path(compat::WORKER_INDEX)?.read_uint()?, worker_context)))
 }
 
 fn is_enum(ty: &crate::dwarf::TypeInfo) -> bool {

@@ -4,3 +4,4 @@
 pub mod compat;
 pub mod context;
 pub mod tasks;
+pub mod workers;

@@ -1,0 +1,96 @@
+//! Why a task is not running: what each multi_thread worker is doing (running a task,
+//! searching for work, parked) and what is queued for it (its LIFO slot and local run
+//! queue), and the runtime's inject queue. Queues hold task header addresses.
+
+use std::collections::HashSet;
+
+use crate::error::{Error, Result};
+use crate::memory::MemoryExt;
+use crate::tokio::compat::{self, workers};
+use crate::value::Value;
+
+/// The most tasks read from one queue (a local queue holds 256; the inject queue is
+/// unbounded, so corrupt links must not run away).
+const MAX_QUEUED: usize = 100_000;
+
+/// A worker's core, as its thread's scheduler context holds it.
+pub struct WorkerCore {
+    pub searching: bool,
+    /// The worker took its parker out of the core to park on it.
+    pub parked: bool,
+    pub lifo_slot: Option<u64>,
+    pub run_queue: Vec<u64>,
+}
+
+/// The core of the worker whose `worker::Context` this is; `None` when the worker has
+/// handed its core away (`block_in_place`) or not taken it yet.
+pub fn worker_core(context: &Value<'_>) -> Result<Option<WorkerCore>> {
+    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
+    if variant != "Some" {
+        return Ok(None);
+    }
+    let core = payload.field(compat::TUPLE_FIRST)?.pointee()?;
+    let searching = core.field(workers::IS_SEARCHING)?.read_uint()? != 0;
+    let (parker, _) = core.field(workers::PARKER)?.variant()?;
+    let lifo_slot = match core.field(workers::LIFO_SLOT)?.variant()? {
+        (variant, some) if variant == "Some" => Some(notified_header(&some.field(compat::TUPLE_FIRST)?)?),
+        _ => None,
+    };
+    Ok(Some(WorkerCore { searching, parked: parker == "None", lifo_slot, run_queue: run_queue(&core)? }))
+}
+
+/// The headers in a worker's local run queue, oldest first.
+fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
+    let inner = core.path(workers::RUN_QUEUE)?.arc_data()?;
+    let head = inner.field(workers::QUEUE_HEAD)?.read_uint()? & ((1u64 << workers::QUEUE_REAL_HEAD_BITS) - 1);
+    let tail = inner.field(workers::QUEUE_TAIL)?.read_uint()?;
+    let buffer = inner.field(workers::QUEUE_BUFFER)?;
+    let array = inner.target.debug.type_info(buffer.pointer_target()?)?;
+    let slot = inner.target.debug.type_info(array.target.ok_or_else(|| Error::layout("run queue buffer has no element type"))?)?;
+    let (Some(capacity), Some(stride)) = (array.array_len, slot.size.filter(|&size| size > 0)) else {
+        return Err(Error::layout("run queue buffer has no length"));
+    };
+    let queued = (tail as u32).wrapping_sub(head as u32) as u64;
+    if capacity == 0 || !capacity.is_power_of_two() || queued > capacity {
+        return Err(Error::layout(format!("run queue claims {queued} tasks in {capacity} slots (corrupt or mid-update?)")));
+    }
+    let base = buffer.read_pointer()?;
+    (0..queued)
+        .map(|i| {
+            let index = (head + i) & (capacity - 1);
+            let address = base.checked_add(index * stride).ok_or_else(|| Error::layout("run queue slot past the address space"))?;
+            notified_header(&inner.target.value_of_type(slot.clone(), address))
+        })
+        .collect()
+}
+
+/// The headers in a multi_thread runtime's inject queue, oldest first.
+pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
+    let inject = handle.path(workers::SHARED_INJECT)?;
+    let head = inject.find_field(workers::INJECT_HEAD)?.read_pointer()?;
+    let header_type = handle
+        .target
+        .debug
+        .type_named(compat::HEADER_TYPE)?
+        .ok_or_else(|| Error::layout(format!("no type {}", compat::HEADER_TYPE)))?;
+    let next_offset = header_type
+        .field(workers::HEADER_QUEUE_NEXT)
+        .ok_or_else(|| Error::layout(format!("{} has no `{}`", compat::HEADER_TYPE, workers::HEADER_QUEUE_NEXT)))?
+        .offset;
+    let mut headers = Vec::new();
+    let mut seen = HashSet::new();
+    let mut node = head;
+    while node != 0 {
+        if !seen.insert(node) || headers.len() >= MAX_QUEUED {
+            return Err(Error::layout(format!("inject queue loops or runs past {MAX_QUEUED} tasks at {node:#x}")));
+        }
+        headers.push(node);
+        let link = node.checked_add(next_offset).ok_or_else(|| Error::layout("inject queue link past the address space"))?;
+        node = handle.target.memory.read_u64(link)?;
+    }
+    Ok(headers)
+}
+
+fn notified_header(notified: &Value<'_>) -> Result<u64> {
+    notified.first_path(workers::NOTIFIED_HEADER)?.read_pointer()
+}

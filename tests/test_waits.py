@@ -226,6 +226,11 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     assert branch_line(try_join, 0) == branch_line(try_join, 1) == markers.await_line("set_try_join")
     assert branch_line(futures_join, 0) == markers.await_line("set_futures_join")
     assert report["errors"] == []
+    # The blocking pool: one thread inside a closure, one idle.
+    blocking = sorted(
+        (thread.get("blocking_function") or "") for thread in report["threads"] if thread["role"] == "blocking"
+    )
+    assert blocking == ["", "waits_app::blocking_wait"], [t["role"] for t in report["threads"]]
     # The tokio version, read from the DWARF's source paths.
     assert [runtime["tokio_version"] for runtime in report["runtimes"]] == [locked_version("tokio")]
 
@@ -235,6 +240,8 @@ def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):
     [text] = run.sections()
     lines = [re.sub(r"\s+", " ", line).strip() for line in text.splitlines()]
     assert re.fullmatch(r"tokio %s: 1 runtime \(MultiThread\), \d+ tasks" % re.escape(locked_version("tokio")), lines[0]), lines[0]
+    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": blocking pool, running waits_app::blocking_wait', line) for line in lines)
+    assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": blocking pool, idle', line) for line in lines)
     assert "#1 waiting for Mutex %s (0 permits, 1 waiter)" % facts["mutex.m2"] in lines
     assert "#1 JoinHandle -> task %s (idle)" % facts["task.chain_middle"] in lines
     assert any(re.fullmatch(r"#1 Sleep until \+35\d\d\.\ds", line) for line in lines)

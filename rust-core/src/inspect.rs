@@ -250,10 +250,13 @@ fn thread_reports(
 ) -> Vec<ThreadReport> {
     let mut reports = Vec::new();
     for (state, block_on_result) in threads.into_iter().zip(block_on_futures) {
+        let blocking = blocking_pool_function(&state.frames);
         let role = if state.worker.is_some() {
             ThreadRole::Worker
         } else if block_on_result.is_some() {
             ThreadRole::BlockOn
+        } else if blocking.is_some() {
+            ThreadRole::Blocking
         } else if state.runtime.is_some() {
             ThreadRole::Other
         } else {
@@ -293,6 +296,7 @@ fn thread_reports(
             queue,
             future,
             block_on_future: block_on_future_node,
+            blocking_function: blocking.flatten(),
             runtime: state.runtime.map(|runtime| format!("{:#x}", runtime.handle.address)),
             error,
         });
@@ -344,6 +348,30 @@ fn task_ids(task_reader: &TaskReader<'_>, headers: &[u64], what: &str, errors: &
             }
         })
         .collect()
+}
+
+/// For a blocking-pool thread: `Some(the closure it runs)`, `Some(None)` when idle; `None`
+/// for other threads.
+fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>> {
+    let paths: Vec<Option<String>> = frames.iter().map(ResolvedFrame::path_without_generics).collect();
+    if !paths.iter().flatten().any(|path| path == compat::BLOCKING_POOL_RUN) {
+        return None;
+    }
+    // Frames are innermost first: the closure is the nearest frame inside the poll.
+    let poll = paths.iter().position(|path| {
+        path.as_deref().is_some_and(|path| {
+            path.starts_with(compat::BLOCKING_TASK_MODULE) && path.rsplit("::").next() == Some(compat::BLOCKING_TASK_POLL)
+        })
+    });
+    let closure = poll.and_then(|poll| {
+        paths[..poll]
+            .iter()
+            .rev()
+            .flatten()
+            .find(|path| !compat::CALL_SHIMS.iter().any(|shim| path.starts_with(shim)))
+            .cloned()
+    });
+    Some(closure)
 }
 
 /// The `flavor` reported for a LocalSet's task list.

@@ -31,6 +31,8 @@ pub struct RuntimeReport {
 pub enum ThreadRole {
     Worker,
     BlockOn,
+    /// A thread of the runtime's blocking pool (`spawn_blocking`, `block_in_place`).
+    Blocking,
     Other,
 }
 
@@ -51,6 +53,9 @@ pub struct ThreadReport {
     /// A current_thread runtime's block_on future while that thread runs one of its tasks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_on_future: Option<FutureNode>,
+    /// A blocking-pool thread's closure, as its stack names it (absent when idle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocking_function: Option<String>,
     /// The runtime handle this thread is inside of.
     pub runtime: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -74,6 +74,10 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
             Some(task) => format!("block_on, running task {task}"),
             None => "block_on".to_string(),
         },
+        ThreadRole::Blocking => match &thread.blocking_function {
+            Some(function) => format!("blocking pool, running {function}"),
+            None => "blocking pool, idle".to_string(),
+        },
         ThreadRole::Other => "runtime thread".to_string(),
     };
     let _ = writeln!(out, "Thread {}{name}: {role}", thread.tid);

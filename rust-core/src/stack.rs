@@ -49,9 +49,11 @@ pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameI
             continue;
         }
         let group = &frames[group_start..=end];
-        // Return addresses point after the call; look up the call itself.
+        // Return addresses point after the call; look up the call itself. GDB gives every
+        // frame of a group the physical pc; LLDB gives inlined frames other addresses and
+        // the true pc only to the innermost, so that one is used.
         let adjust = if group_start == 0 { 0 } else { 1 };
-        let pc = frames[end].pc.wrapping_sub(load_bias).wrapping_sub(adjust);
+        let pc = frames[group_start].pc.wrapping_sub(load_bias).wrapping_sub(adjust);
         let chain = debug.functions_at(pc).unwrap_or_default();
         for (i, input) in group.iter().enumerate() {
             let function = if i + 1 == group.len() {

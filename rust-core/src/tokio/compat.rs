@@ -75,6 +75,14 @@ pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
 ];
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 
+/// A blocking-pool thread runs `blocking::pool::Inner::run`; while it runs a closure, the
+/// closure is called from `<BlockingTask<T> as Future>::poll` (DWARF: `task::{impl#N}::poll`),
+/// through `FnOnce::call_once` shims for fn items.
+pub const BLOCKING_POOL_RUN: &str = "tokio::runtime::blocking::pool::Inner::run";
+pub const BLOCKING_TASK_MODULE: &str = "tokio::runtime::blocking::task::";
+pub const BLOCKING_TASK_POLL: &str = "poll";
+pub const CALL_SHIMS: &[&str] = &["core::ops::function::"];
+
 /// `Vec<T>`: `buf: RawVec{inner: RawVecInner{ptr, ..}}` (type-erased pointer), `len`.
 pub const VEC_LENGTH: &str = "len";
 pub const VEC_POINTER: &str = "ptr";

@@ -410,7 +410,22 @@ fn block_on_future(
         .filter(|bytes| bytes.len() >= 8)
         .ok_or_else(|| format!("cannot read the block_on future: `{local}` is not available in this frame"))?;
     let address = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-    Ok(decoder.decode(future_type, address))
+    Ok(decoder.decode(unpinned(target, future_type), address))
+}
+
+/// The future a `block_on` local points to: its type parameter, or X when that parameter is
+/// `Pin<&mut X>` (the local then holds the pointer to X itself).
+fn unpinned(target: &Target<'_>, future_type: crate::dwarf::DieRef) -> crate::dwarf::DieRef {
+    let Ok(info) = target.debug.type_info(future_type) else { return future_type };
+    if !info.name.starts_with(compat::PINNED_MUT_PREFIX) {
+        return future_type;
+    }
+    compat::PIN_POINTER
+        .iter()
+        .find_map(|path| info.field(path[0]))
+        .and_then(|field| target.debug.type_info(field.ty?).ok())
+        .and_then(|pointer| pointer.target)
+        .unwrap_or(future_type)
 }
 
 fn parse_hex(text: &str) -> Option<Vec<u8>> {

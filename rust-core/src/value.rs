@@ -58,10 +58,20 @@ impl<'a> Value<'a> {
     }
 
     /// Follows a path of field names.
+    /// Follows a path of names: a field, or the variant of an enum by name when that
+    /// variant is the active one (`entry.Traditional.__0.deadline`).
     pub fn path(&self, names: &[&str]) -> Result<Value<'a>> {
         let mut value = self.clone();
         for name in names {
-            value = value.field(name)?;
+            value = if value.has_field(name) || value.ty.variant_part.is_none() {
+                value.field(name)?
+            } else {
+                let (variant, payload) = value.variant()?;
+                if variant != *name {
+                    return Err(Error::layout(format!("{} at {:#x} is {variant}, not {name}", value.ty.name, value.address)));
+                }
+                payload
+            };
         }
         Ok(value)
     }

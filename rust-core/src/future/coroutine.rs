@@ -16,7 +16,6 @@ use crate::value::Value;
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
 pub(super) const FIRST_SUSPEND_STATE: u64 = 3;
 pub(super) const AWAITEE_FIELD: &str = "__awaitee";
-const POLL_FN_PREFIXES: &[&str] = &["core::future::poll_fn::PollFn<", "futures_util::future::poll_fn::PollFn<"];
 /// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
 /// `select!` also keeps a bit mask `disabled`.
 const BRANCHES_LOCAL: &str = "futures";
@@ -89,7 +88,7 @@ pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>>
             }
         }
     }
-    if POLL_FN_PREFIXES.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
+    if crate::tokio::compat::MACRO_POLL_FNS.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
         let macro_call = MacroCall { env: value, line: node.macro_location.as_ref().and(node.location.as_ref()) };
         let tree = match macro_branches(&macro_call, &active.fields, &awaitee)? {
             Some(tree) => Some(tree),

@@ -74,6 +74,14 @@ pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
     ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on", "future"),
 ];
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
+/// Before 1.54 `CoreGuard::block_on<F>` took `future: F` with F = `Pin<&mut X>`: the local
+/// then holds the pointer to X itself, and X is the future.
+pub const PINNED_MUT_PREFIX: &str = "core::pin::Pin<&mut ";
+
+/// The `PollFn` that `select!`/`join!`/`try_join!` await: core's (tokio 1.41+), tokio's own
+/// (before), and the futures crate's.
+pub const MACRO_POLL_FNS: &[&str] =
+    &["core::future::poll_fn::PollFn<", "tokio::future::poll_fn::PollFn<", "futures_util::future::poll_fn::PollFn<"];
 
 /// A blocking-pool thread runs `blocking::pool::Inner::run`; while it runs a closure, the
 /// closure is called from `<BlockingTask<T> as Future>::poll` (DWARF: `task::{impl#N}::poll`),
@@ -161,8 +169,10 @@ pub mod leaves {
     /// `time::Instant` wraps std's, which wraps a CLOCK_MONOTONIC `Timespec`.
     pub const INSTANT_SECONDS: &str = "tv_sec";
     pub const INSTANT_NANOS: &str = "tv_nsec";
-    /// `Sleep.deadline: Instant` (1.53+).
-    pub const SLEEP_DEADLINE: &[&[&str]] = &[&["deadline"]];
+    /// `Sleep`'s deadline `Instant`: `deadline` (1.53+); `entry: Timer::Traditional(TimerEntry)`
+    /// (1.49–1.52); `entry: TimerEntry` (1.38–1.48).
+    pub const SLEEP_DEADLINE: &[&[&str]] =
+        &[&["deadline"], &["entry", "Traditional", "__0", "deadline"], &["entry", "deadline"]];
     /// `Interval{delay: Pin<Box<Sleep>>, period: Duration{secs, nanos}}`.
     pub const INTERVAL_SLEEP: &str = "delay";
     pub const INTERVAL_PERIOD: &str = "period";
@@ -252,7 +262,12 @@ pub mod workers {
     pub const PARKER: &str = "park";
     /// From a `Notified` (or a queue slot holding one) to the task's header pointer.
     pub const NOTIFIED_HEADER: &[&[&str]] = &[&["__0", "raw", "ptr"], &["value", "value", "value", "__0", "raw", "ptr"]];
-    pub const SHARED_INJECT: &[&str] = &["shared", "inject"];
-    pub const INJECT_HEAD: &str = "head";
+    /// The inject queue's head (`Option<RawTask>`): 1.54 `Shared.inject: CachePadded<
+    /// InjectQueue::Locked(Inject{synced: Mutex<inject::Synced{head}>})>`; before, the queue's
+    /// `Synced` sits in the worker `Shared.synced: Mutex<worker::Synced{inject, ..}>`.
+    pub const INJECT_HEAD: &[&[&str]] = &[
+        &["shared", "inject", "value", "Locked", "__0", "synced", "__1", "data", "value", "head"],
+        &["shared", "synced", "__1", "data", "value", "inject", "head"],
+    ];
     pub const HEADER_QUEUE_NEXT: &str = "queue_next";
 }

@@ -66,8 +66,7 @@ fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
 
 /// The headers in a multi_thread runtime's inject queue, oldest first.
 pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
-    let inject = handle.path(workers::SHARED_INJECT)?;
-    let head = inject.find_field(workers::INJECT_HEAD)?.read_pointer()?;
+    let head = handle.first_path(workers::INJECT_HEAD)?.read_pointer()?;
     let header_type = handle
         .target
         .debug

@@ -1,12 +1,13 @@
 # make demo  - build, then show async backtraces of a real tokio program under GDB
 # make test  - the whole suite (Rust unit tests, GDB tests, tokio task-dump oracle)
 # make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
+# make test-versions - the fixtures against every tokio minor since 1.38 (slow)
 
 CARGO ?= cargo
 PYTHON ?= python3
 EXTENSION := python/tokio_async_glue/_core.abi3.so
 
-.PHONY: all setup build demo test test-rust test-debuggers clean
+.PHONY: all setup build demo test test-rust test-debuggers test-versions clean
 
 all: build
 
@@ -30,6 +31,10 @@ test-rust:
 
 test-debuggers: build
 	$(PYTHON) -m pytest -q tests
+
+# `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only.
+test-versions: setup build
+	TOKIO_VERSIONS=all $(PYTHON) -m pytest -q tests/test_versions.py
 
 clean:
 	$(CARGO) clean

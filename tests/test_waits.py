@@ -62,6 +62,11 @@ def assert_sleep(node, hours=1):
 def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     run, facts = run_waits(debugger, tmp_path, profile, "async backtrace all --json")
     [report] = run.json_sections()
+    check_every_kind_of_wait(report, facts, markers, profile, locked_version("tokio"))
+
+
+def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
+    """The waits-app report, as every tokio version and build must give it."""
     tasks = {task["id"]: task for task in report["tasks"]}
     root = {key[len("task."):]: tasks[int(value)]["root"] for key, value in facts.items() if key.startswith("task.")}
 
@@ -200,10 +205,10 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     # An await written inside a macro is at the user's line of the macro call (the line of
     # the call that polls it); the macro's own line is kept as `macro_location`.
     macro_awaits = {
-        "select": (root["select"]["children"][0], "tokio-1.54.1/src/macros/select.rs"),
-        "join": (root["join"], "tokio-1.54.1/src/macros/join.rs"),
-        "wrapped_disabled_branch": (root["wrapped_disabled_branch"], "tokio-1.54.1/src/macros/select.rs"),
-        "set_try_join": (root["set_try_join"], "tokio-1.54.1/src/macros/try_join.rs"),
+        "select": (root["select"]["children"][0], "tokio-%s/src/macros/select.rs" % tokio_version),
+        "join": (root["join"], "tokio-%s/src/macros/join.rs" % tokio_version),
+        "wrapped_disabled_branch": (root["wrapped_disabled_branch"], "tokio-%s/src/macros/select.rs" % tokio_version),
+        "set_try_join": (root["set_try_join"], "tokio-%s/src/macros/try_join.rs" % tokio_version),
         "set_futures_join": (root["set_futures_join"], "futures-util-"),
         "set_futures_select": (root["set_futures_select"], "futures-util-"),
     }
@@ -232,7 +237,7 @@ def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
     )
     assert blocking == ["", "waits_app::blocking_wait"], [t["role"] for t in report["threads"]]
     # The tokio version, read from the DWARF's source paths.
-    assert [runtime["tokio_version"] for runtime in report["runtimes"]] == [locked_version("tokio")]
+    assert [runtime["tokio_version"] for runtime in report["runtimes"]] == [tokio_version]
 
 
 def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):

@@ -11,14 +11,15 @@ from .markers import Markers
 from .paths import FIXTURES
 
 
-def run_to_checkpoint(debugger, tmp_path, program, profile, command):
-    """`command`'s run (captured) at the checkpoint, and the fixture's manifest facts."""
+def run_to_checkpoint(debugger, tmp_path, program, profile, command, binary=None):
+    """`command`'s run (captured) at the checkpoint, and the fixture's manifest facts.
+    `binary` overrides the fixture build (another tokio version's, say)."""
     manifest = tmp_path / "manifest.json"
     if manifest.exists():
         manifest.unlink()
     run = debugger.run_steps(
         [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, command),
-        program=build.fixture(program, profile),
+        program=binary or build.fixture(program, profile),
         env={"FIXTURE_MANIFEST": str(manifest)},
     )
     assert manifest.exists(), run.stdout + run.stderr

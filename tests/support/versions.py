@@ -1,0 +1,85 @@
+"""The fixtures built against other tokio versions: each version gets a copy of the fixture
+workspace under target/versions/<version> with tokio pinned, and all versions share one
+target dir (target/versions/target), so each tokio is built once."""
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+
+from .paths import FIXTURES, REPO
+
+VERSIONS_ROOT = os.path.join(REPO, "target", "versions")
+TARGET = os.path.join(VERSIONS_ROOT, "target")
+PROGRAMS = ["waits-app", "tokio-app"]
+CRATES = PROGRAMS + ["fixture-support"]
+# The latest patch of every tokio minor this tool supports (`make test-versions`), and
+# the oldest plus the LTS lines that `make test` runs; the newest is the main fixtures'.
+ALL = ["1.38.2", "1.39.3", "1.40.0", "1.41.1", "1.42.1", "1.43.4", "1.44.2", "1.45.1", "1.46.1",
+       "1.47.5", "1.48.0", "1.49.0", "1.50.0", "1.51.6", "1.52.4", "1.53.3"]
+DEFAULT = ["1.38.2", "1.43.4", "1.47.5"]
+
+
+def selected():
+    """The versions to test: TOKIO_VERSIONS (space-separated, or `all`), else DEFAULT."""
+    wanted = os.environ.get("TOKIO_VERSIONS", "").split()
+    if wanted == ["all"]:
+        return ALL
+    return wanted or DEFAULT
+
+
+def _workspace(version):
+    root = os.path.join(VERSIONS_ROOT, version)
+    if os.path.exists(os.path.join(root, "Cargo.lock.pinned")):
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    for crate in CRATES:
+        shutil.copytree(os.path.join(FIXTURES, crate), os.path.join(root, crate))
+        manifest = os.path.join(root, crate, "Cargo.toml")
+        with open(manifest) as source:
+            text = source.read()
+        text = re.sub(r'tokio = \{ version = "1"', 'tokio = { version = "=%s"' % version, text)
+        # tokio's task dump (the oracle) exists from 1.48 on; these builds do not use it.
+        text = text.replace('taskdump = ["tokio/taskdump"]', "taskdump = []")
+        with open(manifest, "w") as out:
+            out.write(text)
+    with open(os.path.join(FIXTURES, "Cargo.toml")) as source:
+        workspace = source.read()
+    workspace = re.sub(r"members = \[[^\]]*\]", "members = [%s]" % ", ".join('"%s"' % c for c in CRATES), workspace)
+    with open(os.path.join(root, "Cargo.toml"), "w") as out:
+        out.write(workspace)
+    # Everything else stays at the versions the main fixtures lock.
+    shutil.copyfile(os.path.join(FIXTURES, "Cargo.lock"), os.path.join(root, "Cargo.lock"))
+    _cargo(root, ["update", "--quiet", "-p", "tokio", "--precise", version])
+    shutil.copyfile(os.path.join(root, "Cargo.lock"), os.path.join(root, "Cargo.lock.pinned"))
+    return root
+
+
+def _cargo(root, args, env=None):
+    result = subprocess.run(
+        ["cargo"] + args, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    if result.returncode != 0:
+        raise RuntimeError("cargo %s failed in %s:\n%s" % (" ".join(args), root, result.stdout))
+
+
+@functools.lru_cache(maxsize=None)
+def build(version):
+    """Builds both fixture programs (dev) against tokio `version`; returns the directory
+    they are copied to (the shared target dir holds one version's binaries at a time).
+    `--cfg tokio_unstable` because before 1.41 task ids (JoinHandle::id) were unstable."""
+    root = _workspace(version)
+    env = dict(os.environ, RUSTFLAGS="--cfg tokio_unstable")
+    args = ["build", "--quiet", "--target-dir", TARGET] + [arg for program in PROGRAMS for arg in ("-p", program)]
+    _cargo(root, args, env)
+    binaries = os.path.join(root, "bin")
+    os.makedirs(binaries, exist_ok=True)
+    for program in PROGRAMS:
+        shutil.copy2(os.path.join(TARGET, "debug", program), os.path.join(binaries, program))
+    return binaries
+
+
+def fixture(program, version):
+    return os.path.join(build(version), program)

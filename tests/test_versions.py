@@ -1,0 +1,52 @@
+"""Other tokio versions: the fixtures rebuilt against each (`support/versions.py`), in GDB,
+LLDB 19 and LLDB 14. `make test` runs the oldest supported tokio and the LTS lines;
+`make test-versions` every minor (TOKIO_VERSIONS=all). The newest is the main fixtures'."""
+
+import pytest
+
+from support import expect, versions
+from support.checkpoint import markers_of, run_to_checkpoint
+from support.debuggers import capture
+from support.process import RunningFixture
+from test_waits import check_every_kind_of_wait
+
+
+@pytest.fixture(scope="module")
+def markers():
+    return markers_of("waits-app")
+
+
+@pytest.mark.parametrize("tokio_version", versions.selected())
+def test_every_kind_of_wait(debugger, tmp_path, tokio_version, markers):
+    binary = versions.fixture("waits-app", tokio_version)
+    run, facts = run_to_checkpoint(debugger, tmp_path, "waits-app", "dev", "async backtrace all --json", binary=binary)
+    [report] = run.json_sections()
+    check_every_kind_of_wait(report, facts, markers, "dev", tokio_version)
+
+
+@pytest.mark.parametrize("tokio_version", versions.selected())
+@pytest.mark.parametrize("flavor", ["multi_thread", "current_thread", "local_set"])
+def test_runtime_flavors(debugger, tmp_path, tokio_version, flavor):
+    """Attached to a hanging tokio-app: every task, and the block_on thread's future."""
+    binary = versions.fixture("tokio-app", tokio_version)
+    with RunningFixture(binary, "hang", str(tmp_path), extra_args=[flavor]) as fixture:
+        run = debugger.run_steps(capture(debugger, "async backtrace all --json"), pid=fixture.pid)
+        manifest = fixture.manifest
+    [report] = run.json_sections()
+    ids = manifest["tasks"]
+    by_id = {task["id"]: task for task in report["tasks"]}
+    # Every live task, in whichever list holds it (a LocalSet's own for local_*).
+    assert sorted(by_id) == sorted(ids[name] for name in ids if name != "finished"), flavor
+    chains = expect.task_chains("hang")
+    for name, chain in chains.items():
+        if name in ids:
+            assert expect.chain(by_id[ids[name]]["root"]) == chain, (flavor, name)
+    if flavor == "local_set":
+        assert expect.chain(by_id[ids["local_level1"]]["root"]) == chains["level1"]
+    # The block_on thread's own future, down to what it waits for.
+    [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+    future = main["block_on_future"] if flavor == "current_thread" and main.get("current_task") else main["future"]
+    tail = expect.main_future_chain()[1:]
+    assert expect.chain(future)[-len(tail):] == tail, main
+    assert report["errors"] == []
+    assert {runtime["tokio_version"] for runtime in report["runtimes"]} == {tokio_version}

@@ -410,7 +410,12 @@ fn block_on_future(
         .filter(|bytes| bytes.len() >= 8)
         .ok_or_else(|| format!("cannot read the block_on future: `{local}` is not available in this frame"))?;
     let address = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-    Ok(decoder.decode(unpinned(target, future_type), address))
+    let future_type = if function.path.starts_with(compat::BLOCK_ON_BY_VALUE_FRAME) {
+        unpinned(target, future_type)
+    } else {
+        future_type
+    };
+    Ok(decoder.decode(future_type, address))
 }
 
 /// The future a `block_on` local points to: its type parameter, or X when that parameter is

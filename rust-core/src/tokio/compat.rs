@@ -76,6 +76,7 @@ pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 /// Before 1.54 `CoreGuard::block_on<F>` took `future: F` with F = `Pin<&mut X>`: the local
 /// then holds the pointer to X itself, and X is the future.
+pub const BLOCK_ON_BY_VALUE_FRAME: &str = "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
 pub const PINNED_MUT_PREFIX: &str = "core::pin::Pin<&mut ";
 
 /// The `PollFn` that `select!`/`join!`/`try_join!` await: core's (tokio 1.41+), tokio's own

@@ -421,14 +421,12 @@ fn block_on_future(
 /// The future a `block_on` local points to: its type parameter, or X when that parameter is
 /// `Pin<&mut X>` (the local then holds the pointer to X itself).
 fn unpinned(target: &Target<'_>, future_type: crate::dwarf::DieRef) -> crate::dwarf::DieRef {
-    let Ok(info) = target.debug.type_info(future_type) else { return future_type };
-    if !info.name.starts_with(compat::PINNED_MUT_PREFIX) {
-        return future_type;
-    }
-    compat::PIN_POINTER
-        .iter()
-        .find_map(|path| info.field(path[0]))
-        .and_then(|field| target.debug.type_info(field.ty?).ok())
+    target
+        .debug
+        .type_info(future_type)
+        .ok()
+        .and_then(|info| target.debug.pin_pointer(&info))
+        .filter(|pointer| pointer.name.starts_with(compat::MUT_REFERENCE_PREFIX))
         .and_then(|pointer| pointer.target)
         .unwrap_or(future_type)
 }

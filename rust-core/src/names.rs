@@ -116,8 +116,12 @@ fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<Strin
 /// Whether a function path names the resume function of a coroutine (or a closure):
 /// `app::run::{async_fn#0}`, `app::main::{async_block#1}`, `app::f::{closure#0}`.
 pub fn is_coroutine_body_path(path: &str) -> bool {
-    let last = split_path(path).pop().unwrap_or_default();
-    ["{async_fn#", "{async_block#", "{closure#"].iter().any(|prefix| last.starts_with(prefix))
+    is_coroutine_body_name(split_path(path).pop().unwrap_or_default())
+}
+
+/// Names rustc gives the resume functions of coroutines and closures.
+pub fn is_coroutine_body_name(name: &str) -> bool {
+    ["{async_fn#", "{async_block#", "{closure#"].iter().any(|prefix| name.starts_with(prefix))
 }
 
 /// `a::b::f<T, U>` -> `a::b::f` (only the last segment's generic arguments).

@@ -37,15 +37,28 @@ fn render_header(out: &mut String, report: &Report) {
     }
     let version = report.runtimes.iter().find_map(|runtime| runtime.tokio_version.as_deref()).unwrap_or("(version unknown)");
     let flavors: Vec<&str> = report.runtimes.iter().map(|runtime| runtime.flavor.as_str()).collect();
-    let runtimes = if flavors.len() == 1 { "1 runtime".to_string() } else { format!("{} runtimes", flavors.len()) };
-    let tasks = if report.tasks.len() == 1 { "1 task".to_string() } else { format!("{} tasks", report.tasks.len()) };
-    let _ = writeln!(out, "tokio {version}: {runtimes} ({}), {tasks}", flavors.join(", "));
+    let _ = writeln!(
+        out,
+        "tokio {version}: {} ({}), {}",
+        counted(flavors.len(), "runtime"),
+        flavors.join(", "),
+        counted(report.tasks.len(), "task")
+    );
     for runtime in &report.runtimes {
         if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
             let _ = writeln!(out, "runtime {}: inject queue: {}", runtime.address, task_list(inject));
         }
     }
     out.push('\n');
+}
+
+/// `1 task` / `14 tasks`.
+fn counted(count: usize, word: &str) -> String {
+    if count == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{count} {word}s")
+    }
 }
 
 /// `task 4` / `tasks 4, 9, 12`.

@@ -42,9 +42,6 @@ const MOV_LOAD: u8 = 0x8b;
 const MODRM_RIP_MASK: u8 = 0xc7;
 const MODRM_RIP: u8 = 0x05;
 const MOV_RIP_LEN: usize = 7;
-const PIN_PREFIX: &str = "core::pin::Pin<";
-/// `Pin<P>`'s one field (renamed in newer std; see `tokio::compat::PIN_POINTER`).
-const PIN_POINTER_FIELDS: &[&str] = &["__pointer", "pointer"];
 /// How far `specification`/`abstract_origin` links are followed.
 const MAX_ORIGIN_HOPS: usize = 4;
 
@@ -103,13 +100,7 @@ impl DebugInfo {
     fn first_parameter_is_pinned(&self, callee: DieRef, pinned: &str) -> bool {
         let Some(parameter) = self.signature(callee).first_parameter else { return false };
         let Ok(pin) = self.type_info(parameter) else { return false };
-        if !pin.name.starts_with(PIN_PREFIX) {
-            return false;
-        }
-        PIN_POINTER_FIELDS
-            .iter()
-            .find_map(|name| pin.field(name))
-            .and_then(|field| self.type_info(field.ty?).ok())
+        self.pin_pointer(&pin)
             .and_then(|pointer| self.type_info(pointer.target?).ok())
             .is_some_and(|pointee| pointee.name == pinned)
     }
@@ -125,7 +116,7 @@ impl DebugInfo {
 
     /// The type of the first parameter and the return type of a function, following its
     /// specification or abstract origin to the DIE that declares them.
-    pub fn function_signature(&self, die: DieRef) -> Result<Signature> {
+    fn function_signature(&self, die: DieRef) -> Result<Signature> {
         let mut current = die;
         let mut signature = Signature::default();
         for _ in 0..MAX_ORIGIN_HOPS {
@@ -278,7 +269,7 @@ impl DebugInfo {
                 let callee_address = match target {
                     CallTarget::Relative(displacement) => next.wrapping_add(displacement as i64 as u64),
                     CallTarget::Slot(displacement) => {
-                        match self.elf.code_slots.get(&next.wrapping_add(displacement as i64 as u64)) {
+                        match self.code_slots().get(&next.wrapping_add(displacement as i64 as u64)) {
                             Some(&target) => target,
                             None => continue,
                         }
@@ -290,6 +281,14 @@ impl DebugInfo {
             }
         }
         calls
+    }
+
+    fn code_slots(&self) -> &HashMap<u64, u64> {
+        self.code_slots.get_or_init(|| match object::File::parse(&*self.file_bytes) {
+            Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
+            // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
+            Err(_) => HashMap::new(),
+        })
     }
 
     /// The executable's bytes at link-time addresses `start..end`, when one code section holds them.

@@ -23,9 +23,6 @@ pub struct ElfFacts {
     pub code_sections: Vec<(u64, u64, u64)>,
     /// Direct calls can be found in code by decoding `call rel32` (x86-64 only).
     pub is_x86_64: bool,
-    /// GOT slots that hold a code address once relocated: slot -> target. Calls to another
-    /// crate's functions go through these in position-independent executables.
-    pub code_slots: HashMap<u64, u64>,
 }
 
 impl ElfFacts {
@@ -54,13 +51,14 @@ impl ElfFacts {
             })
             .collect();
         let is_x86_64 = object.architecture() == object::Architecture::X86_64;
-        let code_slots = if is_x86_64 { code_slots(object, &code_sections) } else { HashMap::new() };
-        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64, code_slots })
+        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64 })
     }
 }
 
-/// Slots the dynamic relocations fill with an address inside a code section.
-fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> HashMap<u64, u64> {
+/// GOT slots the dynamic relocations fill with an address inside a code section: slot ->
+/// target. Calls to another crate's functions go through these in position-independent
+/// executables.
+pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> HashMap<u64, u64> {
     let in_code = |address: u64| code_sections.iter().any(|&(start, _, size)| start <= address && address - start < size);
     let symbols = object.dynamic_symbol_table();
     let mut slots = HashMap::new();

@@ -136,7 +136,7 @@ impl Index {
                                 self.polled_types.insert(path);
                             }
                         }
-                        if is_coroutine_body_name(&name) {
+                        if crate::names::is_coroutine_body_name(&name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
                                 .and_then(|value| dwarf.attr_string(unit, value).ok())
@@ -315,10 +315,6 @@ fn polled_type(linkage_name: &str) -> Option<String> {
     Some(crate::names::strip_last_generics(ty))
 }
 
-/// Names rustc gives the resume functions of coroutines and closures.
-fn is_coroutine_body_name(name: &str) -> bool {
-    name.starts_with("{async_fn#") || name.starts_with("{async_block#") || name.starts_with("{closure#")
-}
 
 /// The link-time address of a static variable (`DW_OP_addr`/`DW_OP_addrx`); dead
 /// vtables are emitted at address 0 and are skipped.

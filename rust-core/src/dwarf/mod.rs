@@ -18,7 +18,7 @@ pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
-pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
+pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -47,6 +47,9 @@ pub struct DebugInfo {
     /// Call sites by function path (see `calls.rs`), found on first use.
     call_sites: Mutex<HashMap<String, Arc<Vec<CallSite>>>>,
     coroutine_bodies: OnceLock<HashMap<String, Vec<DieRef>>>,
+    /// GOT slots holding code addresses (`elf::code_slots`), read on first use: only the
+    /// call scan for awaits inside macros needs them.
+    code_slots: OnceLock<HashMap<u64, u64>>,
     signatures: Mutex<HashMap<DieRef, Signature>>,
     poll_call_lines: Mutex<HashMap<(String, String), Option<SourceLocation>>>,
 }
@@ -103,6 +106,7 @@ impl DebugInfo {
             file_bytes: map,
             call_sites: Mutex::default(),
             coroutine_bodies: OnceLock::new(),
+            code_slots: OnceLock::new(),
             signatures: Mutex::default(),
             poll_call_lines: Mutex::default(),
         })
@@ -129,6 +133,15 @@ impl DebugInfo {
         let info = Arc::new(types::parse_type(self, die, 0)?);
         self.type_cache.lock().unwrap().insert(die, info.clone());
         Ok(info)
+    }
+
+    /// For a `Pin<P>`: the layout of P (`&mut F`, `Box<F>`, `Box<dyn Future>`, ...).
+    pub fn pin_pointer(&self, pin: &TypeInfo) -> Option<Arc<TypeInfo>> {
+        if !pin.name.starts_with(PIN_PREFIX) {
+            return None;
+        }
+        let field = PIN_POINTER_FIELDS.iter().find_map(|name| pin.field(name))?;
+        self.type_info(field.ty?).ok()
     }
 
     /// The layout of the type with this fully qualified name.

@@ -1,9 +1,10 @@
 //! Futures no decoder knows, searched structurally: their fields, the active variant of
-//! enums and what a `Box` holds, down to the nearest values that are futures themselves (a
-//! coroutine, a type with a decoder, a `dyn Future`/`dyn Stream`, or a type the binary has
+//! enums and what a `Box` (or a `Box<dyn http_body::Body>`, through its vtable) holds, down to
+//! the nearest values that are futures themselves (a coroutine, a type with a decoder, a
+//! `dyn Future`/`dyn Stream`, a `Pin` of a future, or a type the binary has
 //! `poll`/`poll_next` code for). Whether a type can hold a future at all is decided once per
-//! type from the DWARF type graph, so buffers, sockets and maps are never walked. No pointer
-//! but a `Box` is followed: shared state behind `Arc`/`Rc` is left to the decoders.
+//! type from the DWARF type graph, so buffers, sockets and maps are never walked. No other
+//! pointer is followed: shared state behind `Arc`/`Rc` is left to the decoders.
 
 use std::collections::HashMap;
 
@@ -22,7 +23,6 @@ const MAX_VISITED: usize = 512;
 /// How deep the type graph is followed when classifying a type.
 const MAX_TYPE_DEPTH: usize = 48;
 const BOX_PREFIX: &str = "alloc::boxed::Box<";
-const PIN_PREFIX: &str = "core::pin::Pin<";
 /// Types with a `Future`/`Stream` impl that only forwards to what they hold: the search
 /// looks inside them (the active variant, the boxed value) instead of stopping there.
 const CONTAINERS: &[&str] = &["core::option::Option", "alloc::boxed::Box", "core::pin::Pin", "either::Either"];
@@ -42,16 +42,17 @@ pub struct TypeFacts {
 impl<'a> FutureDecoder<'a> {
     /// Whether a value of this type is a future the decoder can show as a node.
     pub(super) fn is_future(&self, info: &TypeInfo) -> bool {
+        // A plain pointer is followed only as a Box (see `visit`); a boxed body is looked into.
         if info.tag == TypeTag::Pointer || boxed::is_dyn_body(info) {
             return false;
         }
-        if info.name.starts_with(PIN_PREFIX) {
+        if info.name.starts_with(crate::dwarf::PIN_PREFIX) {
             return self.pins_a_future(info);
         }
         let path = names::strip_last_generics(&info.name);
         names::coroutine_kind(&info.name).is_some()
             || boxed::is_dyn_future(info)
-            || registry::has_decoder(info)
+            || registry::decoder_for(info).is_some()
             || (!CONTAINERS.contains(&path.as_str()) && self.target().debug.index.has_poll_code(&path))
     }
 
@@ -59,13 +60,7 @@ impl<'a> FutureDecoder<'a> {
     /// anything else (an I/O object, a body) is searched like any other field.
     fn pins_a_future(&self, pin: &TypeInfo) -> bool {
         let debug = self.target().debug;
-        let Some(pointer) = compat::PIN_POINTER
-            .iter()
-            .find_map(|path| pin.field(path[0]))
-            .and_then(|field| debug.type_info(field.ty?).ok())
-        else {
-            return false;
-        };
+        let Some(pointer) = debug.pin_pointer(pin) else { return false };
         if boxed::is_dyn_future(&pointer) {
             return true;
         }
@@ -73,7 +68,7 @@ impl<'a> FutureDecoder<'a> {
             && pointer.target.and_then(|target| debug.type_info(target).ok()).is_some_and(|pointee| self.is_future(&pointee))
     }
 
-    /// The nearest futures inside `value`'s fields (not `value` itself), at most `limit`.
+    /// The nearest futures inside `value`'s fields (not `value` itself).
     pub(crate) fn inner_futures(&self, value: &Value<'a>) -> Result<Vec<Found<'a>>> {
         let mut search = Search { found: Vec::new(), visited: 0 };
         self.search_fields(value, "", 0, &mut search)?;

@@ -103,19 +103,10 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
     if info.tag == TypeTag::Pointer {
         return Some(wrappers::pointer);
     }
-    if boxed::is_dyn_future(info) {
+    if boxed::is_dyn_future(info) || boxed::is_dyn_body(info) {
         return Some(boxed::dyn_future);
     }
-    if boxed::is_dyn_body(info) {
-        return Some(boxed::dyn_body);
-    }
     TABLE.iter().find(|(pattern, _)| matches(pattern, &info.name)).map(|(_, decode)| *decode)
-}
-
-/// Whether a table entry (or the dyn rule) decodes this type; plain pointers and boxed
-/// bodies (searched, not shown) do not count.
-pub fn has_decoder(info: &TypeInfo) -> bool {
-    info.tag != TypeTag::Pointer && !boxed::is_dyn_body(info) && decoder_for(info).is_some()
 }
 
 fn matches(pattern: &Pattern, type_name: &str) -> bool {

@@ -2,6 +2,8 @@
 //! in the libraries it decodes (hyper, tower, tonic, tokio-stream, async-stream), in one place. Where versions differ, each constant lists the alternatives, newest first.
 //! Checked against tokio 1.54.1 and rustc 1.95; see docs/layouts.md for what changed when.
 
+use crate::dwarf::PIN_POINTER_FIELDS;
+
 /// The runtime context thread-local: its DWARF variable lives under this namespace.
 pub const CONTEXT_TLS_NAMESPACE: &str = "tokio::runtime::context::CONTEXT::";
 pub const CONTEXT_TYPE: &str = "tokio::runtime::context::Context";
@@ -53,7 +55,7 @@ pub const POINTERS_PREV: &[&[&str]] = &[&["inner", "value", "prev"], &["inner", 
 /// The field of a tokio linked-list node holding its `Pointers`.
 pub const NODE_POINTERS: &str = "pointers";
 /// `core::pin::Pin<P>`'s pointer (renamed `__pointer` in newer std).
-pub const PIN_POINTER: &[&[&str]] = &[&["__pointer"], &["pointer"]];
+pub const PIN_POINTER: &[&[&str]] = &[&[PIN_POINTER_FIELDS[0]], &[PIN_POINTER_FIELDS[1]]];
 pub const CORE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Core<";
 pub const STAGE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Stage<";
 pub const STAGE_RUNNING_VARIANT: &str = "Running";
@@ -77,7 +79,7 @@ pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 /// Before 1.54 `CoreGuard::block_on<F>` took `future: F` with F = `Pin<&mut X>`: the local
 /// then holds the pointer to X itself, and X is the future.
 pub const BLOCK_ON_BY_VALUE_FRAME: &str = "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
-pub const PINNED_MUT_PREFIX: &str = "core::pin::Pin<&mut ";
+pub const MUT_REFERENCE_PREFIX: &str = "&mut ";
 
 /// The `PollFn` that `select!`/`join!`/`try_join!` await: core's (tokio 1.41+), tokio's own
 /// (before), and the futures crate's.

@@ -10,38 +10,38 @@ use crate::tokio::compat;
 use crate::value::Value;
 
 const DYN_TRAITS: &[&str] = &["dyn core::future::future::Future", "dyn futures_core::stream::Stream"];
+const DYN_BODY: &[&str] = &["dyn http_body::Body"];
 /// Owning or exclusive fat pointers; shared ones (`Arc<dyn Future>`) point at their
 /// reference counts, not at the future.
 const FAT_POINTERS: &[&str] = &["alloc::boxed::Box<", "&mut ", "*mut "];
+const BOX: &[&str] = &["alloc::boxed::Box<"];
 
-/// A fat pointer to a `dyn Future` or `dyn Stream` itself (not to something merely
-/// generic over one, like `Arc<dyn Executor<Pin<Box<dyn Future>>>>`).
-pub fn is_dyn_future(info: &TypeInfo) -> bool {
-    let Some(pointee) = FAT_POINTERS.iter().find_map(|prefix| info.name.strip_prefix(prefix)) else { return false };
+/// Whether `info` is one of `pointers` to a trait object of one of `traits` itself (not to
+/// something merely generic over one, like `Arc<dyn Executor<Pin<Box<dyn Future>>>>`).
+fn fat_pointer_to(info: &TypeInfo, pointers: &[&str], traits: &[&str]) -> bool {
+    let Some(pointee) = pointers.iter().find_map(|prefix| info.name.strip_prefix(prefix)) else { return false };
     let pointee = pointee.strip_prefix('(').unwrap_or(pointee);
-    DYN_TRAITS.iter().any(|trait_object| pointee.starts_with(trait_object))
+    traits.iter().any(|trait_object| pointee.starts_with(trait_object))
         && info.field(compat::FAT_POINTER_DATA).is_some()
         && info.field(compat::FAT_POINTER_VTABLE).is_some()
 }
 
-pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (concrete, data) = concrete(decoder, value)?;
-    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
+/// A fat pointer to a `dyn Future` or `dyn Stream`.
+pub fn is_dyn_future(info: &TypeInfo) -> bool {
+    fat_pointer_to(info, FAT_POINTERS, DYN_TRAITS)
 }
-
-/// A `Box<dyn http_body::Body>` reached through a wrapper: the concrete body.
-pub fn dyn_body<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    dyn_future(decoder, value)
-}
-
-const DYN_BODY: &str = "dyn http_body::Body";
 
 /// A `Box<dyn http_body::Body>`: not a future, but a body may stream from one (a gRPC
 /// server's response stream), so the structural search looks inside.
 pub fn is_dyn_body(info: &TypeInfo) -> bool {
-    info.name.strip_prefix("alloc::boxed::Box<").is_some_and(|pointee| pointee.trim_start_matches('(').starts_with(DYN_BODY))
-        && info.field(compat::FAT_POINTER_DATA).is_some()
-        && info.field(compat::FAT_POINTER_VTABLE).is_some()
+    fat_pointer_to(info, BOX, DYN_BODY)
+}
+
+/// A trait object's concrete value, through its vtable (a `dyn Future`/`Stream`, or a
+/// `dyn Body` reached through a wrapper).
+pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (concrete, data) = concrete(decoder, value)?;
+    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
 }
 
 /// The concrete type behind a trait-object fat pointer, from its vtable, and its address.

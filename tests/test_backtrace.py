@@ -13,7 +13,6 @@ from support.markers import Markers
 from support.process import RunningFixture
 
 PROFILES = ["dev", "release"]
-OPTIMIZED_OUT = "cannot read the block_on future: `f` is optimized out in this build"
 
 
 def run_to_checkpoint(debugger, tmp_path, profile, commands):
@@ -80,12 +79,9 @@ def assert_breakpoint_report(report, manifest, profile, thread_names=True):
     if thread_names:
         assert main["name"] == "tokio-app"
         assert all(w["name"] == "tokio-rt-worker" for w in workers)
-    if profile == "dev":
-        assert expect.chain(main["future"]) == expect.main_future_chain()
-    else:
-        # Release builds keep no location for block_on's pinned future.
-        assert main["future"] is None
-        assert main["error"] == OPTIMIZED_OUT
+    # Release builds keep no location for block_on's pinned future: found on its stack.
+    assert expect.chain(main["future"]) == expect.main_future_chain()
+    assert "error" not in main or main["error"] is None
     assert report["errors"] == []
     assert [r["flavor"] for r in report["runtimes"]] == ["MultiThread"]
 
@@ -111,10 +107,7 @@ def test_attach_to_a_hanging_process(debugger, tmp_path, profile):
     assert all(w["current_task"] is None and w["future"] is None for w in roles["worker"])
     [main] = roles["block_on"]
     assert main["tid"] == fixture.pid
-    if profile == "dev":
-        assert expect.chain(main["future"]) == expect.main_future_chain()
-    else:
-        assert main["error"] == OPTIMIZED_OUT
+    assert expect.chain(main["future"]) == expect.main_future_chain()
 
 
 def test_without_all_only_running_tasks_are_listed(debugger, tmp_path):
@@ -239,12 +232,6 @@ def test_local_set_tasks(debugger, tmp_path, profile):
     [report] = sections
     ids = fixture.manifest["tasks"]
     m = Markers()
-    if profile == "release":
-        # The block_on future (the only way to the LocalSet) is optimized out in release
-        # builds: the runtime's tasks are all there, the LocalSet's are not.
-        assert sorted(r["flavor"] for r in report["runtimes"]) == ["MultiThread"]
-        assert ids["local_sleeper"] not in {task["id"] for task in report["tasks"]}
-        return
     assert sorted(r["flavor"] for r in report["runtimes"]) == ["LocalSet", "MultiThread"]
     [local_set] = [r for r in report["runtimes"] if r["flavor"] == "LocalSet"]
     assert local_set["task_count"] == 2
@@ -263,3 +250,41 @@ def test_local_set_tasks(debugger, tmp_path, profile):
     assert chain[0][:3] == ("async_fn", "tokio::task::local::LocalSet::run_until", "suspended")
     assert chain[1] == expect.suspended(m, "async_block", "tokio_app::run_with_local_set::{async_block#0}", "local_main")
     assert chain[2:] == expect.main_future_chain()[1:]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_local_set_polled_at_the_stop(debugger, tmp_path, profile):
+    """Stopped inside a LocalSet task, polled by the LocalSet on the main thread: the
+    LocalSet's tasks, the running one among them, are all listed."""
+    manifest = tmp_path / "manifest.json"
+    run = debugger.run_steps(
+        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
+        program=build.fixture("tokio-app", profile),
+        args=["breakpoint", "local_set_polled"],
+        env={"FIXTURE_MANIFEST": str(manifest)},
+    )
+    manifest = json.loads(manifest.read_text())
+    [report] = run.json_sections()
+    ids = manifest["tasks"]
+    assert sorted(r["flavor"] for r in report["runtimes"]) == ["LocalSet", "MultiThread"]
+    [local_set] = [r for r in report["runtimes"] if r["flavor"] == "LocalSet"]
+    local_names = ["local_sleeper", "local_level1", "runner"]
+    assert local_set["task_count"] == len(local_names)
+    by_id = {task["id"]: task for task in report["tasks"]}
+    assert sorted(by_id) == sorted(ids[name] for name in ids if name != "finished")
+    for name in ids:
+        if name != "finished":
+            assert (by_id[ids[name]]["runtime"] == local_set["address"]) == (name in local_names), name
+    chains = expect.task_chains("breakpoint")
+    runner = by_id[ids["runner"]]
+    assert (runner["state"], expect.chain(runner["root"])) == ("running", chains["runner"])
+    assert expect.chain(by_id[ids["local_level1"]]["root"]) == chains["level1"]
+    # The main thread polls the runner task now, inside the LocalSet inside block_on.
+    [main] = [t for t in report["threads"] if t["tid"] == manifest["pid"]]
+    assert (main["role"], main["current_task"]) == ("block_on", ids["runner"])
+    assert expect.chain(main["future"]) == chains["runner"]
+    m = Markers()
+    chain = expect.chain(main["block_on_future"])
+    assert chain[0][:3] == ("async_fn", "tokio::task::local::LocalSet::run_until", "suspended")
+    assert chain[1] == expect.suspended(m, "async_block", "tokio_app::run_with_local_set::{async_block#0}", "local_main")
+    assert report["errors"] == []

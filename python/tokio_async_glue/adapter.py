@@ -18,12 +18,14 @@ class FrameInfo:
     inlined: bool
     file: Optional[str]
     line: Optional[int]
+    sp: Optional[int] = None
     locals: Dict[str, bytes] = field(default_factory=dict)
     local_errors: Dict[str, str] = field(default_factory=dict)
 
     def to_request(self):
         return {
             "pc": self.pc,
+            "sp": self.sp,
             "inlined": self.inlined,
             "file": self.file,
             "line": self.line,

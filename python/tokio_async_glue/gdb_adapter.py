@@ -89,7 +89,7 @@ class GdbAdapter(DebuggerAdapter):
                 line = sal.line or None
             except gdb.error:
                 file, line = None, None
-            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line)
+            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line, _stack_pointer(frame))
             for local in wants_locals(frame.name() or "", block_on_frames):
                 self._read_local(frame, local, info)
             frames.append(info)
@@ -117,6 +117,13 @@ class GdbAdapter(DebuggerAdapter):
                 info.locals[local] = _scalar_bytes(value)
         except (gdb.error, ValueError) as error:
             info.local_errors[local] = "cannot read `%s`: %s" % (local, error)
+
+
+def _stack_pointer(frame):
+    try:
+        return int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
+    except (gdb.error, ValueError):
+        return None
 
 
 def _scalar_bytes(value):

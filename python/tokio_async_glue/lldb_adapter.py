@@ -124,7 +124,8 @@ class LldbAdapter(DebuggerAdapter):
             line_entry = frame.GetLineEntry()
             file = line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None
             line = line_entry.GetLine() if line_entry.IsValid() else None
-            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line or None)
+            sp = frame.GetSP()
+            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line or None, None if sp == lldb.LLDB_INVALID_ADDRESS else sp)
             for local in wants_locals(frame.GetFunctionName() or "", block_on_frames):
                 self._read_local(frame, local, info)
             frames.append(info)

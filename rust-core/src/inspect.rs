@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
+use crate::block_on::{block_on_future, find_block_on_frame};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
@@ -50,7 +51,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
     // block_on futures first: decoding them finds the LocalSets they run.
     let block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>> = threads
         .iter()
-        .map(|thread| find_block_on_frame(&thread.frames).map(|frame| block_on_future(&target, &decoder, frame)))
+        .map(|thread| find_block_on_frame(&thread.frames).map(|frame| block_on_future(&target, &decoder, &thread.frames, frame)))
         .collect();
     let mut report =
         Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
@@ -376,72 +377,6 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
 
 /// The `flavor` reported for a LocalSet's task list.
 const LOCAL_SET_FLAVOR: &str = "LocalSet";
-
-/// The innermost frame that polls a `block_on` future, with the local that holds it.
-fn find_block_on_frame<'r, 'f>(frames: &'r [ResolvedFrame<'f>]) -> Option<(&'r ResolvedFrame<'f>, &'static str)> {
-    frames.iter().find_map(|frame| {
-        let path = frame.path_without_generics()?;
-        compat::BLOCK_ON_FRAMES.iter().find(|(function, _)| *function == path).map(|(_, local)| (frame, *local))
-    })
-}
-
-/// The future a `block_on` frame polls: its type from the function's template parameter
-/// `F`, its address from the `Pin<&mut F>` local.
-fn block_on_future(
-    target: &Target<'_>,
-    decoder: &FutureDecoder<'_>,
-    (frame, local): (&ResolvedFrame<'_>, &str),
-) -> std::result::Result<FutureNode, String> {
-    if let Some(error) = frame.input.local_errors.get(local) {
-        return Err(format!("cannot read the block_on future: {error}"));
-    }
-    let function = frame.function.as_ref().expect("block_on frames are resolved");
-    let params = target.debug.function_template_params(function.die).map_err(|error| error.message)?;
-    let future_type = params
-        .iter()
-        .find(|(name, _)| name == compat::BLOCK_ON_FUTURE_PARAM)
-        .map(|(_, die)| *die)
-        .ok_or_else(|| format!("cannot tell the future type of `{}`", function.path))?;
-    let bytes = frame
-        .input
-        .locals
-        .get(local)
-        .and_then(|hex| parse_hex(hex))
-        .filter(|bytes| bytes.len() >= 8)
-        .ok_or_else(|| format!("cannot read the block_on future: `{local}` is not available in this frame"))?;
-    let address = u64::from_le_bytes(bytes[..8].try_into().unwrap());
-    let future_type = if function.path.starts_with(compat::BLOCK_ON_BY_VALUE_FRAME) {
-        unpinned(target, future_type)
-    } else {
-        future_type
-    };
-    Ok(decoder.decode(future_type, address))
-}
-
-/// The future a `block_on` local points to: its type parameter, or X when that parameter is
-/// `Pin<&mut X>` (the local then holds the pointer to X itself).
-fn unpinned(target: &Target<'_>, future_type: crate::dwarf::DieRef) -> crate::dwarf::DieRef {
-    target
-        .debug
-        .type_info(future_type)
-        .ok()
-        .and_then(|info| target.debug.pin_pointer(&info))
-        .filter(|pointer| pointer.name.starts_with(compat::MUT_REFERENCE_PREFIX))
-        .and_then(|pointer| pointer.target)
-        .unwrap_or(future_type)
-}
-
-fn parse_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
-}
-
-/// Frames the glue must read locals of, for `block_on` futures: (function path, local).
-pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
-    compat::BLOCK_ON_FRAMES
-}
 
 /// CLOCK_MONOTONIC of this machine, which a live local process shares.
 fn monotonic_now() -> Option<(i64, u32)> {

@@ -3,6 +3,7 @@
 //! backtraces. Data flows one way: memory + DWARF -> layouts -> tokio runtime walk ->
 //! future decoding -> model -> rendering.
 
+pub mod block_on;
 pub mod dwarf;
 pub mod error;
 pub mod future;

@@ -123,7 +123,7 @@ fn backtrace(
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
 fn block_on_frames() -> Vec<(String, String)> {
-    crate::inspect::block_on_frames().iter().map(|(f, l)| (f.to_string(), l.to_string())).collect()
+    crate::block_on::block_on_frames().iter().map(|(f, l)| (f.to_string(), l.to_string())).collect()
 }
 
 #[pymodule]

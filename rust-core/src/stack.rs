@@ -13,6 +13,9 @@ use crate::names;
 #[derive(Debug, Deserialize)]
 pub struct FrameInput {
     pub pc: u64,
+    /// The stack pointer in this frame (inlined frames share their physical frame's).
+    #[serde(default)]
+    pub sp: Option<u64>,
     #[serde(default)]
     pub inlined: bool,
     pub file: Option<String>,

@@ -59,6 +59,11 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
     Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, location })
 }
 
+/// A coroutine env's state, without decoding anything else.
+pub fn coroutine_state(value: &Value<'_>) -> Result<CoroutineState> {
+    active_variant(value).map(|active| state_of(active.raw_state).0)
+}
+
 fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
     match raw {
         0 => (CoroutineState::Unresumed, None),

@@ -19,7 +19,7 @@ use crate::names::{self, CoroutineKind};
 use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
-pub use coroutine::mark_running;
+pub use coroutine::{coroutine_state, mark_running};
 
 /// The longest await chain followed before giving up (a corrupt or cyclic chain).
 pub const MAX_AWAIT_DEPTH: usize = 128;

@@ -1,0 +1,189 @@
+//! The future a thread blocks on (`Runtime::block_on`): its type from the `block_on`
+//! function's template parameter, its address from the function's `Pin<&mut F>` local or,
+//! when optimized builds keep no location for that local, from a search of the stack.
+
+use crate::dwarf::DieRef;
+use crate::future::FutureDecoder;
+use crate::model::{CoroutineState, FutureNode};
+use crate::stack::ResolvedFrame;
+use crate::tokio::compat;
+use crate::value::Target;
+
+/// The stack searched for a block_on future is at most this long: from the block_on frame
+/// out to the thread's outermost frame, which for a main thread is a few KiB plus the
+/// futures themselves.
+const MAX_SEARCHED_STACK: u64 = 4 << 20;
+/// Candidates decoded in full, after the cheap state check; more means the stack is full of
+/// look-alikes and no answer would be trustworthy.
+const MAX_CANDIDATES: usize = 64;
+
+/// The innermost frame that polls a `block_on` future (its index in `frames`), with the
+/// local that holds it.
+pub fn find_block_on_frame(frames: &[ResolvedFrame<'_>]) -> Option<(usize, &'static str)> {
+    frames.iter().enumerate().find_map(|(index, frame)| {
+        let path = frame.path_without_generics()?;
+        compat::BLOCK_ON_FRAMES.iter().find(|(function, _)| *function == path).map(|(_, local)| (index, *local))
+    })
+}
+
+/// Frames the glue must read locals of, for `block_on` futures: (function path, local).
+pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
+    compat::BLOCK_ON_FRAMES
+}
+
+/// The future the `block_on` frame at `frames[index]` polls, decoded; or one line saying
+/// why it cannot be found.
+pub fn block_on_future(
+    target: &Target<'_>,
+    decoder: &FutureDecoder<'_>,
+    frames: &[ResolvedFrame<'_>],
+    (index, local): (usize, &str),
+) -> Result<FutureNode, String> {
+    let frame = &frames[index];
+    let function = frame.function.as_ref().expect("block_on frames are resolved");
+    let params = target.debug.function_template_params(function.die).map_err(|error| error.message)?;
+    let future_type = params
+        .iter()
+        .find(|(name, _)| name == compat::BLOCK_ON_FUTURE_PARAM)
+        .map(|(_, die)| *die)
+        .ok_or_else(|| format!("cannot tell the future type of `{}`", function.path))?;
+    let future_type = if function.path.starts_with(compat::BLOCK_ON_BY_VALUE_FRAME) {
+        unpinned(target, future_type)
+    } else {
+        future_type
+    };
+    match local_pointer(frame, local) {
+        // Optimized code can leave a debugger a stale value for the local (LLDB reads one
+        // where GDB says "optimized out"): a tree that is not a consistent suspension sends
+        // us to the stack, and back to the local if the stack has nothing better.
+        Ok(address) => {
+            let found = match is_consistent_suspension(&scratch_decoder(decoder).decode(future_type, address)) {
+                true => address,
+                false => search_stack(target, decoder, frames, index, future_type).unwrap_or(address),
+            };
+            Ok(decoder.decode(future_type, found))
+        }
+        Err(why) => search_stack(target, decoder, frames, index, future_type)
+            .map(|found| decoder.decode(future_type, found))
+            .map_err(|search| format!("cannot read the block_on future: {why}, and {search}")),
+    }
+}
+
+/// The pointer the `Pin<&mut F>` local holds, as the debugger read it.
+fn local_pointer(frame: &ResolvedFrame<'_>, local: &str) -> Result<u64, String> {
+    if let Some(error) = frame.input.local_errors.get(local) {
+        return Err(error.clone());
+    }
+    frame
+        .input
+        .locals
+        .get(local)
+        .and_then(|hex| parse_hex(hex))
+        .filter(|bytes| bytes.len() >= 8)
+        .map(|bytes| u64::from_le_bytes(bytes[..8].try_into().expect("eight bytes")))
+        .ok_or_else(|| format!("`{local}` is not available in this frame"))
+}
+
+/// Where on the stack a pinned block_on future lies. `block_on` pins the future in its own
+/// frame (or, inlined, in its caller's), and never moves it after the first poll: the one
+/// copy whose state is a suspension, and whose whole await tree decodes as a consistent
+/// suspended chain, is it. Copies from before the move into `block_on` are still unresumed.
+fn search_stack(
+    target: &Target<'_>,
+    decoder: &FutureDecoder<'_>,
+    frames: &[ResolvedFrame<'_>],
+    index: usize,
+    future_type: DieRef,
+) -> Result<u64, String> {
+    let start = frames[index].input.sp.ok_or("the debugger gave no stack pointer for the block_on frame")?;
+    let end = frames[index..].iter().filter_map(|frame| frame.input.sp).max().unwrap_or(start);
+    let end = end.min(start.saturating_add(MAX_SEARCHED_STACK));
+    let info = target.debug.type_info(future_type).map_err(|error| error.message)?;
+    let size = info.size.filter(|&size| size > 0).ok_or_else(|| format!("{} has no size in DWARF", info.name))?;
+    if info.variant_part.is_none() {
+        return Err(format!("the stack is searched only for async fns and blocks, and {} is neither", info.name));
+    }
+    // rustc aligns a coroutine to its most aligned field, at least its discriminant's.
+    let step = [8, 4, 2, 1].into_iter().find(|step| size % step == 0).unwrap_or(1);
+    let first = start.checked_next_multiple_of(step).unwrap_or(start);
+    let suspended = (first..end.saturating_sub(size - 1))
+        .step_by(step as usize)
+        .filter(|&address| is_suspended(target, future_type, address))
+        .take(MAX_CANDIDATES + 1)
+        .collect::<Vec<_>>();
+    if suspended.len() > MAX_CANDIDATES {
+        return Err(format!("more than {MAX_CANDIDATES} places on the stack look like a suspended {}", info.name));
+    }
+    let scratch = scratch_decoder(decoder);
+    let valid: Vec<u64> = suspended
+        .into_iter()
+        .filter(|&address| is_consistent_suspension(&scratch.decode(future_type, address)))
+        .collect();
+    match valid.as_slice() {
+        [address] => Ok(*address),
+        [] => Err(format!(
+            "no suspended {} was found on the stack between {start:#x} and {end:#x} (not polled yet, or finished)",
+            info.name
+        )),
+        many => Err(format!(
+            "{} places on the stack hold a valid suspended {} ({}); cannot tell which",
+            many.len(),
+            info.name,
+            many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// A decoder like `decoder` for trying addresses: decoding a look-alike must leave no
+/// trace (no LocalSet noted).
+fn scratch_decoder<'a>(decoder: &FutureDecoder<'a>) -> FutureDecoder<'a> {
+    let scratch = FutureDecoder::new(decoder.target()).with_live_process(decoder.live());
+    match decoder.tasks() {
+        Some(tasks) => scratch.with_tasks(tasks),
+        None => scratch,
+    }
+}
+
+/// Whether `address` holds a coroutine of `ty` in one of its suspend states.
+fn is_suspended(target: &Target<'_>, ty: DieRef, address: u64) -> bool {
+    let Ok(value) = target.value(ty, address) else { return false };
+    crate::future::coroutine_state(&value).is_ok_and(|state| state == CoroutineState::Suspended)
+}
+
+/// A suspended coroutine whose tree has no error anywhere, and in which every coroutine a
+/// suspended coroutine
+/// awaits is suspended too: an awaitee is polled before its awaiter yields, so it can be
+/// neither unresumed nor finished. (`select!`/`join!` branches are exempt: they may be
+/// disabled or done.)
+fn is_consistent_suspension(root: &FutureNode) -> bool {
+    root.state == Some(CoroutineState::Suspended) && decodes_cleanly(root)
+}
+
+fn decodes_cleanly(node: &FutureNode) -> bool {
+    let awaiter_suspended = node.kind.is_coroutine() && node.state == Some(CoroutineState::Suspended);
+    node.error.is_none()
+        && node.children.iter().all(|child| {
+            let awaited = awaiter_suspended && child.kind.is_coroutine() && child.branch.is_none();
+            (!awaited || child.state == Some(CoroutineState::Suspended)) && decodes_cleanly(child)
+        })
+}
+
+/// The future a `block_on` local points to: its type parameter, or X when that parameter is
+/// `Pin<&mut X>` (the local then holds the pointer to X itself).
+fn unpinned(target: &Target<'_>, future_type: DieRef) -> DieRef {
+    target
+        .debug
+        .type_info(future_type)
+        .ok()
+        .and_then(|info| target.debug.pin_pointer(&info))
+        .filter(|pointer| pointer.name.starts_with(compat::MUT_REFERENCE_PREFIX))
+        .and_then(|pointer| pointer.target)
+        .unwrap_or(future_type)
+}
+
+fn parse_hex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+}

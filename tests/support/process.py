@@ -2,16 +2,30 @@
 
 import json
 import os
+import resource
 import subprocess
 import time
 
 
+def _allow_core_dumps():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+
 class RunningFixture:
-    def __init__(self, binary, mode, workdir, extra_args=()):
+    """`core_dumps`: the kernel may write a core (into `workdir`, the process's cwd, with
+    this machine's core_pattern `core`)."""
+
+    def __init__(self, binary, mode, workdir, extra_args=(), env=None, core_dumps=False):
         self.manifest_path = os.path.join(workdir, "manifest.json")
-        env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path)
+        env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path, **(env or {}))
         self.process = subprocess.Popen(
-            [binary, mode, *extra_args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            [binary, mode, *extra_args],
+            env=env,
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_allow_core_dumps if core_dumps else None,
         )
         self.manifest = self._wait_for_manifest()
 

@@ -30,12 +30,13 @@ def selected():
 
 
 def _workspace(version):
+    """The copy for `version`: the sources fresh every time (the fixtures change), the
+    lock file pinned once (resolving it is slow)."""
     root = os.path.join(VERSIONS_ROOT, version)
-    if os.path.exists(os.path.join(root, "Cargo.lock.pinned")):
-        return root
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
+    pinned = os.path.join(root, "Cargo.lock.pinned")
+    os.makedirs(root, exist_ok=True)
     for crate in CRATES:
+        shutil.rmtree(os.path.join(root, crate), ignore_errors=True)
         shutil.copytree(os.path.join(FIXTURES, crate), os.path.join(root, crate))
         manifest = os.path.join(root, crate, "Cargo.toml")
         with open(manifest) as source:
@@ -50,10 +51,13 @@ def _workspace(version):
     workspace = re.sub(r"members = \[[^\]]*\]", "members = [%s]" % ", ".join('"%s"' % c for c in CRATES), workspace)
     with open(os.path.join(root, "Cargo.toml"), "w") as out:
         out.write(workspace)
+    if os.path.exists(pinned):
+        shutil.copyfile(pinned, os.path.join(root, "Cargo.lock"))
+        return root
     # Everything else stays at the versions the main fixtures lock.
     shutil.copyfile(os.path.join(FIXTURES, "Cargo.lock"), os.path.join(root, "Cargo.lock"))
     _cargo(root, ["update", "--quiet", "-p", "tokio", "--precise", version])
-    shutil.copyfile(os.path.join(root, "Cargo.lock"), os.path.join(root, "Cargo.lock.pinned"))
+    shutil.copyfile(os.path.join(root, "Cargo.lock"), pinned)
     return root
 
 

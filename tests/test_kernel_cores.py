@@ -1,0 +1,84 @@
+"""Core files written by the kernel when a process dies: a panic in a `panic = "abort"`
+release build, SIGABRT from outside, and a real SIGSEGV. Loaded in each debugger, a core
+gives the tasks and trees the live process showed just before it died."""
+
+import json
+import os
+import re
+import signal
+import time
+
+import pytest
+
+from support import build, expect
+from support.debuggers import Gdb, capture
+from support.process import RunningFixture
+from test_backtrace import assert_tasks
+
+# (profile, how the process dies, the signal that kills it). The panic case needs
+# panic = "abort", which only the release profile has.
+CRASHES = [
+    ("release", "panic", signal.SIGABRT),
+    ("release", "segv", signal.SIGSEGV),
+    ("release", "sigabrt", signal.SIGABRT),
+    ("dev", "segv", signal.SIGSEGV),
+    ("dev", "sigabrt", signal.SIGABRT),
+]
+
+
+def without_clock(report):
+    """The report without what only a clock gives: a sleep's time left (a live process is
+    read against this machine's clock; a kernel core holds none)."""
+    text = json.dumps(report, sort_keys=True)
+    text = re.sub(r'"remaining_secs": -?[0-9.]+', '"remaining_secs": null', text)
+    text = re.sub(r"Sleep until [^\"]*", "Sleep until", text)
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module", params=CRASHES, ids=["-".join(map(str, crash[:2])) for crash in CRASHES])
+def crashed(request, tmp_path_factory):
+    """A hanging fixture inspected live in GDB, then killed; its kernel core."""
+    profile, how, expected_signal = request.param
+    workdir = tmp_path_factory.mktemp("kernel-core-%s-%s" % (profile, how))
+    trigger = workdir / "crash-now"
+    env = {"FIXTURE_CRASH": how, "FIXTURE_CRASH_TRIGGER": str(trigger)} if how != "sigabrt" else {}
+    binary = build.fixture("tokio-app", profile)
+    with RunningFixture(binary, "hang", str(workdir), env=env, core_dumps=True) as fixture:
+        gdb = Gdb()
+        run = gdb.run_steps(capture(gdb, "async bt all --json"), pid=fixture.pid)
+        [live] = run.json_sections()
+        if how == "sigabrt":
+            os.kill(fixture.pid, signal.SIGABRT)
+        else:
+            trigger.write_text("")
+        returncode = fixture.process.wait(timeout=60)
+    core = workdir / "core"
+    # The kernel may still be writing the core when the parent sees the exit.
+    for _ in range(100):
+        if core.exists() and core.stat().st_size > 0:
+            break
+        time.sleep(0.05)
+    assert returncode == -expected_signal, fixture.process.stderr.read()
+    assert core.exists(), "no core in %s: is core_pattern `core`?" % workdir
+    return binary, str(core), fixture.manifest, live
+
+
+def test_kernel_core_shows_what_the_live_process_showed(debugger, crashed):
+    binary, core, manifest, live = crashed
+    run = debugger.run_steps(capture(debugger, "async bt all --json"), program=binary, core=core)
+    sections = run.json_sections()
+    assert len(sections) == 1, run.stdout + run.stderr
+    [report] = sections
+    assert_tasks(report, manifest, "hang")
+    [main] = [thread for thread in report["threads"] if thread["tid"] == manifest["pid"]]
+    assert expect.chain(main["future"]) == expect.main_future_chain()
+    assert report["errors"] == []
+    # A core has no thread names; everything else is what the live process showed.
+    for thread in live["threads"]:
+        thread["name"] = None
+    assert without_clock(report) == without_clock(live)
+    # Without a clock in the core, a sleep says its deadline on the monotonic clock.
+    sleeps = [task["root"]["children"][0] for task in report["tasks"] if task["id"] == manifest["tasks"]["sleeper"]]
+    [sleep] = sleeps
+    assert sleep["detail"]["remaining_secs"] is None
+    assert sleep["summary"].endswith("s on the monotonic clock"), sleep["summary"]

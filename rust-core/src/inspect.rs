@@ -9,7 +9,7 @@ use crate::block_on::{block_on_future, find_block_on_frame};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
-use crate::memory::Memory;
+use crate::memory::{Memory, WithExecutable};
 use crate::model::{
     FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
 };
@@ -43,7 +43,8 @@ pub struct Request {
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
-    let target = Target { debug, memory, load_bias };
+    let memory = WithExecutable { inner: memory, debug, load_bias };
+    let target = Target { debug, memory: &memory, load_bias };
     let (threads, runtimes) = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };

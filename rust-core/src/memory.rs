@@ -37,6 +37,28 @@ impl Memory for ProcessMemory {
     }
 }
 
+/// Another `Memory`, and where it cannot read, the executable's read-only segments from
+/// the file: a kernel core leaves out unmodified file-backed pages (`.rodata`, where
+/// string literals live), and LLDB does not fill them in from the executable as GDB does.
+pub struct WithExecutable<'a, M: Memory + ?Sized> {
+    pub inner: &'a M,
+    pub debug: &'a crate::dwarf::DebugInfo,
+    pub load_bias: u64,
+}
+
+impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read(address, buf).or_else(|error| {
+            let bytes = address
+                .checked_sub(self.load_bias)
+                .and_then(|link_address| self.debug.read_only_bytes(link_address, buf.len()))
+                .ok_or(error)?;
+            buf.copy_from_slice(bytes);
+            Ok(())
+        })
+    }
+}
+
 const PAGE_SIZE: u64 = 4096;
 
 /// Caches whole pages of another `Memory`. Valid only while the inferior stays stopped,

@@ -4,6 +4,7 @@ markers so the test can pick it out of everything else the debugger prints."""
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import tempfile
@@ -61,7 +62,7 @@ class Gdb:
     def break_at(self, function):
         return "break %s" % function
 
-    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180):
+    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180, cwd=None, core_dumps=False):
         argv = [self.executable, "-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off"]
         argv += ["-ex", "set auto-load python-scripts off", "-ex", "source %s" % GDB_SCRIPT]
         for step in steps:
@@ -72,7 +73,7 @@ class Gdb:
             argv += [program, core]
         elif program is not None:
             argv += ["--args", program] + list(args)
-        return _execute(argv, env, timeout)
+        return _execute(argv, env, timeout, cwd, core_dumps)
 
 
 class Lldb:
@@ -86,7 +87,7 @@ class Lldb:
     def break_at(self, function):
         return "breakpoint set --name %s" % function
 
-    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180):
+    def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180, cwd=None, core_dumps=False):
         # Steps run from a command file so that one failing command does not end the run
         # (batch mode stops at the first error otherwise), without echoing each command.
         lines = ["command script import %s" % LLDB_SCRIPT] + list(steps)
@@ -103,19 +104,25 @@ class Lldb:
             argv += ["-o", "command source --stop-on-error false --silent-run false %s" % script.name]
             if pid is None and core is None and args:
                 argv += ["--"] + list(args)
-            return _execute(argv, env, timeout)
+            return _execute(argv, env, timeout, cwd, core_dumps)
         finally:
             os.unlink(script.name)
 
 
-def _execute(argv, env, timeout):
+def _execute(argv, env, timeout, cwd=None, core_dumps=False):
+    """`cwd` is the debugger's and so a started program's; `core_dumps` lets the kernel
+    write a core of a program that dies there (the debugger could write one too)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     completed = subprocess.run(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=full_env,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, cwd=cwd, preexec_fn=allow_core_dumps if core_dumps else None,
     )
     return Run(completed)
+
+
+def allow_core_dumps():
+    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
 
 
 def capture(debugger, command):

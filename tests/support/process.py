@@ -2,13 +2,10 @@
 
 import json
 import os
-import resource
 import subprocess
 import time
 
-
-def _allow_core_dumps():
-    resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+from .debuggers import allow_core_dumps
 
 
 class RunningFixture:
@@ -25,7 +22,7 @@ class RunningFixture:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            preexec_fn=_allow_core_dumps if core_dumps else None,
+            preexec_fn=allow_core_dumps if core_dumps else None,
         )
         self.manifest = self._wait_for_manifest()
 

@@ -23,13 +23,22 @@ pub struct ElfFacts {
     pub code_sections: Vec<(u64, u64, u64)>,
     /// Direct calls can be found in code by decoding `call rel32` (x86-64 only).
     pub is_x86_64: bool,
+    /// Loaded segments the program cannot write (`PT_LOAD` without `PF_W`): (link-time
+    /// address, file offset, size in the file). Their bytes in memory are the file's.
+    pub read_only_segments: Vec<(u64, u64, u64)>,
 }
 
 impl ElfFacts {
     pub fn read(object: &object::File<'_>) -> Result<ElfFacts> {
-        let tls = match object {
-            object::File::Elf64(elf) => tls_segment::<object::elf::FileHeader64<object::Endianness>>(elf.elf_program_headers(), elf.endian()),
-            object::File::Elf32(_) => None,
+        let (tls, read_only_segments) = match object {
+            object::File::Elf64(elf) => {
+                let headers = elf.elf_program_headers();
+                (
+                    tls_segment::<object::elf::FileHeader64<object::Endianness>>(headers, elf.endian()),
+                    read_only_segments::<object::elf::FileHeader64<object::Endianness>>(headers, elf.endian()),
+                )
+            }
+            object::File::Elf32(_) => (None, Vec::new()),
             _ => return Err(Error::new(ErrorKind::Binary, "only ELF executables are supported")),
         };
         let mut symbols = HashMap::new();
@@ -51,7 +60,7 @@ impl ElfFacts {
             })
             .collect();
         let is_x86_64 = object.architecture() == object::Architecture::X86_64;
-        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64 })
+        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64, read_only_segments })
     }
 }
 
@@ -93,6 +102,18 @@ fn tls_segment<Elf: object::read::elf::FileHeader>(
         memsz: header.p_memsz(endian).into(),
         align: header.p_align(endian).into(),
     })
+}
+
+fn read_only_segments<Elf: object::read::elf::FileHeader>(
+    headers: &[Elf::ProgramHeader],
+    endian: Elf::Endian,
+) -> Vec<(u64, u64, u64)> {
+    use object::read::elf::ProgramHeader;
+    headers
+        .iter()
+        .filter(|header| header.p_type(endian) == object::elf::PT_LOAD && !header.p_flags(endian).contains(object::elf::PF_W))
+        .map(|header| (header.p_vaddr(endian).into(), header.p_offset(endian).into(), header.p_filesz(endian).into()))
+        .collect()
 }
 
 /// A section's bytes, decompressed; empty if the section is absent.

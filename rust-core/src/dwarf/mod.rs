@@ -112,6 +112,20 @@ impl DebugInfo {
         })
     }
 
+    /// Bytes of the executable's read-only segments at a link-time address, from the file:
+    /// what memory holds there whether or not a core file kept it. `None` outside them.
+    pub fn read_only_bytes(&self, address: u64, len: usize) -> Option<&[u8]> {
+        self.elf.read_only_segments.iter().find_map(|&(start, offset, size)| {
+            let skip = address.checked_sub(start)?;
+            let end = skip.checked_add(len as u64)?;
+            if end > size {
+                return None;
+            }
+            let from = usize::try_from(offset.checked_add(skip)?).ok()?;
+            self.file_bytes.get(from..from.checked_add(len)?)
+        })
+    }
+
     fn unit_of(&self, die: DieRef) -> Result<(&Unit, gimli::UnitOffset<usize>)> {
         let position = match self.unit_starts.binary_search(&die.0) {
             Ok(position) => position,

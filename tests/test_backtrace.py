@@ -186,6 +186,10 @@ def test_current_thread_runtime(debugger, tmp_path, profile):
     assert (thread["tid"], thread["role"], thread["worker"]) == (manifest["pid"], "block_on", None)
     assert thread["current_task"] == manifest["tasks"]["runner"]
     assert expect.chain(thread["future"]) == expect.task_chains("breakpoint")["runner"]
+    # Why the child has not run: it waits in the runtime's local run queue.
+    assert thread["queue"] == {"lifo_slot": None, "local": [manifest["tasks"]["child"]]}
+    assert [runtime["inject"] for runtime in report["runtimes"]] == [[]]
+    assert report["errors"] == []
     # current_thread's block_on keeps its future argument even in release builds.
     assert expect.chain(thread["block_on_future"]) == expect.main_future_chain()
 

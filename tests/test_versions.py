@@ -48,5 +48,9 @@ def test_runtime_flavors(debugger, tmp_path, tokio_version, flavor):
     future = main["block_on_future"] if flavor == "current_thread" and main.get("current_task") else main["future"]
     tail = expect.main_future_chain()[1:]
     assert expect.chain(future)[-len(tail):] == tail, main
+    # Nothing is queued in a hanging program; reading the queues must work all the same.
+    if flavor == "current_thread":
+        assert main["queue"] == {"lifo_slot": None, "local": []}
+    assert [r["inject"] for r in report["runtimes"] if r["flavor"] != "LocalSet"] == [[]]
     assert report["errors"] == []
     assert {runtime["tokio_version"] for runtime in report["runtimes"]} == {tokio_version}

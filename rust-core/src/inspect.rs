@@ -17,7 +17,7 @@ use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
 use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
-use crate::tokio::workers::{inject_queue, worker_core};
+use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value};
 
 /// What the debugger knows about one thread.
@@ -70,6 +70,7 @@ struct ThreadState<'t> {
     runtime: Option<RuntimeHandle<'t>>,
     worker: Option<u64>,
     worker_context: Option<Value<'t>>,
+    current_thread_context: Option<Value<'t>>,
     current_task: Option<u64>,
     error: Option<String>,
 }
@@ -84,7 +85,16 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
     for input in inputs {
         let frames = resolve_frames(target.debug, target.load_bias, &input.frames);
         let mut state =
-            ThreadState { input, frames, runtime: None, worker: None, worker_context: None, current_task: None, error: None };
+            ThreadState {
+            input,
+            frames,
+            runtime: None,
+            worker: None,
+            worker_context: None,
+            current_thread_context: None,
+            current_task: None,
+            error: None,
+        };
         match input.fs_base {
             None => state.error = Some("the debugger gave no thread pointer (fs_base) for this thread".into()),
             Some(fs_base) => match read_thread_context(target, &context_variable, fs_base) {
@@ -97,6 +107,7 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
                     state.runtime = context.handle;
                     state.worker = context.worker_index;
                     state.worker_context = context.worker_context;
+                    state.current_thread_context = context.current_thread_context;
                     state.current_task = context.current_task;
                 }
                 Ok(None) => {}
@@ -143,7 +154,7 @@ fn task_lists(
 }
 
 /// Phase 3: decodes the tasks of every list into `report` (all of them, or only those a
-/// thread is running), with each multi_thread runtime's inject queue; returns the roots
+/// thread is running), with each runtime's inject queue; returns the roots
 /// of the running tasks, by task id.
 fn walk_tasks(
     task_reader: &TaskReader<'_>,
@@ -156,7 +167,6 @@ fn walk_tasks(
 ) -> HashMap<u64, FutureNode> {
     let inject_of: Vec<(String, &Value<'_>)> = runtimes
         .iter()
-        .filter(|runtime| runtime.flavor == compat::MULTI_THREAD_VARIANT)
         .map(|runtime| (format!("{:#x}", runtime.handle.address), &runtime.handle))
         .collect();
     // The task each thread is polling: a worker's, or a current_thread runtime's block_on
@@ -266,9 +276,10 @@ fn thread_reports(
         };
         let mut error = state.error;
         let current_task = state.current_task.filter(|id| running_roots.contains_key(id));
-        let (worker_state, queue) = match &state.worker_context {
-            Some(context) => worker_activity(task_reader, context, current_task.is_some(), state.input.tid, errors),
-            None => (None, None),
+        let (worker_state, queue) = match (&state.worker_context, &state.current_thread_context) {
+            (Some(context), _) => worker_activity(task_reader, context, current_task.is_some(), state.input.tid, errors),
+            (None, Some(context)) => (None, current_thread_queue(task_reader, context, state.input.tid, errors)),
+            (None, None) => (None, None),
         };
         let block_on_node = match block_on_result {
             Some(Ok(mut node)) => {
@@ -334,6 +345,20 @@ fn worker_activity(
         Err(error) => {
             errors.push(format!("thread {tid}: cannot read its worker's core: {error}"));
             (None, None)
+        }
+    }
+}
+
+/// A current_thread runtime's local run queue, as a queue without LIFO slot.
+fn current_thread_queue(task_reader: &TaskReader<'_>, context: &Value<'_>, tid: u64, errors: &mut Vec<String>) -> Option<WorkerQueue> {
+    match workers::current_thread_queue(context) {
+        Ok(headers) => headers.map(|headers| WorkerQueue {
+            lifo_slot: None,
+            local: task_ids(task_reader, &headers, &format!("thread {tid}: run queue"), errors),
+        }),
+        Err(error) => {
+            errors.push(format!("thread {tid}: cannot read its current_thread run queue: {error}"));
+            None
         }
     }
 }

@@ -273,6 +273,38 @@ impl<'a> Value<'a> {
         Err(Error::layout(format!("no matching field inside {}", self.ty.name)))
     }
 
+    /// Elements of a `VecDeque<T>`, front first, at most `limit`.
+    pub fn vec_deque_items(&self, limit: u64) -> Result<Vec<Value<'a>>> {
+        use crate::tokio::compat::vec_deque;
+        let head = self.field(vec_deque::HEAD)?.read_uint()?;
+        let len = self.field(vec_deque::LEN)?.read_uint()?;
+        let buffer = self.field(vec_deque::BUFFER)?;
+        let capacity = buffer.find_field(vec_deque::CAPACITY)?.read_uint()?;
+        if len > limit || len > capacity || (len > 0 && head >= capacity) {
+            return Err(Error::layout(format!(
+                "{} claims {len} elements from {head} in {capacity} slots (corrupt?)",
+                self.ty.name
+            )));
+        }
+        let base = buffer.find_field(vec_deque::POINTER)?.read_pointer()?;
+        let element = self
+            .ty
+            .template_param(vec_deque::ELEMENT_PARAM)
+            .ok_or_else(|| Error::layout(format!("{} names no element type", self.ty.name)))?;
+        let element = self.target.debug.type_info(element)?;
+        let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+        (0..len)
+            .map(|i| {
+                let slot = (head + i) % capacity;
+                let address = slot
+                    .checked_mul(stride)
+                    .and_then(|offset| base.checked_add(offset))
+                    .ok_or_else(|| Error::layout(format!("{} slot {slot} past the address space", self.ty.name)))?;
+                Ok(self.target.value_of_type(element.clone(), address))
+            })
+            .collect()
+    }
+
     /// Elements of a `Box<[T]>` (fields `data_ptr` and `length`), at most `limit`.
     pub fn boxed_slice(&self, limit: u64) -> Result<Vec<Value<'a>>> {
         let data = self.field("data_ptr")?;

@@ -268,9 +268,24 @@ pub mod workers {
     /// The inject queue's head (`Option<RawTask>`): 1.54 `Shared.inject: CachePadded<
     /// InjectQueue::Locked(Inject{synced: Mutex<inject::Synced{head}>})>`; before, the queue's
     /// `Synced` sits in the worker `Shared.synced: Mutex<worker::Synced{inject, ..}>`.
+    /// current_thread (1.38 to 1.54): `Shared.inject: Inject{synced: Mutex<Synced{head}>}`.
     pub const INJECT_HEAD: &[&[&str]] = &[
         &["shared", "inject", "value", "Locked", "__0", "synced", "__1", "data", "value", "head"],
         &["shared", "synced", "__1", "data", "value", "inject", "head"],
+        &["shared", "inject", "synced", "__1", "data", "value", "head"],
     ];
+    /// A current_thread `Core`'s local run queue, a `VecDeque<Notified>`.
+    pub const CURRENT_THREAD_TASKS: &str = "tasks";
     pub const HEADER_QUEUE_NEXT: &str = "queue_next";
+}
+
+/// std's `VecDeque<T>` (rustc 1.67 on): a ring of `len` elements from `head` in a `RawVec`
+/// whose `ptr` and `cap` (in elements) sit in nested wrappers.
+pub mod vec_deque {
+    pub const HEAD: &str = "head";
+    pub const LEN: &str = "len";
+    pub const BUFFER: &str = "buf";
+    pub const POINTER: &str = "ptr";
+    pub const CAPACITY: &str = "cap";
+    pub const ELEMENT_PARAM: &str = "T";
 }

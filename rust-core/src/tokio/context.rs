@@ -65,6 +65,8 @@ pub struct ThreadContext<'a> {
     pub worker_index: Option<u64>,
     /// A multi_thread worker's `worker::Context` (its core, see `workers.rs`).
     pub worker_context: Option<Value<'a>>,
+    /// A current_thread runtime's `current_thread::Context`, on the thread driving it.
+    pub current_thread_context: Option<Value<'a>>,
     pub current_task: Option<u64>,
 }
 
@@ -95,27 +97,36 @@ pub fn read_thread_context<'a>(
         }
         _ => None,
     };
-    let (worker_index, worker_context) = read_worker(&context).unwrap_or(None).unzip();
+    let scheduler = read_scheduler_context(&context).unwrap_or(None);
+    let current_thread_context = match &scheduler {
+        Some((flavor, payload)) if flavor == compat::CURRENT_THREAD_VARIANT => Some(payload.clone()),
+        _ => None,
+    };
+    let (worker_index, worker_context) = match scheduler {
+        Some((flavor, payload)) if flavor == compat::MULTI_THREAD_VARIANT => read_worker(payload).ok().unzip(),
+        _ => (None, None),
+    };
     let current_task = match context.first_path(compat::CONTEXT_CURRENT_TASK)?.variant()? {
         (name, some) if name == "Some" => Some(some.field("__0")?.read_uint()?),
         _ => None,
     };
-    Ok(Some(ThreadContext { handle, worker_index, worker_context, current_task }))
+    Ok(Some(ThreadContext { handle, worker_index, worker_context, current_thread_context, current_task }))
 }
 
-/// A multi_thread worker's index and its `worker::Context`.
-fn read_worker<'a>(context: &Value<'a>) -> Result<Option<(u64, Value<'a>)>> {
+/// The scheduler context the thread is inside of: its flavor and the flavor's `Context`.
+fn read_scheduler_context<'a>(context: &Value<'a>) -> Result<Option<(String, Value<'a>)>> {
     let pointer = context.first_path(compat::CONTEXT_SCHEDULER)?;
     if pointer.read_pointer()? == 0 {
         return Ok(None);
     }
     let (flavor, payload) = pointer.pointee()?.variant()?;
-    if flavor != compat::MULTI_THREAD_VARIANT {
-        return Ok(None);
-    }
-    let worker_context = payload.field("__0")?;
+    Ok(Some((flavor, payload.field(compat::TUPLE_FIRST)?)))
+}
+
+/// A multi_thread worker's index and its `worker::Context`.
+fn read_worker(worker_context: Value<'_>) -> Result<(u64, Value<'_>)> {
     let worker = worker_context.field("worker")?.arc_data()?;
-    Ok(Some((worker.path(compat::WORKER_INDEX)?.read_uint()?, worker_context)))
+    Ok((worker.path(compat::WORKER_INDEX)?.read_uint()?, worker_context))
 }
 
 fn is_enum(ty: &crate::dwarf::TypeInfo) -> bool {

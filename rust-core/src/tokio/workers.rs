@@ -1,6 +1,7 @@
 //! Why a task is not running: what each multi_thread worker is doing (running a task,
 //! searching for work, parked) and what is queued for it (its LIFO slot and local run
-//! queue), and the runtime's inject queue. Queues hold task header addresses.
+//! queue), a current_thread runtime's local run queue, and each runtime's inject queue.
+//! Queues hold task header addresses.
 
 use std::collections::HashSet;
 
@@ -64,7 +65,20 @@ fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
         .collect()
 }
 
-/// The headers in a multi_thread runtime's inject queue, oldest first.
+/// The headers in a current_thread runtime's local run queue, oldest first, as the
+/// `current_thread::Context` of the thread driving it holds its core; `None` while the core
+/// is out of the context (taken by another `block_on`, say).
+pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
+    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
+    if variant != "Some" {
+        return Ok(None);
+    }
+    let core = payload.field(compat::TUPLE_FIRST)?.pointee()?;
+    let tasks = core.field(workers::CURRENT_THREAD_TASKS)?.vec_deque_items(MAX_QUEUED as u64)?;
+    tasks.iter().map(notified_header).collect::<Result<Vec<u64>>>().map(Some)
+}
+
+/// The headers in a runtime's inject queue, oldest first.
 pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
     let head = handle.first_path(workers::INJECT_HEAD)?.read_pointer()?;
     let header_type = handle

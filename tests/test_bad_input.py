@@ -3,6 +3,8 @@ debugger keeps working (the next command still runs, no Python traceback)."""
 
 import json
 
+import pytest
+
 from support import build
 from support.debuggers import capture
 from support.process import RunningFixture
@@ -33,8 +35,10 @@ def test_program_not_started(debugger):
     assert_still_working(run)
 
 
-def test_no_dwarf_types_line_tables_only(debugger):
-    binary = build.fixture("tokio-app", "linetables")
+@pytest.mark.parametrize("profile", ["linetables", "limited"])
+def test_no_dwarf_types(debugger, profile):
+    """debug = "line-tables-only" and debug = "limited": no types, one line."""
+    binary = build.fixture("tokio-app", profile)
     run = at_checkpoint(debugger, binary, ["breakpoint"])
     assert run.error_lines() == [
         "tokio-async: %s cannot be inspected: its DWARF has no type information %s" % (binary, REBUILD_HINT)

@@ -7,7 +7,7 @@ import subprocess
 
 from .paths import FIXTURE_TARGET, FIXTURES, TASKDUMP_TARGET
 
-PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables"}
+PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables", "limited": "limited"}
 
 
 def _cargo(args, target_dir, extra_env=None):
@@ -28,7 +28,7 @@ def _cargo(args, target_dir, extra_env=None):
 
 @functools.lru_cache(maxsize=None)
 def fixture(program: str = "tokio-app", profile: str = "dev") -> str:
-    """Path of a fixture binary built in `profile` (dev, release, linetables)."""
+    """Path of a fixture binary built in `profile` (dev, release, linetables, limited)."""
     _cargo(["-p", program, "--profile", profile], FIXTURE_TARGET)
     return os.path.join(FIXTURE_TARGET, PROFILE_DIRS[profile], program)
 

@@ -194,10 +194,12 @@ def test_current_thread_runtime(debugger, tmp_path, profile):
     assert expect.chain(thread["block_on_future"]) == expect.main_future_chain()
 
 
-def test_two_runtimes_in_one_process(debugger, tmp_path):
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_runtimes_in_one_process(debugger, tmp_path, profile):
     """A multi_thread runtime and a current_thread runtime on another thread: each task is
-    listed once, under the runtime that owns it."""
-    binary = build.fixture("tokio-app", "dev")
+    listed once, under the runtime that owns it. In release builds both block_on futures
+    are found on their threads' stacks."""
+    binary = build.fixture("tokio-app", profile)
     with RunningFixture(binary, "hang", str(tmp_path), extra_args=["two_runtimes"]) as fixture:
         run = debugger.run_steps(capture(debugger, "async bt all --json"), pid=fixture.pid)
         [report] = run.json_sections()
@@ -215,6 +217,7 @@ def test_two_runtimes_in_one_process(debugger, tmp_path):
     second_runtime = second["runtime"]
     [main] = [t for t in report["threads"] if t["tid"] == fixture.pid]
     assert main["runtime"] != second_runtime
+    assert expect.chain(main["future"]) == expect.main_future_chain()
     for name, task in ((name, by_id[ids[name]]) for name in ids if name != "finished"):
         owned_by_second = name.startswith("second_")
         assert (task["runtime"] == second_runtime) == owned_by_second, name

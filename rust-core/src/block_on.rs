@@ -2,12 +2,12 @@
 //! function's template parameter, its address from the function's `Pin<&mut F>` local or,
 //! when optimized builds keep no location for that local, from a search of the stack.
 
-use crate::dwarf::DieRef;
+use crate::dwarf::{DieRef, TypeTag};
 use crate::future::FutureDecoder;
 use crate::model::{CoroutineState, FutureNode};
 use crate::stack::ResolvedFrame;
 use crate::tokio::compat;
-use crate::value::Target;
+use crate::value::{Target, Value};
 
 /// The stack searched for a block_on future is at most this long: from the block_on frame
 /// out to the thread's outermost frame, which for a main thread is a few KiB plus the
@@ -16,6 +16,12 @@ const MAX_SEARCHED_STACK: u64 = 4 << 20;
 /// Candidates decoded in full, after the cheap state check; more means the stack is full of
 /// look-alikes and no answer would be trustworthy.
 const MAX_CANDIDATES: usize = 64;
+
+/// How deep, and over how many values, a candidate's contents are checked.
+const MAX_PLAUSIBILITY_DEPTH: usize = 8;
+const MAX_PLAUSIBILITY_VALUES: usize = 512;
+/// Pointers below this are taken for `NonNull::dangling()` (an alignment), not addresses.
+const DANGLING_LIMIT: u64 = 0x1000;
 
 /// The innermost frame that polls a `block_on` future (its index in `frames`), with the
 /// local that holds it.
@@ -57,11 +63,19 @@ pub fn block_on_future(
         // where GDB says "optimized out"): a tree that is not a consistent suspension sends
         // us to the stack, and back to the local if the stack has nothing better.
         Ok(address) => {
-            let found = match is_consistent_suspension(&scratch_decoder(decoder).decode(future_type, address)) {
-                true => address,
-                false => search_stack(target, decoder, frames, index, future_type).unwrap_or(address),
-            };
-            Ok(decoder.decode(future_type, found))
+            let from_local = scratch_decoder(decoder).decode(future_type, address);
+            if is_consistent_suspension(&from_local) {
+                return Ok(decoder.decode(future_type, address));
+            }
+            match search_stack(target, decoder, frames, index, future_type) {
+                Ok(found) => Ok(decoder.decode(future_type, found)),
+                // Not suspended (its first poll is running, say) but readable: as it is.
+                Err(_) if from_local.error.is_none() => Ok(decoder.decode(future_type, address)),
+                Err(search) => Err(format!(
+                    "cannot read the block_on future: `{local}` holds {address:#x}, where no {} is, and {search}",
+                    from_local.type_name
+                )),
+            }
         }
         Err(why) => search_stack(target, decoder, frames, index, future_type)
             .map(|found| decoder.decode(future_type, found))
@@ -85,9 +99,10 @@ fn local_pointer(frame: &ResolvedFrame<'_>, local: &str) -> Result<u64, String> 
 }
 
 /// Where on the stack a pinned block_on future lies. `block_on` pins the future in its own
-/// frame (or, inlined, in its caller's), and never moves it after the first poll: the one
-/// copy whose state is a suspension, and whose whole await tree decodes as a consistent
-/// suspended chain, is it. Copies from before the move into `block_on` are still unresumed.
+/// frame (or, inlined, in its caller's), and never moves it after the first poll: the copy
+/// whose state is a suspension, and whose whole await tree decodes as a consistent
+/// suspended chain, in the innermost frame that has one, is it. Copies from before the
+/// move into `block_on` are still unresumed.
 fn search_stack(
     target: &Target<'_>,
     decoder: &FutureDecoder<'_>,
@@ -96,8 +111,11 @@ fn search_stack(
     future_type: DieRef,
 ) -> Result<u64, String> {
     let start = frames[index].input.sp.ok_or("the debugger gave no stack pointer for the block_on frame")?;
-    let end = frames[index..].iter().filter_map(|frame| frame.input.sp).max().unwrap_or(start);
-    let end = end.min(start.saturating_add(MAX_SEARCHED_STACK));
+    // Where each physical frame from block_on's out begins (inlined frames share one).
+    let mut frame_starts: Vec<u64> = frames[index..].iter().filter_map(|frame| frame.input.sp).filter(|&sp| sp >= start).collect();
+    frame_starts.sort_unstable();
+    frame_starts.dedup();
+    let end = frame_starts.last().copied().unwrap_or(start).min(start.saturating_add(MAX_SEARCHED_STACK));
     let info = target.debug.type_info(future_type).map_err(|error| error.message)?;
     let size = info.size.filter(|&size| size > 0).ok_or_else(|| format!("{} has no size in DWARF", info.name))?;
     if info.variant_part.is_none() {
@@ -118,7 +136,16 @@ fn search_stack(
     let valid: Vec<u64> = suspended
         .into_iter()
         .filter(|&address| is_consistent_suspension(&scratch.decode(future_type, address)))
+        .filter(|&address| {
+            let mut budget = MAX_PLAUSIBILITY_VALUES;
+            target.value(future_type, address).is_ok_and(|value| plausible(target, &value, 0, &mut budget))
+        })
         .collect();
+    // The innermost frame holding a candidate holds the pinned future: copies in outer
+    // frames are older, and a look-alike there must not make the answer ambiguous.
+    let frame_of = |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
+    let innermost = valid.iter().map(|&address| frame_of(address)).min();
+    let valid: Vec<u64> = valid.into_iter().filter(|&address| Some(frame_of(address)) == innermost).collect();
     match valid.as_slice() {
         [address] => Ok(*address),
         [] => Err(format!(
@@ -131,6 +158,38 @@ fn search_stack(
             info.name,
             many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
         )),
+    }
+}
+
+/// Whether a candidate's bytes could be a live value of its type, beyond its await chain:
+/// every enum inside holds one of its variants, and every pointer that cannot be null
+/// (references, `NonNull`, and so `Box`, `Arc`, `Vec`) is either dangling-by-design (a
+/// small aligned value, as for empty collections) or points at readable memory. Stack
+/// garbage that happens to hold a suspend state rarely passes.
+fn plausible(target: &Target<'_>, value: &Value<'_>, depth: usize, budget: &mut usize) -> bool {
+    if depth > MAX_PLAUSIBILITY_DEPTH || *budget == 0 {
+        return true;
+    }
+    *budget -= 1;
+    let ty = &value.ty;
+    let points_somewhere = |address: u64| address < DANGLING_LIMIT || target.memory.read(address, &mut [0u8]).is_ok();
+    match ty.tag {
+        TypeTag::Pointer if ty.name.starts_with('&') => {
+            value.read_pointer().is_ok_and(|address| address != 0 && points_somewhere(address))
+        }
+        TypeTag::Struct if ty.name.starts_with(compat::NON_NULL_PREFIX) => {
+            value.read_pointer().is_ok_and(|address| address != 0 && points_somewhere(address))
+        }
+        TypeTag::Enumeration => value.variant().is_ok(),
+        TypeTag::Struct if ty.variant_part.is_some() => {
+            value.variant().is_ok_and(|(_, payload)| plausible(target, &payload, depth + 1, budget))
+        }
+        TypeTag::Struct => ty.fields.iter().all(|field| {
+            let Some(field_type) = field.ty else { return true };
+            let Some(address) = value.address.checked_add(field.offset) else { return false };
+            target.value(field_type, address).is_ok_and(|field| plausible(target, &field, depth + 1, budget))
+        }),
+        _ => true,
     }
 }
 

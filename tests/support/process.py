@@ -14,6 +14,9 @@ class RunningFixture:
 
     def __init__(self, binary, mode, workdir, extra_args=(), env=None, core_dumps=False):
         self.manifest_path = os.path.join(workdir, "manifest.json")
+        # A manifest left from an earlier run would be taken for this one's.
+        if os.path.exists(self.manifest_path):
+            os.unlink(self.manifest_path)
         env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path, **(env or {}))
         self.process = subprocess.Popen(
             [binary, mode, *extra_args],

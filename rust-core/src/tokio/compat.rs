@@ -80,6 +80,7 @@ pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 /// then holds the pointer to X itself, and X is the future.
 pub const BLOCK_ON_BY_VALUE_FRAME: &str = "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
 pub const MUT_REFERENCE_PREFIX: &str = "&mut ";
+pub const NON_NULL_PREFIX: &str = "core::ptr::non_null::NonNull<";
 
 /// The `PollFn` that `select!`/`join!`/`try_join!` await: core's (tokio 1.41+), tokio's own
 /// (before), and the futures crate's.

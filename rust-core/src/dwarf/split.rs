@@ -44,9 +44,15 @@ pub(super) fn load(
             result.units.push(None);
             continue;
         };
-        if let Some(dwp) = &dwp {
-            if let Some(dwarf) = dwp.find_cu(dwo_id, main)? {
-                result.units.push(split_unit(dwarf, skeleton, dwo_id)?);
+        if let (Some(dwp), Some(path)) = (&dwp, package) {
+            let in_package = || -> Result<Option<SplitUnit>> {
+                match dwp.find_cu(dwo_id, main)? {
+                    Some(dwarf) => split_unit(dwarf, skeleton, dwo_id),
+                    None => Ok(None),
+                }
+            };
+            if let Some(unit) = in_package().map_err(|error| error.context(path.display()))? {
+                result.units.push(Some(unit));
                 continue;
             }
         }

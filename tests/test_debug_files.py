@@ -86,8 +86,11 @@ def assert_lldb14_without_zstd(report, manifest, run):
     assert report["errors"] == []
 
 
-def test_dwarf5(debugger, tmp_path):
-    report, manifest, _ = report_at_checkpoint(debugger, tmp_path, build.dwarf5_fixture())
+@pytest.mark.parametrize("profile", ["dev", "split-unpacked"])
+def test_dwarf5(debugger, tmp_path, profile):
+    """DWARF 5 forms (strx, addrx, rnglistx, loclists, v5 line tables), and split into
+    .dwo files the DWARF 5 way (skeleton units, DW_AT_dwo_name)."""
+    report, manifest, _ = report_at_checkpoint(debugger, tmp_path, build.dwarf5_fixture("tokio-app", profile))
     assert_breakpoint_report(report, manifest, "dev")
 
 

@@ -158,10 +158,10 @@ fn compressed_debug_sections_zlib_and_zstd() {
 }
 
 /// The fixture built by the nightly toolchain with `-Zdwarf-version=5`, in its own target dir.
-fn dwarf5_fixture() -> PathBuf {
+fn dwarf5_fixture(profile: &str) -> PathBuf {
     let target = common::repo_root().join("target").join("fixtures-dwarf5");
     let status = Command::new("cargo")
-        .args(["+nightly", "build", "--quiet", "-p", "tokio-app", "--target-dir"])
+        .args(["+nightly", "build", "--quiet", "-p", "tokio-app", "--profile", profile, "--target-dir"])
         .arg(&target)
         .current_dir(common::repo_root().join("tests").join("fixtures"))
         .env("RUSTFLAGS", "-Zdwarf-version=5")
@@ -173,12 +173,12 @@ fn dwarf5_fixture() -> PathBuf {
         .status()
         .expect("cargo +nightly runs");
     assert!(status.success(), "building the DWARF 5 fixture failed");
-    target.join("debug").join("tokio-app")
+    target.join(if profile == "dev" { "debug" } else { profile }).join("tokio-app")
 }
 
 #[test]
 fn dwarf5_units_give_layouts_lines_and_the_context() {
-    let binary = dwarf5_fixture();
+    let binary = dwarf5_fixture("dev");
     // Sections only DWARF 5 has (std's own units stay DWARF 4: it is not rebuilt).
     let sections = Command::new("readelf").arg("-S").arg("-W").arg(&binary).output().unwrap();
     let sections = String::from_utf8_lossy(&sections.stdout);
@@ -202,4 +202,11 @@ fn dwarf5_units_give_layouts_lines_and_the_context() {
     let expected: Vec<String> = dev_answers().into_iter().filter(|line| !line.starts_with("call at")).collect();
     let got: Vec<String> = answers(&debug).into_iter().filter(|line| !line.starts_with("call at")).collect();
     assert_eq!(got, expected);
+}
+
+#[test]
+fn dwarf5_split_units_give_the_dwarf5_answers() {
+    // DWARF 5's own split form: DW_UT_skeleton units naming .dwo files by DW_AT_dwo_name.
+    let expected = answers(&DebugInfo::load(&dwarf5_fixture("dev")).unwrap());
+    assert_same_answers(&dwarf5_fixture("split-unpacked"), &expected);
 }

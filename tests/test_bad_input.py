@@ -37,7 +37,7 @@ def test_program_not_started(debugger):
 
 @pytest.mark.parametrize("profile", ["linetables", "limited"])
 def test_no_dwarf_types(debugger, profile):
-    """debug = "line-tables-only" and debug = "limited": no types, one line."""
+    """debug = "line-tables-only" and "limited": DWARF without types."""
     binary = build.fixture("tokio-app", profile)
     run = at_checkpoint(debugger, binary, ["breakpoint"])
     assert run.error_lines() == [
@@ -50,8 +50,11 @@ def test_stripped_binary_attached(debugger, tmp_path):
     binary = build.stripped_fixture()
     with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
         run = debugger.run_steps(["async bt all", debugger.echo(ALIVE)], pid=fixture.pid)
+    # Stripped of everything, with no debug file installed: the line names where one was looked for.
+    looked = build.build_id_path("/usr/lib/debug", binary)
     assert run.error_lines() == [
-        "tokio-async: %s cannot be inspected: it has no DWARF debug information %s" % (binary, REBUILD_HINT)
+        "tokio-async: %s cannot be inspected: it has no DWARF debug information %s; no separate debug file at %s"
+        % (binary, REBUILD_HINT, looked)
     ]
     assert_still_working(run)
 

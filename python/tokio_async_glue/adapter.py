@@ -69,6 +69,11 @@ class DebuggerAdapter:
     def executable_path(self) -> Optional[str]:
         raise NotImplementedError
 
+    def debug_file_directories(self) -> List[str]:
+        """Where the debugger looks for separate debug files (its own setting); the core
+        also looks in /usr/lib/debug."""
+        return []
+
     def entry_address(self) -> Optional[int]:
         """The program's entry point as loaded, to derive the load bias."""
         raise NotImplementedError

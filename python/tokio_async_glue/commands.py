@@ -44,16 +44,17 @@ def parse_arguments(argument_string: str) -> Tuple[bool, bool, bool]:
     return show_all, full, as_json
 
 
-def load_binary(path: str):
-    """The core's parsed view of an executable, cached while the file is unchanged."""
+def load_binary(path: str, debug_dirs=()):
+    """The core's parsed view of an executable, cached while the file and the debugger's
+    debug-file directories are unchanged."""
     core = _core()
     try:
         stat = os.stat(path)
     except OSError as error:
         raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
-    key = (path, stat.st_mtime_ns, stat.st_size)
+    key = (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
     if key not in _binaries:
-        binary, failure = core.load_binary(path)
+        binary, failure = core.load_binary(path, list(debug_dirs))
         if failure is not None:
             raise UserError(failure[1])
         _binaries.clear()
@@ -69,7 +70,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     if not path:
         raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
     core = _core()
-    binary = load_binary(path)
+    binary = load_binary(path, adapter.debug_file_directories())
     entry = adapter.entry_address()
     if entry is None:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")

@@ -22,6 +22,13 @@ class GdbAdapter(DebuggerAdapter):
         progspace = self.inferior.progspace
         return progspace.filename if progspace is not None else None
 
+    def debug_file_directories(self):
+        try:
+            value = gdb.parameter("debug-file-directory")
+        except (gdb.error, RuntimeError):
+            return []
+        return [directory for directory in (value or "").split(os.pathsep) if directory]
+
     def entry_address(self):
         try:
             text = gdb.execute("info auxv", to_string=True)

@@ -3,6 +3,7 @@
 view of Rust types (LLDB cannot represent Rust enums)."""
 
 import os
+import re
 import traceback
 
 import lldb
@@ -16,6 +17,7 @@ STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
 
 class LldbAdapter(DebuggerAdapter):
     def __init__(self, debugger, exe_ctx=None):
+        self.debugger = debugger
         self.target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() else None
         if self.target is None:
             self.target = debugger.GetSelectedTarget()
@@ -40,6 +42,14 @@ class LldbAdapter(DebuggerAdapter):
     def executable_path(self):
         spec = self.target.GetExecutable()
         return spec.fullpath if spec.IsValid() else None
+
+    def debug_file_directories(self):
+        # A file-list setting reads back as one string, "  [0]: /a  [1]: /b".
+        values = lldb.SBDebugger.GetInternalVariableValue(
+            "target.debug-file-search-paths", self.debugger.GetInstanceName()
+        )
+        text = " ".join(values.GetStringAtIndex(i) for i in range(values.GetSize()))
+        return [path.strip() for path in re.split(r"\s*\[\d+\]: ", text) if path.strip()]
 
     def entry_address(self):
         module = self._executable_module()

@@ -43,6 +43,14 @@ pub struct Request {
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
+    // Split units that were not found may be why nothing could be read: say so on the line.
+    inspect_with_debug_info(debug, memory, load_bias, request).map_err(|error| match debug.load_problems.is_empty() {
+        true => error,
+        false => Error { kind: error.kind, message: format!("{} ({})", error.message, debug.load_problems.join("; ")) },
+    })
+}
+
+fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
     let memory = WithExecutable { inner: memory, debug, load_bias };
     let target = Target { debug, memory: &memory, load_bias };
     let (threads, runtimes) = read_threads(&target, request)?;
@@ -56,6 +64,8 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
         .collect();
     let mut report =
         Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
+    // Split units whose files are missing: the report is still made, without their types.
+    report.errors.extend(debug.load_problems.iter().cloned());
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
     let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
     report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);

@@ -109,7 +109,18 @@ fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<Strin
     if demangled_segments.len() <= tail.len() {
         return dwarf_path.to_vec();
     }
-    let head = &demangled_segments[..demangled_segments.len() - tail.len()];
+    let mut head = &demangled_segments[..demangled_segments.len() - tail.len()];
+    // v0 mangling (nightly's default) writes an inherent impl's type as `<app::Service>`,
+    // where the legacy scheme writes `app::Service`: read both alike.
+    let inherent: Vec<&str>;
+    if let [only] = head {
+        if let Some(inner) = only.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')) {
+            if !inner.contains(" as ") {
+                inherent = split_path(inner);
+                head = &inherent;
+            }
+        }
+    }
     head.iter().map(|s| s.to_string()).chain(tail.iter().cloned()).collect()
 }
 
@@ -209,6 +220,17 @@ mod tests {
             replace_impl_segments(&path, linkage).join("::"),
             "tokio::sync::mutex::Mutex<T>::lock::{async_fn#0}"
         );
+    }
+
+    #[test]
+    fn inherent_impls_read_alike_in_v0_and_legacy_mangling() {
+        let path: Vec<String> =
+            ["tokio_app", "{impl#0}", "serve", "{async_fn#0}"].iter().map(|s| s.to_string()).collect();
+        // `<tokio_app::Service>::serve::{closure#0}` in v0.
+        let v0 = "_RNCNvMCs3NPwzK4SogI_9tokio_appNtB4_7Service5serve0B4_";
+        assert_eq!(replace_impl_segments(&path, v0).join("::"), "tokio_app::Service::serve::{async_fn#0}");
+        let legacy = "_ZN9tokio_app7Service5serve28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
+        assert_eq!(replace_impl_segments(&path, legacy).join("::"), "tokio_app::Service::serve::{async_fn#0}");
     }
 
     #[test]

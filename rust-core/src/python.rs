@@ -2,7 +2,7 @@
 //! integers; no Rust panic and no Rust error reaches Python as an exception.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
 
 use pyo3::prelude::*;
@@ -77,10 +77,13 @@ fn outcome(result: Result<String>) -> Outcome {
     }
 }
 
-/// Loads an executable's DWARF. Returns `(binary, None)` or `(None, (kind, message))`.
+/// Loads an executable's DWARF, looking for a separate debug file in `debug_dirs` (the
+/// debugger's own setting) and the system's. Returns `(binary, None)` or `(None, (kind, message))`.
 #[pyfunction]
-fn load_binary(py: Python<'_>, path: String) -> (Option<Py<Binary>>, Option<Outcome>) {
-    match guarded(|| DebugInfo::load(Path::new(&path))) {
+#[pyo3(signature = (path, debug_dirs=Vec::new()))]
+fn load_binary(py: Python<'_>, path: String, debug_dirs: Vec<String>) -> (Option<Py<Binary>>, Option<Outcome>) {
+    let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
+    match guarded(|| DebugInfo::load_searching(Path::new(&path), &debug_dirs)) {
         Ok(debug) => match Py::new(py, Binary { debug: Arc::new(debug) }) {
             Ok(binary) => (Some(binary), None),
             Err(error) => (None, Some(("internal".into(), error.to_string()))),

@@ -5,17 +5,19 @@ import os
 import shutil
 import subprocess
 
-from .paths import FIXTURE_TARGET, FIXTURES, TASKDUMP_TARGET
+from .paths import DWARF5_TARGET, FIXTURE_TARGET, FIXTURES, TASKDUMP_TARGET
 
-PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables", "limited": "limited"}
+PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables"}
+# Separate debug files and compressed sections, made from the dev build by objcopy.
+DEBUG_FILE_VARIANTS = os.path.join(FIXTURE_TARGET, "debug-files")
 
 
-def _cargo(args, target_dir, extra_env=None):
+def _cargo(args, target_dir, extra_env=None, toolchain=None):
     env = dict(os.environ)
     env.pop("RUSTFLAGS", None)
     env.update(extra_env or {})
     result = subprocess.run(
-        ["cargo", "build", "--quiet", "--target-dir", target_dir] + args,
+        ["cargo"] + (["+" + toolchain] if toolchain else []) + ["build", "--quiet", "--target-dir", target_dir] + args,
         cwd=FIXTURES,
         env=env,
         stdout=subprocess.PIPE,
@@ -28,9 +30,9 @@ def _cargo(args, target_dir, extra_env=None):
 
 @functools.lru_cache(maxsize=None)
 def fixture(program: str = "tokio-app", profile: str = "dev") -> str:
-    """Path of a fixture binary built in `profile` (dev, release, linetables, limited)."""
+    """Path of a fixture binary built in `profile` (dev, release, linetables)."""
     _cargo(["-p", program, "--profile", profile], FIXTURE_TARGET)
-    return os.path.join(FIXTURE_TARGET, PROFILE_DIRS[profile], program)
+    return os.path.join(FIXTURE_TARGET, PROFILE_DIRS.get(profile, profile), program)
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,3 +55,85 @@ def stripped_fixture() -> str:
     subprocess.run(["strip", "--strip-all", stripped], check=True)
     os.chmod(stripped, 0o755)
     return stripped
+
+
+@functools.lru_cache(maxsize=None)
+def dwarf5_fixture(program: str = "tokio-app", profile: str = "dev") -> str:
+    """A fixture built by the nightly toolchain with DWARF 5, in its own target dir since
+    it needs other RUSTFLAGS (std stays DWARF 4: it is not rebuilt)."""
+    _cargo(["-p", program, "--profile", profile], DWARF5_TARGET, {"RUSTFLAGS": "-Zdwarf-version=5"}, toolchain="nightly")
+    return os.path.join(DWARF5_TARGET, PROFILE_DIRS.get(profile, profile), program)
+
+
+def build_id(binary: str) -> str:
+    """The binary's GNU build id, in hex."""
+    notes = subprocess.run(["readelf", "-n", binary], check=True, stdout=subprocess.PIPE, text=True).stdout
+    [build_id] = [line.split(":", 1)[1].strip() for line in notes.splitlines() if "Build ID:" in line]
+    return build_id
+
+
+def build_id_path(debug_dir: str, binary: str) -> str:
+    """Where a debugger looks for the binary's debug file by build id."""
+    build_id_hex = build_id(binary)
+    return os.path.join(debug_dir, ".build-id", build_id_hex[:2], build_id_hex[2:] + ".debug")
+
+
+def _fresh_copy(variant: str, program: str = "tokio-app") -> str:
+    directory = os.path.join(DEBUG_FILE_VARIANTS, variant)
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    binary = os.path.join(directory, program)
+    shutil.copyfile(fixture(program, "dev"), binary)
+    os.chmod(binary, 0o755)
+    return binary
+
+
+@functools.lru_cache(maxsize=None)
+def separate_debug_fixture(layout: str):
+    """The dev tokio-app with its DWARF moved to a separate file (objcopy --only-keep-debug);
+    returns (binary, debug directory the debugger must be told about, or None).
+
+    - `debuglink`: `strip --strip-debug` + `.gnu_debuglink`, the debug file next to the binary;
+    - `debuglink-subdir`: the same, the debug file in the binary's `.debug/` directory;
+    - `debuglink-debug-dir`: the same, the debug file in `<debug dir>/<binary's dir>/`;
+    - `build-id`: `strip --strip-all` (no symbols left either), no debuglink, the debug
+      file at `<debug dir>/.build-id/xx/rest.debug`."""
+    binary = _fresh_copy(layout)
+    directory = os.path.dirname(binary)
+    debug_dir = os.path.join(directory, "debug-dir")
+    scratch = binary + ".debug"
+    subprocess.run(["objcopy", "--only-keep-debug", binary, scratch], check=True)
+    if layout == "build-id":
+        subprocess.run(["strip", "--strip-all", binary], check=True)
+        final = build_id_path(debug_dir, binary)
+    else:
+        subprocess.run(["strip", "--strip-debug", binary], check=True)
+        # The link records the file's name and CRC; where it is found is up to the search.
+        subprocess.run(["objcopy", "--add-gnu-debuglink=" + scratch, binary], check=True)
+        final = {
+            "debuglink": scratch,
+            "debuglink-subdir": os.path.join(directory, ".debug", "tokio-app.debug"),
+            "debuglink-debug-dir": os.path.join(debug_dir, directory.lstrip("/"), "tokio-app.debug"),
+        }[layout]
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    os.replace(scratch, final)
+    return binary, (debug_dir if layout in ("build-id", "debuglink-debug-dir") else None)
+
+
+@functools.lru_cache(maxsize=None)
+def compressed_fixture(kind: str) -> str:
+    """The dev tokio-app with its debug sections compressed by objcopy (`zlib` or `zstd`)."""
+    binary = _fresh_copy("compressed-" + kind)
+    subprocess.run(["objcopy", "--compress-debug-sections=" + kind, binary], check=True)
+    return binary
+
+
+@functools.lru_cache(maxsize=None)
+def without_package_fixture() -> str:
+    """The split-packed tokio-app copied without its .dwp: its own units' DWARF is nowhere."""
+    binary = os.path.join(DEBUG_FILE_VARIANTS, "no-dwp", "tokio-app")
+    shutil.rmtree(os.path.dirname(binary), ignore_errors=True)
+    os.makedirs(os.path.dirname(binary))
+    shutil.copyfile(fixture("tokio-app", "split-packed"), binary)
+    os.chmod(binary, 0o755)
+    return binary

@@ -9,6 +9,8 @@ FIXTURE_SOURCE = os.path.join(FIXTURES, "tokio-app", "src", "main.rs")
 # so it gets its own (sharing would rebuild tokio on every switch).
 FIXTURE_TARGET = os.path.join(REPO, "target", "fixtures")
 TASKDUMP_TARGET = os.path.join(REPO, "target", "fixtures-taskdump")
+# The DWARF 5 variant is built by the nightly toolchain with other RUSTFLAGS.
+DWARF5_TARGET = os.path.join(REPO, "target", "fixtures-dwarf5")
 GDB_SCRIPT = os.path.join(REPO, "gdb-scripts", "tokio_async.py")
 LLDB_SCRIPT = os.path.join(REPO, "lldb-scripts", "tokio_async.py")
 EXTENSION = os.path.join(REPO, "python", "tokio_async_glue", "_core.abi3.so")

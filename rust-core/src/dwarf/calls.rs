@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use gimli::{constants, AttributeValue};
 
-use super::{DebugInfo, DieRef, Reader, SourceLocation, Unit};
+use super::{DebugInfo, DieRef, Reader, SourceLocation, UnitView};
 use crate::error::Result;
 
 /// One call made by a function's own code (not by functions inlined into it).
@@ -126,16 +126,16 @@ impl DebugInfo {
             let entry = root.entry();
             if signature.returns.is_none() {
                 signature.returns =
-                    entry.attr_value(constants::DW_AT_type).and_then(|value| self.attr_to_die(unit, value));
+                    entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
             }
             let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
                 .into_iter()
-                .find_map(|attr| entry.attr_value(attr).and_then(|value| self.attr_to_die(unit, value)));
+                .find_map(|attr| entry.attr_value(attr).and_then(|value| unit.attr_die(value)));
             let mut children = root.children();
             while let Some(child) = children.next()? {
                 if child.entry().tag() == constants::DW_TAG_formal_parameter {
                     signature.first_parameter =
-                        child.entry().attr_value(constants::DW_AT_type).and_then(|value| self.attr_to_die(unit, value));
+                        child.entry().attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
                     break;
                 }
             }
@@ -181,18 +181,18 @@ impl DebugInfo {
     }
 
     fn inlined_copies(&self, origins: &HashMap<DieRef, String>, by_path: &mut HashMap<String, Vec<DieRef>>) -> Result<()> {
-        for (unit, &start) in self.units.iter().zip(&self.unit_starts) {
+        for unit in self.unit_views() {
             let mut cursor = unit.entries();
             while let Some(entry) = cursor.next_dfs()? {
                 if entry.tag() != constants::DW_TAG_inlined_subroutine {
                     continue;
                 }
-                let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| self.attr_to_die(unit, v))
+                let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v))
                 else {
                     continue;
                 };
                 if let Some(path) = origins.get(&origin) {
-                    by_path.entry(path.clone()).or_default().push(DieRef(start + entry.offset().0 as u64));
+                    by_path.entry(path.clone()).or_default().push(unit.die(entry.offset()));
                 }
             }
         }
@@ -203,7 +203,7 @@ impl DebugInfo {
         let (unit, offset) = self.unit_of(function)?;
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
-        let ranges = super::index::die_code_ranges(&self.dwarf, unit, root.entry());
+        let ranges = unit.code_ranges(root.entry());
         self.inlined_calls(unit, root, sites, 0)?;
         if self.elf.is_x86_64 {
             let calls = self.direct_calls(&ranges);
@@ -221,7 +221,7 @@ impl DebugInfo {
     /// through other inlined functions, whose call lines are in their own sources).
     fn inlined_calls(
         &self,
-        unit: &Unit,
+        unit: UnitView<'_>,
         node: gimli::EntriesTreeNode<'_, '_, Reader>,
         sites: &mut Vec<CallSite>,
         depth: u32,
@@ -235,14 +235,14 @@ impl DebugInfo {
             match entry.tag() {
                 constants::DW_TAG_lexical_block => self.inlined_calls(unit, child, sites, depth + 1)?,
                 constants::DW_TAG_inlined_subroutine => {
-                    let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| self.attr_to_die(unit, v));
+                    let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v));
                     let file = entry.attr_value(constants::DW_AT_call_file).and_then(|value| match value {
                         AttributeValue::FileIndex(index) => Some(index),
                         other => other.udata_value(),
                     });
                     let line = entry.attr_value(constants::DW_AT_call_line).and_then(|value| value.udata_value());
                     if let (Some(callee), Some(file), Some(line)) = (callee, file, line) {
-                        if let Some(file) = self.file_name(unit, file) {
+                        if let Some(file) = unit.file_name(file) {
                             sites.push(CallSite { callee, location: SourceLocation { file, line } });
                         }
                     }
@@ -305,9 +305,10 @@ impl DebugInfo {
 
     /// The line-table row of each address (sorted or not), from one pass over the unit's
     /// line program.
-    fn lines_at(&self, unit: &Unit, addresses: Vec<u64>) -> Result<Vec<Option<SourceLocation>>> {
+    fn lines_at(&self, unit: UnitView<'_>, addresses: Vec<u64>) -> Result<Vec<Option<SourceLocation>>> {
         let mut found: Vec<Option<(u64, u64)>> = vec![None; addresses.len()];
-        let Some(program) = unit.line_program.clone() else { return Ok(vec![None; addresses.len()]) };
+        // A split unit's addresses are in its skeleton's line table.
+        let Some(program) = unit.line_unit.line_program.clone() else { return Ok(vec![None; addresses.len()]) };
         let mut sorted: Vec<(u64, usize)> = addresses.iter().enumerate().map(|(slot, &address)| (address, slot)).collect();
         sorted.sort_unstable();
         let mut rows = program.rows();
@@ -330,7 +331,7 @@ impl DebugInfo {
         }
         Ok(found
             .into_iter()
-            .map(|slot| slot.and_then(|(file, line)| Some(SourceLocation { file: self.file_name(unit, file)?, line })))
+            .map(|slot| slot.and_then(|(file, line)| Some(SourceLocation { file: unit.file_name(file)?, line })))
             .collect())
     }
 }

@@ -3,8 +3,7 @@
 
 use gimli::constants;
 
-use super::index::die_code_ranges;
-use super::{types, DebugInfo, DieRef, Reader, Unit};
+use super::{types, DebugInfo, DieRef, Reader, UnitView};
 use crate::error::Result;
 
 /// One function active at an address (the subprogram itself or an inlined call in it).
@@ -45,7 +44,7 @@ impl DebugInfo {
 
     fn collect_inlined(
         &self,
-        unit: &Unit,
+        unit: UnitView<'_>,
         node: gimli::EntriesTreeNode<'_, '_, Reader>,
         address: u64,
         chain: &mut Vec<FunctionAt>,
@@ -61,7 +60,7 @@ impl DebugInfo {
             if tag != constants::DW_TAG_inlined_subroutine && tag != constants::DW_TAG_lexical_block {
                 continue;
             }
-            let ranges = die_code_ranges(&self.dwarf, unit, entry);
+            let ranges = unit.code_ranges(entry);
             let covers = ranges.iter().any(|&(start, end)| start <= address && address < end);
             if tag == constants::DW_TAG_lexical_block {
                 if covers {
@@ -80,7 +79,7 @@ impl DebugInfo {
             if covers {
                 let origin = entry
                     .attr_value(constants::DW_AT_abstract_origin)
-                    .and_then(|value| self.attr_to_die(unit, value));
+                    .and_then(|value| unit.attr_die(value));
                 if let Some(function) = origin.and_then(|origin| self.function_of(origin)) {
                     chain.push(function);
                 }

@@ -1,9 +1,11 @@
 //! Facts from the ELF container: sections for gimli, the TLS segment, and symbol names.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 
+use super::Reader;
 use crate::error::{Error, ErrorKind, Result};
 
 #[derive(Debug, Clone, Copy)]
@@ -42,15 +44,7 @@ impl ElfFacts {
             _ => return Err(Error::new(ErrorKind::Binary, "only ELF executables are supported")),
         };
         let mut symbols = HashMap::new();
-        for symbol in object.symbols().chain(object.dynamic_symbols()) {
-            // Not `is_definition()`: it leaves out thread-local symbols, which we need.
-            if symbol.is_undefined() {
-                continue;
-            }
-            if let Ok(name) = symbol.name() {
-                symbols.entry(name.to_string()).or_insert(symbol.address());
-            }
-        }
+        add_symbols(&mut symbols, object);
         let code_sections: Vec<(u64, u64, u64)> = object
             .sections()
             .filter(|section| section.kind() == object::SectionKind::Text)
@@ -61,6 +55,24 @@ impl ElfFacts {
             .collect();
         let is_x86_64 = object.architecture() == object::Architecture::X86_64;
         Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64, read_only_segments })
+    }
+
+    /// Takes the symbols of a separate debug file the executable lacks: one stripped with
+    /// `--strip-all` keeps only `.dynsym`, its debug file the whole `.symtab`.
+    pub fn add_symbols_from(&mut self, debug_file: &object::File<'_>) {
+        add_symbols(&mut self.symbols, debug_file);
+    }
+}
+
+fn add_symbols(symbols: &mut HashMap<String, u64>, object: &object::File<'_>) {
+    for symbol in object.symbols().chain(object.dynamic_symbols()) {
+        // Not `is_definition()`: it leaves out thread-local symbols, which we need.
+        if symbol.is_undefined() {
+            continue;
+        }
+        if let Ok(name) = symbol.name() {
+            symbols.entry(name.to_string()).or_insert(symbol.address());
+        }
     }
 }
 
@@ -116,11 +128,55 @@ fn read_only_segments<Elf: object::read::elf::FileHeader>(
         .collect()
 }
 
-/// A section's bytes, decompressed; empty if the section is absent.
+/// A section's bytes, decompressed (`SHF_COMPRESSED` with zlib or zstd, or GNU's
+/// `.zdebug_*`); empty if the section is absent or has no bytes in this file (`NOBITS`).
 pub fn section_data(object: &object::File<'_>, name: &str) -> Result<Vec<u8>> {
     let Some(section) = object.section_by_name(name) else { return Ok(Vec::new()) };
+    if section.file_range().is_none() {
+        return Ok(Vec::new());
+    }
     section
         .uncompressed_data()
         .map(|data| data.into_owned())
         .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot read section {name}: {error}")))
+}
+
+/// Whether the object carries DWARF of its own (a `.debug_info` with bytes in the file).
+pub fn has_dwarf(object: &object::File<'_>) -> bool {
+    object.section_by_name(".debug_info").is_some_and(|section| section.file_range().is_some_and(|(_, size)| size > 0))
+}
+
+pub fn endian(object: &object::File<'_>) -> gimli::RunTimeEndian {
+    if object.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    }
+}
+
+/// Which of an object's sections gimli gets: an executable's (or its debug file's) own,
+/// or the `.dwo`-suffixed ones of a split DWARF file (`.dwo`, `.dwp`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SectionNames {
+    Main,
+    Split,
+}
+
+/// The bytes of one DWARF section as gimli reads them.
+pub fn dwarf_section(object: &object::File<'_>, id: gimli::SectionId, names: SectionNames) -> Result<Reader> {
+    let name = match names {
+        SectionNames::Main => Some(id.name()),
+        // Sections a split file never holds (.debug_addr, ...) come from the executable.
+        SectionNames::Split => id.dwo_name(),
+    };
+    let data = match name {
+        Some(name) => section_data(object, name)?,
+        None => Vec::new(),
+    };
+    Ok(gimli::EndianArcSlice::new(Arc::from(data), endian(object)))
+}
+
+/// The executable's (or its debug file's) DWARF.
+pub fn load_dwarf(object: &object::File<'_>) -> Result<gimli::Dwarf<Reader>> {
+    gimli::Dwarf::load(|id| dwarf_section(object, id, SectionNames::Main))
 }

@@ -5,9 +5,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use gimli::{constants, AttributeValue, Reader as _};
+use gimli::{constants, AttributeValue};
 
-use super::{DieRef, Reader, Unit};
+use super::{DieRef, Reader, UnitView};
 use crate::error::Result;
 
 /// A `#[thread_local]` variable whose location is an offset in the module's TLS block.
@@ -48,16 +48,16 @@ struct Scope {
 }
 
 impl Index {
-    pub(super) fn build(dwarf: &gimli::Dwarf<Reader>, units: &[Unit], unit_starts: &[u64]) -> Result<Index> {
+    pub(super) fn build<'a>(units: impl Iterator<Item = UnitView<'a>>) -> Result<Index> {
         let mut index = Index::default();
-        for (unit, &start) in units.iter().zip(unit_starts) {
-            index.add_unit(dwarf, unit, start)?;
+        for unit in units {
+            index.add_unit(unit)?;
         }
         index.code_ranges.sort_unstable();
         Ok(index)
     }
 
-    fn add_unit(&mut self, dwarf: &gimli::Dwarf<Reader>, unit: &Unit, unit_start: u64) -> Result<()> {
+    fn add_unit(&mut self, unit: UnitView<'_>) -> Result<()> {
         let root: Arc<str> = Arc::from("");
         let mut scopes: Vec<Scope> = Vec::new();
         let mut cursor = unit.entries();
@@ -71,11 +71,8 @@ impl Index {
                 None => (root.clone(), false),
             };
             let tag = entry.tag();
-            let die = DieRef(unit_start + entry.offset().0 as u64);
-            let name = || -> Option<String> {
-                let value = entry.attr_value(constants::DW_AT_name)?;
-                Some(dwarf.attr_string(unit, value).ok()?.to_string_lossy().ok()?.into_owned())
-            };
+            let die = unit.die(entry.offset());
+            let name = || entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
             let join = |name: &str| -> String {
                 if parent.is_empty() { name.to_string() } else { format!("{parent}::{name}") }
             };
@@ -104,23 +101,21 @@ impl Index {
                     child_scope = Some((path, in_function));
                 }
                 constants::DW_TAG_subprogram => {
-                    if let Some(AttributeValue::Addr(_) | AttributeValue::DebugAddrIndex(_)) =
-                        entry.attr_value(constants::DW_AT_low_pc)
+                    // `attr_address` reads DW_FORM_addr and, through .debug_addr, addrx.
+                    if let Some(address) = entry
+                        .attr_value(constants::DW_AT_low_pc)
+                        .and_then(|value| unit.dwarf.attr_address(unit.unit, value).ok().flatten())
+                        .filter(|&address| address != 0)
                     {
-                        let value = entry.attr_value(constants::DW_AT_low_pc).unwrap();
-                        if let Ok(address) = dwarf.attr_address(unit, value) {
-                            if let Some(address) = address.filter(|&a| a != 0) {
-                                self.subprograms.entry(address).or_insert(die);
-                            }
-                        }
+                        self.subprograms.entry(address).or_insert(die);
                     }
-                    for (start, end) in die_code_ranges(dwarf, unit, entry) {
+                    for (start, end) in unit.code_ranges(entry) {
                         self.code_ranges.push((start, end, die));
                     }
                     let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
                         .into_iter()
                         .find_map(|attr| entry.attr_value(attr))
-                        .and_then(|value| die_ref(unit, value));
+                        .and_then(|value| unit.attr_die(value));
                     if let Some(origin) = origin {
                         self.subprogram_origins.insert(die, origin);
                     }
@@ -129,9 +124,8 @@ impl Index {
                         if is_poll_name(&name) {
                             if let Some(path) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
-                                .and_then(|value| dwarf.attr_string(unit, value).ok())
-                                .and_then(|r| r.to_string_lossy().ok().map(|s| polled_type(&s)))
-                                .flatten()
+                                .and_then(|value| unit.attr_string(value))
+                                .and_then(|name| polled_type(&name))
                             {
                                 self.polled_types.insert(path);
                             }
@@ -139,8 +133,7 @@ impl Index {
                         if crate::names::is_coroutine_body_name(&name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
-                                .and_then(|value| dwarf.attr_string(unit, value).ok())
-                                .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()))
+                                .and_then(|value| unit.attr_string(value))
                             {
                                 // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
                                 let base = name.split('<').next().unwrap_or(&name);
@@ -153,27 +146,20 @@ impl Index {
                 constants::DW_TAG_variable if !in_function => {
                     if name().is_some_and(|name| FUTURE_VTABLE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))) {
                         if let (Some(address), Some(ty)) = (
-                            static_address(dwarf, entry, unit),
-                            entry.attr_value(constants::DW_AT_type).and_then(|value| die_ref(unit, value)),
+                            static_address(unit, entry),
+                            entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value)),
                         ) {
                             self.future_vtables.insert(address, ty);
                         }
                     }
-                    if let Some(tls_offset) = tls_offset(entry, unit) {
+                    if let Some(tls_offset) = tls_offset(unit, entry) {
                         if let Some(name) = name() {
                             let path = join(&name);
                             if path.starts_with("tokio::") {
                                 let linkage_name = entry
                                     .attr_value(constants::DW_AT_linkage_name)
-                                    .and_then(|value| dwarf.attr_string(unit, value).ok())
-                                    .and_then(|r| r.to_string_lossy().ok().map(|s| s.into_owned()));
-                                let ty = entry.attr_value(constants::DW_AT_type).and_then(|value| match value {
-                                    AttributeValue::UnitRef(o) => {
-                                        o.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64))
-                                    }
-                                    AttributeValue::DebugInfoRef(o) => Some(DieRef(o.0 as u64)),
-                                    _ => None,
-                                });
+                                    .and_then(|value| unit.attr_string(value));
+                                let ty = entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
                                 self.tls_variables.push(TlsVariable { path, linkage_name, ty, tls_offset });
                             }
                         }
@@ -268,31 +254,6 @@ impl Index {
     }
 }
 
-fn die_ref(unit: &Unit, value: AttributeValue<Reader>) -> Option<DieRef> {
-    match value {
-        AttributeValue::UnitRef(offset) => offset.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64)),
-        AttributeValue::DebugInfoRef(offset) => Some(DieRef(offset.0 as u64)),
-        _ => None,
-    }
-}
-
-/// The code ranges of a subprogram or inlined subroutine (`low_pc`/`high_pc` or `DW_AT_ranges`).
-pub(super) fn die_code_ranges(
-    dwarf: &gimli::Dwarf<Reader>,
-    unit: &Unit,
-    entry: &gimli::DebuggingInformationEntry<Reader>,
-) -> Vec<(u64, u64)> {
-    let mut ranges = Vec::new();
-    if let Ok(mut iter) = dwarf.die_ranges(unit, entry) {
-        while let Ok(Some(range)) = iter.next() {
-            if range.begin != 0 && range.begin < range.end {
-                ranges.push((range.begin, range.end));
-            }
-        }
-    }
-    ranges
-}
-
 /// Vtables of `dyn Future`, `dyn Stream` (the futures-core trait tokio-stream also uses) and
 /// `dyn http_body::Body` (boxed bodies, which may stream from a future of their own).
 const FUTURE_VTABLE_SUFFIXES: &[&str] = &[
@@ -316,28 +277,25 @@ fn polled_type(linkage_name: &str) -> Option<String> {
 }
 
 
-/// The link-time address of a static variable (`DW_OP_addr`/`DW_OP_addrx`); dead
-/// vtables are emitted at address 0 and are skipped.
-fn static_address(
-    dwarf: &gimli::Dwarf<Reader>,
-    entry: &gimli::DebuggingInformationEntry<Reader>,
-    unit: &Unit,
-) -> Option<u64> {
+/// The link-time address of a static variable (`DW_OP_addr`, or `DW_OP_addrx` through
+/// .debug_addr); dead vtables are emitted at address 0 and are skipped.
+fn static_address(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<u64> {
     let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
         return None;
     };
     let mut operations = expression.operations(unit.encoding());
     match operations.next().ok()?? {
         gimli::Operation::Address { address } => Some(address),
-        gimli::Operation::AddressIndex { index } => dwarf.address(unit, index).ok(),
+        gimli::Operation::AddressIndex { index } => unit.dwarf.address(unit.unit, index).ok(),
         _ => None,
     }
     .filter(|&address| address != 0)
 }
 
 /// `Some(offset)` for a variable located at "offset in this module's TLS block";
-/// `Some(None)` when it is thread-local but the offset is not a constant.
-fn tls_offset(entry: &gimli::DebuggingInformationEntry<Reader>, unit: &Unit) -> Option<Option<u64>> {
+/// `Some(None)` when it is thread-local but the offset is not a constant. Split DWARF keeps
+/// the offset in .debug_addr (`DW_OP_constx`, `DW_OP_GNU_const_index`).
+fn tls_offset(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<Option<u64>> {
     let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
         return None;
     };
@@ -347,6 +305,7 @@ fn tls_offset(entry: &gimli::DebuggingInformationEntry<Reader>, unit: &Unit) -> 
     while let Ok(Some(operation)) = operations.next() {
         match operation {
             gimli::Operation::UnsignedConstant { value } => constant = Some(value),
+            gimli::Operation::ConstantIndex { index } => constant = unit.dwarf.address(unit.unit, index).ok(),
             gimli::Operation::TLS => is_tls = true,
             _ => constant = None,
         }

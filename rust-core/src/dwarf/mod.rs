@@ -4,8 +4,10 @@
 
 mod calls;
 mod code;
+mod debug_files;
 mod elf;
 mod index;
+mod split;
 mod types;
 
 use std::collections::HashMap;
@@ -25,22 +27,135 @@ use crate::error::{Error, ErrorKind, Result};
 pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
 type Unit = gimli::Unit<Reader>;
 
-/// A DIE named by its offset in `.debug_info`, valid across compilation units.
+/// A DIE named by its offset in `.debug_info`, valid across compilation units. Split units
+/// each have a `.debug_info` of their own; each such section gets its own stretch of this
+/// one offset space (see `SectionSet::base`), so a `DieRef` names a DIE in any of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DieRef(pub u64);
+
+/// One set of DWARF sections: the executable's (or its debug file's), or a split unit's.
+struct SectionSet {
+    dwarf: gimli::Dwarf<Reader>,
+    /// Where its `.debug_info` starts in the `DieRef` space.
+    base: u64,
+}
+
+/// A compilation unit and the sections it is read from.
+struct LoadedUnit {
+    unit: Unit,
+    /// Position in `DebugInfo::sections`.
+    sections: usize,
+    /// A split unit's skeleton (in `sections[0]`): its line table and compilation
+    /// directory are the ones the split unit's file indices refer to.
+    skeleton: Option<Unit>,
+}
+
+/// One unit as the parsers use it: the unit, its sections and where its file names come from.
+#[derive(Clone, Copy)]
+pub(super) struct UnitView<'a> {
+    pub unit: &'a Unit,
+    pub dwarf: &'a gimli::Dwarf<Reader>,
+    base: u64,
+    /// The unit holding the line table (itself, or a split unit's skeleton) and its sections.
+    line_unit: &'a Unit,
+    line_dwarf: &'a gimli::Dwarf<Reader>,
+}
+
+impl std::ops::Deref for UnitView<'_> {
+    type Target = Unit;
+
+    fn deref(&self) -> &Unit {
+        self.unit
+    }
+}
+
+impl UnitView<'_> {
+    /// The start of this unit in the `DieRef` space.
+    fn start(&self) -> u64 {
+        self.base + self.unit.header.offset().0 as u64
+    }
+
+    fn die(&self, offset: gimli::UnitOffset<usize>) -> DieRef {
+        DieRef(self.start() + offset.0 as u64)
+    }
+
+    /// The DIE a reference attribute points at (in this unit, or anywhere in its `.debug_info`).
+    fn attr_die(&self, value: AttributeValue<Reader>) -> Option<DieRef> {
+        match value {
+            AttributeValue::UnitRef(offset) => Some(self.die(offset)),
+            AttributeValue::DebugInfoRef(offset) => Some(DieRef(self.base + offset.0 as u64)),
+            // Type units (DW_FORM_ref_sig8): rustc emits none.
+            _ => None,
+        }
+    }
+
+    fn attr_string(&self, value: AttributeValue<Reader>) -> Option<String> {
+        let reader = self.dwarf.attr_string(self.unit, value).ok()?;
+        Some(reader.to_string_lossy().ok()?.into_owned())
+    }
+
+    /// The source file named by a `DW_AT_decl_file`/`DW_AT_call_file` index (or a line-table
+    /// row's), as the DWARF spells it (joined to its directory unless that is the
+    /// compilation directory).
+    fn file_name(&self, index: u64) -> Option<String> {
+        let (unit, dwarf) = (self.line_unit, self.line_dwarf);
+        let line_string = |value| -> Option<String> {
+            let reader = dwarf.attr_string(unit, value).ok()?;
+            Some(reader.to_string_lossy().ok()?.into_owned())
+        };
+        let program = unit.line_program.as_ref()?;
+        let header = program.header();
+        let file = header.file(index)?;
+        let name = line_string(file.path_name())?;
+        if name.starts_with('/') {
+            return Some(name);
+        }
+        let comp_dir = unit.comp_dir.as_ref().and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
+        let directory = file.directory(header).and_then(line_string);
+        let joined = match directory {
+            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => format!("{dir}/{name}"),
+            _ => name,
+        };
+        // A dependency compiled in its own crate directory: keep that directory, which
+        // names the crate and its version.
+        match comp_dir {
+            Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => Some(format!("{dir}/{joined}")),
+            _ => Some(joined),
+        }
+    }
+
+    /// The code ranges of a subprogram or inlined subroutine (`low_pc`/`high_pc` or `DW_AT_ranges`).
+    fn code_ranges(&self, entry: &gimli::DebuggingInformationEntry<Reader>) -> Vec<(u64, u64)> {
+        let mut ranges = Vec::new();
+        if let Ok(mut iter) = self.dwarf.die_ranges(self.unit, entry) {
+            while let Ok(Some(range)) = iter.next() {
+                if range.begin != 0 && range.begin < range.end {
+                    ranges.push((range.begin, range.end));
+                }
+            }
+        }
+        ranges
+    }
+}
 
 /// One executable's debug information, loaded once and shared by every command.
 pub struct DebugInfo {
     pub path: PathBuf,
+    /// The separate debug file the DWARF came from, if not from the executable itself.
+    pub debug_file: Option<PathBuf>,
     pub elf: ElfFacts,
-    dwarf: gimli::Dwarf<Reader>,
-    units: Vec<Unit>,
-    /// `.debug_info` offset of each unit in `units`, ascending.
+    /// `[0]`: the executable's DWARF (or its debug file's); then one set per split unit.
+    sections: Vec<SectionSet>,
+    /// Ordered by start in the `DieRef` space.
+    units: Vec<LoadedUnit>,
+    /// Start of each unit in `units` in the `DieRef` space, ascending.
     unit_starts: Vec<u64>,
     pub index: Index,
     /// The tokio the executable was built with, from its compilation unit's source path
     /// (`…/tokio-1.54.1/src/lib.rs`); `None` when the path names no version (vendored).
     pub tokio_version: Option<String>,
+    /// What loading could not find but did without (split units whose files are missing).
+    pub load_problems: Vec<String>,
     type_cache: Mutex<HashMap<DieRef, Arc<TypeInfo>>>,
     /// The executable itself, for the machine code of functions.
     file_bytes: memmap2::Mmap,
@@ -54,8 +169,20 @@ pub struct DebugInfo {
     poll_call_lines: Mutex<HashMap<(String, String), Option<SourceLocation>>>,
 }
 
+/// How many missing `.dwo` files an error names.
+const MISSING_NAMED: usize = 3;
+
 impl DebugInfo {
+    /// Loads the executable's DWARF, looking for a separate debug file only in
+    /// `SYSTEM_DEBUG_DIR`.
     pub fn load(path: &Path) -> Result<DebugInfo> {
+        DebugInfo::load_searching(path, &[])
+    }
+
+    /// Loads the executable's DWARF: its own, or a separate debug file's (searched in
+    /// `debug_dirs`, then `SYSTEM_DEBUG_DIR`), with the split units a `.dwp` or `.dwo`
+    /// files hold. Code, symbols and the TLS segment are always the executable's.
+    pub fn load_searching(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
         let file = std::fs::File::open(path)
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot open {}: {error}", path.display())))?;
         // SAFETY: the executable is mapped read-only; a concurrent rewrite of it would only
@@ -64,44 +191,64 @@ impl DebugInfo {
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot map {}: {error}", path.display())))?;
         let object = object::File::parse(&*map)
             .map_err(|error| Error::new(ErrorKind::Binary, format!("{} is not an executable: {error}", path.display())))?;
-        let elf = ElfFacts::read(&object)?;
-        let endian = if object::Object::is_little_endian(&object) {
-            gimli::RunTimeEndian::Little
+        let mut elf = ElfFacts::read(&object)?;
+        let mut debug_file = None;
+        let main = if elf::has_dwarf(&object) {
+            elf::load_dwarf(&object)?
         } else {
-            gimli::RunTimeEndian::Big
+            let search = debug_files::search(path, &object, debug_dirs);
+            let Some(found) = search.found else {
+                let looked = match search.looked.is_empty() {
+                    true => "it has neither a build id nor a .gnu_debuglink to find a separate debug file by".to_string(),
+                    false => format!("no separate debug file at {}", search.looked.join(", ")),
+                };
+                return Err(no_type_info(path, "it has no DWARF debug information", &looked));
+            };
+            let debug_object = object::File::parse(&*found.map).map_err(|error| {
+                Error::new(ErrorKind::Binary, format!("{} is not an object file: {error}", found.path.display()))
+            })?;
+            elf.add_symbols_from(&debug_object);
+            let dwarf = elf::load_dwarf(&debug_object)?;
+            debug_file = Some(found.path);
+            dwarf
         };
-        let dwarf = gimli::Dwarf::load(|id| -> Result<Reader> {
-            let data = elf::section_data(&object, id.name())?;
-            Ok(gimli::EndianArcSlice::new(Arc::from(data), endian))
-        })?;
-        if dwarf.debug_info.reader().is_empty() {
-            return Err(no_type_info(path, "it has no DWARF debug information"));
+        drop(object);
+        if main.debug_info.reader().is_empty() {
+            return Err(no_type_info(path, "it has no DWARF debug information", ""));
         }
+
+        let mut sections = vec![SectionSet { base: 0, dwarf: main }];
         let mut units = Vec::new();
-        let mut unit_starts = Vec::new();
-        let mut headers = dwarf.units();
+        let mut headers = sections[0].dwarf.units();
         while let Some(header) = headers.next()? {
-            let start = header.offset().0 as u64;
-            unit_starts.push(start);
-            units.push(dwarf.unit(header)?);
+            let unit = sections[0].dwarf.unit(header)?;
+            units.push(LoadedUnit { unit, sections: 0, skeleton: None });
         }
-        let index = Index::build(&dwarf, &units, &unit_starts)?;
-        let tokio_version = units.iter().find_map(|unit| {
-            let name = unit.name.as_ref()?.to_string_lossy().ok()?;
+        let load_problems = load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
+
+        let unit_starts: Vec<u64> = units.iter().map(|unit| view(&sections, unit).start()).collect();
+        let index = Index::build(units.iter().map(|unit| view(&sections, unit)))?;
+        let tokio_version = units.iter().find_map(|loaded| {
+            let name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
             crate::names::crate_version(&name, "tokio")
         });
         if index.type_count() == 0 {
-            return Err(no_type_info(path, "its DWARF has no type information"));
+            let why = match load_problems.first() {
+                Some(problem) => format!("its DWARF has no type information: {problem}"),
+                None => "its DWARF has no type information".to_string(),
+            };
+            return Err(no_type_info(path, &why, ""));
         }
-        drop(object);
         Ok(DebugInfo {
             path: path.to_path_buf(),
+            debug_file,
             elf,
-            dwarf,
+            sections,
             units,
             unit_starts,
             index,
             tokio_version,
+            load_problems,
             type_cache: Mutex::default(),
             file_bytes: map,
             call_sites: Mutex::default(),
@@ -126,17 +273,28 @@ impl DebugInfo {
         })
     }
 
-    fn unit_of(&self, die: DieRef) -> Result<(&Unit, gimli::UnitOffset<usize>)> {
+    fn view<'a>(&'a self, unit: &'a LoadedUnit) -> UnitView<'a> {
+        view(&self.sections, unit)
+    }
+
+    /// Every unit, in `DieRef` order.
+    fn unit_views(&self) -> impl Iterator<Item = UnitView<'_>> {
+        self.units.iter().map(|unit| self.view(unit))
+    }
+
+    fn unit_of(&self, die: DieRef) -> Result<(UnitView<'_>, gimli::UnitOffset<usize>)> {
         let position = match self.unit_starts.binary_search(&die.0) {
             Ok(position) => position,
             Err(0) => return Err(Error::layout(format!("DIE {:#x} lies before the first unit", die.0))),
             Err(position) => position - 1,
         };
-        let unit = &self.units[position];
-        let offset = gimli::DebugInfoOffset(die.0 as usize)
-            .to_unit_offset(&unit.header)
+        let view = self.view(&self.units[position]);
+        let offset = die
+            .0
+            .checked_sub(view.base)
+            .and_then(|local| gimli::DebugInfoOffset(local as usize).to_unit_offset(&view.unit.header))
             .ok_or_else(|| Error::layout(format!("DIE {:#x} lies outside every unit", die.0)))?;
-        Ok((unit, offset))
+        Ok((view, offset))
     }
 
     /// The layout of the type at `die`, after typedefs and qualifiers, parsed once.
@@ -172,51 +330,99 @@ impl DebugInfo {
         let Some(die) = self.index.subprogram_at(address) else { return Ok(None) };
         types::template_params_of_subprogram(self, die).map(Some)
     }
-
-    fn attr_to_die(&self, unit: &Unit, value: AttributeValue<Reader>) -> Option<DieRef> {
-        match value {
-            AttributeValue::UnitRef(offset) => offset.to_debug_info_offset(&unit.header).map(|o| DieRef(o.0 as u64)),
-            AttributeValue::DebugInfoRef(offset) => Some(DieRef(offset.0 as u64)),
-            _ => None,
-        }
-    }
-
-    fn attr_string(&self, unit: &Unit, value: AttributeValue<Reader>) -> Option<String> {
-        let reader = self.dwarf.attr_string(unit, value).ok()?;
-        Some(reader.to_string_lossy().ok()?.into_owned())
-    }
-
-    /// The source file named by a `DW_AT_decl_file` index in `unit`, as the DWARF spells it
-    /// (joined to its directory unless that is the compilation directory).
-    fn file_name(&self, unit: &Unit, index: u64) -> Option<String> {
-        let program = unit.line_program.as_ref()?;
-        let header = program.header();
-        let file = header.file(index)?;
-        let name = self.attr_string(unit, file.path_name())?;
-        if name.starts_with('/') {
-            return Some(name);
-        }
-        let comp_dir = unit.comp_dir.as_ref().and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
-        let directory = file.directory(header).and_then(|dir| self.attr_string(unit, dir));
-        let joined = match directory {
-            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => format!("{dir}/{name}"),
-            _ => name,
-        };
-        // A dependency compiled in its own crate directory: keep that directory, which
-        // names the crate and its version.
-        match comp_dir {
-            Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => Some(format!("{dir}/{joined}")),
-            _ => Some(joined),
-        }
-    }
 }
 
-fn no_type_info(path: &Path, why: &str) -> Error {
+fn view<'a>(sections: &'a [SectionSet], loaded: &'a LoadedUnit) -> UnitView<'a> {
+    let set = &sections[loaded.sections];
+    let (line_unit, line_dwarf) = match &loaded.skeleton {
+        Some(skeleton) => (skeleton, &sections[0].dwarf),
+        None => (&loaded.unit, &set.dwarf),
+    };
+    UnitView { unit: &loaded.unit, dwarf: &set.dwarf, base: set.base, line_unit, line_dwarf }
+}
+
+/// Replaces each skeleton unit in `units` by its split unit, each with a section set of its
+/// own placed after the last one in the `DieRef` space. Returns what could not be found.
+fn load_split_units(
+    executable: &Path,
+    debug_file: Option<&Path>,
+    sections: &mut Vec<SectionSet>,
+    units: &mut Vec<LoadedUnit>,
+) -> Result<Vec<String>> {
+    let skeleton_positions: Vec<usize> =
+        units.iter().enumerate().filter(|(_, loaded)| loaded.unit.dwo_id.is_some()).map(|(position, _)| position).collect();
+    if skeleton_positions.is_empty() {
+        return Ok(Vec::new());
+    }
+    // rustc's packed split debug info: `<executable>.dwp`; a debug file may have its own.
+    let mut packages = vec![with_suffix(executable, ".dwp")];
+    if let Some(debug_file) = debug_file {
+        packages.push(with_suffix(debug_file, ".dwp"));
+        packages.push(debug_file.with_extension("dwp"));
+    }
+    let executable_dir = executable.parent().unwrap_or(Path::new("."));
+    let skeletons: Vec<&Unit> = skeleton_positions.iter().map(|&position| &units[position].unit).collect();
+    let found = split::load(&sections[0].dwarf, &skeletons, &packages, executable_dir)?;
+    let mut next_base = sections[0].dwarf.debug_info.reader().len() as u64;
+    let mut split_units = Vec::new();
+    for (&position, split) in skeleton_positions.iter().zip(found.units) {
+        let Some(split) = split else { continue };
+        let base = next_base;
+        // One spare byte keeps an empty section's start from being the next one's.
+        next_base = base + split.dwarf.debug_info.reader().len() as u64 + 1;
+        sections.push(SectionSet { dwarf: split.dwarf, base });
+        split_units.push((position, LoadedUnit { unit: split.unit, sections: sections.len() - 1, skeleton: None }));
+    }
+    // Each skeleton found moves into its split unit, which goes to the end (its DieRefs are
+    // past every earlier one); skeletons not found stay, with nothing in them.
+    for (position, mut split) in split_units.into_iter().rev() {
+        let skeleton = units.remove(position);
+        split.skeleton = Some(skeleton.unit);
+        units.push(split);
+    }
+    units.sort_by_key(|loaded| view(sections, loaded).start());
+    if found.missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let package = match &found.package {
+        Some(package) => format!("not in {}", package.display()),
+        None => format!("no {}", packages[0].display()),
+    };
+    let mut dwo_files: Vec<String> = found.missing.iter().take(MISSING_NAMED).map(|path| path.display().to_string()).collect();
+    if found.missing.len() > MISSING_NAMED {
+        dwo_files.push(format!("and {} more", found.missing.len() - MISSING_NAMED));
+    }
+    let looked = format!("{package}, no {}", dwo_files.join(", "));
+    if found.missing.len() == skeleton_positions.len() {
+        return Err(Error::new(
+            ErrorKind::NoDebugInfo,
+            format!(
+                "{} cannot be inspected: its DWARF is split (-C split-debuginfo) and none of its {} split units was found: \
+                 {looked}; keep the .dwp next to the executable, or the .dwo files where the build wrote them",
+                executable.display(),
+                skeleton_positions.len()
+            ),
+        ));
+    }
+    Ok(vec![format!("split DWARF: {} of {} units not found: {looked}", found.missing.len(), skeleton_positions.len())])
+}
+
+/// `path` with `suffix` appended to its file name (`tokio-app` -> `tokio-app.dwp`).
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The one line for an executable without usable DWARF; `looked` says where else it was
+/// looked for, if anywhere.
+fn no_type_info(path: &Path, why: &str, looked: &str) -> Error {
+    let looked = if looked.is_empty() { String::new() } else { format!("; {looked}") };
     Error::new(
         ErrorKind::NoDebugInfo,
         format!(
             "{} cannot be inspected: {why} (stripped, or built with debug = \"line-tables-only\" or \"limited\"); \
-             rebuild with `debug = true` in its Cargo profile (for release: [profile.release] debug = true)",
+             rebuild with `debug = true` in its Cargo profile (for release: [profile.release] debug = true){looked}",
             path.display()
         ),
     )

@@ -3,7 +3,7 @@
 
 use gimli::{constants, AttributeValue};
 
-use super::{DebugInfo, DieRef, Reader, Unit};
+use super::{DebugInfo, DieRef, Reader, UnitView};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +90,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
     let entry = unit.entry(offset)?;
     let tag = match entry.tag() {
         constants::DW_TAG_typedef | constants::DW_TAG_const_type | constants::DW_TAG_volatile_type => {
-            let target = type_attr(debug, unit, &entry)
+            let target = type_attr(unit, &entry)
                 .ok_or_else(|| Error::layout(format!("qualifier DIE {:#x} has no type", die.0)))?;
             return parse_type(debug, target, chain + 1);
         }
@@ -102,7 +102,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
         constants::DW_TAG_array_type => TypeTag::Array,
         _ => TypeTag::Other,
     };
-    let own_name = entry.attr_value(constants::DW_AT_name).and_then(|value| debug.attr_string(unit, value));
+    let own_name = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
     let name = debug
         .index
         .type_name(die)
@@ -117,12 +117,12 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
         size,
         fields: Vec::new(),
         variant_part: None,
-        target: type_attr(debug, unit, &entry),
+        target: type_attr(unit, &entry),
         template_params: Vec::new(),
         enumerators: Vec::new(),
         containing_type: entry
             .attr_value(constants::DW_AT_containing_type)
-            .and_then(|value| debug.attr_to_die(unit, value)),
+            .and_then(|value| unit.attr_die(value)),
         array_len: None,
     };
     if info.tag == TypeTag::Pointer && info.size.is_none() {
@@ -138,15 +138,15 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
         let child_entry = child.entry();
         match child_entry.tag() {
             constants::DW_TAG_member => {
-                if let Some(field) = parse_member(debug, unit, child_entry) {
+                if let Some(field) = parse_member(unit, child_entry) {
                     info.fields.push(field);
                 }
             }
             constants::DW_TAG_variant_part => {
-                info.variant_part = Some(parse_variant_part(debug, unit, child)?);
+                info.variant_part = Some(parse_variant_part(unit, child)?);
             }
             constants::DW_TAG_template_type_parameter => {
-                if let Some(param) = parse_template_param(debug, unit, child_entry) {
+                if let Some(param) = parse_template_param(unit, child_entry) {
                     info.template_params.push(param);
                 }
             }
@@ -156,7 +156,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
                 info.array_len = count.or_else(|| upper.and_then(|upper| upper.checked_add(1)));
             }
             constants::DW_TAG_enumerator => {
-                let name = child_entry.attr_value(constants::DW_AT_name).and_then(|v| debug.attr_string(unit, v));
+                let name = child_entry.attr_value(constants::DW_AT_name).and_then(|v| unit.attr_string(v));
                 let value = child_entry.attr_value(constants::DW_AT_const_value).and_then(constant_value);
                 if let (Some(name), Some(value)) = (name, value) {
                     info.enumerators.push((name, value));
@@ -169,8 +169,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
 }
 
 fn parse_variant_part(
-    debug: &DebugInfo,
-    unit: &Unit,
+    unit: UnitView<'_>,
     node: gimli::EntriesTreeNode<'_, '_, Reader>,
 ) -> Result<VariantPart> {
     let discr_offset = match node.entry().attr_value(constants::DW_AT_discr) {
@@ -183,14 +182,14 @@ fn parse_variant_part(
         let entry = child.entry();
         match entry.tag() {
             constants::DW_TAG_member if Some(entry.offset()) == discr_offset || part.discriminant.is_none() => {
-                part.discriminant = parse_member(debug, unit, entry);
+                part.discriminant = parse_member(unit, entry);
             }
             constants::DW_TAG_variant => {
                 let discr_value = entry.attr_value(constants::DW_AT_discr_value).and_then(constant_value);
                 let mut members = child.children();
                 while let Some(member) = members.next()? {
                     if member.entry().tag() == constants::DW_TAG_member {
-                        if let Some(field) = parse_member(debug, unit, member.entry()) {
+                        if let Some(field) = parse_member(unit, member.entry()) {
                             part.variants.push(Variant { discr_value, member: field });
                         }
                         break;
@@ -203,10 +202,10 @@ fn parse_variant_part(
     Ok(part)
 }
 
-fn parse_member(debug: &DebugInfo, unit: &Unit, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<Field> {
+fn parse_member(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<Field> {
     let name = entry
         .attr_value(constants::DW_AT_name)
-        .and_then(|value| debug.attr_string(unit, value))
+        .and_then(|value| unit.attr_string(value))
         .unwrap_or_default();
     let offset = match entry.attr_value(constants::DW_AT_data_member_location) {
         Some(value) => value.udata_value()?,
@@ -219,23 +218,22 @@ fn parse_member(debug: &DebugInfo, unit: &Unit, entry: &gimli::DebuggingInformat
         }),
         entry.attr_value(constants::DW_AT_decl_line).and_then(|v| v.udata_value()),
     ) {
-        (Some(file), Some(line)) => debug.file_name(unit, file).map(|file| SourceLocation { file, line }),
+        (Some(file), Some(line)) => unit.file_name(file).map(|file| SourceLocation { file, line }),
         _ => None,
     };
-    Some(Field { name, offset, ty: type_attr(debug, unit, entry), decl })
+    Some(Field { name, offset, ty: type_attr(unit, entry), decl })
 }
 
 fn parse_template_param(
-    debug: &DebugInfo,
-    unit: &Unit,
+    unit: UnitView<'_>,
     entry: &gimli::DebuggingInformationEntry<Reader>,
 ) -> Option<(String, DieRef)> {
-    let name = entry.attr_value(constants::DW_AT_name).and_then(|value| debug.attr_string(unit, value))?;
-    Some((name, type_attr(debug, unit, entry)?))
+    let name = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value))?;
+    Some((name, type_attr(unit, entry)?))
 }
 
-fn type_attr(debug: &DebugInfo, unit: &Unit, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<DieRef> {
-    entry.attr_value(constants::DW_AT_type).and_then(|value| debug.attr_to_die(unit, value))
+fn type_attr(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<DieRef> {
+    entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value))
 }
 
 fn constant_value(value: AttributeValue<Reader>) -> Option<u64> {
@@ -261,11 +259,11 @@ pub(super) fn template_params_of_subprogram(debug: &DebugInfo, die: DieRef) -> R
         let root = tree.root()?;
         let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
             .into_iter()
-            .find_map(|attr| root.entry().attr_value(attr).and_then(|value| debug.attr_to_die(unit, value)));
+            .find_map(|attr| root.entry().attr_value(attr).and_then(|value| unit.attr_die(value)));
         let mut children = root.children();
         while let Some(child) = children.next()? {
             if child.entry().tag() == constants::DW_TAG_template_type_parameter {
-                if let Some(param) = parse_template_param(debug, unit, child.entry()) {
+                if let Some(param) = parse_template_param(unit, child.entry()) {
                     params.push(param);
                 }
             }

@@ -1,0 +1,124 @@
+"""Debug information where real builds put it, in GDB and LLDB: split DWARF (rustc's `.dwp`
+and `.dwo` files), a separate debug file found by `.gnu_debuglink` or by build id (the
+debugger told where to look), compressed debug sections, and DWARF 5. Each variant of the
+tokio-app fixture must give the full dev-build report at the checkpoint: every task's chain,
+the workers, and the block_on thread's future, which the debugger reads from a local (so
+the debugger, too, must have found the DWARF)."""
+
+import json
+
+import pytest
+
+from support import build, expect
+from support.debuggers import capture
+from support.process import RunningFixture
+from test_backtrace import assert_breakpoint_report
+from test_bad_input import ALIVE, REBUILD_HINT, assert_still_working
+
+SEPARATE_LAYOUTS = ["debuglink", "debuglink-subdir", "debuglink-debug-dir", "build-id"]
+
+
+def debug_dir_step(debugger, directory):
+    """Tells the debugger where separate debug files are (the tool reads the same setting)."""
+    if debugger.name == "gdb":
+        return "set debug-file-directory %s" % directory
+    return "settings set target.debug-file-search-paths %s" % directory
+
+
+def load_program_step(debugger, binary):
+    return "file %s" % binary if debugger.name == "gdb" else "target create %s" % binary
+
+
+def run_to_checkpoint(debugger, tmp_path, binary, debug_dir, commands):
+    """The debugger is told `debug_dir` (if any) before it loads the program: both debuggers
+    look for debug files once, when they load it."""
+    steps = [debug_dir_step(debugger, debug_dir)] if debug_dir else []
+    steps += [load_program_step(debugger, binary), debugger.break_at("tokio_async_checkpoint"), "run breakpoint"]
+    return debugger.run_steps(steps + commands, env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")})
+
+
+def report_at_checkpoint(debugger, tmp_path, binary, debug_dir=None):
+    manifest = tmp_path / "manifest.json"
+    run = run_to_checkpoint(debugger, tmp_path, binary, debug_dir, capture(debugger, "async bt all --json"))
+    assert manifest.exists(), run.stdout + run.stderr
+    sections = run.sections()
+    assert len(sections) == 1 and not run.error_lines(), run.stdout + run.stderr
+    return json.loads(sections[0]), json.loads(manifest.read_text()), run
+
+
+@pytest.mark.parametrize("profile", ["split-packed", "split-unpacked"])
+def test_split_dwarf(debugger, tmp_path, profile):
+    report, manifest, _ = report_at_checkpoint(debugger, tmp_path, build.fixture("tokio-app", profile))
+    assert_breakpoint_report(report, manifest, "dev")
+
+
+@pytest.mark.parametrize("layout", SEPARATE_LAYOUTS)
+def test_separate_debug_file(debugger, tmp_path, layout):
+    binary, debug_dir = build.separate_debug_fixture(layout)
+    report, manifest, _ = report_at_checkpoint(debugger, tmp_path, binary, debug_dir)
+    assert_breakpoint_report(report, manifest, "dev")
+
+
+@pytest.mark.parametrize("kind", ["zlib", "zstd"])
+def test_compressed_debug_sections(debugger, tmp_path, kind):
+    report, manifest, run = report_at_checkpoint(debugger, tmp_path, build.compressed_fixture(kind))
+    if debugger.name == "lldb14" and kind == "zstd":
+        assert_lldb14_without_zstd(report, manifest, run)
+    else:
+        assert_breakpoint_report(report, manifest, "dev")
+
+
+def assert_lldb14_without_zstd(report, manifest, run):
+    """LLDB 14 predates zstd (LLVM 16 added it) and reads none of the DWARF. The tool reads
+    it itself, so every task and chain is there; only what comes from LLDB's frames is
+    missing: the line the running task is at, and the block_on future (a local)."""
+    assert "unsupported compression type" in run.stderr
+    ids = manifest["tasks"]
+    chains = expect.task_chains("breakpoint")
+    runner_kind, runner_function, runner_state, runner_await, _ = chains["runner"][0]
+    chains["runner"] = [(runner_kind, runner_function, runner_state, runner_await, None)]
+    by_id = {task["id"]: task for task in report["tasks"]}
+    assert sorted(by_id) == sorted(ids[name] for name in chains)
+    for name, chain in chains.items():
+        assert expect.chain(by_id[ids[name]]["root"]) == chain, name
+    [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+    assert main["error"] == "cannot read the block_on future: `f` is not available in this frame"
+    assert report["errors"] == []
+
+
+@pytest.mark.parametrize("profile", ["dev", "split-unpacked"])
+def test_dwarf5(debugger, tmp_path, profile):
+    """DWARF 5 forms (strx, addrx, rnglistx, loclists, v5 line tables), and split into
+    .dwo files the DWARF 5 way (skeleton units, DW_AT_dwo_name)."""
+    report, manifest, _ = report_at_checkpoint(debugger, tmp_path, build.dwarf5_fixture("tokio-app", profile))
+    assert_breakpoint_report(report, manifest, "dev")
+
+
+def test_a_separate_debug_file_the_debugger_was_not_told_about(debugger, tmp_path):
+    """Found by build id only under a directory the debugger does not search: one line
+    naming where the tool looked (the system's directory)."""
+    binary, _ = build.separate_debug_fixture("build-id")
+    # Attached: without its debug file the binary has no symbol to break at.
+    with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
+        run = debugger.run_steps(["async backtrace all", debugger.echo(ALIVE)], pid=fixture.pid)
+    looked = build.build_id_path("/usr/lib/debug", binary)
+    assert run.error_lines() == [
+        "tokio-async: %s cannot be inspected: it has no DWARF debug information %s; no separate debug file at %s"
+        % (binary, REBUILD_HINT, looked)
+    ]
+    assert_still_working(run)
+
+
+def test_split_package_missing(debugger, tmp_path):
+    """A split-packed binary without its .dwp: one line naming the package and .dwo files
+    it looked for."""
+    binary = build.without_package_fixture()
+    run = run_to_checkpoint(debugger, tmp_path, binary, None, ["async backtrace all", debugger.echo(ALIVE)])
+    [line] = run.error_lines()
+    prefix = "tokio-async: %s cannot be inspected: its DWARF is split (-C split-debuginfo) and none of its " % binary
+    assert line.startswith(prefix), line
+    assert " split units was found: no %s.dwp, no /" % binary in line, line
+    assert line.endswith(
+        "; keep the .dwp next to the executable, or the .dwo files where the build wrote them"
+    ), line
+    assert_still_working(run)

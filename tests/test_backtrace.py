@@ -15,7 +15,8 @@ from support.process import RunningFixture
 PROFILES = ["dev", "release"]
 
 
-def run_to_checkpoint(debugger, tmp_path, profile, commands):
+def run_to_checkpoint(debugger, tmp_path, profile, commands, flavor="multi_thread"):
+    """Each command's run (captured) at tokio-app's checkpoint, and the manifest."""
     manifest = tmp_path / "manifest.json"
     steps = [debugger.break_at("tokio_async_checkpoint"), "run"]
     for command in commands:
@@ -23,7 +24,7 @@ def run_to_checkpoint(debugger, tmp_path, profile, commands):
     run = debugger.run_steps(
         steps,
         program=build.fixture("tokio-app", profile),
-        args=["breakpoint"],
+        args=["breakpoint", flavor],
         env={"FIXTURE_MANIFEST": str(manifest)},
     )
     assert manifest.exists(), run.stdout + run.stderr
@@ -171,14 +172,7 @@ def test_loading_twice_is_harmless(debugger, tmp_path):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_current_thread_runtime(debugger, tmp_path, profile):
     """One thread runs everything: blocked in block_on, and polling a task right now."""
-    manifest = tmp_path / "manifest.json"
-    run = debugger.run_steps(
-        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
-        program=build.fixture("tokio-app", profile),
-        args=["breakpoint", "current_thread"],
-        env={"FIXTURE_MANIFEST": str(manifest)},
-    )
-    manifest = json.loads(manifest.read_text())
+    run, manifest = run_to_checkpoint(debugger, tmp_path, profile, ["async bt all --json"], "current_thread")
     [report] = run.json_sections()
     assert_tasks(report, manifest, "breakpoint")
     assert [r["flavor"] for r in report["runtimes"]] == ["CurrentThread"]
@@ -263,14 +257,7 @@ def test_local_set_tasks(debugger, tmp_path, profile):
 def test_local_set_polled_at_the_stop(debugger, tmp_path, profile):
     """Stopped inside a LocalSet task, polled by the LocalSet on the main thread: the
     LocalSet's tasks, the running one among them, are all listed."""
-    manifest = tmp_path / "manifest.json"
-    run = debugger.run_steps(
-        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async bt all --json"),
-        program=build.fixture("tokio-app", profile),
-        args=["breakpoint", "local_set_polled"],
-        env={"FIXTURE_MANIFEST": str(manifest)},
-    )
-    manifest = json.loads(manifest.read_text())
+    run, manifest = run_to_checkpoint(debugger, tmp_path, profile, ["async bt all --json"], "local_set_polled")
     [report] = run.json_sections()
     ids = manifest["tasks"]
     assert sorted(r["flavor"] for r in report["runtimes"]) == ["LocalSet", "MultiThread"]

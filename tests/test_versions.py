@@ -25,7 +25,7 @@ def test_every_kind_of_wait(debugger, tmp_path, tokio_version, markers):
 
 
 @pytest.mark.parametrize("tokio_version", versions.selected())
-@pytest.mark.parametrize("flavor", ["multi_thread", "current_thread", "local_set"])
+@pytest.mark.parametrize("flavor", ["multi_thread", "current_thread", "local_set", "two_runtimes"])
 def test_runtime_flavors(debugger, tmp_path, tokio_version, flavor):
     """Attached to a hanging tokio-app: every task, and the block_on thread's future."""
     binary = versions.fixture("tokio-app", tokio_version)
@@ -44,13 +44,17 @@ def test_runtime_flavors(debugger, tmp_path, tokio_version, flavor):
     if flavor == "local_set":
         assert expect.chain(by_id[ids["local_level1"]]["root"]) == chains["level1"]
     # The block_on thread's own future, down to what it waits for.
-    [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+    if flavor == "two_runtimes":
+        assert sorted(r["flavor"] for r in report["runtimes"]) == ["CurrentThread", "MultiThread"]
+        [second] = [thread for thread in report["threads"] if thread["role"] == "block_on" and thread["tid"] != manifest["pid"]]
+        assert expect.chain(second["future"])[0][1] == "tokio_app::second_runtime_main"
+    [main] = [thread for thread in report["threads"] if thread["tid"] == manifest["pid"]]
     future = main["block_on_future"] if flavor == "current_thread" and main.get("current_task") else main["future"]
     tail = expect.main_future_chain()[1:]
     assert expect.chain(future)[-len(tail):] == tail, main
     # Nothing is queued in a hanging program; reading the queues must work all the same.
     if flavor == "current_thread":
         assert main["queue"] == {"lifo_slot": None, "local": []}
-    assert [r["inject"] for r in report["runtimes"] if r["flavor"] != "LocalSet"] == [[]]
+    assert all(r["inject"] == [] for r in report["runtimes"] if r["flavor"] != "LocalSet")
     assert report["errors"] == []
     assert {runtime["tokio_version"] for runtime in report["runtimes"]} == {tokio_version}

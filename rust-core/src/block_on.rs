@@ -13,9 +13,8 @@ use crate::value::{Target, Value};
 /// out to the thread's outermost frame, which for a main thread is a few KiB plus the
 /// futures themselves.
 const MAX_SEARCHED_STACK: u64 = 4 << 20;
-/// Candidates decoded in full, after the cheap state check; more means the stack is full of
-/// look-alikes and no answer would be trustworthy.
-const MAX_CANDIDATES: usize = 64;
+/// Candidates decoded in full, after the cheap state check: bounds the search's work.
+const MAX_CANDIDATES: usize = 1024;
 
 /// How deep, and over how many values, a candidate's contents are checked.
 const MAX_PLAUSIBILITY_DEPTH: usize = 8;
@@ -124,28 +123,31 @@ fn search_stack(
     // rustc aligns a coroutine to its most aligned field, at least its discriminant's.
     let step = [8, 4, 2, 1].into_iter().find(|step| size % step == 0).unwrap_or(1);
     let first = start.checked_next_multiple_of(step).unwrap_or(start);
-    let suspended = (first..end.saturating_sub(size - 1))
-        .step_by(step as usize)
-        .filter(|&address| is_suspended(target, future_type, address))
-        .take(MAX_CANDIDATES + 1)
-        .collect::<Vec<_>>();
-    if suspended.len() > MAX_CANDIDATES {
-        return Err(format!("more than {MAX_CANDIDATES} places on the stack look like a suspended {}", info.name));
-    }
-    let scratch = scratch_decoder(decoder);
-    let valid: Vec<u64> = suspended
-        .into_iter()
-        .filter(|&address| is_consistent_suspension(&scratch.decode(future_type, address)))
-        .filter(|&address| {
-            let mut budget = MAX_PLAUSIBILITY_VALUES;
-            target.value(future_type, address).is_ok_and(|value| plausible(target, &value, 0, &mut budget))
-        })
-        .collect();
-    // The innermost frame holding a candidate holds the pinned future: copies in outer
-    // frames are older, and a look-alike there must not make the answer ambiguous.
+    // Candidates in address order, so frame by frame from block_on's out; the innermost
+    // frame holding a valid one decides (copies in outer frames are older, and a look-alike
+    // there must not make the answer ambiguous).
     let frame_of = |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
-    let innermost = valid.iter().map(|&address| frame_of(address)).min();
-    let valid: Vec<u64> = valid.into_iter().filter(|&address| Some(frame_of(address)) == innermost).collect();
+    let scratch = scratch_decoder(decoder);
+    let mut decoded = 0;
+    let mut valid: Vec<u64> = Vec::new();
+    for address in (first..end.saturating_sub(size - 1)).step_by(step as usize) {
+        if valid.first().is_some_and(|&found| frame_of(address) > frame_of(found)) {
+            break;
+        }
+        if !is_suspended(target, future_type, address) {
+            continue;
+        }
+        decoded += 1;
+        if decoded > MAX_CANDIDATES {
+            return Err(format!("stopped after {MAX_CANDIDATES} places on the stack that look like a suspended {}", info.name));
+        }
+        let mut budget = MAX_PLAUSIBILITY_VALUES;
+        if is_consistent_suspension(&scratch.decode(future_type, address))
+            && target.value(future_type, address).is_ok_and(|value| plausible(target, &value, 0, &mut budget))
+        {
+            valid.push(address);
+        }
+    }
     match valid.as_slice() {
         [address] => Ok(*address),
         [] => Err(format!(

@@ -46,17 +46,21 @@ def test_no_dwarf_types(debugger, profile):
     assert_still_working(run)
 
 
-def test_stripped_binary_attached(debugger, tmp_path):
-    binary = build.stripped_fixture()
+def assert_no_debug_file_found(debugger, tmp_path, binary):
+    """Attached to `binary`, which has no DWARF and no debug file where the debugger and
+    the tool look: one line naming the system's build-id path."""
     with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
         run = debugger.run_steps(["async bt all", debugger.echo(ALIVE)], pid=fixture.pid)
-    # Stripped of everything, with no debug file installed: the line names where one was looked for.
     looked = build.build_id_path("/usr/lib/debug", binary)
     assert run.error_lines() == [
         "tokio-async: %s cannot be inspected: it has no DWARF debug information %s; no separate debug file at %s"
         % (binary, REBUILD_HINT, looked)
     ]
     assert_still_working(run)
+
+
+def test_stripped_binary_attached(debugger, tmp_path):
+    assert_no_debug_file_found(debugger, tmp_path, build.stripped_fixture())
 
 
 def test_not_a_tokio_program(debugger):

@@ -11,9 +11,8 @@ import pytest
 
 from support import build, expect
 from support.debuggers import capture
-from support.process import RunningFixture
 from test_backtrace import assert_breakpoint_report
-from test_bad_input import ALIVE, REBUILD_HINT, assert_still_working
+from test_bad_input import ALIVE, assert_no_debug_file_found, assert_still_working
 
 SEPARATE_LAYOUTS = ["debuglink", "debuglink-subdir", "debuglink-debug-dir", "build-id"]
 
@@ -100,14 +99,7 @@ def test_a_separate_debug_file_the_debugger_was_not_told_about(debugger, tmp_pat
     naming where the tool looked (the system's directory)."""
     binary, _ = build.separate_debug_fixture("build-id")
     # Attached: without its debug file the binary has no symbol to break at.
-    with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
-        run = debugger.run_steps(["async backtrace all", debugger.echo(ALIVE)], pid=fixture.pid)
-    looked = build.build_id_path("/usr/lib/debug", binary)
-    assert run.error_lines() == [
-        "tokio-async: %s cannot be inspected: it has no DWARF debug information %s; no separate debug file at %s"
-        % (binary, REBUILD_HINT, looked)
-    ]
-    assert_still_working(run)
+    assert_no_debug_file_found(debugger, tmp_path, binary)
 
 
 def test_split_package_missing(debugger, tmp_path):

@@ -90,8 +90,7 @@ impl UnitView<'_> {
     }
 
     fn attr_string(&self, value: AttributeValue<Reader>) -> Option<String> {
-        let reader = self.dwarf.attr_string(self.unit, value).ok()?;
-        Some(reader.to_string_lossy().ok()?.into_owned())
+        string_attribute(self.dwarf, self.unit, value)
     }
 
     /// The source file named by a `DW_AT_decl_file`/`DW_AT_call_file` index (or a line-table
@@ -99,10 +98,7 @@ impl UnitView<'_> {
     /// compilation directory).
     fn file_name(&self, index: u64) -> Option<String> {
         let (unit, dwarf) = (self.line_unit, self.line_dwarf);
-        let line_string = |value| -> Option<String> {
-            let reader = dwarf.attr_string(unit, value).ok()?;
-            Some(reader.to_string_lossy().ok()?.into_owned())
-        };
+        let line_string = |value| string_attribute(dwarf, unit, value);
         let program = unit.line_program.as_ref()?;
         let header = program.header();
         let file = header.file(index)?;
@@ -136,6 +132,12 @@ impl UnitView<'_> {
         }
         ranges
     }
+}
+
+/// A string attribute's text, wherever the unit's sections keep it.
+fn string_attribute(dwarf: &gimli::Dwarf<Reader>, unit: &Unit, value: AttributeValue<Reader>) -> Option<String> {
+    let reader = dwarf.attr_string(unit, value).ok()?;
+    Some(reader.to_string_lossy().ok()?.into_owned())
 }
 
 /// One executable's debug information, loaded once and shared by every command.

@@ -26,11 +26,7 @@ pub struct WorkerCore {
 /// The core of the worker whose `worker::Context` this is; `None` when the worker has
 /// handed its core away (`block_in_place`) or not taken it yet.
 pub fn worker_core(context: &Value<'_>) -> Result<Option<WorkerCore>> {
-    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
-    if variant != "Some" {
-        return Ok(None);
-    }
-    let core = payload.field(compat::TUPLE_FIRST)?.pointee()?;
+    let Some(core) = context_core(context)? else { return Ok(None) };
     let searching = core.field(workers::IS_SEARCHING)?.read_uint()? != 0;
     let (parker, _) = core.field(workers::PARKER)?.variant()?;
     let lifo_slot = match core.field(workers::LIFO_SLOT)?.variant()? {
@@ -69,11 +65,7 @@ fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
 /// `current_thread::Context` of the thread driving it holds its core; `None` while the core
 /// is out of the context (taken by another `block_on`, say).
 pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
-    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
-    if variant != "Some" {
-        return Ok(None);
-    }
-    let core = payload.field(compat::TUPLE_FIRST)?.pointee()?;
+    let Some(core) = context_core(context)? else { return Ok(None) };
     let tasks = core.field(workers::CURRENT_THREAD_TASKS)?.vec_deque_items(MAX_QUEUED as u64)?;
     tasks.iter().map(notified_header).collect::<Result<Vec<u64>>>().map(Some)
 }
@@ -102,6 +94,15 @@ pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
         node = handle.target.memory.read_u64(link)?;
     }
     Ok(headers)
+}
+
+/// The core a scheduler context holds (`core: RefCell<Option<Box<Core>>>`, both flavors).
+fn context_core<'a>(context: &Value<'a>) -> Result<Option<Value<'a>>> {
+    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
+    if variant != "Some" {
+        return Ok(None);
+    }
+    payload.field(compat::TUPLE_FIRST)?.pointee().map(Some)
 }
 
 fn notified_header(notified: &Value<'_>) -> Result<u64> {

@@ -103,7 +103,8 @@ impl<M: Memory> Memory for PageCache<M> {
         while cursor < end {
             let page = cursor & !(PAGE_SIZE - 1);
             let in_page = (cursor - page) as usize;
-            let take = ((page + PAGE_SIZE).min(end) - cursor) as usize;
+            // Not `page + PAGE_SIZE`: the last page of the address space would overflow.
+            let take = (end - cursor).min(PAGE_SIZE - in_page as u64) as usize;
             let out = &mut buf[(cursor - address) as usize..][..take];
             let cached = self.with_page(page, |data| match data {
                 Some(data) => {
@@ -186,5 +187,7 @@ pub mod testing {
         assert_eq!(buf[0], 8);
         assert_eq!(buf[31], 39);
         assert!(cache.read(0x2030, &mut [0u8; 16]).is_err());
+        // A pointer read from the target can point into the last page of the address space.
+        assert!(cache.read(u64::MAX - 200, &mut [0u8; 1]).is_err());
     }
 }

@@ -1,0 +1,190 @@
+"""The speed benchmark (`make bench`): builds the service-shaped fixture (tests/fixtures/
+many-tasks) in debug and release, and times `async backtrace all --json` on it in GDB and
+LLDB 19, attached to the live process and on a core of it. Prints one table row per case:
+
+  tasks, profile, debugger, target, cold s, warm s, RSS delta, bt s, cold/bt, warm/bt
+
+- cold: the first call in a fresh debugger session (DWARF loading included);
+- warm: the best of three further calls in that session;
+- RSS delta: the debugger's peak RSS over those calls minus its RSS before them;
+- bt: the debugger's own `thread apply all bt` (GDB) or `bt all` (LLDB), first call, in a
+  session of its own on the same stop; warm/bt compares with that command's second call.
+
+Usage: python3 bench/run.py [--quick] [--write bench/RESULTS.md]
+  --quick: only the 10,000-task rows.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
+TARGET = os.path.join(REPO, "target", "fixtures")
+PROFILE_DIRS = {"dev": "debug", "release": "release"}
+LLDB = "lldb-19"
+COMMAND = "async backtrace all --json"
+DEBUGGER_BT = {"gdb": "thread apply all bt", "lldb": "bt all"}
+
+
+def build(program, profile):
+    subprocess.run(
+        ["cargo", "build", "--quiet", "-p", program, "--profile", profile, "--target-dir", TARGET],
+        cwd=FIXTURES,
+        check=True,
+        env={key: value for key, value in os.environ.items() if key != "RUSTFLAGS"},
+    )
+    return os.path.join(TARGET, PROFILE_DIRS[profile], program)
+
+
+class Fixture:
+    """The program running on its own, parked, for attaching to."""
+
+    def __init__(self, binary, args, workdir):
+        self.manifest = os.path.join(workdir, "manifest.json")
+        if os.path.exists(self.manifest):
+            os.unlink(self.manifest)
+        env = dict(os.environ, FIXTURE_MANIFEST=self.manifest)
+        self.process = subprocess.Popen([binary, *args], env=env, cwd=workdir, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while not os.path.exists(self.manifest):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("%s did not reach its checkpoint" % binary)
+            time.sleep(0.05)
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+
+def in_debugger(debugger, binary, pid, core, command):
+    """Runs bench/in_debugger.py's `measure(command)` in a fresh session; its result dict."""
+    bench = os.path.join(REPO, "bench")
+    if debugger == "gdb":
+        measure = "python import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.gdb_run, %r)" % (bench, command)
+        args = ["gdb", "-nx", "-batch", "-q", "-ex", "set auto-load python-scripts off", "-ex", "set pagination off",
+                "-ex", "source " + os.path.join(REPO, "gdb-scripts", "tokio_async.py")]
+        args += ["-p", str(pid)] if pid else [binary, core]
+        args += ["-ex", measure]
+        if pid:
+            args += ["-ex", "detach"]
+    else:
+        measure = "script import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.lldb_run, %r)" % (bench, command)
+        args = [LLDB, "--no-lldbinit", "-b", "-o", "command script import " + os.path.join(REPO, "lldb-scripts", "tokio_async.py")]
+        args += ["-p", str(pid)] if pid else ["-c", core, binary]
+        args += ["-o", measure]
+        if pid:
+            args += ["-o", "process detach"]
+    completed = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
+    for line in completed.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise RuntimeError("%s printed no result:\n%s\n%s" % (debugger, completed.stdout[-2000:], completed.stderr[-2000:]))
+
+
+def make_core(pid, path):
+    subprocess.run(["gdb", "-nx", "-batch", "-q", "-p", str(pid), "-ex", "gcore " + path], check=True,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def rows_for(program, profile, args, targets, work, label):
+    binary = build(program, profile)
+    fixture = Fixture(binary, args, work)
+    core = os.path.join(work, "bench.core")
+    rows = []
+    try:
+        if "core" in targets:
+            make_core(fixture.process.pid, core)
+        for debugger in ("gdb", "lldb"):
+            for target in targets:
+                pid, core_path = (fixture.process.pid, None) if target == "live" else (None, core)
+                ours = in_debugger(debugger, binary, pid, core_path, COMMAND)
+                if not ours["head"].startswith("{"):
+                    raise RuntimeError("%s %s: %s" % (debugger, target, ours["head"]))
+                theirs = in_debugger(debugger, binary, pid, core_path, DEBUGGER_BT[debugger])
+                row = {
+                    "case": label,
+                    "profile": profile,
+                    "debugger": debugger if debugger == "gdb" else LLDB,
+                    "target": target,
+                    "cold": ours["cold"],
+                    "warm": ours["warm"],
+                    "rss_mb": ours["rss_delta"] / 2**20,
+                    "bt": theirs["cold"],
+                    "bt_warm": theirs["warm"],
+                    "mb_out": ours["bytes"] / 2**20,
+                    "binary_mb": os.path.getsize(binary) / 2**20,
+                }
+                rows.append(row)
+                print(format_row(row), flush=True)
+    finally:
+        fixture.stop()
+        if os.path.exists(core):
+            os.unlink(core)
+    return rows
+
+
+HEADER = "| case | profile | debugger | target | cold s | warm s | RSS delta MB | output MB | bt s (first/again) | cold/bt | warm/bt |"
+RULE = "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|"
+
+
+def format_row(row):
+    return "| %s | %s | %s | %s | %.3f | %.3f | %.0f | %.1f | %.3f / %.3f | %.1f | %.1f |" % (
+        row["case"], row["profile"], row["debugger"], row["target"], row["cold"], row["warm"], row["rss_mb"],
+        row["mb_out"], row["bt"], row["bt_warm"], row["cold"] / max(row["bt"], 1e-9), row["warm"] / max(row["bt_warm"], 1e-9))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="only the 10,000-task rows")
+    parser.add_argument("--write", metavar="FILE", help="also write the table, dated, to FILE")
+    options = parser.parse_args()
+    subprocess.run(["make", "-s", "build"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    work = tempfile.mkdtemp(prefix="tokio-async-bench-")
+    print(HEADER)
+    print(RULE, flush=True)
+    rows = []
+    try:
+        for profile in ("dev", "release"):
+            rows += rows_for("many-tasks", profile, ["10000"], ("live", "core"), work, "10,000 tasks")
+        if not options.quick:
+            rows += rows_for("many-tasks", "release", ["100000"], ("live", "core"), work, "100,000 tasks")
+            rows += rows_for("many-tasks", "release", ["20", "64"], ("live",), work, "64 workers, 20 tasks")
+            services = rows_for("services-app", "dev", [], ("live", "core"), work, "services-app")
+            for row in services:
+                row["case"] = "services-app (%.0f MB)" % row["binary_mb"]
+            rows += services
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if options.write:
+        write_results(options.write, rows)
+
+
+def write_results(path, rows):
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            cpu = next(line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE, text=True).stdout.strip()
+    with open(path, "w") as out:
+        out.write("# Benchmark results\n\n")
+        out.write("`make bench` on %s, commit %s, %d cores (%s), %s.\n\n" % (
+            datetime.date.today().isoformat(), commit, os.cpu_count() or 0, cpu, platform.release()))
+        out.write("Columns: see bench/run.py. Times in seconds; `bt` is the debugger's own all-threads backtrace "
+                  "(GDB `thread apply all bt`, LLDB `bt all`) on the same stop.\n\n")
+        out.write(HEADER + "\n" + RULE + "\n")
+        for row in rows:
+            out.write(format_row(row) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -19,7 +19,7 @@ def markers():
 @pytest.mark.parametrize("tokio_version", versions.selected())
 def test_every_kind_of_wait(debugger, tmp_path, tokio_version, markers):
     binary = versions.fixture("waits-app", tokio_version)
-    run, facts = run_to_checkpoint(debugger, tmp_path, "waits-app", "dev", "async backtrace all --json", binary=binary)
+    run, facts = run_to_checkpoint(debugger, tmp_path, "waits-app", "dev", "async backtrace all full --json", binary=binary)
     [report] = run.json_sections()
     check_every_kind_of_wait(report, facts, markers, "dev", tokio_version)
 

@@ -60,7 +60,7 @@ def assert_sleep(node, hours=1):
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_kind_of_wait(debugger, tmp_path, profile, markers):
-    run, facts = run_waits(debugger, tmp_path, profile, "async backtrace all --json")
+    run, facts = run_waits(debugger, tmp_path, profile, "async backtrace all full --json")
     [report] = run.json_sections()
     check_every_kind_of_wait(report, facts, markers, profile, locked_version("tokio"))
 

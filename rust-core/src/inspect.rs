@@ -1,8 +1,7 @@
 //! One command's work: from the debugger's threads to a `Report`. Reads each thread's
 //! tokio context, finds the runtimes, walks their tasks and decodes the futures.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::block_on::{block_on_future, find_block_on_frame};
@@ -40,6 +39,9 @@ pub struct Request {
     /// how long a sleep has left and what a file descriptor is.
     #[serde(default)]
     pub live_pid: Option<u32>,
+    /// Read each suspended coroutine's saved locals (`full`): costly over many tasks.
+    #[serde(default)]
+    pub locals: bool,
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
@@ -52,11 +54,11 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
 
 fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
     let memory = WithExecutable { inner: memory, debug, load_bias };
-    let target = Target { debug, memory: &memory, load_bias };
+    let target = Target::new(debug, &memory, load_bias);
     let (threads, runtimes) = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
-    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live);
+    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live).with_locals(request.locals);
     // block_on futures first: decoding them finds the LocalSets they run.
     let block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>> = threads
         .iter()
@@ -174,7 +176,7 @@ fn walk_tasks(
     sources: Vec<TaskSource>,
     all: bool,
     report: &mut Report,
-) -> HashMap<u64, FutureNode> {
+) -> FxHashMap<u64, FutureNode> {
     let inject_of: Vec<(String, &Value<'_>)> = runtimes
         .iter()
         .map(|runtime| (format!("{:#x}", runtime.handle.address), &runtime.handle))
@@ -182,11 +184,11 @@ fn walk_tasks(
     // The task each thread is polling: a worker's, or a current_thread runtime's block_on
     // thread between polls of its own future. A worker's current task id also names its own
     // blocking task while it idles; only ids found in a runtime's task list are tasks.
-    let running: HashMap<u64, &[ResolvedFrame<'_>]> = threads
+    let running: FxHashMap<u64, &[ResolvedFrame<'_>]> = threads
         .iter()
         .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
         .collect();
-    let mut roots_by_id: HashMap<u64, FutureNode> = HashMap::new();
+    let mut roots_by_id: FxHashMap<u64, FutureNode> = FxHashMap::default();
     for (runtime_address, flavor, walk) in sources {
         let walk = match walk {
             Ok(walk) => walk,
@@ -267,7 +269,7 @@ fn thread_reports(
     task_reader: &TaskReader<'_>,
     threads: Vec<ThreadState<'_>>,
     block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>>,
-    running_roots: &HashMap<u64, FutureNode>,
+    running_roots: &FxHashMap<u64, FutureNode>,
     errors: &mut Vec<String>,
 ) -> Vec<ThreadReport> {
     let mut reports = Vec::new();

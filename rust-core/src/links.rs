@@ -3,8 +3,7 @@
 //! another task (a tower `Buffer` worker holding a queued request, a hyper client
 //! connection holding a request's response callback), named by their shared state.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use serde_json::Value as Json;
 
 use crate::model::{FutureNode, NodeKind, Report};
@@ -14,7 +13,7 @@ pub const HOLDS_SENDER_OF: &str = "holds_sender_of";
 
 /// Adds to each waiting node the task that holds what it waits for.
 pub fn link_tasks(report: &mut Report) {
-    let mut holders: HashMap<String, u64> = HashMap::new();
+    let mut holders: FxHashMap<String, u64> = FxHashMap::default();
     for task in &report.tasks {
         visit(&task.root, &mut |node| {
             if let Some(channel) = detail_str(node, HOLDS_SENDER_OF) {

@@ -1,10 +1,11 @@
 //! Reading the inferior's memory: one trait, a live `/proc/PID/mem` backend, and a page
 //! cache so that a walk over thousands of small fields costs few backend calls.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+
+use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 
@@ -66,33 +67,32 @@ const PAGE_SIZE: u64 = 4096;
 pub struct PageCache<M: Memory> {
     inner: M,
     /// `None` marks a page that could not be read whole.
-    pages: RefCell<HashMap<u64, Option<Box<[u8]>>>>,
-    backend_reads: RefCell<u64>,
+    pages: RefCell<FxHashMap<u64, Option<Box<[u8]>>>>,
+    backend_reads: Cell<u64>,
 }
 
 impl<M: Memory> PageCache<M> {
     pub fn new(inner: M) -> Self {
-        PageCache { inner, pages: RefCell::new(HashMap::new()), backend_reads: RefCell::new(0) }
+        PageCache { inner, pages: RefCell::default(), backend_reads: Cell::new(0) }
     }
 
     /// How many calls reached the backend (for benchmarks).
     pub fn backend_reads(&self) -> u64 {
-        *self.backend_reads.borrow()
+        self.backend_reads.get()
     }
 
     fn count_backend_read(&self) {
-        *self.backend_reads.borrow_mut() += 1;
+        self.backend_reads.set(self.backend_reads.get() + 1);
     }
 
     fn with_page<T>(&self, page: u64, f: impl FnOnce(Option<&[u8]>) -> T) -> T {
-        if !self.pages.borrow().contains_key(&page) {
+        let mut pages = self.pages.borrow_mut();
+        let entry = pages.entry(page).or_insert_with(|| {
             let mut data = vec![0u8; PAGE_SIZE as usize].into_boxed_slice();
             self.count_backend_read();
-            let entry = self.inner.read(page, &mut data).ok().map(|()| data);
-            self.pages.borrow_mut().insert(page, entry);
-        }
-        let pages = self.pages.borrow();
-        f(pages.get(&page).and_then(|entry| entry.as_deref()))
+            self.inner.read(page, &mut data).ok().map(|()| data)
+        });
+        f(entry.as_deref())
     }
 }
 

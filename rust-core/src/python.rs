@@ -110,6 +110,7 @@ fn backtrace(
         let mut request: Request = serde_json::from_str(request_json)
             .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
         request.live_pid = live_pid;
+        request.locals = full;
         let report = match live_pid.and_then(|pid| ProcessMemory::open(pid).ok()) {
             Some(process) => inspect(&debug, &PageCache::new(process), load_bias, &request)?,
             None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,

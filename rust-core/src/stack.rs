@@ -1,8 +1,7 @@
 //! A thread's stack as the debugger gives it (pcs, inlined flags, file:line, a few locals),
 //! with each frame's function named from DWARF rather than by the debugger.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::dwarf::{DebugInfo, FunctionAt};
@@ -22,10 +21,10 @@ pub struct FrameInput {
     pub line: Option<u64>,
     /// Locals the glue was asked for (see `block_on_frames`): name -> bytes as hex.
     #[serde(default)]
-    pub locals: HashMap<String, String>,
+    pub locals: FxHashMap<String, String>,
     /// Locals that could not be read: name -> why.
     #[serde(default)]
-    pub local_errors: HashMap<String, String>,
+    pub local_errors: FxHashMap<String, String>,
 }
 
 /// A frame with the function it runs, as DWARF names it.

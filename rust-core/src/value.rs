@@ -1,7 +1,10 @@
 //! Typed views of the inferior's memory: a value is an address plus its DWARF type, and
 //! every step (field, variant, pointee) is resolved by name from the DWARF layout.
 
+use std::cell::RefCell;
 use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
 
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::{Error, Result};
@@ -13,6 +16,10 @@ pub struct Target<'a> {
     pub memory: &'a dyn Memory,
     /// Runtime address minus the executable's link-time address (PIE load bias).
     pub load_bias: u64,
+    /// Lengths of intrusive lists already counted, by the list's address: every waiter
+    /// queued on one Mutex reports the same queue, and counting it once per waiter is
+    /// quadratic. Valid while the inferior stays stopped, like the memory.
+    pub list_lengths: RefCell<FxHashMap<u64, u64>>,
 }
 
 #[derive(Clone)]
@@ -28,6 +35,10 @@ const MAX_DESCENT: u32 = 8;
 const MAX_FIELD_SEARCH_DEPTH: u32 = 16;
 
 impl<'a> Target<'a> {
+    pub fn new(debug: &'a DebugInfo, memory: &'a dyn Memory, load_bias: u64) -> Self {
+        Target { debug, memory, load_bias, list_lengths: RefCell::default() }
+    }
+
     pub fn value(&'a self, ty: DieRef, address: u64) -> Result<Value<'a>> {
         Ok(Value { target: self, ty: self.debug.type_info(ty)?, address })
     }

@@ -61,7 +61,7 @@ fn garbage_memory_gives_errors_not_panics() {
         assert!(envs.len() > 50, "{program}: only {} coroutine types", envs.len());
         for seed in 1..4u64 {
             let memory = NoiseMemory::new(seed);
-            let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+            let target = Target::new(&debug, &memory, 0);
             let tasks = TaskReader::new(&target).unwrap();
             let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
             for (i, env) in envs.iter().enumerate() {
@@ -80,7 +80,7 @@ fn garbage_under_library_futures_gives_errors_not_panics() {
     // over noise, Boxes point anywhere and tags take any value.
     let debug = DebugInfo::load(&common::fixture("services-app", "dev")).unwrap();
     let memory = NoiseMemory::new(7);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let tasks = TaskReader::new(&target).unwrap();
     let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
     let futures: Vec<String> = debug

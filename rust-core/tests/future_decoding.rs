@@ -99,7 +99,7 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
             ty = next;
         }
 
-        let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+        let target = Target::new(&debug, &memory, 0);
         let root = FutureDecoder::new(&target).decode(level1, BASE);
         let suspended = |function: &str, marker: &str| {
             let (line, index) = markers[marker];
@@ -128,7 +128,7 @@ fn unresumed_corrupt_and_unreadable_futures() {
 
     // All zero: unresumed, located at the fn header.
     let memory = FakeMemory::new(BASE, size);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE);
     assert_eq!(node.state, Some(CoroutineState::Unresumed));
     assert_eq!(node.location.unwrap().line, common::fn_markers()["child_task"]);
@@ -137,14 +137,14 @@ fn unresumed_corrupt_and_unreadable_futures() {
     // A state no variant has: the node says so and stops.
     let mut memory = FakeMemory::new(BASE, size);
     memory.poke(BASE + state, 200);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE);
     assert_eq!(node.function.as_deref(), Some("tokio_app::child_task"));
     assert!(node.error.as_deref().unwrap().ends_with("has state 200, which no variant has (corrupt or freed memory?)"));
 
     // Unreadable memory: an error naming the address, no panic.
     let memory = FakeMemory::new(BASE, 0);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE + 0x40);
     let error = node.error.unwrap();
     assert!(error.contains(&format!("at {:#x}", BASE + 0x40)) && error.contains("cannot read 1 bytes"), "{error}");
@@ -163,7 +163,7 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     let mut memory = FakeMemory::new(BASE, size);
     memory.poke(BASE + state, 3);
     memory.poke(BASE + awaitee_offset + inner_state, 3);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let root = FutureDecoder::new(&target).decode(level2, BASE);
     assert_eq!(root.children.len(), 1);
     let leaf = &root.children[0];
@@ -183,7 +183,7 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     let mut memory = FakeMemory::new(BASE, size);
     memory.poke(BASE + state, 3);
     memory.poke(BASE + handle_offset, 0x10); // JoinHandle.raw.ptr = 0x10
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let tasks = TaskReader::new(&target).unwrap();
     let root = FutureDecoder::new(&target).with_tasks(&tasks).decode(chain_top, BASE);
     assert_eq!(root.function.as_deref(), Some("waits_app::chain_top"));
@@ -201,7 +201,7 @@ fn only_types_that_can_hold_a_future_are_searched() {
     // future (no pointer but a Box is followed); wrappers of futures do.
     let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
     let memory = FakeMemory::new(BASE, 8);
-    let target = Target { debug: &debug, memory: &memory, load_bias: 0 };
+    let target = Target::new(&debug, &memory, 0);
     let decoder = FutureDecoder::new(&target);
     let holds = |name: &str| {
         let die = debug.index.type_by_name(name).unwrap_or_else(|| panic!("no type {name}"));

@@ -3,10 +3,10 @@
 //! direct `call` in its machine code (unoptimized builds, x86-64). An await inside a macro
 //! has its user's line only here: the line of the call that polls the awaited future.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use gimli::{constants, AttributeValue};
+use rustc_hash::FxHashMap;
 
 use super::{DebugInfo, DieRef, Reader, SourceLocation, UnitView};
 use crate::error::Result;
@@ -156,14 +156,14 @@ impl DebugInfo {
     /// the DIEs, since inlined copies are not indexed up front.
     fn concrete_functions(&self, function_path: &str) -> &[DieRef] {
         let by_path = self.coroutine_bodies.get_or_init(|| {
-            let mut origins: HashMap<DieRef, String> = HashMap::new();
+            let mut origins: FxHashMap<DieRef, String> = FxHashMap::default();
             for (die, path) in self.index.named_subprograms() {
                 let path = crate::names::strip_last_generics(path);
                 if crate::names::is_coroutine_body_path(&path) {
                     origins.insert(die, path);
                 }
             }
-            let mut by_path: HashMap<String, Vec<DieRef>> = HashMap::new();
+            let mut by_path: FxHashMap<String, Vec<DieRef>> = FxHashMap::default();
             for die in self.index.concrete_subprograms() {
                 let Some((_, named)) = self.index.subprogram_path(die) else { continue };
                 if let Some(path) = origins.get(&named) {
@@ -180,7 +180,7 @@ impl DebugInfo {
         by_path.get(function_path).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    fn inlined_copies(&self, origins: &HashMap<DieRef, String>, by_path: &mut HashMap<String, Vec<DieRef>>) -> Result<()> {
+    fn inlined_copies(&self, origins: &FxHashMap<DieRef, String>, by_path: &mut FxHashMap<String, Vec<DieRef>>) -> Result<()> {
         for unit in self.unit_views() {
             let mut cursor = unit.entries();
             while let Some(entry) = cursor.next_dfs()? {
@@ -283,11 +283,11 @@ impl DebugInfo {
         calls
     }
 
-    fn code_slots(&self) -> &HashMap<u64, u64> {
+    fn code_slots(&self) -> &FxHashMap<u64, u64> {
         self.code_slots.get_or_init(|| match object::File::parse(&*self.file_bytes) {
             Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
             // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
-            Err(_) => HashMap::new(),
+            Err(_) => FxHashMap::default(),
         })
     }
 

@@ -1,9 +1,9 @@
 //! Facts from the ELF container: sections for gimli, the TLS segment, and symbol names.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
+use rustc_hash::FxHashMap;
 
 use super::Reader;
 use crate::error::{Error, ErrorKind, Result};
@@ -18,7 +18,7 @@ pub struct ElfFacts {
     /// The executable's own thread-local segment (`PT_TLS`), if it has one.
     pub tls: Option<TlsSegment>,
     /// Defined symbols by name (`.symtab`, else `.dynsym`).
-    pub symbols: HashMap<String, u64>,
+    pub symbols: FxHashMap<String, u64>,
     /// The entry point's link-time address; with the loaded one it gives the load bias.
     pub entry: u64,
     /// Executable sections: (link-time address, file offset, size).
@@ -43,7 +43,7 @@ impl ElfFacts {
             object::File::Elf32(_) => (None, Vec::new()),
             _ => return Err(Error::new(ErrorKind::Binary, "only ELF executables are supported")),
         };
-        let mut symbols = HashMap::new();
+        let mut symbols = FxHashMap::default();
         add_symbols(&mut symbols, object);
         let code_sections: Vec<(u64, u64, u64)> = object
             .sections()
@@ -64,7 +64,7 @@ impl ElfFacts {
     }
 }
 
-fn add_symbols(symbols: &mut HashMap<String, u64>, object: &object::File<'_>) {
+fn add_symbols(symbols: &mut FxHashMap<String, u64>, object: &object::File<'_>) {
     for symbol in object.symbols().chain(object.dynamic_symbols()) {
         // Not `is_definition()`: it leaves out thread-local symbols, which we need.
         if symbol.is_undefined() {
@@ -79,10 +79,10 @@ fn add_symbols(symbols: &mut HashMap<String, u64>, object: &object::File<'_>) {
 /// GOT slots the dynamic relocations fill with an address inside a code section: slot ->
 /// target. Calls to another crate's functions go through these in position-independent
 /// executables.
-pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> HashMap<u64, u64> {
+pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> FxHashMap<u64, u64> {
     let in_code = |address: u64| code_sections.iter().any(|&(start, _, size)| start <= address && address - start < size);
     let symbols = object.dynamic_symbol_table();
-    let mut slots = HashMap::new();
+    let mut slots = FxHashMap::default();
     let Some(relocations) = object.dynamic_relocations() else { return slots };
     for (slot, relocation) in relocations {
         let object::RelocationFlags::Elf { r_type } = relocation.flags() else { continue };

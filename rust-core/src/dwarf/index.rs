@@ -2,10 +2,10 @@
 //! name, subprograms by start address, linkage names of coroutine resume functions, and
 //! thread-local variables.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use gimli::{constants, AttributeValue};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{DieRef, Reader, UnitView};
 use crate::error::Result;
@@ -21,24 +21,24 @@ pub struct TlsVariable {
 
 #[derive(Default)]
 pub struct Index {
-    types: HashMap<Arc<str>, Vec<DieRef>>,
-    type_names: HashMap<DieRef, Arc<str>>,
-    subprograms: HashMap<u64, DieRef>,
+    types: FxHashMap<Arc<str>, Vec<DieRef>>,
+    type_names: FxHashMap<DieRef, Arc<str>>,
+    subprograms: FxHashMap<u64, DieRef>,
     /// Address ranges of concrete subprograms, sorted by start: (start, end, DIE).
     code_ranges: Vec<(u64, u64, DieRef)>,
     /// Qualified path of every named subprogram (declarations and abstract ones too).
-    subprogram_paths: HashMap<DieRef, Arc<str>>,
+    subprogram_paths: FxHashMap<DieRef, Arc<str>>,
     /// A concrete subprogram -> the DIE its name lives on (`DW_AT_specification`/`abstract_origin`).
-    subprogram_origins: HashMap<DieRef, DieRef>,
+    subprogram_origins: FxHashMap<DieRef, DieRef>,
     /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
-    coroutine_linkage: HashMap<String, String>,
+    coroutine_linkage: FxHashMap<String, String>,
     tls_variables: Vec<TlsVariable>,
     /// Link-time address of each `<T as Future>::{vtable}` -> the variable's type
     /// (a `{vtable_type}` whose `containing_type` is T).
-    future_vtables: HashMap<u64, DieRef>,
+    future_vtables: FxHashMap<u64, DieRef>,
     /// Paths (without generics) of the types the binary has `Future::poll` or
     /// `Stream::poll_next` code for, from the demangled linkage names of those functions.
-    polled_types: HashSet<String>,
+    polled_types: FxHashSet<String>,
 }
 
 struct Scope {
@@ -275,7 +275,6 @@ fn polled_type(linkage_name: &str) -> Option<String> {
     let (ty, _) = POLL_IMPLS.iter().find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
     Some(crate::names::strip_last_generics(ty))
 }
-
 
 /// The link-time address of a static variable (`DW_OP_addr`, or `DW_OP_addrx` through
 /// .debug_addr); dead vtables are emitted at address 0 and are skipped.

@@ -10,11 +10,11 @@ mod index;
 mod split;
 mod types;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
+use rustc_hash::FxHashMap;
 
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
@@ -158,17 +158,17 @@ pub struct DebugInfo {
     pub tokio_version: Option<String>,
     /// What loading could not find but did without (split units whose files are missing).
     pub load_problems: Vec<String>,
-    type_cache: Mutex<HashMap<DieRef, Arc<TypeInfo>>>,
+    type_cache: Mutex<FxHashMap<DieRef, Arc<TypeInfo>>>,
     /// The executable itself, for the machine code of functions.
     file_bytes: memmap2::Mmap,
     /// Call sites by function path (see `calls.rs`), found on first use.
-    call_sites: Mutex<HashMap<String, Arc<Vec<CallSite>>>>,
-    coroutine_bodies: OnceLock<HashMap<String, Vec<DieRef>>>,
+    call_sites: Mutex<FxHashMap<String, Arc<Vec<CallSite>>>>,
+    coroutine_bodies: OnceLock<FxHashMap<String, Vec<DieRef>>>,
     /// GOT slots holding code addresses (`elf::code_slots`), read on first use: only the
     /// call scan for awaits inside macros needs them.
-    code_slots: OnceLock<HashMap<u64, u64>>,
-    signatures: Mutex<HashMap<DieRef, Signature>>,
-    poll_call_lines: Mutex<HashMap<(String, String), Option<SourceLocation>>>,
+    code_slots: OnceLock<FxHashMap<u64, u64>>,
+    signatures: Mutex<FxHashMap<DieRef, Signature>>,
+    poll_call_lines: Mutex<FxHashMap<(String, String), Option<SourceLocation>>>,
 }
 
 /// How many missing `.dwo` files an error names.

@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::{await_lines, locals, Child, Decoded};
+use super::plans::Plans;
+use super::{locals, Child, Decoded};
 use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
@@ -25,7 +26,8 @@ const SELECT_DISABLED_LOCAL: &str = "disabled";
 pub struct ActiveVariant<'a> {
     pub raw_state: u64,
     pub fields: Value<'a>,
-    pub location: Option<Location>,
+    /// Its index in the env type's variant part.
+    pub index: usize,
 }
 
 pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
@@ -48,15 +50,14 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
         .memory
         .read_uint(address + discriminant.offset, size)
         .map_err(|error| error.context(format!("state of {} at {address:#x}", info.name)))?;
-    let variant = part.variants.iter().find(|variant| variant.discr_value == Some(raw_state)).ok_or_else(|| {
+    let (index, variant) = part.variants.iter().enumerate().find(|(_, variant)| variant.discr_value == Some(raw_state)).ok_or_else(|| {
         Error::layout(format!(
             "{} at {address:#x} has state {raw_state}, which no variant has (corrupt or freed memory?)",
             info.name
         ))
     })?;
     let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    let location = variant.member.decl.as_ref().map(await_lines::location_of);
-    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, location })
+    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, index })
 }
 
 /// A coroutine env's state, without decoding anything else.
@@ -73,28 +74,41 @@ fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
     }
 }
 
-/// Decodes one coroutine level: fills state, location and locals of `node`, and returns
-/// what it awaits (`None` when it awaits nothing).
-pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>> {
+/// Decodes one coroutine level: fills state, location (and with `with_locals`, the saved
+/// locals) of `node`, and returns what it awaits (`None` when it awaits nothing).
+pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals: bool) -> Result<Option<Decoded>> {
     let active = active_variant(value)?;
     let (state, await_point) = state_of(active.raw_state);
     node.state = Some(state);
     node.await_point = await_point;
-    node.location = active.location.clone();
+    let awaitee = match state {
+        CoroutineState::Suspended => active.fields.field(AWAITEE_FIELD).ok(),
+        _ => None,
+    };
+    let suspend = value.ty.variant_part.as_ref().and_then(|part| part.variants[active.index].member.decl.as_ref());
+    let plan = plans.await_at(
+        value.target.debug,
+        &value.ty,
+        active.raw_state,
+        suspend,
+        awaitee.as_ref().map(|awaitee| &*awaitee.ty),
+    );
+    node.location = plan.location.clone();
+    node.macro_location = plan.macro_location.clone();
     if state != CoroutineState::Suspended {
         return Ok(None);
     }
-    node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
-    let Ok(awaitee) = active.fields.field(AWAITEE_FIELD) else { return Ok(None) };
-    if let Some(suspend) = &node.location {
-        if await_lines::is_macro_await(&value.ty, suspend) {
-            if let Some(user_line) = await_lines::user_await_location(value.target.debug, &value.ty, &awaitee.ty) {
-                node.macro_location = node.location.replace(user_line);
-            }
-        }
+    if with_locals {
+        node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     }
+    let Some(awaitee) = awaitee else { return Ok(None) };
     if crate::tokio::compat::MACRO_POLL_FNS.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
-        let macro_call = MacroCall { env: value, line: node.macro_location.as_ref().and(node.location.as_ref()) };
+        let macro_call = MacroCall {
+            plans,
+            env: value,
+            raw_state: active.raw_state,
+            line: node.macro_location.as_ref().and(node.location.as_ref()),
+        };
         let tree = match macro_branches(&macro_call, &active.fields, &awaitee)? {
             Some(tree) => Some(tree),
             None => futures_macro_branches(&macro_call, &active.fields, &awaitee)?,
@@ -108,7 +122,9 @@ pub fn step(value: &Value<'_>, node: &mut FutureNode) -> Result<Option<Decoded>>
 
 /// The coroutine a macro's await is in, and the user's line of the macro call.
 struct MacroCall<'v, 'a> {
+    plans: &'v Plans,
     env: &'v Value<'a>,
+    raw_state: u64,
     line: Option<&'v Location>,
 }
 
@@ -122,10 +138,10 @@ impl MacroCall<'_, '_> {
             return;
         }
         let types: Vec<&crate::dwarf::TypeInfo> = types.iter().map(|info| &**info).collect();
-        let lines = await_lines::branch_locations(debug, &self.env.ty, self.line, &types);
-        for (child, line) in children.iter_mut().zip(lines) {
+        let lines = self.plans.branch_lines(debug, &self.env.ty, self.raw_state, self.line, &types);
+        for (child, line) in children.iter_mut().zip(lines.iter()) {
             if let Some(branch) = child.branch.as_mut() {
-                branch.location = line;
+                branch.location = line.clone();
             }
         }
     }

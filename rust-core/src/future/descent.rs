@@ -6,7 +6,7 @@
 //! type from the DWARF type graph, so buffers, sockets and maps are never walked. No other
 //! pointer is followed: shared state behind `Arc`/`Rc` is left to the decoders.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::decoders::boxed;
 use super::{registry, FutureDecoder};
@@ -36,7 +36,7 @@ pub struct Found<'a> {
 /// What is known about each type, per command.
 #[derive(Default)]
 pub struct TypeFacts {
-    can_hold_future: HashMap<DieRef, bool>,
+    can_hold_future: FxHashMap<DieRef, bool>,
 }
 
 impl<'a> FutureDecoder<'a> {

@@ -1,7 +1,6 @@
 //! Locals a suspended coroutine keeps across its `.await`, with the values of simple ones.
 
-use std::collections::HashSet;
-
+use rustc_hash::FxHashSet;
 use serde_json::{json, Value as Json};
 
 use crate::dwarf::TypeTag;
@@ -16,7 +15,7 @@ const MAX_STRING: u64 = 256;
 /// (`__2`: drop flags, unnamed values), deduplicated by (name, offset): rustc lists upvars
 /// once as saved and again at relocated offsets.
 pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     let mut locals = Vec::new();
     for field in &fields.ty.fields {
         let temporary = field.name.strip_prefix("__").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));

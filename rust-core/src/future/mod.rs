@@ -8,14 +8,14 @@ pub(crate) mod coroutine;
 mod decoders;
 mod descent;
 pub(crate) mod locals;
+mod plans;
 mod registry;
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use crate::dwarf::{DieRef, TypeInfo};
 use crate::error::Error;
 use crate::model::{Branch, FutureNode, NodeKind};
-use crate::names::{self, CoroutineKind};
 use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
@@ -107,6 +107,9 @@ pub struct FutureDecoder<'a> {
     /// runtime's list, so the caller walks them too.
     local_sets: std::cell::RefCell<Vec<(DieRef, u64)>>,
     type_facts: std::cell::RefCell<descent::TypeFacts>,
+    plans: plans::Plans,
+    /// Read the locals each suspended coroutine saves (`async backtrace full`).
+    with_locals: bool,
 }
 
 impl<'a> FutureDecoder<'a> {
@@ -117,7 +120,14 @@ impl<'a> FutureDecoder<'a> {
             live: LiveProcess::default(),
             local_sets: Default::default(),
             type_facts: Default::default(),
+            plans: Default::default(),
+            with_locals: false,
         }
+    }
+
+    pub fn with_locals(mut self, with_locals: bool) -> Self {
+        self.with_locals = with_locals;
+        self
     }
 
     /// Lets `JoinHandle` nodes name the task they wait for.
@@ -157,7 +167,7 @@ impl<'a> FutureDecoder<'a> {
 
     /// The await tree rooted at the future of type `ty` at `address`.
     pub fn decode(&self, ty: DieRef, address: u64) -> FutureNode {
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         self.decode_at(ty, address, 0, &mut seen)
     }
 
@@ -170,20 +180,13 @@ impl<'a> FutureDecoder<'a> {
     }
 
     fn bare_node(&self, info: &TypeInfo, address: u64) -> FutureNode {
-        let kind = match names::coroutine_kind(&info.name) {
-            Some(CoroutineKind::AsyncFn) => NodeKind::AsyncFn,
-            Some(CoroutineKind::AsyncBlock) => NodeKind::AsyncBlock,
-            Some(CoroutineKind::AsyncClosure) => NodeKind::AsyncClosure,
-            None => NodeKind::Future,
-        };
-        let mut node = FutureNode::new(kind, &info.name, address);
-        if kind.is_coroutine() {
-            node.function = names::coroutine_function(&self.target.debug.index, &info.name);
-        }
+        let head = self.plans.head(self.target.debug, info);
+        let mut node = FutureNode::new(head.kind, &info.name, address);
+        node.function = head.function.clone();
         node
     }
 
-    fn decode_at(&self, ty: DieRef, address: u64, depth: usize, seen: &mut HashSet<(u64, DieRef)>) -> FutureNode {
+    fn decode_at(&self, ty: DieRef, address: u64, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) -> FutureNode {
         let info = match self.target.debug.type_info(ty) {
             Ok(info) => info,
             Err(error) => return error_node("<unknown>", address, error),
@@ -212,7 +215,7 @@ impl<'a> FutureDecoder<'a> {
             }
         }
         if node.kind.is_coroutine() {
-            match coroutine::step(&value, &mut node) {
+            match coroutine::step(&self.plans, &value, &mut node, self.with_locals) {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, seen),
                 Ok(None) => {}
                 Err(error) => node.error = Some(error.message),
@@ -241,7 +244,7 @@ impl<'a> FutureDecoder<'a> {
         }
     }
 
-    fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, seen: &mut HashSet<(u64, DieRef)>) {
+    fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) {
         // A coroutine stays a coroutine unless a decoder names what it really is.
         if decoded.kind != NodeKind::Future {
             node.kind = decoded.kind;
@@ -253,7 +256,7 @@ impl<'a> FutureDecoder<'a> {
         }
     }
 
-    fn child_node(&self, child: Child, depth: usize, seen: &mut HashSet<(u64, DieRef)>) -> FutureNode {
+    fn child_node(&self, child: Child, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) -> FutureNode {
         let mut node = if let Some(decoded) = child.prepared {
             let mut node = self.describe_type(child.ty, child.address);
             self.apply(&mut node, *decoded, depth + 1, seen);

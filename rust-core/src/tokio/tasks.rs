@@ -2,8 +2,9 @@
 //! header its id, state bits and the future it runs (typed through the `poll<T, S>`
 //! function its vtable points to).
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::dwarf::{DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
@@ -77,7 +78,7 @@ pub struct TaskWalk {
     pub addresses: Vec<u64>,
     pub problems: Vec<String>,
     /// Tasks already reported in `problems` as unreadable.
-    pub unreadable: HashSet<u64>,
+    pub unreadable: FxHashSet<u64>,
 }
 
 /// Walks tasks and caches per-future-type layouts across tasks.
@@ -85,7 +86,7 @@ pub struct TaskReader<'a> {
     target: &'a Target<'a>,
     layouts: Layouts,
     /// `poll` function address (unbiased) -> where that future type sits in its task.
-    by_poll_fn: std::cell::RefCell<HashMap<u64, Result<CoreLayout>>>,
+    by_poll_fn: std::cell::RefCell<FxHashMap<u64, Result<CoreLayout>>>,
 }
 
 impl<'a> TaskReader<'a> {
@@ -133,7 +134,7 @@ impl<'a> TaskReader<'a> {
         let owned = handle.first_path(compat::HANDLE_OWNED_TASKS).context_with(|| "runtime handle")?;
         let shards = owned.first_path(compat::OWNED_TASKS_SHARDS)?.boxed_slice(MAX_SHARDS)?;
         let mut walk = TaskWalk::default();
-        let mut seen = HashSet::new();
+        let mut seen = FxHashSet::default();
         for (shard_index, shard) in shards.iter().enumerate() {
             self.walk_list(shard, shard_index, &mut seen, &mut walk)?;
             if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
@@ -150,13 +151,13 @@ impl<'a> TaskReader<'a> {
         let shared = context.field(compat::LOCAL_CONTEXT_SHARED)?.arc_data()?;
         let owned = shared.first_path(compat::LOCAL_SHARED_OWNED_TASKS)?;
         let mut walk = TaskWalk::default();
-        self.walk_list(&owned, 0, &mut HashSet::new(), &mut walk)?;
+        self.walk_list(&owned, 0, &mut FxHashSet::default(), &mut walk)?;
         Ok(walk)
     }
 
     /// Walks the intrusive task list inside `holder` forward from its head and, if a link
     /// breaks, back from its tail.
-    fn walk_list(&self, holder: &Value<'a>, shard: usize, seen: &mut HashSet<u64>, walk: &mut TaskWalk) -> Result<()> {
+    fn walk_list(&self, holder: &Value<'a>, shard: usize, seen: &mut FxHashSet<u64>, walk: &mut TaskWalk) -> Result<()> {
         let list = holder.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
         let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
         if self.follow(head, self.layouts.trailer_next, shard, seen, walk) {
@@ -167,7 +168,7 @@ impl<'a> TaskReader<'a> {
     }
 
     /// Follows one link direction from `start`; true if a link could not be read.
-    fn follow(&self, start: u64, link_offset: u64, shard: usize, seen: &mut HashSet<u64>, walk: &mut TaskWalk) -> bool {
+    fn follow(&self, start: u64, link_offset: u64, shard: usize, seen: &mut FxHashSet<u64>, walk: &mut TaskWalk) -> bool {
         let mut next = start;
         while next != 0 && walk.addresses.len() < MAX_TASKS_PER_RUNTIME {
             if !seen.insert(next) {

@@ -3,7 +3,7 @@
 //! queue), a current_thread runtime's local run queue, and each runtime's inject queue.
 //! Queues hold task header addresses.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
@@ -83,7 +83,7 @@ pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
         .ok_or_else(|| Error::layout(format!("{} has no `{}`", compat::HEADER_TYPE, workers::HEADER_QUEUE_NEXT)))?
         .offset;
     let mut headers = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     let mut node = head;
     while node != 0 {
         if !seen.insert(node) || headers.len() >= MAX_QUEUED {

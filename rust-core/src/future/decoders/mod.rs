@@ -16,8 +16,9 @@ pub mod tower;
 pub mod trivial;
 pub mod wrappers;
 
-use std::collections::HashSet;
 use std::sync::Arc;
+
+use rustc_hash::FxHashSet;
 
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
@@ -54,7 +55,7 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
     let next_offset = probe.field(compat::NODE_POINTERS)?.first_path(compat::POINTERS_NEXT)?.address;
     let mut node = head.read_pointer()?;
     let mut nodes = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     while node != 0 && (nodes.len() as u64) < limit {
         if !seen.insert(node) {
             return Err(Error::layout(format!("linked list loops at {node:#x}")));
@@ -88,9 +89,14 @@ pub fn vec_elements<'a>(vec: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
         .collect()
 }
 
-/// How many nodes a tokio `LinkedList` holds.
+/// How many nodes a tokio `LinkedList` holds (counted once per list and command).
 pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
-    Ok(linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64)
+    if let Some(&length) = list.target.list_lengths.borrow().get(&list.address) {
+        return Ok(length);
+    }
+    let length = linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64;
+    list.target.list_lengths.borrow_mut().insert(list.address, length);
+    Ok(length)
 }
 
 /// A tokio batch semaphore: (permits available, closed, waiters queued).

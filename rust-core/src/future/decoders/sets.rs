@@ -1,8 +1,7 @@
 //! Collections of futures: `FuturesUnordered`, `FuturesOrdered`, `JoinSet`, `join_all`,
 //! `select_all`, `futures::future::select`. Each member becomes a child.
 
-use std::collections::HashSet;
-
+use rustc_hash::FxHashSet;
 use serde_json::json;
 
 use super::{async_self, linked_list_nodes, MAX_LIST_NODES};
@@ -28,7 +27,7 @@ fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
     let task_type = set.target.debug.type_info(head.pointer_target()?)?;
     let mut node = head.read_pointer()?;
     let mut members = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = FxHashSet::default();
     while node != 0 && (seen.len() as u64) < MAX_LIST_NODES && members.len() < MAX_CHILDREN {
         if !seen.insert(node) {
             return Err(Error::layout(format!("FuturesUnordered list loops at {node:#x}")));

@@ -1,0 +1,100 @@
+//! What every instance of a future type shares, worked out once per command: a type's node
+//! kind and function name, and per suspend state the await line (the user's line for an
+//! await inside a macro) and where each macro branch is written. Ten thousand tasks of a
+//! few shapes then cost memory reads, not DWARF lookups and name parsing per task.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+
+use super::await_lines;
+use crate::dwarf::{DebugInfo, DieRef, SourceLocation, TypeInfo};
+use crate::model::{Location, NodeKind};
+use crate::names::{self, CoroutineKind};
+
+/// A future type's kind and, for a coroutine, the function it belongs to.
+pub struct NodeHead {
+    pub kind: NodeKind,
+    pub function: Option<String>,
+}
+
+/// Where a coroutine is suspended in one state: `location` is the user's line, and
+/// `macro_location` the macro's own line when the await is written inside a macro.
+#[derive(Clone)]
+pub struct AwaitPlan {
+    pub location: Option<Location>,
+    pub macro_location: Option<Location>,
+}
+
+#[derive(Default)]
+pub struct Plans {
+    heads: RefCell<FxHashMap<DieRef, Rc<NodeHead>>>,
+    awaits: RefCell<FxHashMap<(DieRef, u64), Rc<AwaitPlan>>>,
+    branches: RefCell<FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Location>>>>>,
+}
+
+impl Plans {
+    pub fn head(&self, debug: &DebugInfo, info: &TypeInfo) -> Rc<NodeHead> {
+        if let Some(head) = self.heads.borrow().get(&info.die) {
+            return head.clone();
+        }
+        let kind = match names::coroutine_kind(&info.name) {
+            Some(CoroutineKind::AsyncFn) => NodeKind::AsyncFn,
+            Some(CoroutineKind::AsyncBlock) => NodeKind::AsyncBlock,
+            Some(CoroutineKind::AsyncClosure) => NodeKind::AsyncClosure,
+            None => NodeKind::Future,
+        };
+        let function = kind.is_coroutine().then(|| names::coroutine_function(&debug.index, &info.name)).flatten();
+        let head = Rc::new(NodeHead { kind, function });
+        self.heads.borrow_mut().insert(info.die, head.clone());
+        head
+    }
+
+    /// The await location of coroutine `env` in state `raw_state`, whose variant is
+    /// declared at `suspend` and awaits a future of type `awaitee`.
+    pub fn await_at(
+        &self,
+        debug: &DebugInfo,
+        env: &TypeInfo,
+        raw_state: u64,
+        suspend: Option<&SourceLocation>,
+        awaitee: Option<&TypeInfo>,
+    ) -> Rc<AwaitPlan> {
+        let key = (env.die, raw_state);
+        if let Some(plan) = self.awaits.borrow().get(&key) {
+            return plan.clone();
+        }
+        let suspend = suspend.map(await_lines::location_of);
+        let mut plan = AwaitPlan { location: suspend.clone(), macro_location: None };
+        if let (Some(suspend), Some(awaitee)) = (&suspend, awaitee) {
+            if await_lines::is_macro_await(env, suspend) {
+                if let Some(user_line) = await_lines::user_await_location(debug, env, awaitee) {
+                    plan.macro_location = plan.location.replace(user_line);
+                }
+            }
+        }
+        let plan = Rc::new(plan);
+        self.awaits.borrow_mut().insert(key, plan.clone());
+        plan
+    }
+
+    /// Where each branch of the macro awaited by `env` in `raw_state` is written
+    /// (`await_lines::branch_locations`), for branches of types `branches`.
+    pub fn branch_lines(
+        &self,
+        debug: &DebugInfo,
+        env: &TypeInfo,
+        raw_state: u64,
+        macro_line: Option<&Location>,
+        branches: &[&TypeInfo],
+    ) -> Rc<Vec<Option<Location>>> {
+        let key = (env.die, raw_state, branches.iter().map(|branch| branch.die).collect::<Vec<_>>());
+        if let Some(lines) = self.branches.borrow().get(&key) {
+            return lines.clone();
+        }
+        let lines = Rc::new(await_lines::branch_locations(debug, env, macro_line, branches));
+        self.branches.borrow_mut().insert(key, lines.clone());
+        lines
+    }
+}

@@ -156,9 +156,35 @@ def test_help(debugger):
     assert "Async backtraces of the tokio tasks in the program being debugged." in help_async
     first_line = (
         "Print each tokio thread's current future and await stack; `all` adds every task, "
-        "`full` the locals kept across each await, `--json` prints JSON."
+        "`full` the locals kept across each await, `--json` prints JSON; `--output FILE` writes the report to "
+        "FILE and prints one line."
     )
     assert " ".join(help_backtrace.split()).startswith(first_line)
+
+
+def test_output_to_a_file(debugger, tmp_path):
+    """`--output FILE` writes what the command would print, and prints one line instead."""
+    json_file, text_file = tmp_path / "report.json", tmp_path / "report.txt"
+    run, manifest = run_to_checkpoint(debugger, tmp_path, "dev", [
+        "async backtrace all --json",
+        "async backtrace all --json --output %s" % json_file,
+        "async backtrace all",
+        "async backtrace all -o %s" % text_file,
+        "async backtrace all --output /nonexistent/dir/report.txt",
+    ])
+    printed_json, json_line, printed_text, text_line, failure = run.sections()
+    tasks, threads = len(json.loads(printed_json)["tasks"]), len(json.loads(printed_json)["threads"])
+    assert tasks == len(expect.task_chains("breakpoint")) and threads >= 3
+    size = lambda path: "%.1f MB" % (path.stat().st_size / 1e6)
+    assert json_line.strip() == "wrote %d tasks and %d threads (JSON, %s) to %s" % (tasks, threads, size(json_file), json_file)
+    assert text_line.strip() == "wrote %d tasks and %d threads (text, %s) to %s" % (tasks, threads, size(text_file), text_file)
+    # The same stop, so the same report (a sleep's time left moves on between the calls).
+    moving = lambda text: re.sub(r"(\+|\"remaining_secs\": ?)[0-9.]+", r"\1<s>", text)
+    assert moving(json_file.read_text()) == moving(printed_json)
+    # LLDB drops the blank line that ends the printed text.
+    assert moving(text_file.read_text()).rstrip("\n") == moving(printed_text).rstrip("\n")
+    assert run.error_lines() == ["tokio-async: cannot write /nonexistent/dir/report.txt: No such file or directory (os error 2)"]
+    assert not failure.strip() and run.traceback_free()
 
 
 def test_loading_twice_is_harmless(debugger, tmp_path):

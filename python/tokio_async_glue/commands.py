@@ -3,15 +3,16 @@ threads from the adapter, hand everything to the Rust core, return its output.""
 
 import json
 import os
-from typing import Tuple
+import shlex
+from typing import NamedTuple, Optional
 
 from .adapter import DebuggerAdapter, UserError
 
-USAGE = "usage: async backtrace [all] [full] [--json]"
+USAGE = "usage: async backtrace [all] [full] [--json] [--output FILE]"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
 HELP_BACKTRACE = (
     "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
-    "kept across each await, `--json` prints JSON."
+    "kept across each await, `--json` prints JSON; `--output FILE` writes the report to FILE and prints one line."
 )
 
 _binaries = {}
@@ -27,21 +28,34 @@ def _core():
     return core
 
 
-def parse_arguments(argument_string: str) -> Tuple[bool, bool, bool]:
-    """(all tasks, with locals, as JSON)."""
-    show_all = False
-    full = False
-    as_json = False
-    for word in argument_string.split():
+class Arguments(NamedTuple):
+    show_all: bool = False
+    full: bool = False
+    as_json: bool = False
+    output: Optional[str] = None
+
+
+def parse_arguments(argument_string: str) -> Arguments:
+    try:
+        words = shlex.split(argument_string)
+    except ValueError as error:
+        raise UserError("%s; %s" % (error, USAGE))
+    arguments = Arguments()
+    while words:
+        word = words.pop(0)
         if word == "all":
-            show_all = True
+            arguments = arguments._replace(show_all=True)
         elif word == "full":
-            full = True
+            arguments = arguments._replace(full=True)
         elif word in ("--json", "-j"):
-            as_json = True
+            arguments = arguments._replace(as_json=True)
+        elif word in ("--output", "-o"):
+            if not words:
+                raise UserError("%s needs a file name; %s" % (word, USAGE))
+            arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(words.pop(0))))
         else:
             raise UserError("unknown argument %r; %s" % (word, USAGE))
-    return show_all, full, as_json
+    return arguments
 
 
 def load_binary(path: str, debug_dirs=()):
@@ -64,7 +78,7 @@ def load_binary(path: str, debug_dirs=()):
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     """Runs the command and returns its output; raises UserError with one line."""
-    show_all, full, as_json = parse_arguments(argument_string)
+    arguments = parse_arguments(argument_string)
     adapter.check_process()
     path = adapter.executable_path()
     if not path:
@@ -76,10 +90,11 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
     load_bias = (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
     threads = adapter.threads(core.block_on_frames())
-    request = json.dumps({"threads": [t.to_request() for t in threads], "all": show_all})
-    status, output = core.backtrace(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), as_json, full)
+    request = json.dumps({"threads": [t.to_request() for t in threads], "all": arguments.show_all})
+    status, output = core.backtrace(
+        binary, load_bias, request, adapter.read_memory, adapter.live_pid(), arguments.as_json, arguments.full,
+        arguments.output,
+    )
     if status != "ok":
         raise UserError(output)
-    if as_json and not output.endswith("\n"):
-        output += "\n"
     return output

@@ -16,6 +16,8 @@ pub enum ErrorKind {
     Layout,
     /// The executable could not be opened or parsed.
     Binary,
+    /// The report could not be written where `--output` asked.
+    Output,
     /// A bug in this tool (a caught panic).
     Internal,
 }
@@ -29,6 +31,7 @@ impl ErrorKind {
             ErrorKind::Memory => "memory",
             ErrorKind::Layout => "layout",
             ErrorKind::Binary => "binary",
+            ErrorKind::Output => "output",
             ErrorKind::Internal => "internal",
         }
     }

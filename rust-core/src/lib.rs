@@ -12,6 +12,7 @@ pub mod links;
 pub mod memory;
 pub mod model;
 pub mod names;
+pub mod output;
 pub mod render;
 pub mod stack;
 pub mod tokio;

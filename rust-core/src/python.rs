@@ -12,7 +12,8 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{inspect, Request};
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::render::{render_text, TextOptions};
+use crate::output::{self, Format};
+use crate::render::TextOptions;
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
@@ -93,9 +94,11 @@ fn load_binary(py: Python<'_>, path: String, debug_dirs: Vec<String>) -> (Option
 }
 
 /// Builds the report. `request_json` is an `inspect::Request`; memory comes from
-/// `/proc/PID/mem` when `live_pid` is given and readable, else from `read_memory`.
+/// `/proc/PID/mem` when `live_pid` is given and readable, else from `read_memory`. With
+/// `output_path`, the report goes to that file and the output is one line saying so.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false))]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None))]
+#[allow(clippy::too_many_arguments)]
 fn backtrace(
     binary: &Bound<'_, Binary>,
     load_bias: u64,
@@ -104,6 +107,7 @@ fn backtrace(
     live_pid: Option<u32>,
     as_json: bool,
     full: bool,
+    output_path: Option<PathBuf>,
 ) -> Outcome {
     let debug = binary.get().debug.clone();
     outcome(guarded(|| {
@@ -115,11 +119,10 @@ fn backtrace(
             Some(process) => inspect(&debug, &PageCache::new(process), load_bias, &request)?,
             None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,
         };
-        if as_json {
-            serde_json::to_string(&report)
-                .map_err(|error| Error::new(ErrorKind::Internal, format!("cannot encode JSON: {error}")))
-        } else {
-            Ok(render_text(&report, TextOptions { locals: full }))
+        let format = if as_json { Format::Json } else { Format::Text(TextOptions { locals: full }) };
+        match &output_path {
+            Some(path) => output::to_file(&report, format, path),
+            None => output::to_string(&report, format),
         }
     }))
 }

@@ -13,13 +13,28 @@ pub struct TextOptions {
 }
 
 pub fn render_text(report: &Report, options: TextOptions) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail, and only UTF-8 is written.
+    let _ = render_text_to(report, options, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Renders into `sink` a thread or task at a time, so 100,000 tasks never make one string.
+pub fn render_text_to(report: &Report, options: TextOptions, sink: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut out = String::new();
+    let mut flush = |out: &mut String| {
+        let result = sink.write_all(out.as_bytes());
+        out.clear();
+        result
+    };
     render_header(&mut out, report);
     for thread in &report.threads {
         render_thread(&mut out, thread, options);
+        flush(&mut out)?;
     }
     for task in &report.tasks {
         render_task(&mut out, task, options);
+        flush(&mut out)?;
     }
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
@@ -27,7 +42,7 @@ pub fn render_text(report: &Report, options: TextOptions) -> String {
     if report.threads.is_empty() && report.tasks.is_empty() {
         out.push_str("No tokio threads or tasks found.\n");
     }
-    out
+    flush(&mut out)
 }
 
 /// `tokio 1.54.1: 1 runtime (MultiThread), 14 tasks`.
@@ -53,7 +68,7 @@ fn render_header(out: &mut String, report: &Report) {
 }
 
 /// `1 task` / `14 tasks`.
-fn counted(count: usize, word: &str) -> String {
+pub(crate) fn counted(count: usize, word: &str) -> String {
     if count == 1 {
         format!("1 {word}")
     } else {

@@ -27,11 +27,14 @@ pub struct AwaitPlan {
     pub macro_location: Option<Location>,
 }
 
+/// Branch lines by (env type, state, branch types).
+type BranchLines = FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Location>>>>;
+
 #[derive(Default)]
 pub struct Plans {
     heads: RefCell<FxHashMap<DieRef, Rc<NodeHead>>>,
     awaits: RefCell<FxHashMap<(DieRef, u64), Rc<AwaitPlan>>>,
-    branches: RefCell<FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Location>>>>>,
+    branches: RefCell<BranchLines>,
 }
 
 impl Plans {

@@ -1,0 +1,56 @@
+//! Where a report goes: back to the debugger as one string, or straight into a file
+//! (`--output FILE`), written as it is encoded so that a 100 MB report is never held twice
+//! nor carried through the debugger's console.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::Report;
+use crate::render::{counted, render_text, render_text_to, TextOptions};
+
+#[derive(Debug, Clone, Copy)]
+pub enum Format {
+    Text(TextOptions),
+    Json,
+}
+
+fn encoding_error(error: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::Internal, format!("cannot encode JSON: {error}"))
+}
+
+/// The report as the command prints it.
+pub fn to_string(report: &Report, format: Format) -> Result<String> {
+    match format {
+        Format::Text(options) => Ok(render_text(report, options)),
+        Format::Json => serde_json::to_string(report).map(|json| json + "\n").map_err(encoding_error),
+    }
+}
+
+/// Writes the report to `path` and returns the one line the command prints instead:
+/// `wrote 10000 tasks and 3 threads (JSON, 11.9 MB) to /tmp/tasks.json`.
+pub fn to_file(report: &Report, format: Format, path: &Path) -> Result<String> {
+    let failed = |error: std::io::Error| Error::new(ErrorKind::Output, format!("cannot write {}: {error}", path.display()));
+    let mut file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(failed)?);
+    match format {
+        Format::Text(options) => render_text_to(report, options, &mut file).map_err(failed)?,
+        Format::Json => {
+            serde_json::to_writer(&mut file, report).map_err(|error| match error.io_error_kind() {
+                Some(kind) => failed(kind.into()),
+                None => encoding_error(error),
+            })?;
+            file.write_all(b"\n").map_err(failed)?;
+        }
+    }
+    let file = file.into_inner().map_err(|error| failed(error.into_error()))?;
+    let bytes = file.metadata().map_err(failed)?.len();
+    let what = if matches!(format, Format::Json) { "JSON" } else { "text" };
+    Ok(format!(
+        "wrote {} and {} ({what}, {:.1} MB) to {}\n",
+        counted(report.tasks.len(), "task"),
+        counted(report.threads.len(), "thread"),
+        bytes as f64 / 1e6,
+        path.display()
+    ))
+}

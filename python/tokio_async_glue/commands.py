@@ -58,22 +58,30 @@ def parse_arguments(argument_string: str) -> Arguments:
     return arguments
 
 
-def load_binary(path: str, debug_dirs=()):
-    """The core's parsed view of an executable, cached while the file and the debugger's
-    debug-file directories are unchanged."""
+def start_loading_binary(path: str, debug_dirs=()):
+    """A function giving the core's parsed view of an executable. A view cached while the
+    file and the debugger's debug-file directories are unchanged is given at once; else
+    the DWARF loads on a thread of the core's own while the caller goes on (the debugger
+    walks the stacks meanwhile)."""
     core = _core()
     try:
         stat = os.stat(path)
     except OSError as error:
         raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
     key = (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
-    if key not in _binaries:
-        binary, failure = core.load_binary(path, list(debug_dirs))
+    if key in _binaries:
+        return lambda: _binaries[key]
+    pending = core.start_loading(path, list(debug_dirs))
+
+    def wait():
+        binary, failure = pending.wait()
         if failure is not None:
             raise UserError(failure[1])
         _binaries.clear()
         _binaries[key] = binary
-    return _binaries[key]
+        return binary
+
+    return wait
 
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
@@ -84,12 +92,13 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     if not path:
         raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
     core = _core()
-    binary = load_binary(path, adapter.debug_file_directories())
+    loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
+    threads = adapter.threads(core.block_on_frames())
+    binary = loaded_binary()
     entry = adapter.entry_address()
     if entry is None:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
     load_bias = (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
-    threads = adapter.threads(core.block_on_frames())
     request = json.dumps({"threads": [t.to_request() for t in threads], "all": arguments.show_all})
     status, output = core.backtrace(
         binary, load_bias, request, adapter.read_memory, adapter.live_pid(), arguments.as_json, arguments.full,

@@ -2,8 +2,9 @@
 //! integers; no Rust panic and no Rust error reaches Python as an exception.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Once};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Once};
+use std::thread::JoinHandle;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -78,19 +79,57 @@ fn outcome(result: Result<String>) -> Outcome {
     }
 }
 
-/// Loads an executable's DWARF, looking for a separate debug file in `debug_dirs` (the
-/// debugger's own setting) and the system's. Returns `(binary, None)` or `(None, (kind, message))`.
+/// An executable's DWARF being loaded on a thread of its own, so that the work overlaps
+/// the debugger's walk of the thread stacks (the two biggest costs of a first call).
+#[pyclass(frozen, module = "tokio_async_glue._core")]
+struct PendingBinary {
+    load: Mutex<Option<Load>>,
+}
+
+enum Load {
+    Running(JoinHandle<Result<DebugInfo>>),
+    /// No thread could be started: loaded on the caller's.
+    Done(Result<DebugInfo>),
+}
+
+#[pymethods]
+impl PendingBinary {
+    /// Waits for the load: `(binary, None)` or `(None, (kind, message))`.
+    fn wait(&self, py: Python<'_>) -> (Option<Py<Binary>>, Option<Outcome>) {
+        let load = self.load.lock().ok().and_then(|mut load| load.take());
+        let loaded = match load {
+            Some(Load::Running(handle)) => py.detach(|| handle.join()).unwrap_or_else(|_| {
+                Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): the DWARF loader panicked"))
+            }),
+            Some(Load::Done(loaded)) => loaded,
+            None => Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): waited twice for one load")),
+        };
+        match loaded {
+            Ok(debug) => match Py::new(py, Binary { debug: Arc::new(debug) }) {
+                Ok(binary) => (Some(binary), None),
+                Err(error) => (None, Some(("internal".into(), error.to_string()))),
+            },
+            Err(error) => (None, Some((error.kind.as_str().to_string(), error.message))),
+        }
+    }
+}
+
+/// Starts loading an executable's DWARF, looking for a separate debug file in `debug_dirs`
+/// (the debugger's own setting) and the system's; `wait()` on the result gives the binary.
 #[pyfunction]
 #[pyo3(signature = (path, debug_dirs=Vec::new()))]
-fn load_binary(py: Python<'_>, path: String, debug_dirs: Vec<String>) -> (Option<Py<Binary>>, Option<Outcome>) {
+fn start_loading(path: String, debug_dirs: Vec<String>) -> PendingBinary {
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
-    match guarded(|| DebugInfo::load_searching(Path::new(&path), &debug_dirs)) {
-        Ok(debug) => match Py::new(py, Binary { debug: Arc::new(debug) }) {
-            Ok(binary) => (Some(binary), None),
-            Err(error) => (None, Some(("internal".into(), error.to_string()))),
-        },
-        Err(error) => (None, Some((error.kind.as_str().to_string(), error.message))),
-    }
+    let load = |path: PathBuf, debug_dirs: Vec<PathBuf>| guarded(|| DebugInfo::load_searching(&path, &debug_dirs));
+    let (thread_path, thread_dirs) = (PathBuf::from(&path), debug_dirs.clone());
+    let spawned = std::thread::Builder::new()
+        .name("tokio-async-dwarf".into())
+        .spawn(move || load(thread_path, thread_dirs));
+    let load = match spawned {
+        Ok(handle) => Load::Running(handle),
+        Err(_) => Load::Done(load(PathBuf::from(path), debug_dirs)),
+    };
+    PendingBinary { load: Mutex::new(Some(load)) }
 }
 
 /// Builds the report. `request_json` is an `inspect::Request`; memory comes from
@@ -136,7 +175,8 @@ fn block_on_frames() -> Vec<(String, String)> {
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Binary>()?;
-    module.add_function(wrap_pyfunction!(load_binary, module)?)?;
+    module.add_class::<PendingBinary>()?;
+    module.add_function(wrap_pyfunction!(start_loading, module)?)?;
     module.add_function(wrap_pyfunction!(backtrace, module)?)?;
     module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;
     Ok(())

@@ -2,12 +2,13 @@
 # make test  - the whole suite (Rust unit tests, GDB tests, tokio task-dump oracle)
 # make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
 # make test-versions - the fixtures against every tokio minor since 1.38 (slow)
+# make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 
 CARGO ?= cargo
 PYTHON ?= python3
 EXTENSION := python/tokio_async_glue/_core.abi3.so
 
-.PHONY: all setup build demo test test-rust test-debuggers test-versions clean
+.PHONY: all setup build demo test test-rust test-debuggers test-versions bench clean
 
 all: build
 
@@ -35,6 +36,9 @@ test-debuggers: build
 # `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only.
 test-versions: setup build
 	TOKIO_VERSIONS=all $(PYTHON) -m pytest -q tests/test_versions.py
+
+bench: setup build
+	$(PYTHON) bench/run.py --write bench/RESULTS.md
 
 clean:
 	$(CARGO) clean

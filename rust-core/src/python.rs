@@ -89,7 +89,7 @@ struct PendingBinary {
 enum Load {
     Running(JoinHandle<Result<DebugInfo>>),
     /// No thread could be started: loaded on the caller's.
-    Done(Result<DebugInfo>),
+    Done(Box<Result<DebugInfo>>),
 }
 
 #[pymethods]
@@ -101,7 +101,7 @@ impl PendingBinary {
             Some(Load::Running(handle)) => py.detach(|| handle.join()).unwrap_or_else(|_| {
                 Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): the DWARF loader panicked"))
             }),
-            Some(Load::Done(loaded)) => loaded,
+            Some(Load::Done(loaded)) => *loaded,
             None => Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): waited twice for one load")),
         };
         match loaded {
@@ -127,7 +127,7 @@ fn start_loading(path: String, debug_dirs: Vec<String>) -> PendingBinary {
         .spawn(move || load(thread_path, thread_dirs));
     let load = match spawned {
         Ok(handle) => Load::Running(handle),
-        Err(_) => Load::Done(load(PathBuf::from(path), debug_dirs)),
+        Err(_) => Load::Done(Box::new(load(PathBuf::from(path), debug_dirs))),
     };
     PendingBinary { load: Mutex::new(Some(load)) }
 }

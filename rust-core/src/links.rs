@@ -17,7 +17,7 @@ pub fn link_tasks(report: &mut Report) {
     for task in &report.tasks {
         visit(&task.root, &mut |node| {
             if let Some(channel) = detail_str(node, HOLDS_SENDER_OF) {
-                holders.insert(channel.to_string(), task.id);
+                holders.insert(channel, task.id);
             }
         });
     }
@@ -32,9 +32,10 @@ pub fn link_tasks(report: &mut Report) {
                 NodeKind::OneshotRecv => ("sender_task", detail_str(node, "address")),
                 _ => return,
             };
-            let Some(&holder) = channel.and_then(|channel| holders.get(channel)) else { return };
-            if let Some(Json::Object(detail)) = node.detail.as_mut() {
+            let Some(holder) = channel.and_then(|channel| holders.get(&channel).copied()) else { return };
+            if let Some(Json::Object(mut detail)) = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok()) {
                 detail.insert(key.to_string(), Json::from(holder));
+                node.detail = serde_json::value::to_raw_value(&detail).ok();
             }
             node.summary = Some(match node.kind {
                 NodeKind::TowerBufferResponse => {
@@ -54,8 +55,14 @@ fn with_note(summary: &str, note: &str) -> String {
     }
 }
 
-fn detail_str<'n>(node: &'n FutureNode, key: &str) -> Option<&'n str> {
-    node.detail.as_ref()?.get(key)?.as_str()
+/// A string in the node's detail. Details are kept encoded; most do not name `key` at all.
+fn detail_str(node: &FutureNode, key: &str) -> Option<String> {
+    let raw = node.detail.as_deref()?.get();
+    if !raw.contains(key) {
+        return None;
+    }
+    let detail: FxHashMap<String, Json> = serde_json::from_str(raw).ok()?;
+    detail.get(key)?.as_str().map(str::to_string)
 }
 
 fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {

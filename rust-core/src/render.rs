@@ -209,7 +209,7 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
     let body = match &node.summary {
         _ if coroutine => format!("{}{}", label(node.kind), node.function.as_deref().unwrap_or(&node.type_name)),
         Some(summary) => summary.clone(),
-        None => node.type_name.clone(),
+        None => node.type_name.to_string(),
     };
     let boxed = if node.boxed { " [boxed]" } else { "" };
     let head = format!("{indent}#{frame} {body}{boxed}");

@@ -66,7 +66,7 @@ fn chain(node: &FutureNode) -> Vec<ChainEntry> {
     while let Some(node) = current {
         out.push((
             node.kind,
-            node.function.clone().unwrap_or_else(|| node.type_name.clone()),
+            node.function.as_deref().unwrap_or(&node.type_name).to_string(),
             node.state,
             node.await_point,
             node.location.as_ref().map(|l| l.line),
@@ -115,7 +115,7 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
             ],
             "{profile}"
         );
-        assert_eq!(root.location.as_ref().unwrap().file, "tokio-app/src/main.rs");
+        assert_eq!(&*root.location.as_ref().unwrap().file, "tokio-app/src/main.rs");
     }
 }
 
@@ -190,7 +190,7 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     assert_eq!(root.state, Some(CoroutineState::Suspended));
     assert!(root.error.is_none());
     let handle = &root.children[0];
-    assert_eq!(handle.type_name, "tokio::runtime::task::join::JoinHandle<()>");
+    assert_eq!(&*handle.type_name, "tokio::runtime::task::join::JoinHandle<()>");
     let error = handle.error.as_deref().expect("the decoder's failure is on the node");
     assert_eq!(error, "cannot read 8 bytes at 0x10");
 }

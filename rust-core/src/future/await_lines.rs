@@ -22,7 +22,7 @@ fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -
 const UNRESUMED_STATE: u64 = 0;
 
 pub fn location_of(decl: &SourceLocation) -> Location {
-    Location { file: names::short_path(&decl.file), line: decl.line, path: decl.file.clone() }
+    Location { file: names::short_path(&decl.file).into(), line: decl.line, path: decl.file.as_str().into() }
 }
 
 /// The file the coroutine is written in (its `Unresumed` variant's `decl_file`).
@@ -34,7 +34,7 @@ fn home_file(env: &TypeInfo) -> Option<&str> {
 
 /// Whether a suspend point's line is in another file than its coroutine: a macro's.
 pub fn is_macro_await(env: &TypeInfo, suspend: &Location) -> bool {
-    home_file(env).is_some_and(|home| home != suspend.path)
+    home_file(env).is_some_and(|home| home != &*suspend.path)
 }
 
 /// The user's line for the await of `awaitee` inside the coroutine `env`: the line of the
@@ -59,7 +59,7 @@ pub fn branch_locations(
     let resume = names::resume_function_name(&env.name);
     let next_await = await_lines(debug, env).into_iter().filter(|&line| line > macro_line.line).min().unwrap_or(u64::MAX);
     let in_macro_call = |location: &Location| {
-        location.path == home && macro_line.line <= location.line && location.line < next_await
+        &*location.path == home && macro_line.line <= location.line && location.line < next_await
     };
     let mut lines_by_type: Vec<(&str, std::vec::IntoIter<Location>)> = Vec::new();
     branches
@@ -69,7 +69,7 @@ pub fn branch_locations(
                 let part = branch.variant_part.as_ref()?;
                 let unresumed = part.variants.iter().find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
                 let location = unresumed.member.decl.as_ref().map(location_of)?;
-                return (location.path == home && location.line >= macro_line.line).then_some(location);
+                return (&*location.path == home && location.line >= macro_line.line).then_some(location);
             }
             if let Some((_, lines)) = lines_by_type.iter_mut().find(|(name, _)| *name == branch.name) {
                 return lines.next();

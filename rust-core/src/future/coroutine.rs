@@ -94,7 +94,7 @@ pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals
         awaitee.as_ref().map(|awaitee| &*awaitee.ty),
     );
     node.location = plan.location.clone();
-    node.macro_location = plan.macro_location.clone();
+    node.macro_location = plan.macro_location.clone().map(Box::new);
     if state != CoroutineState::Suspended {
         return Ok(None);
     }
@@ -288,7 +288,7 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     // the line is where the thread is.
     node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
         (Some(own), _, Some(line)) => Some(Location { line, ..own }),
-        (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file), line, path: file.clone() }),
+        (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file).into(), line, path: file.as_str().into() }),
         _ => None,
     };
 }

@@ -181,7 +181,7 @@ impl<'a> FutureDecoder<'a> {
 
     fn bare_node(&self, info: &TypeInfo, address: u64) -> FutureNode {
         let head = self.plans.head(self.target.debug, info);
-        let mut node = FutureNode::new(head.kind, &info.name, address);
+        let mut node = FutureNode::new(head.kind, head.type_name.clone(), address);
         node.function = head.function.clone();
         node
     }
@@ -249,8 +249,10 @@ impl<'a> FutureDecoder<'a> {
         if decoded.kind != NodeKind::Future {
             node.kind = decoded.kind;
         }
-        node.detail = decoded.detail;
+        node.detail = decoded.detail.and_then(|detail| serde_json::value::to_raw_value(&detail).ok());
         node.summary = decoded.summary;
+        // Exactly as many as needed: most nodes have one child, and a node is 400 bytes.
+        node.children.reserve_exact(decoded.children.len().min(MAX_CHILDREN));
         for child in decoded.children.into_iter().take(MAX_CHILDREN) {
             node.children.push(self.child_node(child, depth, seen));
         }
@@ -271,7 +273,7 @@ impl<'a> FutureDecoder<'a> {
             node.via = child.via;
         }
         if child.branch.is_some() {
-            node.branch = child.branch;
+            node.branch = child.branch.map(Box::new);
         }
         node
     }

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -16,7 +17,8 @@ use crate::names::{self, CoroutineKind};
 /// A future type's kind and, for a coroutine, the function it belongs to.
 pub struct NodeHead {
     pub kind: NodeKind,
-    pub function: Option<String>,
+    pub type_name: Arc<str>,
+    pub function: Option<Arc<str>>,
 }
 
 /// Where a coroutine is suspended in one state: `location` is the user's line, and
@@ -49,7 +51,7 @@ impl Plans {
             None => NodeKind::Future,
         };
         let function = kind.is_coroutine().then(|| names::coroutine_function(&debug.index, &info.name)).flatten();
-        let head = Rc::new(NodeHead { kind, function });
+        let head = Rc::new(NodeHead { kind, type_name: info.name.as_str().into(), function: function.map(Into::into) });
         self.heads.borrow_mut().insert(info.die, head.clone());
         head
     }

@@ -165,6 +165,9 @@ fn task_lists(
     sources
 }
 
+/// Tasks decoded between two emptyings of the page cache.
+const TASKS_PER_CACHE_GENERATION: usize = 1000;
+
 /// Phase 3: decodes the tasks of every list into `report` (all of them, or only those a
 /// thread is running), with each runtime's inject queue; returns the roots
 /// of the running tasks, by task id.
@@ -217,7 +220,21 @@ fn walk_tasks(
             tokio_version: decoder.target().debug.tokio_version.clone(),
             inject,
         });
-        for &address in &walk.addresses {
+        if all {
+            // 100,000 reports: growing by doubling would hold one and a half copies at once.
+            report.tasks.reserve_exact(walk.addresses.len());
+        }
+        // In memory order: tokio shards its task list, so list order would visit the heap
+        // once per shard. In this order the pages of tasks already decoded are not read
+        // again, and the page cache is emptied as it goes: 100,000 tasks touch 70 MB.
+        let mut in_memory_order = walk.addresses.clone();
+        in_memory_order.sort_unstable();
+        let memory = decoder.target().memory;
+        memory.release_cache();
+        for (index, &address) in in_memory_order.iter().enumerate() {
+            if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
+                memory.release_cache();
+            }
             let header = match task_reader.read_header(address) {
                 Ok(header) => header,
                 Err(error) => {

@@ -13,6 +13,10 @@ use crate::error::{Error, Result};
 pub trait Memory {
     /// Fills `buf` from `address`, or fails without partial results.
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// Drops whatever is cached: the caller is done with a phase whose reads will not
+    /// repeat (walking the task lists before decoding the tasks).
+    fn release_cache(&self) {}
 }
 
 /// Memory of a live local process, read with `pread` on `/proc/PID/mem`.
@@ -48,6 +52,10 @@ pub struct WithExecutable<'a, M: Memory + ?Sized> {
 }
 
 impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
+    fn release_cache(&self) {
+        self.inner.release_cache();
+    }
+
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         self.inner.read(address, buf).or_else(|error| {
             let bytes = address
@@ -97,6 +105,10 @@ impl<M: Memory> PageCache<M> {
 }
 
 impl<M: Memory> Memory for PageCache<M> {
+    fn release_cache(&self) {
+        self.pages.borrow_mut().clear();
+    }
+
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         let end = address.checked_add(buf.len() as u64).ok_or_else(|| Error::memory(address, buf.len()))?;
         let mut cursor = address;
@@ -175,6 +187,21 @@ pub mod testing {
             buf.copy_from_slice(&bytes[offset..offset + buf.len()]);
             Ok(())
         }
+    }
+
+    #[test]
+    fn a_released_page_cache_reads_again() {
+        let mut sparse = SparseMemory::default();
+        sparse.put(0x1000, &[7u8; 4096]);
+        let cache = PageCache::new(sparse);
+        let mut byte = [0u8; 1];
+        cache.read(0x1000, &mut byte).unwrap();
+        cache.read(0x1001, &mut byte).unwrap();
+        assert_eq!(cache.backend_reads(), 1);
+        cache.release_cache();
+        assert!(cache.pages.borrow().is_empty());
+        cache.read(0x1002, &mut byte).unwrap();
+        assert_eq!((byte[0], cache.backend_reads()), (7, 2));
     }
 
     #[test]

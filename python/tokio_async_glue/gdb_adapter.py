@@ -7,7 +7,7 @@ import traceback
 import gdb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, ThreadInfo, UserError, wants_locals
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
 
 
 class GdbAdapter(DebuggerAdapter):
@@ -89,15 +89,19 @@ class GdbAdapter(DebuggerAdapter):
             frame = gdb.newest_frame()
         except gdb.error:
             return frames
+        needs_of_thread = FrameNeedsOfThread(block_on_frames)
         while frame is not None and len(frames) < MAX_FRAMES:
-            try:
-                sal = frame.find_sal()
-                file = sal.symtab.filename if sal.symtab is not None else None
-                line = sal.line or None
-            except gdb.error:
-                file, line = None, None
-            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line, _stack_pointer(frame))
-            for local in wants_locals(frame.name() or "", block_on_frames):
+            needs = needs_of_thread.of(frame.name() or "")
+            file, line = None, None
+            if needs.line:
+                try:
+                    sal = frame.find_sal()
+                    file = sal.symtab.filename if sal.symtab is not None else None
+                    line = sal.line or None
+                except gdb.error:
+                    pass
+            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line, _stack_pointer(frame) if needs.sp else None)
+            for local in needs.locals:
                 self._read_local(frame, local, info)
             frames.append(info)
             try:

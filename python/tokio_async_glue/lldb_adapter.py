@@ -9,7 +9,7 @@ import traceback
 import lldb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, ThreadInfo, UserError, wants_locals
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
 from .thread_pointers import ThreadPointerError, glibc_thread_pointers
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
@@ -129,14 +129,18 @@ class LldbAdapter(DebuggerAdapter):
 
     def _frames(self, thread, block_on_frames):
         frames = []
+        needs_of_thread = FrameNeedsOfThread(block_on_frames)
         for index in range(min(thread.GetNumFrames(), MAX_FRAMES)):
             frame = thread.GetFrameAtIndex(index)
-            line_entry = frame.GetLineEntry()
-            file = line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None
-            line = line_entry.GetLine() if line_entry.IsValid() else None
-            sp = frame.GetSP()
-            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line or None, None if sp == lldb.LLDB_INVALID_ADDRESS else sp)
-            for local in wants_locals(frame.GetFunctionName() or "", block_on_frames):
+            needs = needs_of_thread.of(frame.GetFunctionName() or "")
+            file, line = None, None
+            if needs.line:
+                line_entry = frame.GetLineEntry()
+                file = line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None
+                line = (line_entry.GetLine() or None) if line_entry.IsValid() else None
+            sp = frame.GetSP() if needs.sp else lldb.LLDB_INVALID_ADDRESS
+            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line, None if sp == lldb.LLDB_INVALID_ADDRESS else sp)
+            for local in needs.locals:
                 self._read_local(frame, local, info)
             frames.append(info)
         return frames

@@ -108,6 +108,10 @@ class DebuggerAdapter:
     def read_memory(self, address: int, size: int) -> Optional[bytes]:
         raise NotImplementedError
 
+    def core_file_path(self) -> Optional[str]:
+        """The core file being debugged, so the core may read it itself; None otherwise."""
+        return None
+
     def live_pid(self) -> Optional[int]:
         """The pid when the target is a live process on this machine (so the core may read
         /proc/PID/mem directly); None for core files and remote targets."""

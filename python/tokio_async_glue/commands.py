@@ -102,7 +102,9 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
     request = json.dumps({"threads": [t.to_request() for t in threads], "all": arguments.show_all})
     status, output = core.backtrace(
         binary, load_bias, request, adapter.read_memory, adapter.live_pid(), arguments.as_json, arguments.full,
-        arguments.output,
+        arguments.output, adapter.core_file_path(),
+        # Read everything through the debugger (to compare memory backends, or to rule one out).
+        os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
     )
     if status != "ok":
         raise UserError(output)

@@ -46,6 +46,24 @@ class GdbAdapter(DebuggerAdapter):
             return self.inferior.pid
         return None
 
+    def core_file_path(self):
+        corefile = getattr(self.inferior, "corefile", None)  # GDB 16 and later
+        if corefile is not None:
+            return corefile.filename
+        connection = getattr(self.inferior, "connection", None)
+        if connection is None or getattr(connection, "type", None) != "core":
+            return None
+        try:
+            text = gdb.execute("info target", to_string=True)
+        except gdb.error:
+            return None
+        # "Local core dump file:\n\t`/path/core', file type elf64-x86-64."
+        lines = text.splitlines()
+        for title, line in zip(lines, lines[1:]):
+            if title.strip() == "Local core dump file:" and "`" in line and "'," in line:
+                return line[line.index("`") + 1:line.rindex("',")]
+        return None
+
     def read_memory(self, address, size):
         try:
             return bytes(self.inferior.read_memory(address, size))

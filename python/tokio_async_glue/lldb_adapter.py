@@ -63,6 +63,12 @@ class LldbAdapter(DebuggerAdapter):
             return self.process.GetProcessID()
         return None
 
+    def core_file_path(self):
+        if self.process.GetPluginName() != "elf-core" or not hasattr(self.process, "GetCoreFile"):
+            return None  # LLDB 14 cannot say which file
+        path = self.process.GetCoreFile().fullpath
+        return path or None
+
     def read_memory(self, address, size):
         error = lldb.SBError()
         data = self.process.ReadMemory(address, size, error)

@@ -65,7 +65,14 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
         .map(|thread| find_block_on_frame(&thread.frames).map(|frame| block_on_future(&target, &decoder, &thread.frames, frame)))
         .collect();
     let mut report =
-        Report { version: REPORT_VERSION, threads: Vec::new(), tasks: Vec::new(), runtimes: Vec::new(), errors: Vec::new() };
+        Report {
+            version: REPORT_VERSION,
+            threads: Vec::new(),
+            tasks: Vec::new(),
+            runtimes: Vec::new(),
+            errors: Vec::new(),
+            memory_source: None,
+        };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);

@@ -4,6 +4,7 @@
 //! future decoding -> model -> rendering.
 
 pub mod block_on;
+pub mod core_file;
 pub mod dwarf;
 pub mod error;
 pub mod future;

@@ -15,6 +15,10 @@ pub struct Report {
     pub runtimes: Vec<RuntimeReport>,
     /// Problems that did not stop the report (a runtime whose task list was unreadable).
     pub errors: Vec<String>,
+    /// Where the inferior's memory was read: `process` (/proc/PID/mem), `core_file` (the
+    /// core, mapped) or `debugger` (the debugger's read call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_source: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]

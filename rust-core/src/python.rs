@@ -12,7 +12,9 @@ use pyo3::types::PyBytes;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{inspect, Request};
+use crate::core_file::CoreFileMemory;
 use crate::memory::{Memory, PageCache, ProcessMemory};
+use crate::model::Report;
 use crate::output::{self, Format};
 use crate::render::TextOptions;
 
@@ -133,10 +135,11 @@ fn start_loading(path: String, debug_dirs: Vec<String>) -> PendingBinary {
 }
 
 /// Builds the report. `request_json` is an `inspect::Request`; memory comes from
-/// `/proc/PID/mem` when `live_pid` is given and readable, else from `read_memory`. With
-/// `output_path`, the report goes to that file and the output is one line saying so.
+/// `/proc/PID/mem` when `live_pid` is given and readable, else from the core file at
+/// `core_path` when it opens, else from `read_memory` (always, with `debugger_memory`).
+/// With `output_path`, the report goes to that file and the output is one line saying so.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None))]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false))]
 #[allow(clippy::too_many_arguments)]
 fn backtrace(
     binary: &Bound<'_, Binary>,
@@ -147,6 +150,8 @@ fn backtrace(
     as_json: bool,
     full: bool,
     output_path: Option<PathBuf>,
+    core_path: Option<PathBuf>,
+    debugger_memory: bool,
 ) -> Outcome {
     let debug = binary.get().debug.clone();
     outcome(guarded(|| {
@@ -154,9 +159,16 @@ fn backtrace(
             .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
         request.live_pid = live_pid;
         request.locals = full;
-        let report = match live_pid.and_then(|pid| ProcessMemory::open(pid).ok()) {
-            Some(process) => inspect(&debug, &PageCache::new(process), load_bias, &request)?,
-            None => inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?,
+        let process = live_pid.filter(|_| !debugger_memory).and_then(|pid| ProcessMemory::open(pid).ok());
+        let core = core_path.filter(|_| !debugger_memory && process.is_none()).and_then(|path| CoreFileMemory::open(&path).ok());
+        let report = match (process, core) {
+            (Some(process), _) => Report { memory_source: Some("process"), ..inspect(&debug, &PageCache::new(process), load_bias, &request)? },
+            // Mapped: no page cache needed.
+            (None, Some(core)) => Report { memory_source: Some("core_file"), ..inspect(&debug, &core, load_bias, &request)? },
+            (None, None) => Report {
+                memory_source: Some("debugger"),
+                ..inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?
+            },
         };
         let format = if as_json { Format::Json } else { Format::Text(TextOptions { locals: full }) };
         match &output_path {

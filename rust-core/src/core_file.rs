@@ -1,0 +1,82 @@
+//! Memory of a core file read straight from the file, mapped: no call into the debugger's
+//! Python per page. The core's `PT_LOAD` segments give each address range's bytes; a range
+//! the core left out (a kernel core omits unmodified file-backed pages) is unreadable here,
+//! and `memory::WithExecutable` fills it from the executable as for any other backend.
+
+use std::fs::File;
+use std::path::Path;
+
+use object::elf::{ET_CORE, PT_LOAD};
+use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
+use object::Endianness;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::memory::Memory;
+
+/// One `PT_LOAD` segment's bytes present in the file.
+struct Segment {
+    address: u64,
+    /// Bytes present in the file (`p_filesz`), from `offset`.
+    size: u64,
+    offset: u64,
+}
+
+pub struct CoreFileMemory {
+    map: memmap2::Mmap,
+    /// By address, not overlapping.
+    segments: Vec<Segment>,
+}
+
+impl CoreFileMemory {
+    pub fn open(path: &Path) -> Result<Self> {
+        let failed = |why: String| Error::new(ErrorKind::Binary, format!("core file {}: {why}", path.display()));
+        let file = File::open(path).map_err(|error| failed(error.to_string()))?;
+        // SAFETY: mapped read-only; a core rewritten meanwhile only gives wrong bytes, which
+        // every reader already tolerates.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| failed(error.to_string()))?;
+        let elf = ElfFile64::<Endianness>::parse(&*map).map_err(|error| failed(error.to_string()))?;
+        let endian = elf.endian();
+        if elf.elf_header().e_type(endian) != ET_CORE {
+            return Err(failed("not a core file".into()));
+        }
+        let mut segments: Vec<Segment> = elf
+            .elf_program_headers()
+            .iter()
+            .filter(|header| header.p_type(endian) == PT_LOAD && header.p_filesz(endian) > 0)
+            .map(|header| Segment {
+                address: header.p_vaddr(endian),
+                size: header.p_filesz(endian).min(header.p_memsz(endian)),
+                offset: header.p_offset(endian),
+            })
+            .filter(|segment| {
+                segment.offset.checked_add(segment.size).is_some_and(|end| end <= map.len() as u64)
+                    && segment.address.checked_add(segment.size).is_some()
+            })
+            .collect();
+        segments.sort_by_key(|segment| segment.address);
+        Ok(CoreFileMemory { map, segments })
+    }
+
+    /// The segment holding `address`.
+    fn segment_at(&self, address: u64) -> Option<&Segment> {
+        let after = self.segments.partition_point(|segment| segment.address <= address);
+        let segment = self.segments.get(after.checked_sub(1)?)?;
+        (address - segment.address < segment.size).then_some(segment)
+    }
+}
+
+impl Memory for CoreFileMemory {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        let mut done = 0usize;
+        while done < buf.len() {
+            let at = address.checked_add(done as u64).ok_or_else(|| Error::memory(address, buf.len()))?;
+            let segment = self.segment_at(at).ok_or_else(|| Error::memory(address, buf.len()))?;
+            let within = at - segment.address;
+            let take = ((segment.size - within) as usize).min(buf.len() - done);
+            let start = (segment.offset + within) as usize;
+            buf[done..done + take].copy_from_slice(&self.map[start..start + take]);
+            done += take;
+        }
+        Ok(())
+    }
+}

@@ -6,7 +6,10 @@ per case:
 
   tasks, profile, debugger, target, cold s, warm s, RSS delta, bt s, cold/bt, warm/bt
 
-- cold: the first call in a fresh debugger session (DWARF loading included);
+- cold: the first call in a fresh debugger session (DWARF loading included). The script is
+  loaded before the program, as from ~/.gdbinit / ~/.lldbinit (GDB `-iex`, LLDB `-O`):
+  in GDB it starts indexing the program's DWARF when GDB loads it, while GDB indexes its
+  own symbols; LLDB gives scripts no such event, so there the first call does it all;
 - warm: the best of three further calls in that session;
 - RSS delta: the debugger's peak RSS over those calls minus its RSS before them;
 - bt: the debugger's own `thread apply all bt` (GDB) or `bt all` (LLDB), first call, in a
@@ -67,20 +70,24 @@ class Fixture:
         self.process.wait()
 
 
-def in_debugger(debugger, binary, pid, core, command):
-    """Runs bench/in_debugger.py's `measure(command)` in a fresh session; its result dict."""
+def in_debugger(debugger, binary, pid, core, command, with_script=True):
+    """Runs bench/in_debugger.py's `measure(command)` in a fresh session; its result dict.
+    Without `with_script`, the session is the debugger alone (for its own backtrace)."""
     bench = os.path.join(REPO, "bench")
     if debugger == "gdb":
         measure = "python import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.gdb_run, %r)" % (bench, command)
-        args = ["gdb", "-nx", "-batch", "-q", "-ex", "set auto-load python-scripts off", "-ex", "set pagination off",
-                "-ex", "source " + os.path.join(REPO, "gdb-scripts", "tokio_async.py")]
+        args = ["gdb", "-nx", "-batch", "-q", "-iex", "set auto-load python-scripts off", "-iex", "set pagination off"]
+        if with_script:
+            args += ["-iex", "source " + os.path.join(REPO, "gdb-scripts", "tokio_async.py")]
         args += ["-p", str(pid)] if pid else [binary, core]
         args += ["-ex", measure]
         if pid:
             args += ["-ex", "detach"]
     else:
         measure = "script import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.lldb_run, %r)" % (bench, command)
-        args = [LLDB, "--no-lldbinit", "-b", "-o", "command script import " + os.path.join(REPO, "lldb-scripts", "tokio_async.py")]
+        args = [LLDB, "--no-lldbinit", "-b"]
+        if with_script:
+            args += ["-O", "command script import " + os.path.join(REPO, "lldb-scripts", "tokio_async.py")]
         args += ["-p", str(pid)] if pid else ["-c", core, binary]
         args += ["-o", measure]
         if pid:
@@ -111,7 +118,7 @@ def rows_for(program, profile, args, targets, work, label, command=COMMAND):
                 ours = in_debugger(debugger, binary, pid, core_path, command)
                 if not ours["head"].startswith(("{", "wrote ")):
                     raise RuntimeError("%s %s: %s" % (debugger, target, ours["head"]))
-                theirs = in_debugger(debugger, binary, pid, core_path, DEBUGGER_BT[debugger])
+                theirs = in_debugger(debugger, binary, pid, core_path, DEBUGGER_BT[debugger], with_script=False)
                 row = {
                     "case": label,
                     "profile": profile,

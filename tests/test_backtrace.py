@@ -187,6 +187,26 @@ def test_output_to_a_file(debugger, tmp_path):
     assert not failure.strip() and run.traceback_free()
 
 
+# Runs in the debugger: what was loaded ahead of any command, as (path, outcome kind).
+PRELOADS = (
+    "import tokio_async_glue.commands as c; "
+    "print('PRELOADS', [(key[0].rsplit('/', 1)[-1], (p.wait()[1] or ('ok',))[0]) for key, p in c._preloads.items()])"
+)
+
+
+@pytest.mark.parametrize("program,expected", [("tokio-app", "[('tokio-app', 'ok')]"), ("plain-app", "[('plain-app', 'not_tokio')]")])
+def test_dwarf_is_loaded_when_gdb_loads_the_program(tmp_path, program, expected):
+    """Sourced first (as from ~/.gdbinit), the script starts indexing a tokio program's
+    DWARF when GDB loads it, and skips other programs; TOKIO_ASYNC_PRELOAD=0 turns it off."""
+    from support.debuggers import Gdb
+    from support.paths import GDB_SCRIPT
+
+    binary = build.fixture(program, "dev")
+    for env, loaded in (({}, expected), ({"TOKIO_ASYNC_PRELOAD": "0"}, "[]")):
+        run = Gdb().run_steps(["python " + PRELOADS, "file " + binary, "python " + PRELOADS], env=env)
+        assert [line for line in run.stdout.splitlines() if line.startswith("PRELOADS")] == ["PRELOADS []", "PRELOADS " + loaded], run.stderr
+
+
 def test_loading_twice_is_harmless(debugger, tmp_path):
     from support.paths import GDB_SCRIPT, LLDB_SCRIPT
 

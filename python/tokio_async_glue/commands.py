@@ -16,6 +16,8 @@ HELP_BACKTRACE = (
 )
 
 _binaries = {}
+# Loads started ahead of any command (`preload`), by the same key as `_binaries`.
+_preloads = {}
 
 
 def _core():
@@ -58,23 +60,59 @@ def parse_arguments(argument_string: str) -> Arguments:
     return arguments
 
 
-def start_loading_binary(path: str, debug_dirs=()):
-    """A function giving the core's parsed view of an executable. A view cached while the
-    file and the debugger's debug-file directories are unchanged is given at once; else
-    the DWARF loads on a thread of the core's own while the caller goes on (the debugger
-    walks the stacks meanwhile)."""
-    core = _core()
+def _binary_key(path: str, debug_dirs):
+    """What a parsed executable is valid for: the file as it is now, and where its debug
+    files were looked for."""
     try:
         stat = os.stat(path)
     except OSError as error:
         raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
-    key = (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
+    return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
+
+
+def preload(path: str, debug_dirs=()) -> None:
+    """Starts loading the executable's DWARF on the core's own thread, ahead of any command,
+    as the debugger indexes its own symbols when it loads a file; only for programs that
+    link tokio, so other programs cost nothing. Never raises: it is called from debugger
+    events."""
+    try:
+        key = _binary_key(path, debug_dirs)
+        if key not in _binaries and key not in _preloads:
+            _preloads.clear()
+            _preloads[key] = _core().start_loading(path, list(debug_dirs), True)
+    except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
+        pass
+
+
+def preload_for(adapter: DebuggerAdapter) -> None:
+    """`preload` of the adapter's executable, unless TOKIO_ASYNC_PRELOAD=0."""
+    if os.environ.get("TOKIO_ASYNC_PRELOAD", "1") == "0":
+        return
+    try:
+        path = adapter.executable_path()
+        if path:
+            preload(path, adapter.debug_file_directories())
+    except Exception:  # noqa: BLE001 - never break the debugger from an event
+        pass
+
+
+def start_loading_binary(path: str, debug_dirs=()):
+    """A function giving the core's parsed view of an executable. A view cached while the
+    file and the debugger's debug-file directories are unchanged is given at once; a
+    preloaded one when its load is done; else the DWARF loads on a thread of the core's own
+    while the caller goes on (the debugger walks the stacks meanwhile)."""
+    core = _core()
+    key = _binary_key(path, debug_dirs)
     if key in _binaries:
         return lambda: _binaries[key]
-    pending = core.start_loading(path, list(debug_dirs))
+    preloaded = _preloads.pop(key, None)
+    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs))
 
     def wait():
         binary, failure = pending.wait()
+        if failure is not None and preloaded is not None:
+            # Skipped or failed ahead of time: load now, and report what this load says.
+            binary, failure = core.start_loading(path, list(debug_dirs)).wait()
         if failure is not None:
             raise UserError(failure[1])
         _binaries.clear()

@@ -206,4 +206,15 @@ def register():
     AsyncPrefix()
     AsyncBacktrace("async backtrace")
     AsyncBacktrace("async bt")
+    # Index the program's DWARF when GDB loads it, as GDB indexes its own symbols then.
+    gdb.events.new_objfile.connect(_on_new_objfile)
+    commands.preload_for(GdbAdapter())
     _registered = True
+
+
+def _on_new_objfile(event):
+    try:
+        if event.new_objfile.filename == gdb.current_progspace().filename:
+            commands.preload_for(GdbAdapter())
+    except Exception:  # noqa: BLE001 - never break GDB from an event
+        pass

@@ -213,3 +213,7 @@ def register(debugger):
         if not result.Succeeded():
             print("tokio-async: could not register commands: %s" % (result.GetError() or step).strip())
             return
+    # Imported with a target already there (lldb -p PID, then import): index its DWARF now.
+    # (LLDB gives scripts no event for a target created later; that one loads on first use.)
+    if debugger.GetSelectedTarget().IsValid():
+        commands.preload_for(LldbAdapter(debugger))

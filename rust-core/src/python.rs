@@ -118,11 +118,22 @@ impl PendingBinary {
 
 /// Starts loading an executable's DWARF, looking for a separate debug file in `debug_dirs`
 /// (the debugger's own setting) and the system's; `wait()` on the result gives the binary.
+/// With `only_if_tokio`, a program whose symbols do not name tokio is not loaded (a
+/// `not_tokio` outcome): loading ahead of any command must not cost other programs.
 #[pyfunction]
-#[pyo3(signature = (path, debug_dirs=Vec::new()))]
-fn start_loading(path: String, debug_dirs: Vec<String>) -> PendingBinary {
+#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false))]
+fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool) -> PendingBinary {
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
-    let load = |path: PathBuf, debug_dirs: Vec<PathBuf>| guarded(|| DebugInfo::load_searching(&path, &debug_dirs));
+    let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>| {
+        guarded(|| {
+            if only_if_tokio && !crate::dwarf::links_tokio(&path) {
+                return Err(Error::new(ErrorKind::NotTokio, format!("{} does not link tokio", path.display())));
+            }
+            let debug = DebugInfo::load_searching(&path, &debug_dirs)?;
+            debug.prepare_call_sites();
+            Ok(debug)
+        })
+    };
     let (thread_path, thread_dirs) = (PathBuf::from(&path), debug_dirs.clone());
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())

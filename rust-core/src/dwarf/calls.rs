@@ -46,6 +46,14 @@ const MOV_RIP_LEN: usize = 7;
 const MAX_ORIGIN_HOPS: usize = 4;
 
 impl DebugInfo {
+    /// Builds now what reading call sites builds on first use (every coroutine body's
+    /// concrete and inlined copies, the GOT slots): on the loading thread, off the first
+    /// command's path.
+    pub fn prepare_call_sites(&self) {
+        self.concrete_functions("");
+        self.code_slots();
+    }
+
     /// Every call site in the concrete code of the functions whose DWARF path, without the
     /// generic arguments of its last segment, is `function_path` (all instantiations).
     pub fn call_sites_in(&self, function_path: &str) -> Arc<Vec<CallSite>> {

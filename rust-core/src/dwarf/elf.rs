@@ -64,6 +64,20 @@ impl ElfFacts {
     }
 }
 
+/// Whether the executable's symbols name tokio (mangled names spell it `5tokio`), read
+/// without indexing anything: to decide cheaply whether loading its DWARF ahead of a
+/// command is worth it.
+pub fn links_tokio(path: &std::path::Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    // SAFETY: mapped read-only for this check only.
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return false };
+    let Ok(object) = object::File::parse(&*map) else { return false };
+    object
+        .symbols()
+        .chain(object.dynamic_symbols())
+        .any(|symbol| symbol.name_bytes().is_ok_and(|name| name.windows(6).any(|window| window == b"5tokio")))
+}
+
 fn add_symbols(symbols: &mut FxHashMap<String, u64>, object: &object::File<'_>) {
     for symbol in object.symbols().chain(object.dynamic_symbols()) {
         // Not `is_definition()`: it leaves out thread-local symbols, which we need.

@@ -166,6 +166,10 @@ impl DebugInfo {
         let by_path = self.coroutine_bodies.get_or_init(|| {
             let mut origins: FxHashMap<DieRef, String> = FxHashMap::default();
             for (die, path) in self.index.named_subprograms() {
+                // Cheap first: a coroutine body's path names one (`{async_fn#0}`, `{closure#1}`).
+                if !path.contains("{async_") && !path.contains("{closure#") {
+                    continue;
+                }
                 let path = crate::names::strip_last_generics(path);
                 if crate::names::is_coroutine_body_path(&path) {
                     origins.insert(die, path);
@@ -181,30 +185,18 @@ impl DebugInfo {
                     }
                 }
             }
-            // Unreadable units only hide their inlined copies.
-            let _ = self.inlined_copies(&origins, &mut by_path);
+            self.inlined_copies(&origins, &mut by_path);
             by_path
         });
         by_path.get(function_path).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    fn inlined_copies(&self, origins: &FxHashMap<DieRef, String>, by_path: &mut FxHashMap<String, Vec<DieRef>>) -> Result<()> {
-        for unit in self.unit_views() {
-            let mut cursor = unit.entries();
-            while let Some(entry) = cursor.next_dfs()? {
-                if entry.tag() != constants::DW_TAG_inlined_subroutine {
-                    continue;
-                }
-                let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v))
-                else {
-                    continue;
-                };
-                if let Some(path) = origins.get(&origin) {
-                    by_path.entry(path.clone()).or_default().push(unit.die(entry.offset()));
-                }
+    fn inlined_copies(&self, origins: &FxHashMap<DieRef, String>, by_path: &mut FxHashMap<String, Vec<DieRef>>) {
+        for (origin, copy) in self.index.inlined_subroutines() {
+            if let Some(path) = origins.get(origin) {
+                by_path.entry(path.clone()).or_default().push(*copy);
             }
         }
-        Ok(())
     }
 
     fn collect_call_sites(&self, function: DieRef, sites: &mut Vec<CallSite>) -> Result<()> {

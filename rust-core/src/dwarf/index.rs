@@ -39,7 +39,21 @@ pub struct Index {
     /// Paths (without generics) of the types the binary has `Future::poll` or
     /// `Stream::poll_next` code for, from the demangled linkage names of those functions.
     polled_types: FxHashSet<String>,
+    /// Every inlined call: (the DIE of the function inlined, the inlined copy).
+    inlined_subroutines: Vec<(DieRef, DieRef)>,
 }
+
+/// The DIEs whose attributes the index reads; every other DIE is skipped unparsed.
+const INDEXED_TAGS: [gimli::DwTag; 8] = [
+    constants::DW_TAG_namespace,
+    constants::DW_TAG_structure_type,
+    constants::DW_TAG_union_type,
+    constants::DW_TAG_enumeration_type,
+    constants::DW_TAG_base_type,
+    constants::DW_TAG_subprogram,
+    constants::DW_TAG_variable,
+    constants::DW_TAG_inlined_subroutine,
+];
 
 struct Scope {
     depth: isize,
@@ -60,9 +74,18 @@ impl Index {
     fn add_unit(&mut self, unit: UnitView<'_>) -> Result<()> {
         let root: Arc<str> = Arc::from("");
         let mut scopes: Vec<Scope> = Vec::new();
-        let mut cursor = unit.entries();
-        while let Some(entry) = cursor.next_dfs()? {
-            let depth = entry.depth();
+        let mut raw = unit.entries_raw(None)?;
+        let mut entry = gimli::DebuggingInformationEntry::default();
+        while !raw.is_empty() {
+            let depth = raw.next_depth();
+            let offset = raw.next_offset();
+            // The tag first: most DIEs (parameters, locals, members, blocks) need nothing
+            // from their attributes, and skipping those is far cheaper than parsing them.
+            let mut probe = raw.clone();
+            let Some(abbreviation) = probe.read_abbreviation()? else {
+                raw = probe;
+                continue;
+            };
             while scopes.last().is_some_and(|scope| scope.depth >= depth) {
                 scopes.pop();
             }
@@ -70,8 +93,18 @@ impl Index {
                 Some(scope) => (scope.path.clone(), scope.in_function),
                 None => (root.clone(), false),
             };
-            let tag = entry.tag();
-            let die = unit.die(entry.offset());
+            let tag = abbreviation.tag();
+            if !INDEXED_TAGS.contains(&tag) || (tag == constants::DW_TAG_variable && in_function) {
+                raw = probe;
+                raw.skip_attributes(abbreviation.attributes())?;
+                if abbreviation.has_children() {
+                    scopes.push(Scope { depth, path: parent, in_function });
+                }
+                continue;
+            }
+            raw.read_entry(&mut entry)?;
+            let entry = &entry;
+            let die = unit.die(offset);
             let name = || entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
             let join = |name: &str| -> String {
                 if parent.is_empty() { name.to_string() } else { format!("{parent}::{name}") }
@@ -165,11 +198,12 @@ impl Index {
                         }
                     }
                 }
-                _ => {
-                    if entry.has_children() {
-                        child_scope = Some((parent.clone(), in_function));
+                constants::DW_TAG_inlined_subroutine => {
+                    if let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|value| unit.attr_die(value)) {
+                        self.inlined_subroutines.push((origin, die));
                     }
                 }
+                _ => {}
             }
             if entry.has_children() {
                 let (path, in_function) = child_scope.unwrap_or((parent.clone(), in_function));
@@ -177,6 +211,11 @@ impl Index {
             }
         }
         Ok(())
+    }
+
+    /// Every inlined call: (the DIE of the function inlined, the inlined copy).
+    pub fn inlined_subroutines(&self) -> &[(DieRef, DieRef)] {
+        &self.inlined_subroutines
     }
 
     pub fn type_count(&self) -> usize {

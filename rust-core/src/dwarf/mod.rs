@@ -279,11 +279,6 @@ impl DebugInfo {
         view(&self.sections, unit)
     }
 
-    /// Every unit, in `DieRef` order.
-    fn unit_views(&self) -> impl Iterator<Item = UnitView<'_>> {
-        self.units.iter().map(|unit| self.view(unit))
-    }
-
     fn unit_of(&self, die: DieRef) -> Result<(UnitView<'_>, gimli::UnitOffset<usize>)> {
         let position = match self.unit_starts.binary_search(&die.0) {
             Ok(position) => position,

@@ -25,7 +25,7 @@ def _reset_peak_rss():
         pass
 
 
-def measure(run, command, repeats=3):
+def measure(run, command, repeats=5):
     """Cold call, then the best of `repeats` warm calls; RSS growth peak over all of them."""
     _reset_peak_rss()
     rss_before = _status("VmRSS")

@@ -10,7 +10,7 @@ per case:
   loaded before the program, as from ~/.gdbinit / ~/.lldbinit (GDB `-iex`, LLDB `-O`):
   in GDB it starts indexing the program's DWARF when GDB loads it, while GDB indexes its
   own symbols; LLDB gives scripts no such event, so there the first call does it all;
-- warm: the best of three further calls in that session;
+- warm: the best of five further calls in that session (this VM's speed drifts);
 - RSS delta: the debugger's peak RSS over those calls minus its RSS before them;
 - bt: the debugger's own `thread apply all bt` (GDB) or `bt all` (LLDB), first call, in a
   session of its own on the same stop; warm/bt compares with that command's second call.

@@ -187,6 +187,29 @@ def test_output_to_a_file(debugger, tmp_path):
     assert not failure.strip() and run.traceback_free()
 
 
+def test_a_new_stop_is_walked_again(debugger, tmp_path):
+    """A second command on the same stop reuses the first's walk of the stacks; after the
+    program runs to another stop, the stacks are read again."""
+    source = build.FIXTURES + "/tokio-app/src/main.rs"
+    spawn_line = next(number for number, line in enumerate(open(source), 1) if "let child = tokio::spawn(child_task());" in line)
+    first_stop = "break main.rs:%d" % spawn_line if debugger.name == "gdb" else "breakpoint set --file main.rs --line %d" % spawn_line
+    steps = [first_stop, debugger.break_at("tokio_async_checkpoint"), "run"]
+    steps += capture(debugger, "async bt --json") + capture(debugger, "async bt --json")
+    steps += ["continue"] + capture(debugger, "async bt --json")
+    run = debugger.run_steps(
+        steps, program=build.fixture("tokio-app", "dev"), args=["breakpoint", "multi_thread"],
+        env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")},
+    )
+    first, again, second = run.json_sections()
+
+    def running_line(report):
+        [thread] = [thread for thread in report["threads"] if thread["state"] == "running"]
+        return thread["future"]["location"]["line"]
+
+    assert running_line(first) == running_line(again) == spawn_line
+    assert running_line(second) == Markers().running["runner"]
+
+
 # Runs in the debugger: what was loaded ahead of any command, as (path, outcome kind).
 PRELOADS = (
     "import tokio_async_glue.commands as c; "

@@ -80,6 +80,23 @@ class FrameNeedsOfThread:
         )
 
 
+class StopCache:
+    """The threads and frames of one stop, kept for the next command on the same stop: the
+    stack walk is most of a warm call over many threads (GDB caches frames the same way)."""
+
+    def __init__(self):
+        self.key = None
+        self.threads = None
+
+    def threads_of(self, adapter: "DebuggerAdapter", block_on_frames) -> List[ThreadInfo]:
+        key = adapter.stop_key()
+        if key is None or key != self.key:
+            self.key, self.threads = None, None
+            threads = adapter.threads(block_on_frames)
+            self.key, self.threads = key, threads
+        return self.threads
+
+
 class DebuggerAdapter:
     """What one debugger supplies. Implementations are read-only: they never write the
     inferior's memory, call its functions, or resume it."""
@@ -107,6 +124,12 @@ class DebuggerAdapter:
 
     def read_memory(self, address: int, size: int) -> Optional[bytes]:
         raise NotImplementedError
+
+    def stop_key(self):
+        """A value that changes whenever the threads' stacks may have: the inferior ran,
+        stopped, or had memory or registers written. Equal keys let a command reuse the
+        previous command's walk of the stacks; None never does."""
+        return None
 
     def core_file_path(self) -> Optional[str]:
         """The core file being debugged, so the core may read it itself; None otherwise."""

@@ -6,7 +6,7 @@ import os
 import shlex
 from typing import NamedTuple, Optional
 
-from .adapter import DebuggerAdapter, UserError
+from .adapter import DebuggerAdapter, StopCache, UserError
 
 USAGE = "usage: async backtrace [all] [full] [--json] [--output FILE]"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
@@ -18,6 +18,7 @@ HELP_BACKTRACE = (
 _binaries = {}
 # Loads started ahead of any command (`preload`), by the same key as `_binaries`.
 _preloads = {}
+_stop_cache = StopCache()
 
 
 def _core():
@@ -131,7 +132,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
         raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
     core = _core()
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
-    threads = adapter.threads(core.block_on_frames())
+    threads = _stop_cache.threads_of(adapter, core.block_on_frames())
     binary = loaded_binary()
     entry = adapter.entry_address()
     if entry is None:

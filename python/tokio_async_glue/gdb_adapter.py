@@ -46,6 +46,9 @@ class GdbAdapter(DebuggerAdapter):
             return self.inferior.pid
         return None
 
+    def stop_key(self):
+        return (self.inferior.num, self.inferior.pid, self.executable_path(), _stop_generation)
+
     def core_file_path(self):
         corefile = getattr(self.inferior, "corefile", None)  # GDB 16 and later
         if corefile is not None:
@@ -197,6 +200,17 @@ class AsyncBacktrace(gdb.Command):
 
 
 _registered = False
+# Counts the events after which the stacks may differ (see `stop_key`).
+_stop_generation = 0
+_STACK_CHANGING_EVENTS = (
+    "cont", "stop", "exited", "new_objfile", "clear_objfiles", "new_inferior", "inferior_deleted",
+    "new_thread", "inferior_call", "memory_changed", "register_changed",
+)
+
+
+def _stacks_may_have_changed(*_):
+    global _stop_generation
+    _stop_generation += 1
 
 
 def register():
@@ -206,6 +220,10 @@ def register():
     AsyncPrefix()
     AsyncBacktrace("async backtrace")
     AsyncBacktrace("async bt")
+    for name in _STACK_CHANGING_EVENTS:
+        registry = getattr(gdb.events, name, None)
+        if registry is not None:
+            registry.connect(_stacks_may_have_changed)
     # Index the program's DWARF when GDB loads it, as GDB indexes its own symbols then.
     gdb.events.new_objfile.connect(_on_new_objfile)
     commands.preload_for(GdbAdapter())

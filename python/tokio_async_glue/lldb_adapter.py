@@ -63,6 +63,12 @@ class LldbAdapter(DebuggerAdapter):
             return self.process.GetProcessID()
         return None
 
+    def stop_key(self):
+        # LLDB counts stops and resumes (expression evaluation included) per process.
+        if not self.process.IsValid():
+            return None
+        return (self.target.GetExecutable().fullpath, self.process.GetProcessID(), self.process.GetUniqueID(), self.process.GetStopID())
+
     def core_file_path(self):
         if self.process.GetPluginName() != "elf-core" or not hasattr(self.process, "GetCoreFile"):
             return None  # LLDB 14 cannot say which file

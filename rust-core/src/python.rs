@@ -9,10 +9,10 @@ use std::thread::JoinHandle;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{inspect, Request};
-use crate::core_file::CoreFileMemory;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::Report;
 use crate::output::{self, Format};
@@ -126,10 +126,10 @@ fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool) -> 
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>| {
         guarded(|| {
-            if only_if_tokio && !crate::dwarf::links_tokio(&path) {
-                return Err(Error::new(ErrorKind::NotTokio, format!("{} does not link tokio", path.display())));
-            }
-            let debug = DebugInfo::load_searching(&path, &debug_dirs)?;
+            let debug = match only_if_tokio {
+                true => DebugInfo::load_if_tokio(&path, &debug_dirs)?,
+                false => DebugInfo::load_searching(&path, &debug_dirs)?,
+            };
             debug.prepare_call_sites();
             Ok(debug)
         })

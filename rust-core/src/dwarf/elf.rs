@@ -62,20 +62,11 @@ impl ElfFacts {
     pub fn add_symbols_from(&mut self, debug_file: &object::File<'_>) {
         add_symbols(&mut self.symbols, debug_file);
     }
-}
 
-/// Whether the executable's symbols name tokio (mangled names spell it `5tokio`), read
-/// without indexing anything: to decide cheaply whether loading its DWARF ahead of a
-/// command is worth it.
-pub fn links_tokio(path: &std::path::Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    // SAFETY: mapped read-only for this check only.
-    let Ok(map) = (unsafe { memmap2::Mmap::map(&file) }) else { return false };
-    let Ok(object) = object::File::parse(&*map) else { return false };
-    object
-        .symbols()
-        .chain(object.dynamic_symbols())
-        .any(|symbol| symbol.name_bytes().is_ok_and(|name| name.windows(6).any(|window| window == b"5tokio")))
+    /// Whether any symbol names tokio (mangled names spell it `5tokio`).
+    pub fn links_tokio(&self) -> bool {
+        self.symbols.keys().any(|name| name.contains("5tokio"))
+    }
 }
 
 fn add_symbols(symbols: &mut FxHashMap<String, u64>, object: &object::File<'_>) {

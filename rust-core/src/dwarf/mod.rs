@@ -18,7 +18,7 @@ use rustc_hash::FxHashMap;
 
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
-pub use elf::{links_tokio, ElfFacts, TlsSegment};
+pub use elf::{ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX};
 
@@ -185,6 +185,21 @@ impl DebugInfo {
     /// `debug_dirs`, then `SYSTEM_DEBUG_DIR`), with the split units a `.dwp` or `.dwo`
     /// files hold. Code, symbols and the TLS segment are always the executable's.
     pub fn load_searching(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
+        DebugInfo::load_with(path, debug_dirs, false)
+    }
+
+    /// `load_searching`, but a program whose symbols do not name tokio is refused
+    /// (`NotTokio`) before its DWARF is read: loading ahead of any command must cost other
+    /// programs nothing.
+    pub fn load_if_tokio(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
+        DebugInfo::load_with(path, debug_dirs, true)
+    }
+
+    fn load_with(path: &Path, debug_dirs: &[PathBuf], only_if_tokio: bool) -> Result<DebugInfo> {
+        let refuse_unless_tokio = |elf: &ElfFacts| match only_if_tokio && !elf.links_tokio() {
+            true => Err(Error::new(ErrorKind::NotTokio, format!("{} does not link tokio", path.display()))),
+            false => Ok(()),
+        };
         let file = std::fs::File::open(path)
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot open {}: {error}", path.display())))?;
         // SAFETY: the executable is mapped read-only; a concurrent rewrite of it would only
@@ -196,6 +211,7 @@ impl DebugInfo {
         let mut elf = ElfFacts::read(&object)?;
         let mut debug_file = None;
         let main = if elf::has_dwarf(&object) {
+            refuse_unless_tokio(&elf)?;
             elf::load_dwarf(&object)?
         } else {
             let search = debug_files::search(path, &object, debug_dirs);
@@ -210,6 +226,7 @@ impl DebugInfo {
                 Error::new(ErrorKind::Binary, format!("{} is not an object file: {error}", found.path.display()))
             })?;
             elf.add_symbols_from(&debug_object);
+            refuse_unless_tokio(&elf)?;
             let dwarf = elf::load_dwarf(&debug_object)?;
             debug_file = Some(found.path);
             dwarf

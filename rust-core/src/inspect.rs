@@ -200,7 +200,7 @@ fn walk_tasks(
         .collect();
     let mut roots_by_id: FxHashMap<u64, FutureNode> = FxHashMap::default();
     for (runtime_address, flavor, walk) in sources {
-        let walk = match walk {
+        let mut walk = match walk {
             Ok(walk) => walk,
             Err(error) => {
                 report.errors.push(format!("runtime {runtime_address}: cannot walk its task list: {error}"));
@@ -234,11 +234,10 @@ fn walk_tasks(
         // In memory order: tokio shards its task list, so list order would visit the heap
         // once per shard. In this order the pages of tasks already decoded are not read
         // again, and the page cache is emptied as it goes: 100,000 tasks touch 70 MB.
-        let mut in_memory_order = walk.addresses.clone();
-        in_memory_order.sort_unstable();
+        walk.addresses.sort_unstable();
         let memory = decoder.target().memory;
         memory.release_cache();
-        for (index, &address) in in_memory_order.iter().enumerate() {
+        for (index, &address) in walk.addresses.iter().enumerate() {
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
                 memory.release_cache();
             }

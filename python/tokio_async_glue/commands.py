@@ -16,7 +16,7 @@ HELP_BACKTRACE = (
 )
 
 _binaries = {}
-# Loads started ahead of any command (`preload`), by the same key as `_binaries`.
+# Loads started ahead of any command (`preload_for`), by the same key as `_binaries`.
 _preloads = {}
 _stop_cache = StopCache()
 
@@ -71,29 +71,23 @@ def _binary_key(path: str, debug_dirs):
     return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
 
 
-def preload(path: str, debug_dirs=()) -> None:
-    """Starts loading the executable's DWARF on the core's own thread, ahead of any command,
-    as the debugger indexes its own symbols when it loads a file; only for programs that
-    link tokio, so other programs cost nothing. Never raises: it is called from debugger
-    events."""
+def preload_for(adapter: DebuggerAdapter) -> None:
+    """Starts loading the adapter's executable's DWARF on the core's own thread, ahead of
+    any command, as the debugger indexes its own symbols when it loads a file; only for
+    programs that link tokio, so other programs cost nothing, and not with
+    TOKIO_ASYNC_PRELOAD=0. Never raises: it is called from debugger events."""
+    if os.environ.get("TOKIO_ASYNC_PRELOAD", "1") == "0":
+        return
     try:
+        path = adapter.executable_path()
+        if not path:
+            return
+        debug_dirs = adapter.debug_file_directories()
         key = _binary_key(path, debug_dirs)
         if key not in _binaries and key not in _preloads:
             _preloads.clear()
             _preloads[key] = _core().start_loading(path, list(debug_dirs), True)
     except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
-        pass
-
-
-def preload_for(adapter: DebuggerAdapter) -> None:
-    """`preload` of the adapter's executable, unless TOKIO_ASYNC_PRELOAD=0."""
-    if os.environ.get("TOKIO_ASYNC_PRELOAD", "1") == "0":
-        return
-    try:
-        path = adapter.executable_path()
-        if path:
-            preload(path, adapter.debug_file_directories())
-    except Exception:  # noqa: BLE001 - never break the debugger from an event
         pass
 
 

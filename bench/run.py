@@ -28,46 +28,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIXTURES = os.path.join(REPO, "tests", "fixtures")
-TARGET = os.path.join(REPO, "target", "fixtures")
-PROFILE_DIRS = {"dev": "debug", "release": "release"}
+# The fixtures are built and run as the tests do, in their shared target directory.
+sys.path.insert(0, os.path.join(REPO, "tests"))
+from support import build  # noqa: E402
+from support.process import RunningFixture  # noqa: E402
+
 LLDB = "lldb-19"
 COMMAND = "async backtrace all --json"
 TO_FILE = "async backtrace all --json --output %s"
 DEBUGGER_BT = {"gdb": "thread apply all bt", "lldb": "bt all"}
-
-
-def build(program, profile):
-    subprocess.run(
-        ["cargo", "build", "--quiet", "-p", program, "--profile", profile, "--target-dir", TARGET],
-        cwd=FIXTURES,
-        check=True,
-        env={key: value for key, value in os.environ.items() if key != "RUSTFLAGS"},
-    )
-    return os.path.join(TARGET, PROFILE_DIRS[profile], program)
-
-
-class Fixture:
-    """The program running on its own, parked, for attaching to."""
-
-    def __init__(self, binary, args, workdir):
-        self.manifest = os.path.join(workdir, "manifest.json")
-        if os.path.exists(self.manifest):
-            os.unlink(self.manifest)
-        env = dict(os.environ, FIXTURE_MANIFEST=self.manifest)
-        self.process = subprocess.Popen([binary, *args], env=env, cwd=workdir, stdout=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while not os.path.exists(self.manifest):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("%s did not reach its checkpoint" % binary)
-            time.sleep(0.05)
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait()
 
 
 def in_debugger(debugger, binary, pid, core, command, with_script=True):
@@ -105,16 +76,17 @@ def make_core(pid, path):
 
 
 def rows_for(program, profile, args, targets, work, label, command=COMMAND):
-    binary = build(program, profile)
-    fixture = Fixture(binary, args, work)
+    binary = build.fixture(program, profile)
+    # The first argument is what RunningFixture calls the mode; services-app reads none.
+    fixture = RunningFixture(binary, args[0] if args else "", work, extra_args=args[1:])
     core = os.path.join(work, "bench.core")
     rows = []
     try:
         if "core" in targets:
-            make_core(fixture.process.pid, core)
+            make_core(fixture.pid, core)
         for debugger in ("gdb", "lldb"):
             for target in targets:
-                pid, core_path = (fixture.process.pid, None) if target == "live" else (None, core)
+                pid, core_path = (fixture.pid, None) if target == "live" else (None, core)
                 ours = in_debugger(debugger, binary, pid, core_path, command)
                 if not ours["head"].startswith(("{", "wrote ")):
                     raise RuntimeError("%s %s: %s" % (debugger, target, ours["head"]))

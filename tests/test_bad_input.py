@@ -83,13 +83,21 @@ def test_tokio_without_a_live_runtime(debugger):
 
 def test_unknown_argument(debugger):
     run = debugger.run_steps(["async bt everything", debugger.echo(ALIVE)], program=build.fixture("tokio-app", "dev"))
-    assert run.error_lines() == ["tokio-async: unknown argument 'everything'; usage: async backtrace [all] [full] [--json] [--output FILE]"]
+    assert run.error_lines() == [
+        "tokio-async: unknown argument 'everything'; usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]"
+    ]
     assert_still_working(run)
 
 
 def test_output_needs_a_file_name(debugger):
     run = debugger.run_steps(["async bt all --output", debugger.echo(ALIVE)], program=build.fixture("tokio-app", "dev"))
-    assert run.error_lines() == ["tokio-async: --output needs a file name; usage: async backtrace [all] [full] [--json] [--output FILE]"]
+    if debugger.name == "lldb":
+        # LLDB 19 parses the options of its parsed commands itself, and says so in its words.
+        assert run.error_lines() == [] and "error: last option requires an argument" in run.stdout + run.stderr
+    else:
+        assert run.error_lines() == [
+            "tokio-async: --output needs a file name; usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]"
+        ]
     assert_still_working(run)
 
 

@@ -135,7 +135,41 @@ class DebuggerAdapter:
         """The core file being debugged, so the core may read it itself; None otherwise."""
         return None
 
+    def text_style(self) -> Optional[Dict[str, str]]:
+        """Escape sequences for `function`, `file` and `state` in text output, in the
+        debugger's own styles; None when its colour is off or its output is no terminal."""
+        return None
+
     def live_pid(self) -> Optional[int]:
         """The pid when the target is a live process on this machine (so the core may read
         /proc/PID/mem directly); None for core files and remote targets."""
         raise NotImplementedError
+
+
+_COLOURS = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
+_INTENSITIES = {"bold": "1", "dim": "2", "faint": "2"}
+
+
+def ansi_escape(foreground: str = "none", background: str = "none", intensity: str = "normal") -> str:
+    """An SGR escape from colour settings as GDB spells them (`yellow`, `none`, `#ff8800`,
+    a number of the 256-colour palette); empty when nothing is set."""
+    codes = []
+
+    def colour(value: str, base: int):
+        value = (value or "none").strip().lower()
+        if value in _COLOURS:
+            codes.append(str(base + _COLOURS.index(value)))
+        elif value.isdigit():
+            codes.append("%d;5;%s" % (base + 8, value))
+        elif value.startswith("#") and len(value) == 7:
+            try:
+                red, green, blue = (int(value[i:i + 2], 16) for i in (1, 3, 5))
+            except ValueError:
+                return
+            codes.append("%d;2;%d;%d;%d" % (base + 8, red, green, blue))
+
+    colour(foreground, 30)
+    colour(background, 40)
+    if (intensity or "").lower() in _INTENSITIES:
+        codes.append(_INTENSITIES[intensity.lower()])
+    return "\x1b[%sm" % ";".join(codes) if codes else ""

@@ -1,19 +1,60 @@
-"""The `async backtrace` command, shared by both debuggers: parse arguments, gather
-threads from the adapter, hand everything to the Rust core, return its output."""
+"""The `async` commands, shared by both debuggers: parse arguments, gather threads from
+the adapter, hand everything to the Rust core, return its output; and complete them."""
 
 import json
 import os
 import shlex
-from typing import NamedTuple, Optional
+import traceback
+from typing import Callable, List, NamedTuple, Optional
 
 from .adapter import DebuggerAdapter, StopCache, UserError
 
-USAGE = "usage: async backtrace [all] [full] [--json] [--output FILE]"
+# The commands, as `async <name>`: what each takes. One table feeds parsing, help and
+# completion in both debuggers.
+BACKTRACE, TASKS, TASK = "backtrace", "tasks", "task"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
-HELP_BACKTRACE = (
-    "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
-    "kept across each await, `--json` prints JSON; `--output FILE` writes the report to FILE and prints one line."
+
+
+class Option(NamedTuple):
+    long: str
+    short: str
+    value: Optional[str]  # the value's name, or None for a flag
+    help: str
+    commands: tuple
+    choices: tuple = ()
+
+
+STATES = ("idle", "scheduled", "running", "complete", "cancelled")
+ALL_COMMANDS = (BACKTRACE, TASKS, TASK)
+LISTING_COMMANDS = (BACKTRACE, TASKS)
+OPTIONS = (
+    Option("json", "j", None, "print JSON (docs/schema.md)", ALL_COMMANDS),
+    Option("output", "o", "FILE", "write the report to FILE and print one line", ALL_COMMANDS),
+    Option("group", "g", None, "merge tasks whose trees have the same shape, largest group first", LISTING_COMMANDS),
+    Option("name", "n", "REGEX", "only tasks with a frame whose function or type matches REGEX", LISTING_COMMANDS),
+    Option("state", "s", "STATE", "only tasks in STATE", LISTING_COMMANDS, STATES),
+    Option("waiting-on", "w", "KIND", "only tasks with a leaf of KIND (mutex_lock, sleep, mpsc_recv, ...)", LISTING_COMMANDS),
+    Option("runtime", "r", "ADDRESS", "only tasks of the runtime (or LocalSet) at ADDRESS", LISTING_COMMANDS),
+    Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
 )
+FILTERS = ("name", "state", "waiting-on", "runtime", "limit")
+WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",)}
+USAGES = {
+    BACKTRACE: "usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]",
+    TASKS: "usage: async tasks [--json] [--output FILE] [--group] [FILTERS]",
+    TASK: "usage: async task ID [full] [--json] [--output FILE]",
+}
+USAGE = USAGES[BACKTRACE]
+_FILTER_HELP = "FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N."
+HELPS = {
+    BACKTRACE: "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
+    "kept across each await, `--json` prints JSON; `--output FILE` writes the report to FILE and prints one line; "
+    "`--group` prints tasks of the same shape once. " + _FILTER_HELP,
+    TASKS: "List the tokio tasks, one line each: id, state, runtime, root, the deepest frame in your code with its "
+    "await line, and what the task waits on; `--group` gives one line per shape. " + _FILTER_HELP,
+    TASK: "Print one task's whole async backtrace, as `async backtrace all` prints it; `full` adds saved locals.",
+}
+HELP_BACKTRACE = HELPS[BACKTRACE]
 
 _binaries = {}
 # Loads started ahead of any command (`preload_for`), by the same key as `_binaries`.
@@ -32,33 +73,63 @@ def _core():
 
 
 class Arguments(NamedTuple):
+    command: str = BACKTRACE
     show_all: bool = False
     full: bool = False
     as_json: bool = False
     output: Optional[str] = None
+    group: bool = False
+    filter: dict = {}
 
 
-def parse_arguments(argument_string: str) -> Arguments:
+def _option_named(command: str, word: str) -> Optional[Option]:
+    for option in OPTIONS:
+        if command in option.commands and word in ("--" + option.long, "-" + option.short):
+            return option
+    return None
+
+
+def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments:
+    usage = USAGES[command]
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
-        raise UserError("%s; %s" % (error, USAGE))
-    arguments = Arguments()
+        raise UserError("%s; %s" % (error, usage))
+    arguments = Arguments(command=command, show_all=command != BACKTRACE)
+    selected = {}
     while words:
         word = words.pop(0)
-        if word == "all":
-            arguments = arguments._replace(show_all=True)
-        elif word == "full":
-            arguments = arguments._replace(full=True)
-        elif word in ("--json", "-j"):
-            arguments = arguments._replace(as_json=True)
-        elif word in ("--output", "-o"):
-            if not words:
-                raise UserError("%s needs a file name; %s" % (word, USAGE))
-            arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(words.pop(0))))
+        name, _, attached = word.partition("=") if word.startswith("--") else (word, "", "")
+        option = _option_named(command, name)
+        if word in WORDS[command]:
+            arguments = arguments._replace(**{"all": {"show_all": True}, "full": {"full": True}}[word])
+        elif command == TASK and word.isdigit() and "ids" not in selected:
+            selected["ids"] = [int(word)]
+        elif option is None:
+            raise UserError("unknown argument %r; %s" % (word, usage))
+        elif option.value is None:
+            arguments = arguments._replace(**{"json": {"as_json": True}, "group": {"group": True}}[option.long])
         else:
-            raise UserError("unknown argument %r; %s" % (word, USAGE))
+            if not attached and not words:
+                raise UserError("%s needs %s; %s" % (name, _a(option.value), usage))
+            value = attached or words.pop(0)
+            if option.long == "output":
+                arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(value)))
+            elif option.long == "limit":
+                if not value.isdigit():
+                    raise UserError("--limit needs a number of tasks, not %r" % value)
+                selected["limit"] = int(value)
+            else:
+                selected[option.long.replace("-", "_")] = value
+    if command == TASK and "ids" not in selected:
+        raise UserError("which task? %s" % usage)
+    if selected:
+        arguments = arguments._replace(show_all=True, filter=selected)
     return arguments
+
+
+def _a(value_name: str) -> str:
+    return {"FILE": "a file name", "N": "a number"}.get(value_name, "a value (%s)" % value_name)
 
 
 def _binary_key(path: str, debug_dirs):
@@ -117,28 +188,104 @@ def start_loading_binary(path: str, debug_dirs=()):
     return wait
 
 
-def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
-    """Runs the command and returns its output; raises UserError with one line."""
-    arguments = parse_arguments(argument_string)
+def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
+    """Runs `async <command>` and returns its output; raises UserError with one line."""
+    arguments = parse_arguments(argument_string, command)
     adapter.check_process()
-    path = adapter.executable_path()
-    if not path:
-        raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
+    binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
-    loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
-    threads = _stop_cache.threads_of(adapter, core.block_on_frames())
-    binary = loaded_binary()
-    entry = adapter.entry_address()
-    if entry is None:
-        raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
-    load_bias = (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
-    request = json.dumps({"threads": [t.to_request() for t in threads], "all": arguments.show_all})
+    request = json.dumps({
+        "threads": [t.to_request() for t in threads],
+        "all": arguments.show_all,
+        "filter": arguments.filter,
+        "group": arguments.group,
+    })
+    style = None if arguments.as_json or arguments.output else adapter.text_style()
+    presentation = json.dumps({"view": command, "style": style})
     status, output = core.backtrace(
         binary, load_bias, request, adapter.read_memory, adapter.live_pid(), arguments.as_json, arguments.full,
         arguments.output, adapter.core_file_path(),
         # Read everything through the debugger (to compare memory backends, or to rule one out).
         os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
+        presentation,
     )
     if status != "ok":
         raise UserError(output)
     return output
+
+
+def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
+    return run(adapter, BACKTRACE, argument_string)
+
+
+def _stopped_program(adapter: DebuggerAdapter):
+    """The parsed executable, its load bias and the threads of this stop."""
+    path = adapter.executable_path()
+    if not path:
+        raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
+    loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
+    threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
+    binary = loaded_binary()
+    entry = adapter.entry_address()
+    if entry is None:
+        raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
+    return binary, (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF, threads
+
+
+def execute(make_adapter: Callable[[], DebuggerAdapter], command: str, argument_string: str):
+    """Runs a command for a debugger: `(output, None)`, or `(None, one error line)`. Never
+    raises: a bug still gets one line (TOKIO_ASYNC_DEBUG=1 prints its traceback too)."""
+    try:
+        return run(make_adapter(), command, argument_string), None
+    except UserError as error:
+        return None, "tokio-async: %s" % error
+    except KeyboardInterrupt:
+        return None, "tokio-async: interrupted"
+    except Exception as error:  # noqa: BLE001
+        if os.environ.get("TOKIO_ASYNC_DEBUG"):
+            traceback.print_exc()
+        return None, "tokio-async: internal error: %s" % (error,)
+
+
+# What completing an option's value asks of the debugger rather than of this table.
+COMPLETE_FILE_NAME = object()
+
+
+def complete(command: str, text: str, make_adapter: Callable[[], DebuggerAdapter]):
+    """Candidates for the word being typed at the end of `text` (the command's arguments so
+    far): a list of whole words, or COMPLETE_FILE_NAME. Task ids are read from the stopped
+    program; completion never raises."""
+    try:
+        ended = text == "" or text[-1].isspace()
+        words = text.split()
+        word = "" if ended else words[-1]
+        before = words if ended else words[:-1]
+        option = _option_named(command, before[-1]) if before else None
+        if option is not None and option.value is not None:
+            if option.long == "output":
+                return COMPLETE_FILE_NAME
+            if option.long == "waiting-on":
+                return [kind for kind in node_kinds() if kind.startswith(word)]
+            return [choice for choice in option.choices if choice.startswith(word)]
+        if word.startswith("-"):
+            return sorted("--" + option.long for option in OPTIONS if command in option.commands and ("--" + option.long).startswith(word))
+        candidates = [extra for extra in WORDS[command] if extra not in before]
+        if command == TASK and not any(before_word.isdigit() for before_word in before):
+            candidates += [str(task_id) for task_id in task_ids(make_adapter())]
+        return [candidate for candidate in candidates if candidate.startswith(word)]
+    except Exception:  # noqa: BLE001 - a failed completion offers nothing
+        return []
+
+
+def node_kinds() -> List[str]:
+    """What `--waiting-on` takes: every node kind."""
+    return list(_core().node_kinds())
+
+
+def task_ids(adapter: DebuggerAdapter) -> List[int]:
+    """Every task id of the stopped program (no futures decoded); empty if none can be read."""
+    adapter.check_process()
+    binary, load_bias, threads = _stopped_program(adapter)
+    request = json.dumps({"threads": [t.to_request() for t in threads], "all": True})
+    status, ids, _ = _core().task_ids(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), adapter.core_file_path())
+    return list(ids) if status == "ok" else []

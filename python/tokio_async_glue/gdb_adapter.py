@@ -2,12 +2,11 @@
 `async` commands. Loaded by gdb-scripts/tokio_async.py."""
 
 import os
-import traceback
 
 import gdb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
+from .adapter import MAX_FRAMES, DebuggerAdapter, ansi_escape, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
 
 
 class GdbAdapter(DebuggerAdapter):
@@ -66,6 +65,17 @@ class GdbAdapter(DebuggerAdapter):
             if title.strip() == "Local core dump file:" and "`" in line and "'," in line:
                 return line[line.index("`") + 1:line.rindex("',")]
         return None
+
+    def text_style(self):
+        try:
+            if not gdb.parameter("style enabled") or not os.isatty(1):
+                return None
+            return {
+                element: ansi_escape(*(gdb.parameter("style %s %s" % (name, aspect)) for aspect in ("foreground", "background", "intensity")))
+                for element, name in (("function", "function"), ("file", "filename"), ("state", "metadata"))
+            }
+        except (gdb.error, RuntimeError, ValueError):
+            return None
 
     def read_memory(self, address, size):
         try:
@@ -169,18 +179,6 @@ def _scalar_bytes(value):
     return (int(value) & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")
 
 
-def _run(argument):
-    try:
-        output = commands.backtrace(GdbAdapter(), argument)
-        gdb.write(output)
-    except UserError as error:
-        gdb.write("tokio-async: %s\n" % error, gdb.STDERR)
-    except Exception as error:  # Any bug still gets one line; TOKIO_ASYNC_DEBUG shows more.
-        if os.environ.get("TOKIO_ASYNC_DEBUG"):
-            traceback.print_exc()
-        gdb.write("tokio-async: internal error: %s\n" % (error,), gdb.STDERR)
-
-
 class AsyncPrefix(gdb.Command):
     """Async backtraces of the tokio tasks in the program being debugged."""
 
@@ -188,15 +186,30 @@ class AsyncPrefix(gdb.Command):
         super().__init__("async", gdb.COMMAND_STACK, gdb.COMPLETE_NONE, True)
 
 
-class AsyncBacktrace(gdb.Command):
-    __doc__ = commands.HELP_BACKTRACE + "\n" + commands.USAGE
+class AsyncCommand(gdb.Command):
+    """One `async` subcommand; its help is set per instance from commands.HELPS."""
 
-    def __init__(self, name):
-        super().__init__(name, gdb.COMMAND_STACK)
+    def __init__(self, name, command):
+        self.__doc__ = commands.HELPS[command] + "\n" + commands.USAGES[command]
+        super().__init__("async " + name, gdb.COMMAND_STACK)
+        self.command = command
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()
-        _run(argument)
+        output, error = commands.execute(GdbAdapter, self.command, argument)
+        if error is not None:
+            gdb.write(error + "\n", gdb.STDERR)
+        else:
+            gdb.write(output)
+
+    def complete(self, text, word):
+        candidates = commands.complete(self.command, text, GdbAdapter)
+        if candidates is commands.COMPLETE_FILE_NAME:
+            return gdb.COMPLETE_FILENAME
+        # GDB replaces `word`, which ends at the last break character ('-' is one).
+        typed = text.split()[-1] if text and not text[-1].isspace() else ""
+        cut = len(typed) - len(word or "")
+        return [candidate[cut:] for candidate in candidates]
 
 
 _registered = False
@@ -218,8 +231,8 @@ def register():
     if _registered:
         return
     AsyncPrefix()
-    AsyncBacktrace("async backtrace")
-    AsyncBacktrace("async bt")
+    for name, command in (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK)):
+        AsyncCommand(name, command)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)
         if registry is not None:

@@ -2,14 +2,13 @@
 `async` commands. Loaded by lldb-scripts/tokio_async.py. Nothing here depends on LLDB's
 view of Rust types (LLDB cannot represent Rust enums)."""
 
-import os
 import re
-import traceback
+import shlex
 
 import lldb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
+from .adapter import MAX_FRAMES, DebuggerAdapter, ansi_escape, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
 from .thread_pointers import ThreadPointerError, glibc_thread_pointers
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
@@ -74,6 +73,13 @@ class LldbAdapter(DebuggerAdapter):
             return None  # LLDB 14 cannot say which file
         path = self.process.GetCoreFile().fullpath
         return path or None
+
+    def text_style(self):
+        # LLDB turns use-color off itself when its output is no terminal. Its frame format
+        # paints file names cyan and numbers yellow; names it leaves plain (bold here).
+        if not self.debugger.GetUseColor():
+            return None
+        return {"function": ansi_escape(intensity="bold"), "file": ansi_escape("cyan"), "state": ansi_escape("yellow")}
 
     def read_memory(self, address, size):
         error = lldb.SBError()
@@ -177,42 +183,143 @@ class LldbAdapter(DebuggerAdapter):
             info.local_errors[local] = "`%s` is optimized out in this build" % local
 
 
-def run_command(debugger, argument, exe_ctx, result):
-    try:
-        output = commands.backtrace(LldbAdapter(debugger, exe_ctx), argument)
+def _run(command, debugger, argument, exe_ctx, result):
+    output, error = commands.execute(lambda: LldbAdapter(debugger, exe_ctx), command, argument)
+    if error is not None:
+        result.SetError(error)
+    else:
         result.PutCString(output.rstrip("\n"))
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
-    except UserError as error:
-        result.SetError("tokio-async: %s" % error)
-    except Exception as error:  # Any bug still gets one line; TOKIO_ASYNC_DEBUG shows more.
-        if os.environ.get("TOKIO_ASYNC_DEBUG"):
-            traceback.print_exc()
-        result.SetError("tokio-async: internal error: %s" % (error,))
 
 
-class AsyncBacktraceCommand:
+class _RawCommand:
+    """An `async` subcommand taking its arguments as one string (every LLDB)."""
+
+    command = commands.BACKTRACE
+
     def __init__(self, debugger, internal_dict):
         pass
 
-    def __call__(self, debugger, command, exe_ctx, result):
-        run_command(debugger, command, exe_ctx, result)
+    def __call__(self, debugger, argument, exe_ctx, result):
+        _run(self.command, debugger, argument, exe_ctx, result)
 
     def get_short_help(self):
-        return commands.HELP_BACKTRACE
+        return commands.HELPS[self.command]
 
     def get_long_help(self):
-        return commands.HELP_BACKTRACE + "\n" + commands.USAGE
+        return commands.HELPS[self.command] + "\n" + commands.USAGES[self.command]
+
+
+class AsyncBacktraceCommand(_RawCommand):
+    command = commands.BACKTRACE
+
+
+class AsyncTasksCommand(_RawCommand):
+    command = commands.TASKS
+
+
+class AsyncTaskCommand(_RawCommand):
+    command = commands.TASK
+
+
+try:  # LLDB 18 and later: commands whose options LLDB parses, and so completes.
+    from lldb.plugins.parsed_cmd import ParsedCommand
+except ImportError:
+    ParsedCommand = None
+
+if ParsedCommand is not None:
+
+    class _ParsedCommand(ParsedCommand):
+        """An `async` subcommand whose options come from commands.OPTIONS, so that LLDB
+        completes them (and STATE and KIND values, and file names); it hands the same
+        words to the shared parser as the raw command would. Task ids cannot be completed:
+        LLDB 19 has no hook for a script's own argument completion."""
+
+        command = commands.BACKTRACE
+
+        def _options(self):
+            return [option for option in commands.OPTIONS if self.command in option.commands]
+
+        def setup_command_definition(self):
+            parser = self.get_parser()
+            for option in self._options():
+                choices = option.choices
+                if option.long == "waiting-on":
+                    choices = tuple(commands.node_kinds())
+                value_type = {
+                    None: lldb.eArgTypeNone, "FILE": lldb.eArgTypeFilename, "REGEX": lldb.eArgTypeRegularExpression,
+                    "N": lldb.eArgTypeCount, "ADDRESS": lldb.eArgTypeAddress,
+                }.get(option.value, lldb.eArgTypeNone)
+                parser.add_option(
+                    option.short, option.long, option.help, None, dest=option.long.replace("-", "_"),
+                    value_type=value_type, enum_values=[[choice, choice] for choice in choices] or None,
+                )
+                if option.value is None:
+                    # No value_type: LLDB takes the option as a flag without a value.
+                    del parser.get_option_element(option.long)["value_type"]
+            parser.add_argument_set([parser.make_argument_element(lldb.eArgTypeNone, repeat="star")])
+
+        def set_option_value(self, exe_ctx, opt_name, opt_value):
+            element = self.get_parser().get_option_element(opt_name)
+            if element is not None and "value_type" not in element:
+                setattr(self.get_parser(), element["dest"], True)
+                return True
+            return super().set_option_value(exe_ctx, opt_name, opt_value)
+
+        def __call__(self, debugger, args_list, exe_ctx, result):
+            try:
+                argument = self._words(args_list)
+            except Exception as error:  # noqa: BLE001 - one line, never a traceback
+                result.SetError("tokio-async: internal error: cannot read the arguments: %s" % (error,))
+                return
+            _run(self.command, debugger, argument, exe_ctx, result)
+
+        def _words(self, args_list):
+            """The arguments and the options set, as the words of the raw command."""
+            words = [_string(args_list.GetItemAtIndex(i)) for i in range(args_list.GetSize())]
+            parser = self.get_parser()
+            for option in self._options():
+                value = getattr(parser, option.long.replace("-", "_"), None)
+                if option.value is None and value:
+                    words.append("--" + option.long)
+                elif option.value is not None and value is not None:
+                    words += ["--" + option.long, str(value)]
+            return " ".join(shlex.quote(word) for word in words)
+
+        def get_short_help(self):
+            return commands.HELPS[self.command]
+
+        def get_long_help(self):
+            return commands.HELPS[self.command] + "\n" + commands.USAGES[self.command]
+
+    class ParsedBacktraceCommand(_ParsedCommand):
+        command = commands.BACKTRACE
+
+    class ParsedTasksCommand(_ParsedCommand):
+        command = commands.TASKS
+
+    class ParsedTaskCommand(_ParsedCommand):
+        command = commands.TASK
+
+
+def _string(data):
+    """An SBStructuredData string (an argument of a parsed command)."""
+    return data.GetStringValue(1 << 16)
+
+
+_CLASSES = {commands.BACKTRACE: "BacktraceCommand", commands.TASKS: "TasksCommand", commands.TASK: "TaskCommand"}
+_NAMES = (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK))
 
 
 def register(debugger):
-    """Adds `async backtrace` and `async bt`; importing twice replaces them (-o)."""
+    """Adds the `async` commands; importing twice replaces them (-o)."""
     interpreter = debugger.GetCommandInterpreter()
     # LLDB resolves the class by name in its own script namespace.
     interpreter.HandleCommand("script import tokio_async_glue.lldb_adapter", lldb.SBCommandReturnObject())
-    steps = ["command container add -o -h '%s' async" % commands.HELP_ASYNC] + [
-        "command script add -o -c tokio_async_glue.lldb_adapter.AsyncBacktraceCommand async %s" % name
-        for name in ("backtrace", "bt")
-    ]
+    steps = ["command container add -o -h '%s' async" % commands.HELP_ASYNC]
+    for name, command in _NAMES:
+        kind = ("-p -c tokio_async_glue.lldb_adapter.Parsed" if ParsedCommand is not None else "-c tokio_async_glue.lldb_adapter.Async")
+        steps.append("command script add -o %s%s async %s" % (kind, _CLASSES[command], name))
     for step in steps:
         result = lldb.SBCommandReturnObject()
         interpreter.HandleCommand(step, result)

@@ -18,6 +18,8 @@ pub enum ErrorKind {
     Binary,
     /// The report could not be written where `--output` asked.
     Output,
+    /// The command was given arguments it cannot use (a bad regex, an unknown state).
+    Usage,
     /// A bug in this tool (a caught panic).
     Internal,
 }
@@ -32,6 +34,7 @@ impl ErrorKind {
             ErrorKind::Layout => "layout",
             ErrorKind::Binary => "binary",
             ErrorKind::Output => "output",
+            ErrorKind::Usage => "usage",
             ErrorKind::Internal => "internal",
         }
     }

@@ -7,6 +7,8 @@ use serde::Deserialize;
 use crate::block_on::{block_on_future, find_block_on_frame};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
+use crate::groups::group_tasks;
+use crate::selection::{Selection, TaskFilter};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::memory::{Memory, WithExecutable};
 use crate::model::{
@@ -42,6 +44,12 @@ pub struct Request {
     /// Read each suspended coroutine's saved locals (`full`): costly over many tasks.
     #[serde(default)]
     pub locals: bool,
+    /// Which of the tasks to report (all of them when empty).
+    #[serde(default)]
+    pub filter: TaskFilter,
+    /// Merge tasks of the same shape into `Report::groups`.
+    #[serde(default)]
+    pub group: bool,
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
@@ -53,6 +61,7 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
 }
 
 fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
+    let selection = Selection::new(&request.filter)?;
     let memory = WithExecutable { inner: memory, debug, load_bias };
     let target = Target::new(debug, &memory, load_bias);
     let (threads, runtimes) = read_threads(&target, request)?;
@@ -72,6 +81,7 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
             runtimes: Vec::new(),
             errors: Vec::new(),
             memory_source: None,
+            groups: None,
         };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
@@ -79,7 +89,36 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
     let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
     report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);
     crate::links::link_tasks(&mut report);
+    // Phase 5: after linking, so that a selected task reads as it does among all of them.
+    selection.apply(&mut report)?;
+    if request.group {
+        report.groups = Some(group_tasks(&report.tasks));
+    }
     Ok(report)
+}
+
+/// The ids of every task of every runtime and LocalSet, lowest first, without decoding any
+/// future (what completing `async task <TAB>` needs).
+pub fn all_task_ids(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Vec<u64>> {
+    let memory = WithExecutable { inner: memory, debug, load_bias };
+    let target = Target::new(debug, &memory, load_bias);
+    let (threads, runtimes) = read_threads(&target, request)?;
+    let task_reader = TaskReader::new(&target)?;
+    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader);
+    // Decoding the block_on futures finds the LocalSets.
+    for thread in &threads {
+        if let Some(frame) = find_block_on_frame(&thread.frames) {
+            let _ = block_on_future(&target, &decoder, &thread.frames, frame);
+        }
+    }
+    let mut ids: Vec<u64> = task_lists(&target, &task_reader, &decoder, &runtimes)
+        .into_iter()
+        .filter_map(|(_, _, walk)| walk.ok())
+        .flat_map(|walk| walk.addresses)
+        .filter_map(|address| task_reader.read_header(address).ok().map(|header| header.id))
+        .collect();
+    ids.sort_unstable();
+    Ok(ids)
 }
 
 /// What one thread is to tokio, from its context thread-local and its stack.
@@ -272,12 +311,17 @@ fn walk_tasks(
             if running_on.is_some() {
                 roots_by_id.insert(header.id, root.clone());
             }
+            let spawned_at = task_reader.spawn_location(&header).unwrap_or_else(|problem| {
+                report.errors.push(format!("task {}: cannot read where it was spawned: {problem}", header.id));
+                None
+            });
             report.tasks.push(TaskReport {
                 id: header.id,
                 address: format!("{address:#x}"),
                 state: header.state(),
                 root,
                 runtime: runtime_address.clone(),
+                spawned_at,
                 error,
             });
         }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const REPORT_VERSION: u32 = 1;
 
@@ -19,6 +19,27 @@ pub struct Report {
     /// core, mapped) or `debugger` (the debugger's read call).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_source: Option<&'static str>,
+    /// With `--group`: the tasks whose trees have the same shape, largest group first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub groups: Option<Vec<TaskGroup>>,
+}
+
+/// Tasks whose trees are alike but for addresses, ids and values (see `groups.rs`).
+#[derive(Debug, Serialize)]
+pub struct TaskGroup {
+    pub count: usize,
+    /// Ids in increasing order.
+    pub tasks: Vec<u64>,
+    /// How many of them are in each state, most first.
+    pub states: Vec<StateCount>,
+    /// The first task's tree: its addresses and values are that task's.
+    pub root: FutureNode,
+}
+
+#[derive(Debug, Serialize)]
+pub struct StateCount {
+    pub state: TaskState,
+    pub count: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -85,7 +106,7 @@ pub struct WorkerQueue {
     pub local: Vec<u64>,
 }
 
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     Idle,
@@ -102,13 +123,16 @@ pub struct TaskReport {
     pub state: TaskState,
     pub root: FutureNode,
     pub runtime: String,
+    /// Where the task was spawned, where tokio records it (`tokio_unstable` builds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spawned_at: Option<Location>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// What a node is. Coroutines and plain futures, then the resources a task can wait on,
 /// then trees of futures. docs/schema.md lists each kind's `detail` keys.
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeKind {
     AsyncFn,
@@ -149,6 +173,45 @@ pub enum NodeKind {
 }
 
 impl NodeKind {
+    /// Every kind, in declaration order (keep in step with the enum).
+    pub const ALL: &'static [NodeKind] = &[
+        NodeKind::AsyncFn,
+        NodeKind::AsyncBlock,
+        NodeKind::AsyncClosure,
+        NodeKind::Future,
+        NodeKind::Sleep,
+        NodeKind::Timeout,
+        NodeKind::JoinHandle,
+        NodeKind::MutexLock,
+        NodeKind::RwlockRead,
+        NodeKind::RwlockWrite,
+        NodeKind::SemaphoreAcquire,
+        NodeKind::Notified,
+        NodeKind::MpscRecv,
+        NodeKind::OneshotRecv,
+        NodeKind::WatchChanged,
+        NodeKind::BroadcastRecv,
+        NodeKind::IoReadiness,
+        NodeKind::YieldNow,
+        NodeKind::Pending,
+        NodeKind::Ready,
+        NodeKind::Instrumented,
+        NodeKind::Select,
+        NodeKind::Join,
+        NodeKind::FuturesUnordered,
+        NodeKind::FuturesOrdered,
+        NodeKind::JoinSet,
+        NodeKind::JoinAll,
+        NodeKind::SelectAll,
+        NodeKind::StreamMap,
+        NodeKind::StreamGenerator,
+        NodeKind::HttpServerConnection,
+        NodeKind::HttpClientConnection,
+        NodeKind::TowerBufferResponse,
+        NodeKind::TowerBufferWorker,
+        NodeKind::GrpcStream,
+    ];
+
     pub fn is_coroutine(self) -> bool {
         matches!(self, NodeKind::AsyncFn | NodeKind::AsyncBlock | NodeKind::AsyncClosure)
     }
@@ -173,7 +236,7 @@ impl Branch {
     }
 }
 
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum BranchStatus {
     /// Still being polled.
@@ -198,7 +261,7 @@ pub struct Local {
     pub value: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum CoroutineState {
     Unresumed,

@@ -8,12 +8,13 @@ use std::path::Path;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Report;
-use crate::render::{counted, render_text, render_text_to, TextOptions};
+use crate::render::{counted, render_text, render_text_to, TextOptions, View};
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Format {
     Text(TextOptions),
-    Json,
+    /// The whole report, or with `View::Task` the selected task's entry alone.
+    Json(View),
 }
 
 fn encoding_error(error: impl std::fmt::Display) -> Error {
@@ -21,22 +22,27 @@ fn encoding_error(error: impl std::fmt::Display) -> Error {
 }
 
 /// The report as the command prints it.
-pub fn to_string(report: &Report, format: Format) -> Result<String> {
+pub fn to_string(report: &Report, format: &Format) -> Result<String> {
     match format {
         Format::Text(options) => Ok(render_text(report, options)),
-        Format::Json => serde_json::to_string(report).map(|json| json + "\n").map_err(encoding_error),
+        Format::Json(View::Task) => serde_json::to_string(&report.tasks.first()).map(|json| json + "\n").map_err(encoding_error),
+        Format::Json(_) => serde_json::to_string(report).map(|json| json + "\n").map_err(encoding_error),
     }
 }
 
 /// Writes the report to `path` and returns the one line the command prints instead:
 /// `wrote 10000 tasks and 3 threads (JSON, 11.9 MB) to /tmp/tasks.json`.
-pub fn to_file(report: &Report, format: Format, path: &Path) -> Result<String> {
+pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> {
     let failed = |error: std::io::Error| Error::new(ErrorKind::Output, format!("cannot write {}: {error}", path.display()));
     let mut file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(failed)?);
     match format {
         Format::Text(options) => render_text_to(report, options, &mut file).map_err(failed)?,
-        Format::Json => {
-            serde_json::to_writer(&mut file, report).map_err(|error| match error.io_error_kind() {
+        Format::Json(view) => {
+            let written = match view {
+                View::Task => serde_json::to_writer(&mut file, &report.tasks.first()),
+                _ => serde_json::to_writer(&mut file, report),
+            };
+            written.map_err(|error| match error.io_error_kind() {
                 Some(kind) => failed(kind.into()),
                 None => encoding_error(error),
             })?;
@@ -45,11 +51,17 @@ pub fn to_file(report: &Report, format: Format, path: &Path) -> Result<String> {
     }
     let file = file.into_inner().map_err(|error| failed(error.into_error()))?;
     let bytes = file.metadata().map_err(failed)?.len();
-    let what = if matches!(format, Format::Json) { "JSON" } else { "text" };
+    let (what, view) = match format {
+        Format::Json(view) => ("JSON", *view),
+        Format::Text(options) => ("text", options.view),
+    };
+    let threads = match view {
+        View::Task => String::new(),
+        _ => format!(" and {}", counted(report.threads.len(), "thread")),
+    };
     Ok(format!(
-        "wrote {} and {} ({what}, {:.1} MB) to {}\n",
+        "wrote {}{threads} ({what}, {:.1} MB) to {}\n",
         counted(report.tasks.len(), "task"),
-        counted(report.threads.len(), "thread"),
         bytes as f64 / 1e6,
         path.display()
     ))

@@ -12,11 +12,11 @@ use pyo3::types::PyBytes;
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{inspect, Request};
+use crate::inspect::{all_task_ids, inspect, Request};
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::model::Report;
+use crate::model::{NodeKind, Report};
 use crate::output::{self, Format};
-use crate::render::TextOptions;
+use crate::render::{Style, TextOptions, View};
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
@@ -149,8 +149,9 @@ fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool) -> 
 /// `/proc/PID/mem` when `live_pid` is given and readable, else from the core file at
 /// `core_path` when it opens, else from `read_memory` (always, with `debugger_memory`).
 /// With `output_path`, the report goes to that file and the output is one line saying so.
+/// `presentation_json` is a `Presentation`: which view, and the colours of text output.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false))]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false, presentation_json="{}"))]
 #[allow(clippy::too_many_arguments)]
 fn backtrace(
     binary: &Bound<'_, Binary>,
@@ -163,30 +164,91 @@ fn backtrace(
     output_path: Option<PathBuf>,
     core_path: Option<PathBuf>,
     debugger_memory: bool,
+    presentation_json: &str,
 ) -> Outcome {
     let debug = binary.get().debug.clone();
     outcome(guarded(|| {
-        let mut request: Request = serde_json::from_str(request_json)
-            .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
+        let bad_request = |error: serde_json::Error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}"));
+        let mut request: Request = serde_json::from_str(request_json).map_err(bad_request)?;
+        let presentation: Presentation = serde_json::from_str(presentation_json).map_err(bad_request)?;
         request.live_pid = live_pid;
         request.locals = full;
-        let process = live_pid.filter(|_| !debugger_memory).and_then(|pid| ProcessMemory::open(pid).ok());
-        let core = core_path.filter(|_| !debugger_memory && process.is_none()).and_then(|path| CoreFileMemory::open(&path).ok());
-        let report = match (process, core) {
-            (Some(process), _) => Report { memory_source: Some("process"), ..inspect(&debug, &PageCache::new(process), load_bias, &request)? },
-            // Mapped: no page cache needed.
-            (None, Some(core)) => Report { memory_source: Some("core_file"), ..inspect(&debug, &core, load_bias, &request)? },
-            (None, None) => Report {
-                memory_source: Some("debugger"),
-                ..inspect(&debug, &PageCache::new(PythonMemory { read: read_memory }), load_bias, &request)?
-            },
+        let report = with_memory(live_pid, core_path.as_deref(), debugger_memory, read_memory, |memory, source| {
+            Ok(Report { memory_source: Some(source), ..inspect(&debug, memory, load_bias, &request)? })
+        })?;
+        let format = match as_json {
+            true => Format::Json(presentation.view),
+            // No colour in a file.
+            false => Format::Text(TextOptions {
+                locals: full,
+                view: presentation.view,
+                style: presentation.style.filter(|_| output_path.is_none()).unwrap_or_default(),
+            }),
         };
-        let format = if as_json { Format::Json } else { Format::Text(TextOptions { locals: full }) };
         match &output_path {
-            Some(path) => output::to_file(&report, format, path),
-            None => output::to_string(&report, format),
+            Some(path) => output::to_file(&report, &format, path),
+            None => output::to_string(&report, &format),
         }
     }))
+}
+
+/// Runs `body` over the inferior's memory: `/proc/PID/mem` when `live_pid` is given and
+/// readable, else the core file at `core_path` when it opens, else `read_memory` (always,
+/// with `debugger_memory`). `body` is told which (`process`, `core_file`, `debugger`).
+fn with_memory<T>(
+    live_pid: Option<u32>,
+    core_path: Option<&std::path::Path>,
+    debugger_memory: bool,
+    read_memory: Bound<'_, PyAny>,
+    body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
+) -> Result<T> {
+    let process = live_pid.filter(|_| !debugger_memory).and_then(|pid| ProcessMemory::open(pid).ok());
+    let core = core_path.filter(|_| !debugger_memory && process.is_none()).and_then(|path| CoreFileMemory::open(path).ok());
+    match (process, core) {
+        (Some(process), _) => body(&PageCache::new(process), "process"),
+        // Mapped: no page cache needed.
+        (None, Some(core)) => body(&core, "core_file"),
+        (None, None) => body(&PageCache::new(PythonMemory { read: read_memory }), "debugger"),
+    }
+}
+
+/// Every task id, lowest first, without decoding futures: `("ok", [ids])` or `(kind, message)`.
+#[pyfunction]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, core_path=None))]
+fn task_ids(
+    binary: &Bound<'_, Binary>,
+    load_bias: u64,
+    request_json: &str,
+    read_memory: Bound<'_, PyAny>,
+    live_pid: Option<u32>,
+    core_path: Option<PathBuf>,
+) -> (String, Vec<u64>, String) {
+    let debug = binary.get().debug.clone();
+    let result = guarded(|| {
+        let request: Request = serde_json::from_str(request_json)
+            .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
+        with_memory(live_pid, core_path.as_deref(), false, read_memory, |memory, _| all_task_ids(&debug, memory, load_bias, &request))
+    });
+    match result {
+        Ok(ids) => ("ok".into(), ids, String::new()),
+        Err(error) => (error.kind.as_str().into(), Vec::new(), error.message),
+    }
+}
+
+/// The `kind` of every node, as JSON names it (what `--waiting-on` takes).
+#[pyfunction]
+fn node_kinds() -> Vec<String> {
+    NodeKind::ALL.iter().filter_map(|kind| serde_json::to_value(kind).ok()?.as_str().map(str::to_string)).collect()
+}
+
+/// How the report is shown, apart from its format.
+#[derive(serde::Deserialize)]
+struct Presentation {
+    #[serde(default)]
+    view: View,
+    /// Colours for text; none when colour is off.
+    #[serde(default)]
+    style: Option<Style>,
 }
 
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
@@ -202,5 +264,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(start_loading, module)?)?;
     module.add_function(wrap_pyfunction!(backtrace, module)?)?;
     module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;
+    module.add_function(wrap_pyfunction!(task_ids, module)?)?;
+    module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     Ok(())
 }

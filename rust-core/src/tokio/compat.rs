@@ -60,6 +60,15 @@ pub const CORE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Core<";
 pub const STAGE_TYPE_PREFIX: &str = "tokio::runtime::task::core::Stage<";
 pub const STAGE_RUNNING_VARIANT: &str = "Running";
 pub const STAGE_RUNNING_FUTURE: &str = "__0";
+/// `Core.spawned_at: &'static Location`, only in `tokio_unstable` builds (tokio 1.46 on).
+pub const CORE_SPAWNED_AT: &str = "spawned_at";
+/// `core::panic::Location`'s file: `filename: NonNull<str>` in newer std, `file: &str` before.
+pub const LOCATION_FILE: &[&[&str]] = &[&["filename", FAT_POINTER_FIELD], &["file"]];
+pub const LOCATION_LINE: &str = "line";
+const FAT_POINTER_FIELD: &str = "pointer";
+/// A `&str` / `*const str`: its bytes and their count.
+pub const STR_DATA: &str = "data_ptr";
+pub const STR_LENGTH: &str = "length";
 
 /// `task::state` bits (stable since 1.0).
 pub mod state_bits {

@@ -9,7 +9,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::dwarf::{DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::memory::MemoryExt;
-use crate::model::TaskState;
+use crate::names;
+use crate::model::{Location, TaskState};
 use crate::tokio::compat::{self, state_bits};
 use crate::value::{Target, Value};
 
@@ -70,7 +71,12 @@ struct CoreLayout {
     /// Offset of `Stage<T>` inside `Core<T, S>`, and its layout.
     stage_offset: u64,
     stage: Arc<TypeInfo>,
+    /// `Core<T, S>` when it records where the task was spawned.
+    core_with_spawn_location: Option<Arc<TypeInfo>>,
 }
+
+/// Longest spawn-location file name read (a corrupt length must not read megabytes).
+const MAX_FILE_NAME: u64 = 4096;
 
 /// The result of walking a runtime's task lists.
 #[derive(Default)]
@@ -87,6 +93,8 @@ pub struct TaskReader<'a> {
     layouts: Layouts,
     /// `poll` function address (unbiased) -> where that future type sits in its task.
     by_poll_fn: std::cell::RefCell<FxHashMap<u64, Result<CoreLayout>>>,
+    /// `&'static Location` -> what it says: tasks spawned at one place share it.
+    spawn_locations: std::cell::RefCell<FxHashMap<u64, Option<Location>>>,
 }
 
 impl<'a> TaskReader<'a> {
@@ -124,7 +132,7 @@ impl<'a> TaskReader<'a> {
             trailer_next,
             trailer_prev,
         };
-        Ok(TaskReader { target, layouts, by_poll_fn: Default::default() })
+        Ok(TaskReader { target, layouts, by_poll_fn: Default::default(), spawn_locations: Default::default() })
     }
 
     /// Addresses of every task header in the runtime whose scheduler handle is `handle`,
@@ -223,6 +231,32 @@ impl<'a> TaskReader<'a> {
         Ok(TaskFuture::Running { ty: layout.future_type, address: future.address })
     }
 
+    /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
+    pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
+        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
+        let Some(core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?.core_with_spawn_location else {
+            return Ok(None);
+        };
+        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
+        let core_address = header.address.checked_add(core_offset).ok_or_else(|| Error::layout("task core address overflows"))?;
+        let field = self.target.value_of_type(core, core_address).field(compat::CORE_SPAWNED_AT)?;
+        let pointer = field.read_pointer()?;
+        if let Some(known) = self.spawn_locations.borrow().get(&pointer) {
+            return Ok(known.clone());
+        }
+        let location = field.pointee()?;
+        let file = location.first_path(compat::LOCATION_FILE)?;
+        let length = file.field(compat::STR_LENGTH)?.read_uint()?;
+        let data = file.field(compat::STR_DATA)?.read_pointer()?;
+        let line = location.field(compat::LOCATION_LINE)?.read_uint()?;
+        let read = if length <= MAX_FILE_NAME { self.target.memory.read_bytes(data, length as usize).ok() } else { None };
+        let spawned_at = read
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .map(|file| Location { file: names::short_path(&file).into(), line, path: file.into() });
+        self.spawn_locations.borrow_mut().insert(pointer, spawned_at.clone());
+        Ok(spawned_at)
+    }
+
     fn core_layout(&self, poll: u64) -> Result<CoreLayout> {
         if let Some(cached) = self.by_poll_fn.borrow().get(&poll) {
             return cached.clone();
@@ -253,8 +287,9 @@ impl<'a> TaskReader<'a> {
             .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
         let stage = self
             .target
-            .value_of_type(core, 0)
+            .value_of_type(core.clone(), 0)
             .find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
-        Ok(CoreLayout { future_type: future_ty, stage_offset: stage.address, stage: stage.ty })
+        let core_with_spawn_location = core.field(compat::CORE_SPAWNED_AT).is_some().then_some(core);
+        Ok(CoreLayout { future_type: future_ty, stage_offset: stage.address, stage: stage.ty, core_with_spawn_location })
     }
 }

@@ -1,18 +1,44 @@
 //! Text rendering of a report, one frame a line in the spirit of `bt`: the task's own
 //! future first (#0), each next line what the one above awaits; trees indent their
 //! branches. `full` adds the locals each suspended coroutine keeps across its await.
+//! `async tasks` prints a table instead (`table.rs`); `--group` prints each shape once.
+
+mod style;
+mod table;
 
 use std::fmt::Write;
 
-use crate::model::{BranchStatus, CoroutineState, FutureNode, NodeKind, Report, TaskReport, ThreadReport, ThreadRole, WorkerState};
+use serde::Deserialize;
 
-#[derive(Debug, Clone, Copy, Default)]
+use crate::model::{
+    BranchStatus, CoroutineState, FutureNode, NodeKind, Report, StateCount, TaskGroup, TaskReport, TaskState, ThreadReport,
+    ThreadRole, WorkerState,
+};
+pub use style::Style;
+use style::{id_preview, pad, thousands, visible_width};
+
+/// What a command shows of the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// `async backtrace`: threads, then each task's tree (or each group's).
+    #[default]
+    Backtrace,
+    /// `async tasks`: one line per task (or group).
+    Tasks,
+    /// `async task N`: that task's tree alone, as `async backtrace all` prints it.
+    Task,
+}
+
+#[derive(Debug, Clone, Default)]
 pub struct TextOptions {
     /// Show saved locals under each suspended coroutine.
     pub locals: bool,
+    pub view: View,
+    pub style: Style,
 }
 
-pub fn render_text(report: &Report, options: TextOptions) -> String {
+pub fn render_text(report: &Report, options: &TextOptions) -> String {
     let mut out = Vec::new();
     // Writing to a Vec cannot fail, and only UTF-8 is written.
     let _ = render_text_to(report, options, &mut out);
@@ -20,21 +46,46 @@ pub fn render_text(report: &Report, options: TextOptions) -> String {
 }
 
 /// Renders into `sink` a thread or task at a time, so 100,000 tasks never make one string.
-pub fn render_text_to(report: &Report, options: TextOptions, sink: &mut impl std::io::Write) -> std::io::Result<()> {
+pub fn render_text_to(report: &Report, options: &TextOptions, sink: &mut impl std::io::Write) -> std::io::Result<()> {
     let mut out = String::new();
     let mut flush = |out: &mut String| {
         let result = sink.write_all(out.as_bytes());
         out.clear();
         result
     };
-    render_header(&mut out, report);
-    for thread in &report.threads {
-        render_thread(&mut out, thread, options);
-        flush(&mut out)?;
+    if options.view == View::Task {
+        for task in &report.tasks {
+            render_task(&mut out, task, options);
+            flush(&mut out)?;
+        }
+        return flush(&mut out);
     }
-    for task in &report.tasks {
-        render_task(&mut out, task, options);
+    render_header(&mut out, report);
+    if options.view == View::Tasks {
+        match &report.groups {
+            Some(groups) => table::render_group_table(&mut out, groups, &options.style),
+            None => table::render_task_table(&mut out, &report.tasks, &options.style),
+        }
         flush(&mut out)?;
+    } else {
+        for thread in &report.threads {
+            render_thread(&mut out, thread, options);
+            flush(&mut out)?;
+        }
+        match &report.groups {
+            Some(groups) => {
+                for group in groups {
+                    render_group(&mut out, group, options);
+                    flush(&mut out)?;
+                }
+            }
+            None => {
+                for task in &report.tasks {
+                    render_task(&mut out, task, options);
+                    flush(&mut out)?;
+                }
+            }
+        }
     }
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
@@ -50,6 +101,11 @@ fn render_header(out: &mut String, report: &Report) {
     if report.runtimes.is_empty() {
         return;
     }
+    let total: usize = report.runtimes.iter().map(|runtime| runtime.task_count).sum();
+    let shown = match report.tasks.len() == total {
+        true => counted(total, "task"),
+        false => format!("{} of {}", thousands(report.tasks.len() as u64), counted(total, "task")),
+    };
     let version = report.runtimes.iter().find_map(|runtime| runtime.tokio_version.as_deref()).unwrap_or("(version unknown)");
     let flavors: Vec<&str> = report.runtimes.iter().map(|runtime| runtime.flavor.as_str()).collect();
     let _ = writeln!(
@@ -57,7 +113,7 @@ fn render_header(out: &mut String, report: &Report) {
         "tokio {version}: {} ({}), {}",
         counted(flavors.len(), "runtime"),
         flavors.join(", "),
-        counted(report.tasks.len(), "task")
+        shown
     );
     for runtime in &report.runtimes {
         if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
@@ -72,7 +128,7 @@ pub(crate) fn counted(count: usize, word: &str) -> String {
     if count == 1 {
         format!("1 {word}")
     } else {
-        format!("{count} {word}s")
+        format!("{} {word}s", thousands(count as u64))
     }
 }
 
@@ -86,7 +142,7 @@ fn task_list(ids: &[u64]) -> String {
     }
 }
 
-fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) {
+fn render_thread(out: &mut String, thread: &ThreadReport, options: &TextOptions) {
     let name = thread.name.as_deref().map(|name| format!(" \"{name}\"")).unwrap_or_default();
     let role = match thread.role {
         ThreadRole::Worker => {
@@ -134,24 +190,59 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: TextOptions) 
     out.push('\n');
 }
 
-fn render_task(out: &mut String, task: &TaskReport, options: TextOptions) {
-    let state = serde_json::to_value(task.state).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let _ = writeln!(out, "Task {} ({state})", task.id);
+fn render_task(out: &mut String, task: &TaskReport, options: &TextOptions) {
+    let spawned = match &task.spawned_at {
+        Some(at) => format!(", spawned at {}", options.style.file(&format!("{}:{}", at.file, at.line))),
+        None => String::new(),
+    };
+    let _ = writeln!(out, "Task {} ({}{spawned})", task.id, options.style.state(state_name(task.state)));
     render_stack(out, &task.root, options);
     out.push('\n');
 }
 
+/// `412 tasks (ids 3, 5, 9, … 1,023): idle`, then the first task's tree.
+fn render_group(out: &mut String, group: &TaskGroup, options: &TextOptions) {
+    let ids = match group.tasks.as_slice() {
+        [only] => format!("id {}", thousands(*only)),
+        ids => format!("ids {}", id_preview(ids)),
+    };
+    let _ = writeln!(out, "{} ({ids}): {}", counted(group.count, "task"), group_states(&group.states, &options.style));
+    render_stack(out, &group.root, options);
+    out.push('\n');
+}
+
+/// `idle` when all are, else `400 idle, 12 scheduled`.
+pub(crate) fn group_states(states: &[StateCount], style: &Style) -> String {
+    match states {
+        [only] => style.state(state_name(only.state)),
+        states => states
+            .iter()
+            .map(|counted| format!("{} {}", thousands(counted.count as u64), style.state(state_name(counted.state))))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+pub(crate) fn state_name(state: TaskState) -> &'static str {
+    match state {
+        TaskState::Idle => "idle",
+        TaskState::Scheduled => "scheduled",
+        TaskState::Running => "running",
+        TaskState::Complete => "complete",
+        TaskState::Cancelled => "cancelled",
+    }
+}
+
 /// One line per frame; a node with several children lists each branch indented.
-fn render_stack(out: &mut String, root: &FutureNode, options: TextOptions) {
+fn render_stack(out: &mut String, root: &FutureNode, options: &TextOptions) {
     let mut lines = Vec::new();
     collect_lines(root, 0, "", options, &mut lines);
-    let width =
-        lines.iter().filter(|line| !line.tail.is_empty()).map(|line| line.head.chars().count()).max().unwrap_or(0);
+    let width = lines.iter().filter(|line| !line.tail.is_empty()).map(|line| visible_width(&line.head)).max().unwrap_or(0);
     for line in lines {
         if line.tail.is_empty() {
             let _ = writeln!(out, "{}", line.head);
         } else {
-            let _ = writeln!(out, "{:<width$}  {}", line.head, line.tail);
+            let _ = writeln!(out, "{}  {}", pad(&line.head, width), line.tail);
         }
     }
 }
@@ -183,7 +274,7 @@ fn is_pass_through(node: &FutureNode) -> bool {
 /// Runs shorter than this are printed in full.
 const MIN_FOLDED_RUN: usize = 2;
 
-fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOptions, lines: &mut Vec<Line>) {
+fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOptions, lines: &mut Vec<Line>) {
     if !options.locals {
         let mut run = vec![node];
         while let Some(next) = run.last().filter(|last| is_pass_through(last)).map(|last| &last.children[0]) {
@@ -207,7 +298,7 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
     }
     let coroutine = node.kind.is_coroutine();
     let body = match &node.summary {
-        _ if coroutine => format!("{}{}", label(node.kind), node.function.as_deref().unwrap_or(&node.type_name)),
+        _ if coroutine => format!("{}{}", label(node.kind), options.style.function(node.function.as_deref().unwrap_or(&node.type_name))),
         Some(summary) => summary.clone(),
         None => node.type_name.to_string(),
     };
@@ -218,7 +309,7 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
     let mut tail = String::new();
     if coroutine {
         if let Some(location) = &node.location {
-            let _ = write!(tail, "at {}:{}", location.file, location.line);
+            let _ = write!(tail, "at {}", options.style.file(&format!("{}:{}", location.file, location.line)));
         }
         let state = match (node.state, node.await_point) {
             _ if node.running => "(running)".to_string(),
@@ -232,7 +323,7 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
             if !tail.is_empty() {
                 tail.push_str("  ");
             }
-            tail.push_str(&state);
+            tail.push_str(&options.style.state(&state));
         }
     }
     lines.push(Line { head, tail });
@@ -255,7 +346,7 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: TextOpt
                         info.index,
                         info.status,
                         info.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default(),
-                        info.location.as_ref().map(|l| format!(" at {}:{}", l.file, l.line)).unwrap_or_default(),
+                        info.location.as_ref().map(|l| format!(" at {}", options.style.file(&format!("{}:{}", l.file, l.line)))).unwrap_or_default(),
                     ),
                     None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };

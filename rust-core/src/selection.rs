@@ -1,0 +1,145 @@
+//! Which tasks a command shows: `async task N` and the filters of `async backtrace all` and
+//! `async tasks` (`--name`, `--state`, `--waiting-on`, `--runtime`, `--limit`). Applied
+//! once every task is decoded and linked, so a selected task reads exactly as it does in
+//! the whole report.
+
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{FutureNode, NodeKind, Report, TaskState};
+
+/// The selection as the glue sends it; every given criterion must hold.
+#[derive(Debug, Default, Deserialize)]
+pub struct TaskFilter {
+    /// Only these task ids (`async task N`).
+    #[serde(default)]
+    pub ids: Option<Vec<u64>>,
+    /// A regex searched in every frame's function and type name.
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub state: Option<String>,
+    /// The `kind` of a leaf of the task's tree (any leaf of a `select!`).
+    #[serde(default)]
+    pub waiting_on: Option<String>,
+    /// A runtime's (or LocalSet's) address, as the report prints it.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// At most this many tasks, lowest ids first.
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+impl TaskFilter {
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_none()
+            && self.name.is_none()
+            && self.state.is_none()
+            && self.waiting_on.is_none()
+            && self.runtime.is_none()
+            && self.limit.is_none()
+    }
+}
+
+fn usage(message: String) -> Error {
+    Error::new(ErrorKind::Usage, message)
+}
+
+/// A filter checked and compiled; made before any memory is read, so a typo costs nothing.
+pub struct Selection {
+    ids: Option<Vec<u64>>,
+    name: Option<Regex>,
+    state: Option<TaskState>,
+    waiting_on: Option<NodeKind>,
+    runtime: Option<u64>,
+    limit: Option<usize>,
+}
+
+impl Selection {
+    pub fn new(filter: &TaskFilter) -> Result<Selection> {
+        let name = filter
+            .name
+            .as_deref()
+            .map(|pattern| Regex::new(pattern).map_err(|error| usage(format!("--name: bad regex {pattern:?}: {}", first_line(&error.to_string())))))
+            .transpose()?;
+        let state = filter.state.as_deref().map(parse_state).transpose()?;
+        let waiting_on = filter.waiting_on.as_deref().map(parse_kind).transpose()?;
+        let runtime = filter.runtime.as_deref().map(parse_address).transpose()?;
+        Ok(Selection { ids: filter.ids.clone(), name, state, waiting_on, runtime, limit: filter.limit })
+    }
+
+    /// Keeps the tasks every criterion selects, then the first `limit` of them (the report's
+    /// tasks are in id order). Asking for a task id that no runtime has is an error.
+    pub fn apply(&self, report: &mut Report) -> Result<()> {
+        if let Some(missing) = self.ids.iter().flatten().find(|&&id| !report.tasks.iter().any(|task| task.id == id)) {
+            let total: usize = report.runtimes.iter().map(|runtime| runtime.task_count).sum();
+            return Err(usage(format!("no task {missing} among the {total} tasks of this program (`async tasks` lists them)")));
+        }
+        report.tasks.retain(|task| {
+            self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
+                && self.state.is_none_or(|state| task.state == state)
+                && self.runtime.is_none_or(|runtime| parse_address(&task.runtime).ok() == Some(runtime))
+                && self.waiting_on.is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
+                && self.name.as_ref().is_none_or(|name| any_node(&task.root, &|node| {
+                    name.is_match(&node.type_name) || node.function.as_deref().is_some_and(|function| name.is_match(function))
+                }))
+        });
+        if let Some(limit) = self.limit {
+            report.tasks.truncate(limit);
+        }
+        Ok(())
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().rfind(|line| !line.trim().is_empty()).unwrap_or(text).trim().to_string()
+}
+
+const STATES: &str = "idle, scheduled, running, complete, cancelled";
+
+fn parse_state(word: &str) -> Result<TaskState> {
+    serde_json::from_value(serde_json::Value::from(word.to_ascii_lowercase()))
+        .map_err(|_| usage(format!("--state: unknown state {word:?}; one of {STATES}")))
+}
+
+fn parse_kind(word: &str) -> Result<NodeKind> {
+    serde_json::from_value(serde_json::Value::from(word.to_ascii_lowercase().replace('-', "_"))).map_err(|_| {
+        usage(format!("--waiting-on: unknown kind {word:?}; kinds are the `kind` values of docs/schema.md, such as mutex_lock, sleep, io_readiness, mpsc_recv, join_handle"))
+    })
+}
+
+fn parse_address(text: &str) -> Result<u64> {
+    let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
+    u64::from_str_radix(digits, 16).map_err(|_| usage(format!("--runtime: {text:?} is not an address (0x…)")))
+}
+
+fn any_node(node: &FutureNode, test: &dyn Fn(&FutureNode) -> bool) -> bool {
+    test(node) || node.children.iter().any(|child| any_node(child, test))
+}
+
+fn any_leaf(node: &FutureNode, test: &dyn Fn(&FutureNode) -> bool) -> bool {
+    match node.children.is_empty() {
+        true => test(node),
+        false => node.children.iter().any(|child| any_leaf(child, test)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_bad_criteria_with_one_line() {
+        let bad = |filter: TaskFilter| Selection::new(&filter).err().map(|error| (error.kind, error.message));
+        let (kind, message) = bad(TaskFilter { name: Some("(".into()), ..Default::default() }).unwrap();
+        assert_eq!(kind, ErrorKind::Usage);
+        assert!(message.starts_with("--name: bad regex \"(\""), "{message}");
+        assert!(!message.contains('\n'));
+        assert!(bad(TaskFilter { state: Some("sleepy".into()), ..Default::default() }).unwrap().1.contains("idle, scheduled"));
+        assert!(bad(TaskFilter { waiting_on: Some("nothing".into()), ..Default::default() }).is_some());
+        assert!(bad(TaskFilter { runtime: Some("zz".into()), ..Default::default() }).is_some());
+        assert!(bad(TaskFilter { waiting_on: Some("Mutex-Lock".into()), ..Default::default() }).is_none());
+        assert_eq!(parse_address("0x5555AB").unwrap(), 0x5555ab);
+    }
+}

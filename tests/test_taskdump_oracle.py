@@ -11,6 +11,7 @@ import pytest
 
 from support import build
 from support.debuggers import capture
+from support.markers import Markers
 from support.paths import REPO
 
 # tokio separates the tree glyphs from names with no-break spaces.
@@ -61,24 +62,42 @@ def comparable(kind, function):
     return without_closures(function, r"\{(async_block|closure)#\d+\}")
 
 
+def assert_spawn_locations(report, table, ids):
+    """tokio_unstable builds record where each task was spawned: the report names that line
+    for every task, and `async tasks` shows it in its own column."""
+    by_id = {task["id"]: task for task in report["tasks"]}
+    assert all(task["spawned_at"]["line"] > 0 for task in report["tasks"])
+    rows = {int(row.split()[0]): row for row in table.splitlines()[3:]}
+    assert "SPAWNED AT" in table.splitlines()[2]
+    spawns = Markers().spawns
+    assert sorted(spawns) == ["level1", "notify_block", "sleeper"]
+    for name, line in spawns.items():
+        assert by_id[ids[name]]["spawned_at"] == {"file": "tokio-app/src/main.rs", "line": line, "path": "tokio-app/src/main.rs"}
+        assert " tokio-app/src/main.rs:%d " % line in rows[ids[name]]
+
+
 @pytest.mark.parametrize("fixture", list(FIXTURES))
 def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path, fixture):
     args, source = FIXTURES[fixture]
     manifest = tmp_path / "manifest.json"
     dump = tmp_path / "dump.txt"
     run = debugger.run_steps(
-        [debugger.break_at("tokio_async_checkpoint"), "run"] + capture(debugger, "async backtrace all --json"),
+        [debugger.break_at("tokio_async_checkpoint"), "run"]
+        + capture(debugger, "async backtrace all --json")
+        + capture(debugger, "async tasks"),
         program=build.taskdump_fixture(fixture),
         args=args,
         env={"FIXTURE_MANIFEST": str(manifest), "FIXTURE_DUMP": str(dump)},
     )
-    [report] = run.json_sections()
+    [report_json, table] = run.sections()
+    report = json.loads(report_json)
     traces = parse_dump(dump.read_text(), source)
     ours = {task["id"]: our_frames(task["root"], source) for task in report["tasks"]}
     assert sorted(ours) == sorted(traces)
     if fixture == "tokio-app":
         ids = json.loads(manifest.read_text())["tasks"]
         assert sorted(ours) == sorted(ids[name] for name in ids if name != "finished")
+        assert_spawn_locations(report, table, ids)
     untraced = []
     for task_id, trace in traces.items():
         mine = [(comparable(kind, function), line) for kind, function, line in ours[task_id]]

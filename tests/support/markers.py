@@ -1,11 +1,12 @@
 """Expectations the fixture carries in its source: `// @await NAME #N`, `// @fn NAME`,
-`// @running NAME`, `// @branch NAME` (a select!/join! branch written on that line)."""
+`// @running NAME`, `// @branch NAME` (a select!/join! branch written on that line),
+`// @spawn NAME` (where task NAME is spawned)."""
 
 import re
 
 from .paths import FIXTURE_SOURCE
 
-MARKER = re.compile(r"//\s*@(await|fn|running|branch)\s+(\w+)(?:\s+#(\d+))?")
+MARKER = re.compile(r"//\s*@(await|fn|running|branch|spawn)\s+(\w+)(?:\s+#(\d+))?")
 
 
 class Markers:
@@ -14,6 +15,7 @@ class Markers:
         self.fns = {}
         self.running = {}
         self.branches = {}
+        self.spawns = {}
         with open(path) as source:
             for number, line in enumerate(source, start=1):
                 match = MARKER.search(line)
@@ -26,6 +28,8 @@ class Markers:
                     self.fns[name] = number
                 elif kind == "branch":
                     self.branches[name] = number
+                elif kind == "spawn":
+                    self.spawns[name] = number
                 else:
                     self.running[name] = number
 

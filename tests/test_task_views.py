@@ -1,0 +1,217 @@
+"""`async tasks`, `async task N`, the filters and `--group`, on many-tasks: 10,000 tasks in
+six shapes plus the task holding the shared Mutex. The fixture's manifest names each
+shape's task ids (`shape.0` … `shape.5`, `task.holder`), so every selection and every
+group is checked id for id."""
+
+import json
+import os
+import re
+
+import pytest
+
+from support import build
+from support.markers import Markers
+from support.paths import FIXTURES
+from support.debuggers import capture
+from support.process import RunningFixture
+from test_kernel_cores import without_clock
+
+TASKS = 10_000
+SOURCE = "many-tasks/src/main.rs"
+MARKERS = Markers(os.path.join(FIXTURES, SOURCE))
+
+# Each shape's tree, outermost first: (kind, function or type) per frame; branches follow
+# their tree node in order.
+SHAPES = {
+    "shape.0": [("async_fn", "many_tasks::handle_request"), ("async_fn", "many_tasks::authorize"), ("async_fn", "many_tasks::query"), ("sleep", None)],
+    "shape.1": [("async_fn", "many_tasks::handle_request"), ("async_fn", "many_tasks::authorize"), ("async_fn", "many_tasks::query"), ("oneshot_recv", None)],
+    "shape.2": [("async_fn", "many_tasks::handle_request"), ("async_fn", "many_tasks::authorize"), ("async_fn", "many_tasks::query"), ("mutex_lock", None)],
+    "shape.3": [("async_fn", "many_tasks::recv_or_timeout"), ("select", None), ("mpsc_recv", None), ("sleep", None)],
+    "shape.4": [("async_fn", "many_tasks::worker"), ("join", None), ("sleep", None), ("sleep", None)],
+    "shape.5": [("async_fn", "many_tasks::supervise"), ("join_handle", None)],
+    "task.holder": [("async_fn", "many_tasks::hold_lock"), ("sleep", None)],
+}
+
+# (arguments, the manifest names whose tasks they select, how many of those: None for all)
+FILTERS = [
+    ("--waiting-on mutex_lock", ["shape.2"], None),
+    ("--waiting-on sleep", ["shape.0", "shape.3", "shape.4", "task.holder"], None),
+    ("--waiting-on join_handle", ["shape.5"], None),
+    ("--name supervise", ["shape.5"], None),
+    ("--name 'many_tasks::query$'", ["shape.0", "shape.1", "shape.2"], None),
+    ("--name oneshot::Receiver", ["shape.1"], None),
+    ("--state idle", list(SHAPES), None),
+    ("--state running", [], None),
+    ("--runtime 0x1", [], None),
+    ("--limit 5", list(SHAPES), 5),
+    # Combined filters intersect.
+    ("--name 'many_tasks::query$' --waiting-on sleep", ["shape.0"], None),
+    ("--name 'many_tasks::query$' --waiting-on sleep --limit 3", ["shape.0"], 3),
+    ("--waiting-on sleep --state running", [], None),
+]
+
+
+def ids_of(manifest, name):
+    return [int(task_id) for task_id in manifest["facts"][name].split(",")]
+
+
+def shape_of(node, frames=None):
+    frames = [] if frames is None else frames
+    frames.append((node["kind"], node["function"] if node["kind"].startswith("async") else None))
+    for child in node["children"]:
+        shape_of(child, frames)
+    return frames
+
+
+def thousands(number):
+    return "{:,}".format(number)
+
+
+def group_header(ids):
+    shown = ids if len(ids) <= 7 else ids[:6]
+    listed = ", ".join(thousands(i) for i in shown) + ("" if len(ids) <= 7 else ", … " + thousands(ids[-1]))
+    noun = "1 task (id" if len(ids) == 1 else "%s tasks (ids" % thousands(len(ids))
+    return "%s %s): idle" % (noun, listed)
+
+
+def without_time_left(text):
+    """A sleep's time left is measured at each command."""
+    return re.sub(r"(Sleep|Timeout) until \S+", r"\1 until", text)
+
+
+@pytest.fixture(scope="module")
+def many_tasks(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("many-tasks")
+    with RunningFixture(build.fixture("many-tasks", "dev"), str(TASKS), str(workdir)) as fixture:
+        yield fixture
+
+
+def test_views_groups_and_filters_of_10000_tasks(debugger, many_tasks, tmp_path):
+    manifest = many_tasks.manifest
+    by_name = {name: ids_of(manifest, name) for name in SHAPES}
+    every_id = sorted(i for ids in by_name.values() for i in ids)
+    assert len(every_id) == TASKS
+    # One task of each shape for `async task N`.
+    samples = [ids[len(ids) // 2] for ids in by_name.values()]
+    task_file = tmp_path / "task.json"
+    table_file = tmp_path / "tasks.txt"
+    commands = [
+        "async backtrace all --group --json",
+        "async backtrace all --group",
+        "async tasks",
+        "async tasks --group",
+        "async backtrace all --json",
+        "async backtrace all",
+    ]
+    commands += ["async tasks --json %s" % arguments for arguments, _, _ in FILTERS]
+    commands += ["async task %d --json" % task_id for task_id in samples]
+    commands += ["async task %d" % task_id for task_id in samples]
+    commands += ["async task %d --json --output %s" % (samples[0], task_file), "async tasks --output %s" % table_file]
+    steps = [step for command in commands for step in capture(debugger, command)]
+    run = debugger.run_steps(steps, pid=many_tasks.pid, timeout=600)
+    sections = run.sections()
+    assert len(sections) == len(commands), run.stdout[-3000:] + run.stderr
+    outputs = dict(zip(commands, sections))
+    assert "\x1b" not in run.stdout, "no colour when the output is no terminal"
+
+    # --group, JSON: seven groups (six shapes and the holder), each exactly its ids.
+    grouped = json.loads(outputs["async backtrace all --group --json"])
+    groups = grouped["groups"]
+    assert sum(group["count"] for group in groups) == TASKS
+    assert sorted(tuple(group["tasks"]) for group in groups) == sorted(tuple(ids) for ids in by_name.values())
+    for group in groups:
+        [name] = [name for name, ids in by_name.items() if ids == group["tasks"]]
+        assert group["count"] == len(group["tasks"])
+        assert group["states"] == [{"state": "idle", "count": group["count"]}]
+        assert shape_of(group["root"]) == SHAPES[name], name
+    # Largest first; equal counts by their first id.
+    assert [group["tasks"] for group in groups] == sorted(by_name.values(), key=lambda ids: (-len(ids), ids[0]))
+    assert [task["id"] for task in grouped["tasks"]] == every_id
+
+    # --group, text: each group once under its header, and the whole fits a screen.
+    text = outputs["async backtrace all --group"]
+    headers = [line for line in text.splitlines() if re.match(r"^[\d,]+ tasks? \(ids? ", line)]
+    assert headers == [group_header(group["tasks"]) for group in groups]
+    assert len(text.splitlines()) < 80
+    supervisors = text.split(group_header(by_name["shape.5"]))[1].split("\n\n")[0].splitlines()
+    assert supervisors[1].split() == ["#0", "async", "fn", "many_tasks::supervise", "at", "%s:%d" % (SOURCE, MARKERS.await_line("supervise")), "(await", "#0)"]
+
+    # async tasks: every task once, one line each, in id order.
+    table = outputs["async tasks"].splitlines()
+    assert table[0].startswith("tokio 1.54.1: 1 runtime (MultiThread), 10,000 tasks")
+    header = table[2]
+    assert header.split() == ["ID", "STATE", "RUNTIME", "ROOT", "WAITING", "AT", "WAITING", "ON"]
+    rows = table[3:]
+    assert [int(row.split()[0].replace(",", "")) for row in rows] == every_id
+    runtime = grouped["runtimes"][0]["address"]
+    row_of = {int(row.split()[0].replace(",", "")): row for row in rows}
+    lock_waiter = by_name["shape.2"][0]
+    assert row_of[lock_waiter].split()[1:6] == ["idle", runtime, "many_tasks::handle_request", "many_tasks::query", "at"]
+    assert row_of[lock_waiter].split()[6] == "%s:%d" % (SOURCE, MARKERS.await_line("query_lock"))
+    holder = by_name["task.holder"][0]
+    assert row_of[holder].split()[3:7] == ["many_tasks::hold_lock", "many_tasks::hold_lock", "at", "%s:%d" % (SOURCE, MARKERS.await_line("hold_lock"))]
+    assert re.search(r"waiting for Mutex 0x[0-9a-f]+ \(0 permits, %d waiters\)$" % len(by_name["shape.2"]), row_of[lock_waiter])
+    supervisor = by_name["shape.5"][0]
+    assert row_of[supervisor].endswith("JoinHandle -> task %d (idle)" % (supervisor - 1))
+    # Columns line up: each row's ROOT starts under the header's.
+    column = header.index("ROOT")
+    assert all(row[column - 2:column] == "  " and row[column] != " " for row in rows)
+
+    # async tasks --group: one line per group, then the count.
+    group_table = outputs["async tasks --group"].splitlines()
+    assert group_table[2].split() == ["TASKS", "STATE", "ROOT", "WAITING", "AT", "WAITING", "ON", "IDS"]
+    assert [int(line.split()[0].replace(",", "")) for line in group_table[3:3 + len(groups)]] == [g["count"] for g in groups]
+    assert group_table[-1] == "10,000 tasks in 7 groups"
+
+    # Each filter selects exactly its tasks; combined filters intersect.
+    for arguments, names, limit in FILTERS:
+        selected = json.loads(outputs["async tasks --json %s" % arguments])
+        expected = sorted(i for name in names for i in by_name[name])[:limit]
+        assert [task["id"] for task in selected["tasks"]] == expected, arguments
+        assert selected["runtimes"][0]["task_count"] == TASKS
+    # async task N: exactly that task's entry in `async backtrace all`, in JSON and text.
+    everything = json.loads(outputs["async backtrace all --json"])
+    entries = {task["id"]: task for task in everything["tasks"]}
+    # Only tokio_unstable builds record where a task was spawned (test_taskdump_oracle.py).
+    assert not any("spawned_at" in task for task in everything["tasks"])
+    all_text = without_time_left(outputs["async backtrace all"])
+    for task_id in samples:
+        alone = json.loads(outputs["async task %d --json" % task_id])
+        assert without_clock(alone) == without_clock(entries[task_id])
+        block = without_time_left(outputs["async task %d" % task_id])
+        assert block.startswith("Task %d (idle)\n#0 " % task_id)
+        assert "\n" + block in all_text
+    assert without_clock(json.loads(task_file.read_text())) == without_clock(entries[samples[0]])
+    assert outputs["async task %d --json --output %s" % (samples[0], task_file)].strip() == "wrote 1 task (JSON, %.1f MB) to %s" % (
+        task_file.stat().st_size / 1e6, task_file)
+    assert [int(row.split()[0].replace(",", "")) for row in table_file.read_text().splitlines()[3:]] == every_id
+    assert outputs["async tasks --output %s" % table_file].strip().startswith("wrote 10,000 tasks and 3 threads (text, ")
+
+
+def test_filters_and_groups_in_text(debugger, many_tasks):
+    """What a user reads when nothing matches, and the one-line errors of bad filters."""
+    commands = [
+        "async tasks --state running",
+        "async task 999999",
+        "async tasks --name '('",
+        "async tasks --waiting-on nothing",
+        "async task",
+    ]
+    steps = [step for command in commands for step in capture(debugger, command)]
+    run = debugger.run_steps(steps, pid=many_tasks.pid, timeout=300)
+    assert run.sections()[0].splitlines()[-1] == "No task matches."
+    unknown_kind = [
+        "tokio-async: --waiting-on: unknown kind \"nothing\"; kinds are the `kind` values of docs/schema.md, "
+        "such as mutex_lock, sleep, io_readiness, mpsc_recv, join_handle",
+    ]
+    if debugger.name == "lldb":
+        # LLDB 19 checks an option's value against the kinds it was given, in its own words.
+        assert "error: Error setting option: waiting-on to nothing" in run.stdout + run.stderr
+        unknown_kind = []
+    assert run.error_lines() == [
+        "tokio-async: no task 999999 among the 10000 tasks of this program (`async tasks` lists them)",
+        "tokio-async: --name: bad regex \"(\": error: unclosed group",
+    ] + unknown_kind + [
+        "tokio-async: which task? usage: async task ID [full] [--json] [--output FILE]",
+    ]
+    assert run.traceback_free()

@@ -215,3 +215,97 @@ def test_filters_and_groups_in_text(debugger, many_tasks):
         "tokio-async: which task? usage: async task ID [full] [--json] [--output FILE]",
     ]
     assert run.traceback_free()
+
+
+def lldb_completions(line):
+    """An LLDB step printing what LLDB completes `line` to (its matches after the common part)."""
+    return (
+        "script m = lldb.SBStringList(); n = lldb.debugger.GetCommandInterpreter().HandleCompletion(%r, %d, 0, -1, m); "
+        "print(sorted(set(m.GetStringAtIndex(i).strip() for i in range(1, m.GetSize()))))" % (line, len(line))
+    )
+
+
+def test_completion(debugger, many_tasks):
+    ids = sorted(int(i) for name in SHAPES for i in many_tasks.manifest["facts"][name].split(","))
+    ids_999 = sorted(str(i) for i in ids if str(i).startswith("999"))
+    assert len(ids_999) == 11
+    if debugger.name == "gdb":
+        lines = ["async tasks --gr", "async tasks --state ", "async tasks --waiting-on mutex", "async task 999", "async ta", "async backtrace a", "async task 5 f"]
+        steps = [step for line in lines for step in capture(debugger, "complete " + line)]
+        run = debugger.run_steps(steps, pid=many_tasks.pid)
+        got = [section.splitlines() for section in run.sections()]
+        assert got == [
+            ["async tasks --group"],
+            ["async tasks --state " + state for state in ("cancelled", "complete", "idle", "running", "scheduled")],
+            ["async tasks --waiting-on mutex_lock"],
+            ["async task " + task_id for task_id in ids_999],
+            ["async task", "async tasks"],
+            ["async backtrace all"],
+            ["async task 5 full"],
+        ]
+        return
+    lines = ["async ta", "async tasks --gr", "async tasks --state ", "async tasks --waiting-on mu", "async bt --na"]
+    steps = [step for line in lines for step in capture(debugger, lldb_completions(line))]
+    run = debugger.run_steps(steps, pid=many_tasks.pid)
+    got = [section.strip() for section in run.sections()]
+    assert got[0] == str(["task", "tasks"])
+    if debugger.name == "lldb":
+        # LLDB 19 completes the options of parsed commands, and their values; it has no
+        # hook for a script to complete its own arguments (task ids), which LLDB 20 adds.
+        assert got[1:] == [str(["--group"]), str(list(("cancelled", "complete", "idle", "running", "scheduled"))), str(["mutex_lock"]), str(["--name"])]
+    else:
+        # LLDB 14 has no parsed script commands: only the subcommands complete.
+        assert got[1:] == [str([])] * 4
+
+
+def pty_run(argv, timeout=120):
+    """Runs `argv` with a terminal for its stdin, stdout and stderr; returns what it printed."""
+    import pty
+    import subprocess
+    import time
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, close_fds=True)
+    os.close(follower)
+    output = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break  # the terminal closed: the debugger exited
+        if not chunk:
+            break
+        output += chunk
+    process.wait(timeout=max(1, deadline - time.monotonic()))
+    os.close(leader)
+    return output.decode(errors="replace")
+
+
+def test_colour_follows_the_debuggers_own_styles(debugger, many_tasks):
+    supervisor = int(many_tasks.manifest["facts"]["shape.5"].split(",")[0])
+    line = "%s:%d" % (SOURCE, MARKERS.await_line("supervise"))
+    commands = ["async task %d" % supervisor, "async task %d --json" % supervisor]
+    if debugger.name == "gdb":
+        # GDB styles only on a terminal, and not in batch mode: run it as a user would.
+        from support.paths import GDB_SCRIPT
+
+        argv = ["gdb", "-nx", "-q", "-ex", "set pagination off", "-ex", "source " + GDB_SCRIPT]
+        argv += [arg for command in commands + ["set style enabled off"] + commands[:1] + ["detach", "quit"] for arg in ("-ex", command)]
+        output = pty_run(argv + ["-p", str(many_tasks.pid)])
+        # GDB's defaults: function yellow, file names green, metadata dim.
+        styled = "#0 async fn \x1b[33mmany_tasks::supervise\x1b[0m  at \x1b[32m%s\x1b[0m  \x1b[2m(await #0)\x1b[0m" % line
+        plain = "#0 async fn many_tasks::supervise  at %s  (await #0)" % line
+        assert "Task %d (\x1b[2midle\x1b[0m)" % supervisor in output
+        assert styled in output
+        # After `set style enabled off` (the styled line is not plain), and in JSON, nothing is styled.
+        assert plain in output
+        json_line = [text for text in output.splitlines() if text.startswith('{"id"')]
+        assert len(json_line) == 1 and "\x1b" not in json_line[0]
+        return
+    steps = ["settings set use-color true"] + [step for command in commands for step in capture(debugger, command)]
+    run = debugger.run_steps(steps, pid=many_tasks.pid)
+    text, as_json = run.sections()
+    # LLDB's frame colours: file names cyan; state yellow; names bold.
+    assert text.splitlines()[1] == "#0 async fn \x1b[1mmany_tasks::supervise\x1b[0m  at \x1b[36m%s\x1b[0m  \x1b[33m(await #0)\x1b[0m" % line
+    assert "\x1b" not in as_json

@@ -151,15 +151,24 @@ def test_text_output_reads_like_bt(debugger, tmp_path):
 
 
 def test_help(debugger):
-    run = debugger.run_steps(capture(debugger, "help async") + capture(debugger, "help async backtrace"))
-    help_async, help_backtrace = run.sections()
+    run = debugger.run_steps(
+        capture(debugger, "help async") + capture(debugger, "help async backtrace")
+        + capture(debugger, "help async tasks") + capture(debugger, "help async task")
+    )
+    help_async, help_backtrace, help_tasks, help_task = (" ".join(section.split()) for section in run.sections())
     assert "Async backtraces of the tokio tasks in the program being debugged." in help_async
-    first_line = (
+    assert help_backtrace.startswith(
         "Print each tokio thread's current future and await stack; `all` adds every task, "
         "`full` the locals kept across each await, `--json` prints JSON; `--output FILE` writes the report to "
-        "FILE and prints one line."
+        "FILE and prints one line; `--group` prints tasks of the same shape once. FILTERS select tasks (they imply "
+        "`all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N."
     )
-    assert " ".join(help_backtrace.split()).startswith(first_line)
+    assert help_tasks.startswith("List the tokio tasks, one line each: id, state, runtime, root, the deepest frame in your code")
+    assert help_task.startswith("Print one task's whole async backtrace, as `async backtrace all` prints it")
+    # Each command's options are listed in its help, in every debugger.
+    for option in ("--json", "--output", "--group", "--name", "--state", "--waiting-on", "--runtime", "--limit"):
+        assert option in help_backtrace and option in help_tasks
+    assert "--group" not in help_task and "--output" in help_task
 
 
 def test_output_to_a_file(debugger, tmp_path):

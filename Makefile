@@ -5,6 +5,7 @@
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
+# make wheel - the pip wheel (maturin, abi3), in target/wheels
 
 CARGO ?= cargo
 PYTHON ?= python3
@@ -12,7 +13,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall clean
+.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall wheel clean
 
 all: build
 
@@ -49,6 +50,9 @@ install: build
 
 uninstall:
 	@tools/install.sh uninstall "$(INSTALL_DIR)"
+
+wheel:
+	@PYTHON=$(PYTHON) tools/wheel.sh
 
 clean:
 	$(CARGO) clean

@@ -1,11 +1,13 @@
 """The commands loaded the ways users load them, each checked on a real attach to tokio-app:
 `make install` (init files in a fresh HOME, read by plain `gdb -p` and `lldb-19 -p`, and by
-rust-gdb and rust-lldb next to Rust's pretty printers) and `make uninstall`."""
+rust-gdb and rust-lldb next to Rust's pretty printers), `make uninstall`, and the wheel
+(`make wheel`) installed with pip and imported as a module."""
 
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -49,7 +51,7 @@ def package_files():
     for root, dirs, names in os.walk(PACKAGE):
         dirs[:] = [name for name in dirs if name != "__pycache__"]
         files += [os.path.relpath(os.path.join(root, name), PACKAGE) for name in names if name.endswith(".py") or name == "_core.abi3.so"]
-    assert "_core.abi3.so" in files
+    assert "_core.abi3.so" in files and "gdb.py" in files and "lldb.py" in files
     return sorted(files)
 
 
@@ -268,3 +270,46 @@ def test_rust_lldb_has_both_the_formatters_and_the_commands(installed_home, hang
     assert_tokio_app_report(report, hanging_app.manifest)
     # ... and print the map's root as an Option, which plain LLDB shows as `$variants$`.
     assert "root = Some({height:" in value and "length = %d" % len(hanging_app.manifest["tasks"]) in value, value
+
+
+@pytest.fixture(scope="module")
+def wheel_site(tmp_path_factory):
+    """`make wheel`, then the wheel installed with pip into a folder of its own."""
+    completed = make("wheel", REAL_HOME)
+    assert completed.returncode == 0, completed.stdout
+    wheels = [name for name in os.listdir(os.path.join(REPO, "target", "wheels")) if name.endswith(".whl")]
+    assert len(wheels) == 1 and re.fullmatch(r"tokio_async-[0-9.]+-cp39-abi3-\w+\.whl", wheels[0]), wheels
+    wheel = os.path.join(REPO, "target", "wheels", wheels[0])
+    site = tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-index", "--target", str(site), wheel]
+    subprocess.run(pip, check=True, env=dict(os.environ, PIP_ROOT_USER_ACTION="ignore"))
+    return wheel, site
+
+
+def test_wheel_holds_the_package_and_the_extension(wheel_site):
+    wheel, _ = wheel_site
+    listing = subprocess.run(["unzip", "-l", wheel], check=True, stdout=subprocess.PIPE, text=True).stdout
+    names = sorted(line.split()[-1] for line in listing.splitlines() if "tokio_async_glue/" in line)
+    assert names == ["tokio_async_glue/" + name for name in package_files()], listing
+
+
+def test_gdb_imports_the_installed_wheel(wheel_site, hanging_app, tmp_path):
+    _, site = wheel_site
+    env = environment(tmp_path, PYTHONPATH=str(site))
+    run, [where, report] = attach(
+        ["gdb", "-nx", "-batch", "-ex", "python import tokio_async_glue.gdb", "-p", str(hanging_app.pid)], env,
+        ["python import tokio_async_glue; print(tokio_async_glue.__file__)", "async backtrace all"],
+    )
+    assert where.strip() == os.path.join(str(site), "tokio_async_glue", "__init__.py")
+    assert_tokio_app_report(report, hanging_app.manifest)
+
+
+def test_lldb_imports_the_installed_wheel(wheel_site, hanging_app, tmp_path):
+    _, site = wheel_site
+    env = environment(tmp_path, PYTHONPATH=str(site))
+    run, [where, report] = attach(
+        ["lldb-19", "--no-lldbinit", "-b", "-o", "command script import tokio_async_glue.lldb", "-p", str(hanging_app.pid)], env,
+        ["script import tokio_async_glue; print(tokio_async_glue.__file__)", "async backtrace all"],
+    )
+    assert where.strip() == os.path.join(str(site), "tokio_async_glue", "__init__.py")
+    assert_tokio_app_report(report, hanging_app.manifest)

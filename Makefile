@@ -3,12 +3,17 @@
 # make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
 # make test-versions - the fixtures against every tokio minor since 1.38 (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
+# make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
+#                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
+# make wheel - the pip wheel (maturin, abi3), in target/wheels
 
 CARGO ?= cargo
 PYTHON ?= python3
 EXTENSION := python/tokio_async_glue/_core.abi3.so
+# Where `make install` puts the scripts and the package (the folder itself, not a prefix).
+INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test test-rust test-debuggers test-versions bench clean
+.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall wheel clean
 
 all: build
 
@@ -39,6 +44,15 @@ test-versions: setup build
 
 bench: setup build
 	$(PYTHON) bench/run.py --write bench/RESULTS.md
+
+install: build
+	@tools/install.sh install "$(INSTALL_DIR)"
+
+uninstall:
+	@tools/install.sh uninstall "$(INSTALL_DIR)"
+
+wheel:
+	@PYTHON=$(PYTHON) tools/wheel.sh
 
 clean:
 	$(CARGO) clean

@@ -23,6 +23,11 @@ if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
     echo "setup: installing pytest"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest
 fi
+# tests/test_install.py builds the wheel (make wheel).
+if ! "$python" -m maturin --version >/dev/null 2>&1; then
+    echo "setup: installing maturin"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore maturin
+fi
 
 # Debian's default LLDB (14) conflicts with lldb-19 as a package, so the tests run a
 # private copy unpacked under target/lldb-14 (nothing installed system-wide), through the

@@ -112,7 +112,8 @@ class LldbAdapter(DebuggerAdapter):
 
     @staticmethod
     def _fs_base_register(thread):
-        register = thread.GetFrameAtIndex(0).FindRegister("fs_base")
+        # Raw values: rust-lldb's formatters make every value synthetic, whose reads differ.
+        register = thread.GetFrameAtIndex(0).FindRegister("fs_base").GetNonSyntheticValue()
         if not register.IsValid():
             return None
         error = lldb.SBError()

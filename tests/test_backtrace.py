@@ -153,9 +153,10 @@ def test_text_output_reads_like_bt(debugger, tmp_path):
 def test_help(debugger):
     run = debugger.run_steps(
         capture(debugger, "help async") + capture(debugger, "help async backtrace")
-        + capture(debugger, "help async tasks") + capture(debugger, "help async task")
+        + capture(debugger, "help async tasks") + capture(debugger, "help async task") + capture(debugger, "help async waits")
     )
-    help_async, help_backtrace, help_tasks, help_task = (" ".join(section.split()) for section in run.sections())
+    help_async, help_backtrace, help_tasks, help_task, help_waits = (" ".join(section.split()) for section in run.sections())
+    assert help_waits.startswith("Print who waits for whom: each lock, semaphore, channel, Notify and JoinHandle")
     assert "Async backtraces of the tokio tasks in the program being debugged." in help_async
     assert help_backtrace.startswith(
         "Print each tokio thread's current future and await stack; `all` adds every task, "

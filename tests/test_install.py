@@ -137,7 +137,8 @@ def assert_tokio_app_report(text, manifest):
         "oneshot_recv": r"recv on oneshot 0x[0-9a-f]+ \(nothing sent\)",
         "sleep": r"Sleep until \+[0-9.]+s",
         "join_handle": r"JoinHandle -> task %d \(idle\)" % ids["child"],
-        "notified": r"waiting for Notify 0x[0-9a-f]+ \(1 waiter\)",
+        # The main thread's block_on future keeps the Notify the task waits on.
+        "notified": r"waiting for Notify 0x[0-9a-f]+ \(1 waiter; possible notifiers: thread %d at %s:\d+\)" % (manifest["pid"], SOURCE),
     }
     assert len([line for line in lines if line.startswith("Task ")]) == len(chains), text
     for name, chain in chains.items():

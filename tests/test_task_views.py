@@ -150,7 +150,8 @@ def test_views_groups_and_filters_of_10000_tasks(debugger, many_tasks, tmp_path)
     assert row_of[lock_waiter].split()[6] == "%s:%d" % (SOURCE, MARKERS.await_line("query_lock"))
     holder = by_name["task.holder"][0]
     assert row_of[holder].split()[3:7] == ["many_tasks::hold_lock", "many_tasks::hold_lock", "at", "%s:%d" % (SOURCE, MARKERS.await_line("hold_lock"))]
-    assert re.search(r"waiting for Mutex 0x[0-9a-f]+ \(0 permits, %d waiters\)$" % len(by_name["shape.2"]), row_of[lock_waiter])
+    assert re.search(r"waiting for Mutex 0x[0-9a-f]+ \(0 permits, %d waiters; held by task %d at %s:%d\)$" % (
+        len(by_name["shape.2"]), by_name["task.holder"][0], SOURCE, MARKERS.await_line("hold_lock")), row_of[lock_waiter])
     supervisor = by_name["shape.5"][0]
     assert row_of[supervisor].endswith("JoinHandle -> task %d (idle)" % (supervisor - 1))
     # Columns line up: each row's ROOT starts under the header's.

@@ -75,13 +75,16 @@ def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
         assert node["await_point"] == index, (marker, node)
         assert node["location"]["file"] == WAITS_SOURCE and node["location"]["line"] == line, (marker, node)
 
-    # A lock-order deadlock: each task holds one Mutex and waits for the other.
-    for task, other in (("deadlock_a", "mutex.m2"), ("deadlock_b", "mutex.m1")):
+    # A lock-order deadlock: each task holds one Mutex and waits for the other, which the
+    # other task's guard `_held` holds (test_wait_graph.py checks the deadlock itself).
+    for task, other, holder in (("deadlock_a", "mutex.m2", "deadlock_b"), ("deadlock_b", "mutex.m1", "deadlock_a")):
         assert chain(root[task]) == [("async_fn", "waits_app::lock_both"), ("mutex_lock", "tokio::sync::mutex::Mutex<T>::lock")]
         await_at(root[task], "lock_both")
-        assert last(root[task])["detail"] == {
-            "address": facts[other], "permits_available": 0, "permits_needed": 1, "waiters": 1, "closed": False,
-        }
+        detail = dict(last(root[task])["detail"])
+        assert int(detail.pop("semaphore"), 16) >= int(facts[other], 16)
+        holder_at = {"file": WAITS_SOURCE, "line": markers.await_line("lock_both"), "path": WAITS_SOURCE}
+        assert detail.pop("holders") == [{"task": int(facts["task." + holder]), "location": holder_at, "local": "_held"}]
+        assert detail == {"address": facts[other], "permits_available": 0, "permits_needed": 1, "waiters": 1, "closed": False}
 
     # A JoinHandle chain of three tasks.
     for task, target in (("chain_top", "chain_middle"), ("chain_middle", "chain_bottom")):
@@ -247,10 +250,12 @@ def test_text_says_what_each_task_waits_for(debugger, tmp_path, markers):
     assert re.fullmatch(r"tokio %s: 1 runtime \(MultiThread\), \d+ tasks" % re.escape(locked_version("tokio")), lines[0]), lines[0]
     assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": blocking pool, running waits_app::blocking_wait', line) for line in lines)
     assert any(re.fullmatch(r'Thread \d+ "tokio-rt-worker": blocking pool, idle', line) for line in lines)
-    assert "#1 waiting for Mutex %s (0 permits, 1 waiter)" % facts["mutex.m2"] in lines
+    assert "#1 waiting for Mutex %s (0 permits, 1 waiter; held by task %s at %s:%d)" % (
+        facts["mutex.m2"], facts["task.deadlock_b"], WAITS_SOURCE, markers.await_line("lock_both")) in lines
     assert "#1 JoinHandle -> task %s (idle)" % facts["task.chain_middle"] in lines
     assert any(re.fullmatch(r"#1 Sleep until \+35\d\d\.\ds", line) for line in lines)
-    assert any(re.fullmatch(r"#3 recv on mpsc 0x[0-9a-f]+ \(0 queued, 1 sender\)", line) for line in lines)
+    # The select!'s channel: its one sender is kept by the main thread's block_on future.
+    assert any(re.fullmatch(r"#3 recv on mpsc 0x[0-9a-f]+ \(0 queued, 1 sender; sender held by thread \d+ at %s:\d+\)" % WAITS_SOURCE, line) for line in lines)
     assert "#1 accept on fd %s (socket), waiting for read" % facts["fd.listener"] in lines
     assert "#1 in span `fixture_span`" in lines
     assert "branch 0 (disabled) at waits-app/src/main.rs:%d:" % markers.branches["disabled_ready"] in lines

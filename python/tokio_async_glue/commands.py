@@ -11,7 +11,7 @@ from .adapter import DebuggerAdapter, StopCache, UserError
 
 # The commands, as `async <name>`: what each takes. One table feeds parsing, help and
 # completion in both debuggers.
-BACKTRACE, TASKS, TASK = "backtrace", "tasks", "task"
+BACKTRACE, TASKS, TASK, WAITS = "backtrace", "tasks", "task", "waits"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
 
 
@@ -25,7 +25,7 @@ class Option(NamedTuple):
 
 
 STATES = ("idle", "scheduled", "running", "complete", "cancelled")
-ALL_COMMANDS = (BACKTRACE, TASKS, TASK)
+ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS)
 LISTING_COMMANDS = (BACKTRACE, TASKS)
 OPTIONS = (
     Option("json", "j", None, "print JSON (docs/schema.md)", ALL_COMMANDS),
@@ -38,11 +38,12 @@ OPTIONS = (
     Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
 )
 FILTERS = ("name", "state", "waiting-on", "runtime", "limit")
-WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",)}
+WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: ()}
 USAGES = {
     BACKTRACE: "usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]",
     TASKS: "usage: async tasks [--json] [--output FILE] [--group] [FILTERS]",
     TASK: "usage: async task ID [full] [--json] [--output FILE]",
+    WAITS: "usage: async waits [--json] [--output FILE]",
 }
 USAGE = USAGES[BACKTRACE]
 _FILTER_HELP = "FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N."
@@ -53,6 +54,9 @@ HELPS = {
     TASKS: "List the tokio tasks, one line each: id, state, runtime, root, the deepest frame in your code with its "
     "await line, and what the task waits on; `--group` gives one line per shape. " + _FILTER_HELP,
     TASK: "Print one task's whole async backtrace, as `async backtrace all` prints it; `full` adds saved locals.",
+    WAITS: "Print who waits for whom: each lock, semaphore, channel, Notify and JoinHandle with the tasks "
+    "waiting on it and the tasks holding it, then every deadlock (tasks waiting in a cycle) and futurelock "
+    "(an idle future holding what others wait for).",
 }
 HELP_BACKTRACE = HELPS[BACKTRACE]
 
@@ -199,6 +203,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
         "all": arguments.show_all,
         "filter": arguments.filter,
         "group": arguments.group,
+        "wait_edges": command == WAITS,
     })
     style = None if arguments.as_json or arguments.output else adapter.text_style()
     presentation = json.dumps({"view": command, "style": style})

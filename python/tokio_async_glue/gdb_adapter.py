@@ -231,7 +231,7 @@ def register():
     if _registered:
         return
     AsyncPrefix()
-    for name, command in (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK)):
+    for name, command in (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK), ("waits", commands.WAITS)):
         AsyncCommand(name, command)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)

@@ -223,6 +223,10 @@ class AsyncTaskCommand(_RawCommand):
     command = commands.TASK
 
 
+class AsyncWaitsCommand(_RawCommand):
+    command = commands.WAITS
+
+
 try:  # LLDB 18 and later: commands whose options LLDB parses, and so completes.
     from lldb.plugins.parsed_cmd import ParsedCommand
 except ImportError:
@@ -302,14 +306,22 @@ if ParsedCommand is not None:
     class ParsedTaskCommand(_ParsedCommand):
         command = commands.TASK
 
+    class ParsedWaitsCommand(_ParsedCommand):
+        command = commands.WAITS
+
 
 def _string(data):
     """An SBStructuredData string (an argument of a parsed command)."""
     return data.GetStringValue(1 << 16)
 
 
-_CLASSES = {commands.BACKTRACE: "BacktraceCommand", commands.TASKS: "TasksCommand", commands.TASK: "TaskCommand"}
-_NAMES = (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK))
+_CLASSES = {
+    commands.BACKTRACE: "BacktraceCommand", commands.TASKS: "TasksCommand", commands.TASK: "TaskCommand", commands.WAITS: "WaitsCommand",
+}
+_NAMES = (
+    ("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK),
+    ("waits", commands.WAITS),
+)
 
 
 def register(debugger):

@@ -50,6 +50,9 @@ pub struct Request {
     /// Merge tasks of the same shape into `Report::groups`.
     #[serde(default)]
     pub group: bool,
+    /// Keep every edge of the wait-for graph in `Report::waits` (`async waits`).
+    #[serde(default)]
+    pub wait_edges: bool,
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
@@ -82,6 +85,9 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
             errors: Vec::new(),
             memory_source: None,
             groups: None,
+            deadlocks: Vec::new(),
+            futurelocks: Vec::new(),
+            waits: None,
         };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
@@ -89,6 +95,7 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
     let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
     report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);
     crate::links::link_tasks(&mut report);
+    crate::waits::analyse(&mut report, request.wait_edges);
     // Phase 5: after linking, so that a selected task reads as it does among all of them.
     selection.apply(&mut report)?;
     if request.group {

@@ -20,6 +20,7 @@ pub mod selection;
 pub mod stack;
 pub mod tokio;
 pub mod value;
+pub mod waits;
 
 #[cfg(feature = "python")]
 mod python;

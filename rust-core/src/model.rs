@@ -22,6 +22,103 @@ pub struct Report {
     /// With `--group`: the tasks whose trees have the same shape, largest group first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<TaskGroup>>,
+    /// Tasks that wait for each other in a cycle (see `waits/`).
+    pub deadlocks: Vec<Deadlock>,
+    /// Futures kept idle in a task while they hold what others wait for (RFD 609).
+    pub futurelocks: Vec<Futurelock>,
+    /// With `async waits`: every edge of the wait-for graph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits: Option<Vec<WaitEdge>>,
+}
+
+/// What is waited for or held: a lock, semaphore, channel, Notify or task.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Resource {
+    /// `mutex`, `rwlock`, `semaphore`, `mpsc`, `oneshot`, `watch`, `broadcast`, `notify`, `task`.
+    pub kind: &'static str,
+    /// The primitive, as its waiters' nodes name it (`detail.address`); for `task`, its header.
+    pub address: String,
+}
+
+/// Who holds a resource or waits: a task, or a thread (its block_on future). A task is
+/// written as its id, a thread as `{"thread": tid}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Party {
+    Task(u64),
+    Thread(u64),
+}
+
+impl Serialize for Party {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            Party::Task(id) => serializer.serialize_u64(*id),
+            Party::Thread(tid) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("thread", tid)?;
+                map.end()
+            }
+        }
+    }
+}
+
+/// One edge of the wait-for graph: `from` waits, at `location`, for `resource`, which `to`
+/// holds (a lock), may send on (a channel), may notify (`possible`), or is (a task).
+#[derive(Debug, Serialize, Clone)]
+pub struct WaitEdge {
+    pub from: Party,
+    pub to: Party,
+    pub resource: Resource,
+    /// Where `from` waits: its deepest coroutine's await line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// Where `to` holds it: the await line of the coroutine keeping the guard or sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_at: Option<Location>,
+    /// A Notify's holders may notify, or may not: not evidence of waiting.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub possible: bool,
+}
+
+/// Tasks that each wait for the next, the last for the first: none can go on.
+#[derive(Debug, Serialize, Clone)]
+pub struct Deadlock {
+    /// In the cycle's order, starting from the lowest id.
+    pub tasks: Vec<u64>,
+    pub edges: Vec<WaitEdge>,
+}
+
+/// A future a task keeps but does not poll, holding (or assigned) what others wait for,
+/// while the task awaits something else.
+#[derive(Debug, Serialize, Clone)]
+pub struct Futurelock {
+    pub task: u64,
+    pub resource: Resource,
+    /// The local that keeps the idle future.
+    pub local: String,
+    /// The await line of the coroutine keeping it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    /// Tasks waiting for the resource.
+    pub blocked: Vec<u64>,
+}
+
+/// Something a suspended coroutine keeps in its saved locals that others may wait for.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+pub struct Holding {
+    /// `lock_guard`, `permit`, `sender`, `notify`, or `assigned` (permits tokio assigned to an
+    /// acquire future that is not being polled).
+    pub kind: &'static str,
+    pub resource: Resource,
+    /// Where it is kept: the local's name, then fields (`queued.__awaitee`).
+    pub local: String,
+    /// Inside a future kept as a local, which nothing polls while the coroutine waits here.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub idle_future: bool,
+    /// In a variable the coroutine captured (an async fn's argument): rustc keeps its bytes
+    /// even after the body moved it away, so it may be stale.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub captured: bool,
 }
 
 /// Tasks whose trees are alike but for addresses, ids and values (see `groups.rs`).
@@ -315,6 +412,9 @@ pub struct FutureNode {
     /// Locals saved across the await (suspended coroutines).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locals: Vec<Local>,
+    /// Guards, permits, senders and Notify handles among those locals.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub holds: Vec<Holding>,
     /// True for the coroutine a worker is executing right now: its location is where it
     /// runs (from the thread's stack), and its memory state is from its last suspension.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -342,6 +442,7 @@ impl FutureNode {
             branch: None,
             via: None,
             locals: Vec::new(),
+            holds: Vec::new(),
             running: false,
             error: None,
         }

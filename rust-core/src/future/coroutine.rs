@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::plans::Plans;
-use super::{locals, Child, Decoded};
+use super::{holdings, locals, Child, Decoded};
 use crate::error::{Error, Result};
 use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
@@ -15,6 +15,7 @@ use crate::stack::ResolvedFrame;
 use crate::value::Value;
 
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
+pub(super) const UNRESUMED_STATE: u64 = 0;
 pub(super) const FIRST_SUSPEND_STATE: u64 = 3;
 pub(super) const AWAITEE_FIELD: &str = "__awaitee";
 /// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
@@ -101,6 +102,7 @@ pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals
     if with_locals {
         node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     }
+    node.holds = holdings::of_saved_locals(&plans.holding_types, value, &active.fields, &[AWAITEE_FIELD, BRANCHES_LOCAL, SELECT_DISABLED_LOCAL]);
     let Some(awaitee) = awaitee else { return Ok(None) };
     if crate::tokio::compat::MACRO_POLL_FNS.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
         let macro_call = MacroCall {

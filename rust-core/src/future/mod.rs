@@ -4,6 +4,7 @@
 //! unknown ends the chain as a plain `future` with its type name.
 
 mod await_lines;
+mod holdings;
 pub(crate) mod coroutine;
 mod decoders;
 mod descent;

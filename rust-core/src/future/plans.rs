@@ -34,6 +34,8 @@ type BranchLines = FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Location>
 
 #[derive(Default)]
 pub struct Plans {
+    /// Which types can contain a guard, a permit or a sender.
+    pub holding_types: super::holdings::HoldingTypes,
     heads: RefCell<FxHashMap<DieRef, Rc<NodeHead>>>,
     awaits: RefCell<FxHashMap<(DieRef, u64), Rc<AwaitPlan>>>,
     branches: RefCell<BranchLines>,

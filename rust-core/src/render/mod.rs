@@ -5,6 +5,7 @@
 
 mod style;
 mod table;
+mod waits;
 
 use std::fmt::Write;
 
@@ -28,6 +29,8 @@ pub enum View {
     Tasks,
     /// `async task N`: that task's tree alone, as `async backtrace all` prints it.
     Task,
+    /// `async waits`: the wait-for graph, deadlocks and futurelocks.
+    Waits,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -61,6 +64,10 @@ pub fn render_text_to(report: &Report, options: &TextOptions, sink: &mut impl st
         return flush(&mut out);
     }
     render_header(&mut out, report);
+    if options.view == View::Waits {
+        waits::render_waits(&mut out, report, &options.style);
+        return flush(&mut out);
+    }
     if options.view == View::Tasks {
         match &report.groups {
             Some(groups) => table::render_group_table(&mut out, groups, &options.style),
@@ -87,6 +94,7 @@ pub fn render_text_to(report: &Report, options: &TextOptions, sink: &mut impl st
             }
         }
     }
+    waits::render_locks(&mut out, report, &options.style);
     for error in &report.errors {
         let _ = writeln!(out, "error: {error}");
     }

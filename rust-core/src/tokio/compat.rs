@@ -299,3 +299,63 @@ pub mod vec_deque {
     pub const CAPACITY: &str = "cap";
     pub const ELEMENT_PARAM: &str = "T";
 }
+
+/// What a coroutine may keep that others wait for: guards and permits of tokio's
+/// semaphore-based locks, channel senders, Notify handles. Each type (by name prefix) with
+/// the steps from a value of it to the resource's key: for locks the `batch_semaphore::
+/// Semaphore` inside the primitive (their waiters' nodes name it as `detail.semaphore`),
+/// for channels their shared state, for a Notify itself.
+pub mod holdings {
+    /// One step from a value toward the resource.
+    #[derive(Debug, Clone, Copy)]
+    pub enum Step {
+        Field(&'static str),
+        /// Through a reference or raw pointer.
+        Deref,
+        /// Through an `Arc` to its data.
+        Arc,
+        /// Into an `Option`'s `Some` (nothing is held when `None`).
+        Some,
+    }
+    use Step::{Arc, Deref, Field, Some};
+
+    /// (type name prefix, holding kind, resource kind, steps)
+    pub type HoldingType = (&'static str, &'static str, &'static str, &'static [Step]);
+
+    pub const TYPES: &[HoldingType] = &[
+        ("tokio::sync::mutex::MutexGuard<", "lock_guard", "mutex", &[Field("lock"), Deref, Field("s")]),
+        ("tokio::sync::mutex::OwnedMutexGuard<", "lock_guard", "mutex", &[Field("lock"), Arc, Field("s")]),
+        ("tokio::sync::mutex::MappedMutexGuard<", "lock_guard", "mutex", &[Field("s"), Deref]),
+        ("tokio::sync::mutex::OwnedMappedMutexGuard<", "lock_guard", "mutex", &[Field("lock"), Arc, Field("s")]),
+        ("tokio::sync::rwlock::read_guard::RwLockReadGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
+        ("tokio::sync::rwlock::write_guard::RwLockWriteGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
+        ("tokio::sync::rwlock::write_guard_mapped::RwLockMappedWriteGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
+        ("tokio::sync::rwlock::owned_read_guard::OwnedRwLockReadGuard<", "lock_guard", "rwlock", &[Field("lock"), Arc, Field("s")]),
+        ("tokio::sync::rwlock::owned_write_guard::OwnedRwLockWriteGuard<", "lock_guard", "rwlock", &[Field("lock"), Arc, Field("s")]),
+        (
+            "tokio::sync::rwlock::owned_write_guard_mapped::OwnedRwLockMappedWriteGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("lock"), Arc, Field("s")],
+        ),
+        ("tokio::sync::semaphore::SemaphorePermit", "permit", "semaphore", &[Field("sem"), Deref, Field("ll_sem")]),
+        ("tokio::sync::semaphore::OwnedSemaphorePermit", "permit", "semaphore", &[Field("sem"), Arc, Field("ll_sem")]),
+        ("tokio::sync::mpsc::bounded::Sender<", "sender", "mpsc", &[Field("chan"), Field("inner"), Arc]),
+        ("tokio::sync::mpsc::unbounded::UnboundedSender<", "sender", "mpsc", &[Field("chan"), Field("inner"), Arc]),
+        ("tokio::sync::oneshot::Sender<", "sender", "oneshot", &[Field("inner"), Some, Arc]),
+        ("tokio::sync::watch::Sender<", "sender", "watch", &[Field("shared"), Arc]),
+        ("tokio::sync::broadcast::Sender<", "sender", "broadcast", &[Field("shared"), Arc]),
+        ("alloc::sync::Arc<tokio::sync::notify::Notify", "notify", "notify", &[Arc]),
+        ("&tokio::sync::notify::Notify", "notify", "notify", &[Deref]),
+    ];
+
+    /// The future every semaphore-based acquire awaits; permits tokio assigned to its waiter
+    /// are held though nobody has them yet.
+    pub const ACQUIRE_TYPE: &str = "tokio::sync::batch_semaphore::Acquire";
+    pub const ACQUIRE_SEMAPHORE: &[Step] = &[Field("semaphore"), Deref];
+    pub const ACQUIRE_PERMITS: &str = "num_permits";
+    /// Set once the waiter is queued or has permits assigned, until they are handed over.
+    pub const ACQUIRE_QUEUED: &str = "queued";
+    /// The waiter's count of permits still needed.
+    pub const ACQUIRE_REMAINING: &[&str] = &["node", "state"];
+}

@@ -1,7 +1,7 @@
 //! Waiting on tokio's semaphore-based primitives: `Mutex::lock`, `RwLock::read`/`write`,
 //! `Semaphore::acquire*`, and a bare `batch_semaphore::Acquire`. Each reports the
-//! primitive's address, permits available and needed, and waiters queued. (Who holds a
-//! lock is not recorded by tokio.)
+//! primitive's address, permits available and needed, and waiters queued. Who holds a
+//! lock tokio does not record: `waits/` finds the guards in other tasks' saved locals.
 
 use serde_json::json;
 
@@ -16,6 +16,8 @@ fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<
     let (available, closed, waiters) = semaphore_state(semaphore)?;
     let detail = json!({
         "address": hex(primitive.address),
+        // What the holders' guards and permits point to (`waits/`).
+        "semaphore": hex(semaphore.address),
         "permits_available": available,
         "permits_needed": needed,
         "waiters": waiters,

@@ -1,0 +1,190 @@
+//! What a suspended coroutine keeps across its await that other tasks may wait for: lock
+//! guards and semaphore permits, channel senders, Notify handles, and permits tokio has
+//! assigned to an acquire future that sits in a local, unpolled (a futurelock, RFD 609).
+//! The wait-for graph (`waits/`) ties them to the tasks that wait.
+
+use std::cell::RefCell;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::coroutine::active_variant;
+use crate::dwarf::{DebugInfo, DieRef, TypeTag};
+use crate::error::{Error, Result};
+use crate::model::{Holding, Resource};
+use crate::names;
+use crate::tokio::compat::holdings::{self, HoldingType, Step};
+use crate::value::Value;
+
+/// How deep values are searched for holdings (structs in enums in coroutines …).
+const MAX_DEPTH: usize = 8;
+/// Holdings kept per coroutine: a corrupt image must not make millions.
+const MAX_HOLDINGS: usize = 64;
+
+/// Whether values of a type can contain a holding, by value (pointers are not followed but
+/// for the guards' own). Worked out once per type and command.
+#[derive(Default)]
+pub struct HoldingTypes {
+    may_hold: RefCell<FxHashMap<DieRef, bool>>,
+}
+
+impl HoldingTypes {
+    fn may_hold(&self, debug: &DebugInfo, ty: DieRef, depth: usize) -> bool {
+        if let Some(&known) = self.may_hold.borrow().get(&ty) {
+            return known;
+        }
+        // Assumed no while being worked out: a type cannot contain itself by value.
+        self.may_hold.borrow_mut().insert(ty, false);
+        let answer = match debug.type_info(ty) {
+            Ok(info) if holding_type(&info.name).is_some() || info.name == holdings::ACQUIRE_TYPE => true,
+            Ok(info) if info.tag == TypeTag::Pointer || depth >= MAX_DEPTH => false,
+            Ok(info) => {
+                let members = info.fields.iter().filter_map(|field| field.ty);
+                let variants = info.variant_part.iter().flat_map(|part| part.variants.iter().filter_map(|variant| variant.member.ty));
+                members.chain(variants).collect::<Vec<_>>().into_iter().any(|member| self.may_hold(debug, member, depth + 1))
+            }
+            Err(_) => false,
+        };
+        self.may_hold.borrow_mut().insert(ty, answer);
+        answer
+    }
+}
+
+fn holding_type(name: &str) -> Option<&'static HoldingType> {
+    holdings::TYPES.iter().find(|(prefix, ..)| name.starts_with(prefix))
+}
+
+/// The holdings among a coroutine's saved locals (the fields of its active variant, at
+/// `fields`, of the env `env`), but `skip` (the future it awaits, which is being polled)
+/// and the branch futures of a `select!`/`join!` (decoded as its children, each with its
+/// own holdings).
+pub fn of_saved_locals(types: &HoldingTypes, env: &Value<'_>, fields: &Value<'_>, skip: &[&str]) -> Vec<Holding> {
+    let debug = fields.target.debug;
+    let captured = captured_variables(env);
+    let mut found = Vec::new();
+    let mut seen = FxHashSet::default();
+    for field in &fields.ty.fields {
+        let Some(ty) = field.ty else { continue };
+        if skip.contains(&field.name.as_str()) || field.name.starts_with("_fut") || !seen.insert(field.offset) {
+            continue;
+        }
+        if !types.may_hold(debug, ty, 0) {
+            continue;
+        }
+        let Some(address) = fields.address.checked_add(field.offset) else { continue };
+        let Ok(value) = fields.target.value(ty, address) else { continue };
+        let before = found.len();
+        let mut search = Search { types, found: &mut found };
+        search.visit(&value, field.name.clone(), false, 0);
+        let offset_in_env = address.wrapping_sub(env.address);
+        if captured.iter().any(|(offset, name)| *offset == offset_in_env && *name == field.name) {
+            found[before..].iter_mut().for_each(|holding| holding.captured = true);
+        }
+    }
+    found
+}
+
+/// Where a coroutine keeps what it captured (an async fn's arguments): the fields of its
+/// `Unresumed` variant, by offset in the env and name.
+fn captured_variables(env: &Value<'_>) -> Vec<(u64, String)> {
+    let Some(part) = env.ty.variant_part.as_ref() else { return Vec::new() };
+    let Some(unresumed) = part.variants.iter().find(|variant| variant.discr_value == Some(super::coroutine::UNRESUMED_STATE)) else {
+        return Vec::new();
+    };
+    let Some(info) = unresumed.member.ty.and_then(|ty| env.target.debug.type_info(ty).ok()) else { return Vec::new() };
+    info.fields.iter().map(|field| (unresumed.member.offset + field.offset, field.name.clone())).collect()
+}
+
+struct Search<'s> {
+    types: &'s HoldingTypes,
+    found: &'s mut Vec<Holding>,
+}
+
+impl Search<'_> {
+    fn visit(&mut self, value: &Value<'_>, path: String, idle_future: bool, depth: usize) {
+        if self.found.len() >= MAX_HOLDINGS || depth > MAX_DEPTH {
+            return;
+        }
+        let name = value.ty.name.as_str();
+        if let Some((_, kind, resource_kind, steps)) = holding_type(name) {
+            if let Ok(Some(address)) = resolve(value, steps) {
+                self.push(kind, resource_kind, address, path, idle_future);
+            }
+            return;
+        }
+        if name == holdings::ACQUIRE_TYPE {
+            if let Ok(Some(address)) = assigned_permits(value) {
+                self.push("assigned", "semaphore", address, path, true);
+            }
+            return;
+        }
+        if !self.types.may_hold(value.target.debug, value.ty.die, 0) {
+            return;
+        }
+        // A future kept in a local: nothing polls it while its owner waits elsewhere.
+        if names::coroutine_kind(name).is_some() {
+            if let Ok(active) = active_variant(value) {
+                self.visit_fields(&active.fields, &path, true, depth);
+            }
+            return;
+        }
+        if value.ty.variant_part.is_some() {
+            if let Ok((variant, payload)) = value.variant() {
+                self.visit_fields(&payload, &format!("{path}.{variant}"), idle_future, depth);
+            }
+            return;
+        }
+        self.visit_fields(value, &path, idle_future, depth);
+    }
+
+    fn visit_fields(&mut self, value: &Value<'_>, path: &str, idle_future: bool, depth: usize) {
+        for field in &value.ty.fields {
+            let Some(ty) = field.ty else { continue };
+            let Some(address) = value.address.checked_add(field.offset) else { continue };
+            if let Ok(inner) = value.target.value(ty, address) {
+                self.visit(&inner, format!("{path}.{}", field.name), idle_future, depth + 1);
+            }
+        }
+    }
+
+    fn push(&mut self, kind: &'static str, resource_kind: &'static str, address: u64, local: String, idle_future: bool) {
+        let resource = Resource { kind: resource_kind, address: format!("{address:#x}") };
+        let holding = Holding { kind, resource, local, idle_future, captured: false };
+        if !self.found.contains(&holding) {
+            self.found.push(holding);
+        }
+    }
+}
+
+/// Follows `steps` from a holding to its resource; `None` when there is none (`None` sender).
+fn resolve(value: &Value<'_>, steps: &[Step]) -> Result<Option<u64>> {
+    let mut current = value.clone();
+    for step in steps {
+        current = match step {
+            Step::Field(name) => current.field(name)?,
+            Step::Deref => current.pointee()?,
+            Step::Arc => current.arc_data()?,
+            Step::Some => {
+                let (variant, payload) = current.variant()?;
+                if variant != "Some" {
+                    return Ok(None);
+                }
+                payload.field(crate::tokio::compat::TUPLE_FIRST)?
+            }
+        };
+    }
+    Ok(Some(current.address))
+}
+
+/// An acquire future's semaphore when tokio has assigned permits to its waiter.
+fn assigned_permits(acquire: &Value<'_>) -> Result<Option<u64>> {
+    if acquire.field(holdings::ACQUIRE_QUEUED)?.read_uint()? == 0 {
+        return Ok(None);
+    }
+    let wanted = acquire.field(holdings::ACQUIRE_PERMITS)?.read_uint()?;
+    let remaining = acquire.path(holdings::ACQUIRE_REMAINING)?.read_uint()?;
+    let assigned = wanted.checked_sub(remaining).ok_or_else(|| Error::layout("an acquire waiter needs more permits than it asked for"))?;
+    if assigned == 0 {
+        return Ok(None);
+    }
+    resolve(acquire, holdings::ACQUIRE_SEMAPHORE)
+}

@@ -1,0 +1,107 @@
+//! `async waits`: the wait-for graph, one line per edge grouped by what is waited for,
+//! then each deadlock as its chain and each futurelock. `async backtrace` ends with the
+//! deadlock lines too.
+
+use std::fmt::Write;
+
+use super::style::Style;
+use crate::model::{Deadlock, Futurelock, Location, Party, Report, Resource, WaitEdge};
+use crate::waits::party_name;
+
+pub fn render_waits(out: &mut String, report: &Report, style: &Style) {
+    let edges = report.waits.as_deref().unwrap_or_default();
+    if edges.is_empty() {
+        out.push_str("No task waits for another that the tool can name.\n");
+    }
+    let mut current: Option<&Resource> = None;
+    for edge in edges {
+        if current != Some(&edge.resource) {
+            let _ = writeln!(out, "{}:", resource_name(&edge.resource, edge));
+            current = Some(&edge.resource);
+        }
+        let _ = writeln!(out, "  {}", edge_line(edge, style));
+    }
+    out.push('\n');
+    render_locks(out, report, style);
+    if report.deadlocks.is_empty() {
+        out.push_str("No deadlock found.\n");
+    }
+}
+
+/// The `deadlock:` and `futurelock:` lines.
+pub fn render_locks(out: &mut String, report: &Report, style: &Style) {
+    for deadlock in &report.deadlocks {
+        let _ = writeln!(out, "{}", deadlock_line(deadlock, style));
+    }
+    for futurelock in &report.futurelocks {
+        let _ = writeln!(out, "{}", futurelock_line(futurelock, style));
+    }
+}
+
+fn at(location: &Option<Location>, style: &Style) -> String {
+    location.as_ref().map(|at| style.file(&format!("{}:{}", at.file, at.line))).unwrap_or_else(|| "?".into())
+}
+
+/// `Mutex 0x…` / `JoinHandle of task 8`.
+fn resource_name(resource: &Resource, edge: &WaitEdge) -> String {
+    let kind = match resource.kind {
+        "mutex" => "Mutex",
+        "rwlock" => "RwLock",
+        "semaphore" => "Semaphore",
+        "notify" => "Notify",
+        "task" => return format!("JoinHandle of {}", party_name(edge.to)),
+        other => other,
+    };
+    format!("{kind} {}", resource.address)
+}
+
+/// `task 4 at src/main.rs:47 waits for task 3 (holding it at src/main.rs:45)`.
+fn edge_line(edge: &WaitEdge, style: &Style) -> String {
+    let from = format!("{} at {}", party_name(edge.from), at(&edge.location, style));
+    let to = party_name(edge.to);
+    match (edge.resource.kind, edge.possible) {
+        ("task", _) => format!("{from} waits for {to} to finish"),
+        (_, true) => format!("{from} may be woken by {to} (it holds the Notify at {})", at(&edge.held_at, style)),
+        ("mpsc" | "oneshot" | "watch" | "broadcast", _) => {
+            format!("{from} waits for {to} to send (it holds a sender at {})", at(&edge.held_at, style))
+        }
+        _ => format!("{from} waits for {to} (holding it at {})", at(&edge.held_at, style)),
+    }
+}
+
+/// `deadlock: task 3 (src/main.rs:47) → Mutex 0x… → task 4 (src/main.rs:47) → Mutex 0x… → task 3`.
+pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
+    let mut line = String::from("deadlock:");
+    for edge in &deadlock.edges {
+        let _ = write!(line, " {} ({}) → {} →", party_name(edge.from), at(&edge.location, style), resource_name(&edge.resource, edge));
+    }
+    match deadlock.edges.first() {
+        Some(first) => line.push_str(&format!(" {}", party_name(first.from))),
+        None => line.push_str(" (empty)"),
+    }
+    line
+}
+
+/// `futurelock: task 18 keeps `queued` at src/main.rs:120, an idle future holding Mutex 0x…; waiting for it: task 20`.
+fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
+    let blocked = match futurelock.blocked.as_slice() {
+        [] => "nobody waits for it yet".to_string(),
+        [one] => format!("waiting for it: task {one}"),
+        many => format!("waiting for it: tasks {}", many.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+    };
+    let edge = WaitEdge {
+        from: Party::Task(futurelock.task),
+        to: Party::Task(futurelock.task),
+        resource: futurelock.resource.clone(),
+        location: None,
+        held_at: None,
+        possible: false,
+    };
+    format!(
+        "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",
+        futurelock.task,
+        futurelock.local.split('.').next().unwrap_or(&futurelock.local),
+        at(&futurelock.location, style),
+        resource_name(&futurelock.resource, &edge)
+    )
+}

@@ -1,0 +1,222 @@
+//! Deadlocks: tasks none of which can go on. Each idle task's wait is a condition over
+//! other tasks (a select! goes on when any branch can; a lock when every holder lets go;
+//! a channel when any sender can send). Tasks that can go on are found first, from those
+//! that wait on nothing another task holds, outward; what remains is stuck, and the
+//! cycles among the stuck tasks are the deadlocks reported.
+
+use std::collections::VecDeque;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::model::{Deadlock, Party, WaitEdge};
+
+/// What an idle task waits for, in terms of other parties.
+#[derive(Debug, Clone)]
+pub enum Condition {
+    /// Can go on without any task (a timer, I/O, anything not known to be held).
+    Free,
+    /// Waits for this party (holding a lock, sending, finishing), by this edge.
+    Wait(Party, Box<WaitEdge>),
+    All(Vec<Condition>),
+    Any(Vec<Condition>),
+}
+
+impl Condition {
+    /// Whether the task can go on, given which tasks can (`stuck` ones cannot).
+    fn holds(&self, stuck: &FxHashSet<u64>) -> bool {
+        match self {
+            Condition::Free => true,
+            Condition::Wait(Party::Task(id), _) => !stuck.contains(id),
+            Condition::Wait(Party::Thread(_), _) => true,
+            Condition::All(parts) => parts.iter().all(|part| part.holds(stuck)),
+            Condition::Any(parts) => parts.iter().any(|part| part.holds(stuck)),
+        }
+    }
+
+    fn waited_tasks(&self, out: &mut Vec<(u64, WaitEdge)>) {
+        match self {
+            Condition::Free | Condition::Wait(Party::Thread(_), _) => {}
+            Condition::Wait(Party::Task(id), edge) => out.push((*id, (**edge).clone())),
+            Condition::All(parts) | Condition::Any(parts) => parts.iter().for_each(|part| part.waited_tasks(out)),
+        }
+    }
+}
+
+/// The deadlocks among `conditions` (each idle task's), as cycles starting at their
+/// lowest id, lowest first.
+pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
+    // Start from "every task is stuck" and free those whose condition holds, then those
+    // that waited on them, until nothing changes: a worklist, so 100,000 tasks stay linear.
+    let mut stuck: FxHashSet<u64> = conditions.iter().map(|(id, _)| *id).collect();
+    let by_id: FxHashMap<u64, &Condition> = conditions.iter().map(|(id, condition)| (*id, condition)).collect();
+    let mut waiters_of: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
+    let mut waited: FxHashMap<u64, Vec<(u64, WaitEdge)>> = FxHashMap::default();
+    for (id, condition) in conditions {
+        let mut targets = Vec::new();
+        condition.waited_tasks(&mut targets);
+        for (target, _) in &targets {
+            waiters_of.entry(*target).or_default().push(*id);
+        }
+        waited.insert(*id, targets);
+    }
+    let mut queue: VecDeque<u64> = conditions.iter().map(|(id, _)| *id).collect();
+    while let Some(id) = queue.pop_front() {
+        if !stuck.contains(&id) || !by_id[&id].holds(&stuck) {
+            continue;
+        }
+        stuck.remove(&id);
+        for waiter in waiters_of.get(&id).into_iter().flatten() {
+            if stuck.contains(waiter) {
+                queue.push_back(*waiter);
+            }
+        }
+    }
+    // Cycles among the stuck: one per strongly connected component.
+    let graph: FxHashMap<u64, Vec<(u64, WaitEdge)>> = stuck
+        .iter()
+        .map(|id| (*id, waited[id].iter().filter(|(target, _)| stuck.contains(target)).cloned().collect()))
+        .collect();
+    let mut deadlocks: Vec<Deadlock> = components(&graph).into_iter().filter_map(|component| cycle_in(&graph, &component)).collect();
+    deadlocks.sort_by_key(|deadlock| deadlock.tasks.clone());
+    deadlocks
+}
+
+/// Strongly connected components with a cycle (two or more tasks, or a task waiting on
+/// itself), by Tarjan's algorithm without recursion.
+fn components(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>) -> Vec<Vec<u64>> {
+    let mut index: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut low: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut on_stack: FxHashSet<u64> = FxHashSet::default();
+    let mut stack: Vec<u64> = Vec::new();
+    let mut found = Vec::new();
+    let mut nodes: Vec<u64> = graph.keys().copied().collect();
+    nodes.sort_unstable();
+    for &start in &nodes {
+        if index.contains_key(&start) {
+            continue;
+        }
+        // (node, next edge to look at)
+        let mut work: Vec<(u64, usize)> = vec![(start, 0)];
+        while let Some(&mut (node, ref mut next)) = work.last_mut() {
+            if *next == 0 && !index.contains_key(&node) {
+                let order = index.len();
+                index.insert(node, order);
+                low.insert(node, order);
+                stack.push(node);
+                on_stack.insert(node);
+            }
+            let targets = &graph[&node];
+            if let Some((target, _)) = targets.get(*next) {
+                *next += 1;
+                let target = *target;
+                if !index.contains_key(&target) {
+                    work.push((target, 0));
+                } else if on_stack.contains(&target) {
+                    let lowest = low[&node].min(index[&target]);
+                    low.insert(node, lowest);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                let lowest = low[&parent].min(low[&node]);
+                low.insert(parent, lowest);
+            }
+            if low[&node] == index[&node] {
+                let mut component = Vec::new();
+                while let Some(member) = stack.pop() {
+                    on_stack.remove(&member);
+                    component.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                let self_loop = graph[&node].iter().any(|(target, _)| *target == node);
+                if component.len() > 1 || self_loop {
+                    found.push(component);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The shortest cycle through the component's lowest task, as a deadlock.
+fn cycle_in(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>, component: &[u64]) -> Option<Deadlock> {
+    let members: FxHashSet<u64> = component.iter().copied().collect();
+    let start = *component.iter().min()?;
+    // Breadth first from `start` back to it, within the component.
+    let mut came_from: FxHashMap<u64, (u64, WaitEdge)> = FxHashMap::default();
+    let mut queue = VecDeque::from([start]);
+    let mut closing: Option<(u64, WaitEdge)> = None;
+    'search: while let Some(node) = queue.pop_front() {
+        for (target, edge) in &graph[&node] {
+            if *target == start {
+                closing = Some((node, edge.clone()));
+                break 'search;
+            }
+            if members.contains(target) && !came_from.contains_key(target) {
+                came_from.insert(*target, (node, edge.clone()));
+                queue.push_back(*target);
+            }
+        }
+    }
+    let (last, closing_edge) = closing?;
+    let mut edges = vec![closing_edge];
+    let mut node = last;
+    while node != start {
+        let (previous, edge) = came_from.get(&node)?.clone();
+        edges.push(edge);
+        node = previous;
+    }
+    edges.reverse();
+    let tasks = edges
+        .iter()
+        .map(|edge| match edge.from {
+            Party::Task(id) => id,
+            Party::Thread(tid) => tid,
+        })
+        .collect();
+    Some(Deadlock { tasks, edges })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Resource;
+
+    fn wait(from: u64, to: u64) -> Condition {
+        let edge = WaitEdge {
+            from: Party::Task(from),
+            to: Party::Task(to),
+            resource: Resource { kind: "mutex", address: format!("{to:#x}") },
+            location: None,
+            held_at: None,
+            possible: false,
+        };
+        Condition::Wait(Party::Task(to), Box::new(edge))
+    }
+
+    #[test]
+    fn finds_cycles_and_nothing_else() {
+        let conditions = vec![
+            (1, wait(1, 2)),
+            (2, wait(2, 1)),
+            // 3 waits on the deadlocked 1: stuck, but not in a cycle.
+            (3, wait(3, 1)),
+            // 4 and 5 wait on each other, but 5 may also go on by itself (a select!).
+            (4, wait(4, 5)),
+            (5, Condition::Any(vec![wait(5, 4), Condition::Free])),
+            // 6 -> 7 -> 8 -> 6
+            (6, wait(6, 7)),
+            (7, Condition::All(vec![wait(7, 8), Condition::Free])),
+            (8, wait(8, 6)),
+            (9, wait(9, 9)),
+        ];
+        let found = find(&conditions);
+        let cycles: Vec<Vec<u64>> = found.iter().map(|deadlock| deadlock.tasks.clone()).collect();
+        assert_eq!(cycles, vec![vec![1, 2], vec![6, 7, 8], vec![9]]);
+        let hops: Vec<(Party, Party)> = found[1].edges.iter().map(|edge| (edge.from, edge.to)).collect();
+        assert_eq!(hops, vec![(Party::Task(6), Party::Task(7)), (Party::Task(7), Party::Task(8)), (Party::Task(8), Party::Task(6))]);
+    }
+}

@@ -1,0 +1,174 @@
+"""Who waits for whom (deadlock-app), in GDB, LLDB 19 and LLDB 14, debug and release: the
+holders of Mutexes, RwLocks and Semaphores found in other tasks' saved locals, the edges of
+the wait-for graph, the deadlocks among tasks (two Mutexes in opposite order; a cycle
+through a JoinHandle, an mpsc channel and a Mutex; a futurelock's cycle) and the
+futurelock itself; and no cycle where there is none (many-tasks, waits-app)."""
+
+import json
+
+import pytest
+
+from support import build
+from support.checkpoint import markers_of
+from support.debuggers import capture
+from support.process import RunningFixture
+
+SOURCE = "deadlock-app/src/main.rs"
+COMMANDS = ["async waits --json", "async waits", "async backtrace all --json", "async backtrace all"]
+
+
+@pytest.fixture(scope="module")
+def markers():
+    return markers_of("deadlock-app")
+
+
+def at_checkpoint(debugger, tmp_path, program, profile, commands):
+    manifest = tmp_path / "manifest.json"
+    steps = [debugger.break_at("tokio_async_checkpoint"), "run"]
+    steps += [step for command in commands for step in capture(debugger, command)]
+    run = debugger.run_steps(steps, program=build.fixture(program, profile), env={"FIXTURE_MANIFEST": str(manifest)})
+    assert manifest.exists(), run.stdout + run.stderr
+    sections = run.sections()
+    assert len(sections) == len(commands), run.stdout + run.stderr
+    assert run.traceback_free()
+    return dict(zip(commands, sections)), json.loads(manifest.read_text())
+
+
+def leaf(node):
+    while node["children"]:
+        [node] = node["children"]
+    return node
+
+
+def where(markers, name):
+    line = markers.await_line(name)
+    return {"file": SOURCE, "line": line, "path": SOURCE}
+
+
+@pytest.mark.parametrize("profile", ["dev", "release"])
+def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers):
+    outputs, manifest = at_checkpoint(debugger, tmp_path, "deadlock-app", profile, COMMANDS)
+    facts = manifest["facts"]
+    task = {name[len("task."):]: int(value) for name, value in facts.items() if name.startswith("task.")}
+    address = {name[len("address."):]: value for name, value in facts.items() if name.startswith("address.")}
+    waits = json.loads(outputs["async waits --json"])
+    report = json.loads(outputs["async backtrace all --json"])
+    leaves = {entry["id"]: leaf(entry["root"]) for entry in report["tasks"]}
+
+    def holders(waiter):
+        return leaves[task[waiter]]["detail"]["holders"]
+
+    def hop(source, target, kind, resource):
+        return (task[source], task[target], kind, resource)
+
+    # Deadlocks: each cycle from its lowest id, edge by edge, with the resource in between.
+    cycles = [
+        [(edge["from"], edge["to"], edge["resource"]["kind"], edge["resource"]["address"]) for edge in deadlock["edges"]]
+        for deadlock in waits["deadlocks"]
+    ]
+    channel = leaves[task["cycle_y"]]["detail"]["address"]
+    helper_header = leaves[task["futurelock"]]["detail"]["task_address"]
+    cycle_y_header = leaves[task["cycle_x"]]["detail"]["task_address"]
+    assert cycles == [
+        [hop("opposite_a", "opposite_b", "mutex", address["opposite_2"]), hop("opposite_b", "opposite_a", "mutex", address["opposite_1"])],
+        [
+            hop("cycle_x", "cycle_y", "task", cycle_y_header),
+            hop("cycle_y", "cycle_z", "mpsc", channel),
+            hop("cycle_z", "cycle_x", "mutex", address["cycle_lock"]),
+        ],
+        [hop("futurelock", "futurelock_helper", "task", helper_header), hop("futurelock_helper", "futurelock", "mutex", address["futurelock_lock"])],
+    ]
+    assert [deadlock["tasks"] for deadlock in waits["deadlocks"]] == [
+        [task["opposite_a"], task["opposite_b"]],
+        [task["cycle_x"], task["cycle_y"], task["cycle_z"]],
+        [task["futurelock"], task["futurelock_helper"]],
+    ]
+    assert waits["deadlocks"][1]["edges"][1]["location"] == where(markers, "cycle_y")
+    assert waits["deadlocks"][1]["edges"][1]["held_at"] == where(markers, "cycle_z")
+    # The same deadlocks in `async backtrace all --json`.
+    assert report["deadlocks"] == waits["deadlocks"]
+
+    # Holders where there is no deadlock: a sleeping lock holder, permits, readers, a thread.
+    for waiter in ("queued_1", "queued_2"):
+        assert holders(waiter) == [{"task": task["sleeper"], "location": where(markers, "sleeper"), "local": "_held"}]
+        assert leaves[task[waiter]]["summary"].endswith(
+            "(0 permits, 2 waiters; held by task %d at %s:%d)" % (task["sleeper"], SOURCE, markers.await_line("sleeper"))
+        )
+    assert [(h["task"], h["location"]) for h in holders("permit_waiter")] == [
+        (task["permit_1"], where(markers, "permit_1")),
+        (task["permit_2"], where(markers, "permit_2")),
+    ]
+    assert leaves[task["permit_waiter"]]["summary"].endswith("held by tasks %d, %d)" % (task["permit_1"], task["permit_2"]))
+    assert [(h["task"], h["location"]) for h in holders("writer")] == [
+        (task["readers_1"], where(markers, "readers_1")),
+        (task["readers_2"], where(markers, "readers_2")),
+    ]
+    main_thread = manifest["pid"]
+    # The main thread runs its block_on future at the checkpoint: that is where it holds it.
+    running_at = {"file": SOURCE, "line": markers.running["main"], "path": SOURCE}
+    assert holders("thread_waiter") == [{"thread": main_thread, "location": running_at, "local": "_main_guard"}]
+    in_a_deadlock = {id for deadlock in waits["deadlocks"] for id in deadlock["tasks"]}
+    assert in_a_deadlock.isdisjoint(task[name] for name in ("queued_1", "queued_2", "permit_waiter", "writer", "thread_waiter"))
+
+    # The futurelock: task `futurelock` keeps the lock future `queued`, to which tokio
+    # assigned the Mutex, while it awaits the helper that needs the Mutex.
+    [futurelock] = waits["futurelocks"]
+    assert futurelock["task"] == task["futurelock"]
+    assert futurelock["resource"] == {"kind": "mutex", "address": address["futurelock_lock"]}
+    assert futurelock["local"].split(".")[0] == "queued"
+    assert futurelock["location"] == where(markers, "futurelock")
+    assert futurelock["blocked"] == [task["futurelock_helper"]]
+    assert report["futurelocks"] == waits["futurelocks"]
+
+    # Text: every deadlock as its chain, in `async waits` and at the end of `async backtrace all`.
+    def step(name, resource):
+        return "task %d (%s:%d) → %s" % (task[name], SOURCE, markers.await_line(MARKER_OF[name]), resource)
+
+    expected = [
+        "deadlock: %s → %s → task %d" % (
+            step("opposite_a", "Mutex " + address["opposite_2"]), step("opposite_b", "Mutex " + address["opposite_1"]), task["opposite_a"]),
+        "deadlock: %s → %s → %s → task %d" % (
+            step("cycle_x", "JoinHandle of task %d" % task["cycle_y"]), step("cycle_y", "mpsc " + channel),
+            step("cycle_z", "Mutex " + address["cycle_lock"]), task["cycle_x"]),
+        "deadlock: %s → %s → task %d" % (
+            step("futurelock", "JoinHandle of task %d" % task["futurelock_helper"]),
+            step("futurelock_helper", "Mutex " + address["futurelock_lock"]), task["futurelock"]),
+        "futurelock: task %d keeps `queued` at %s:%d, an idle future holding Mutex %s; waiting for it: task %d" % (
+            task["futurelock"], SOURCE, markers.await_line("futurelock"), address["futurelock_lock"], task["futurelock_helper"]),
+    ]
+    assert outputs["async waits"].splitlines()[-4:] == expected
+    assert outputs["async backtrace all"].rstrip("\n").splitlines()[-4:] == expected
+    edge_lines = outputs["async waits"].splitlines()
+    mutex = edge_lines.index("Mutex %s:" % address["sleeper_lock"])
+    assert edge_lines[mutex + 1:mutex + 3] == [
+        "  task %d at %s:%d waits for task %d (holding it at %s:%d)" % (
+            task[waiter], SOURCE, markers.await_line("queued"), task["sleeper"], SOURCE, markers.await_line("sleeper"))
+        for waiter in ("queued_1", "queued_2")
+    ]
+
+
+# The marker of each task's await line.
+MARKER_OF = {
+    "opposite_a": "opposite", "opposite_b": "opposite", "cycle_x": "cycle_x", "cycle_y": "cycle_y", "cycle_z": "cycle_z",
+    "futurelock": "futurelock", "futurelock_helper": "futurelock_helper",
+}
+
+
+def test_no_false_cycles_among_many_independent_waits(debugger, tmp_path):
+    """600 tasks waiting on a Mutex whose holder sleeps, oneshots and mpsc channels whose
+    senders the main thread keeps, and JoinHandles of sleeping tasks: edges, no cycle."""
+    with RunningFixture(build.fixture("many-tasks", "dev"), "600", str(tmp_path)) as fixture:
+        run = debugger.run_steps(capture(debugger, "async waits --json"), pid=fixture.pid)
+    [waits] = run.json_sections()
+    assert waits["deadlocks"] == [] and waits["futurelocks"] == []
+    holder = int(fixture.manifest["facts"]["task.holder"])
+    lock_waiters = [int(i) for i in fixture.manifest["facts"]["shape.2"].split(",")]
+    assert sorted(edge["from"] for edge in waits["waits"] if edge["to"] == holder) == lock_waiters
+
+
+def test_the_one_deadlock_of_waits_app(debugger, tmp_path):
+    outputs, manifest = at_checkpoint(debugger, tmp_path, "waits-app", "dev", ["async waits --json"])
+    waits = json.loads(outputs["async waits --json"])
+    facts = manifest["facts"]
+    assert [deadlock["tasks"] for deadlock in waits["deadlocks"]] == [sorted([int(facts["task.deadlock_a"]), int(facts["task.deadlock_b"])])]
+    assert waits["futurelocks"] == []

@@ -139,6 +139,9 @@ def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers)
     assert outputs["async waits"].splitlines()[-4:] == expected
     assert outputs["async backtrace all"].rstrip("\n").splitlines()[-4:] == expected
     edge_lines = outputs["async waits"].splitlines()
+    futurelock_mutex = edge_lines.index("Mutex %s:" % address["futurelock_lock"])
+    assert edge_lines[futurelock_mutex + 1] == "  task %d at %s:%d waits for task %d (holding it at %s:%d, in an idle future: a futurelock)" % (
+        task["futurelock_helper"], SOURCE, markers.await_line("futurelock_helper"), task["futurelock"], SOURCE, markers.await_line("futurelock"))
     mutex = edge_lines.index("Mutex %s:" % address["sleeper_lock"])
     assert edge_lines[mutex + 1:mutex + 3] == [
         "  task %d at %s:%d waits for task %d (holding it at %s:%d)" % (
@@ -167,8 +170,21 @@ def test_no_false_cycles_among_many_independent_waits(debugger, tmp_path):
 
 
 def test_the_one_deadlock_of_waits_app(debugger, tmp_path):
+    """One real deadlock (two Mutexes locked in opposite order) among forty other waits; and
+    RwLock guards, read and write, kept by the main thread's block_on future."""
     outputs, manifest = at_checkpoint(debugger, tmp_path, "waits-app", "dev", ["async waits --json"])
     waits = json.loads(outputs["async waits --json"])
     facts = manifest["facts"]
     assert [deadlock["tasks"] for deadlock in waits["deadlocks"]] == [sorted([int(facts["task.deadlock_a"]), int(facts["task.deadlock_b"])])]
     assert waits["futurelocks"] == []
+    leaves = {task["id"]: leaf_of_tree(task["root"]) for task in waits["tasks"]}
+    for waiter, guard in (("leaf_rwlock_write", "_read_guard"), ("leaf_rwlock_read", "_write_guard")):
+        [holder] = leaves[int(facts["task." + waiter])]["detail"]["holders"]
+        assert (holder["thread"], holder["local"]) == (manifest["pid"], guard)
+
+
+def leaf_of_tree(node):
+    """The deepest node along first children."""
+    while node["children"]:
+        node = node["children"][0]
+    return node

@@ -78,6 +78,9 @@ pub struct WaitEdge {
     /// A Notify's holders may notify, or may not: not evidence of waiting.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub possible: bool,
+    /// `to` holds it in a future it keeps but does not poll (a futurelock).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub idle_future: bool,
 }
 
 /// Tasks that each wait for the next, the last for the first: none can go on.

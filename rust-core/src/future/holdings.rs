@@ -83,6 +83,16 @@ pub fn of_saved_locals(types: &HoldingTypes, env: &Value<'_>, fields: &Value<'_>
     found
 }
 
+/// The holdings in the fields of a library future (one no decoder knows): it is being
+/// polled, so what it keeps is held, not idle, but futures inside it are searched as idle.
+pub fn of_fields(types: &HoldingTypes, value: &Value<'_>) -> Vec<Holding> {
+    let mut found = Vec::new();
+    if types.may_hold(value.target.debug, value.ty.die, 0) {
+        Search { types, found: &mut found }.visit_fields(value, "self", false, 0);
+    }
+    found
+}
+
 /// Where a coroutine keeps what it captured (an async fn's arguments): the fields of its
 /// `Unresumed` variant, by offset in the env and name.
 fn captured_variables(env: &Value<'_>) -> Vec<(u64, String)> {

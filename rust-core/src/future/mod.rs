@@ -223,7 +223,8 @@ impl<'a> FutureDecoder<'a> {
             }
             return node;
         }
-        // No decoder knows it: look for the futures inside.
+        // No decoder knows it: look for the futures inside, and what it holds.
+        node.holds = holdings::of_fields(&self.plans.holding_types, &value);
         match self.inner_futures(&value) {
             Ok(found) => {
                 let children = found.into_iter().map(|found| Child { via: Some(found.via), ..Child::of(&found.value) });

@@ -65,6 +65,7 @@ fn edge_line(edge: &WaitEdge, style: &Style) -> String {
         ("mpsc" | "oneshot" | "watch" | "broadcast", _) => {
             format!("{from} waits for {to} to send (it holds a sender at {})", at(&edge.held_at, style))
         }
+        _ if edge.idle_future => format!("{from} waits for {to} (holding it at {}, in an idle future: a futurelock)", at(&edge.held_at, style)),
         _ => format!("{from} waits for {to} (holding it at {})", at(&edge.held_at, style)),
     }
 }
@@ -96,6 +97,7 @@ fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
         location: None,
         held_at: None,
         possible: false,
+        idle_future: false,
     };
     format!(
         "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",

@@ -193,6 +193,7 @@ mod tests {
             location: None,
             held_at: None,
             possible: false,
+            idle_future: false,
         };
         Condition::Wait(Party::Task(to), Box::new(edge))
     }

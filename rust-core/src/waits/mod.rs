@@ -199,6 +199,7 @@ impl Walk<'_> {
             location: at,
             held_at: None,
             possible: false,
+            idle_future: false,
         };
         self.edges.push(edge.clone());
         match state {
@@ -237,6 +238,7 @@ impl Walk<'_> {
                 location: at.clone(),
                 held_at: holder.location.clone(),
                 possible,
+                idle_future: holder.holding.idle_future,
             })
             .collect();
         self.edges.extend(edges.iter().cloned());

@@ -73,6 +73,9 @@ def without_process_identity(report):
     text = re.sub(r"0x[0-9a-f]+", "0x", text)
     # Absolute deadlines depend on when each run started.
     text = re.sub(r'"(secs|nanos)": [0-9]+', r'"\1": 0', text)
+    # A thread holding what a task waits for is named by its id (the main thread's is the pid).
+    text = re.sub(r'"thread": [0-9]+', '"thread": 0', text)
+    text = re.sub(r"thread [0-9]+ at ", "thread 0 at ", text)
     report = json.loads(text)
     for thread in report["threads"]:
         thread["tid"] = None

@@ -140,6 +140,11 @@ class DebuggerAdapter:
         debugger's own styles; None when its colour is off or its output is no terminal."""
         return None
 
+    def interrupt_requested(self) -> bool:
+        """Whether the user asked the running command to stop, where the debugger says so
+        itself (LLDB); GDB raises KeyboardInterrupt instead."""
+        return False
+
     def live_pid(self) -> Optional[int]:
         """The pid when the target is a live process on this machine (so the core may read
         /proc/PID/mem directly); None for core files and remote targets."""

@@ -36,6 +36,8 @@ OPTIONS = (
     Option("waiting-on", "w", "KIND", "only tasks with a leaf of KIND (mutex_lock, sleep, mpsc_recv, ...)", LISTING_COMMANDS),
     Option("runtime", "r", "ADDRESS", "only tasks of the runtime (or LocalSet) at ADDRESS", LISTING_COMMANDS),
     Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
+    Option("max-nodes", "N", "N", "stop after decoding N future nodes (default 2,000,000)", ALL_COMMANDS),
+    Option("max-bytes", "B", "N", "stop after reading N bytes of the program's memory (default 1 GiB)", ALL_COMMANDS),
 )
 FILTERS = ("name", "state", "waiting-on", "runtime", "limit")
 WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: ()}
@@ -84,6 +86,7 @@ class Arguments(NamedTuple):
     output: Optional[str] = None
     group: bool = False
     filter: dict = {}
+    limits: dict = {}
 
 
 def _option_named(command: str, word: str) -> Optional[Option]:
@@ -123,6 +126,11 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
                 if not value.isdigit():
                     raise UserError("--limit needs a number of tasks, not %r" % value)
                 selected["limit"] = int(value)
+            elif option.long in ("max-nodes", "max-bytes"):
+                if not value.isdigit() or int(value) == 0:
+                    raise UserError("%s needs a positive number, not %r" % (name, value))
+                limits = dict(arguments.limits, **{option.long[len("max-"):]: int(value)})
+                arguments = arguments._replace(limits=limits)
             else:
                 selected[option.long.replace("-", "_")] = value
     if command == TASK and "ids" not in selected:
@@ -174,12 +182,16 @@ def start_loading_binary(path: str, debug_dirs=()):
     core = _core()
     key = _binary_key(path, debug_dirs)
     if key in _binaries:
-        return lambda: _binaries[key]
+        return lambda interrupted=None: _binaries[key]
     preloaded = _preloads.pop(key, None)
     pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs))
 
-    def wait():
-        binary, failure = pending.wait()
+    def wait(interrupted=None):
+        binary, failure = pending.wait(interrupted)
+        if failure is not None and failure[0] == "interrupted":
+            # The load goes on: the next command waits for the same one.
+            _preloads[key] = pending
+            raise UserError(failure[1])
         if failure is not None and preloaded is not None:
             # Skipped or failed ahead of time: load now, and report what this load says.
             binary, failure = core.start_loading(path, list(debug_dirs)).wait()
@@ -204,6 +216,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
         "filter": arguments.filter,
         "group": arguments.group,
         "wait_edges": command == WAITS,
+        "limits": arguments.limits,
     })
     style = None if arguments.as_json or arguments.output else adapter.text_style()
     presentation = json.dumps({"view": command, "style": style})
@@ -213,6 +226,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
         # Read everything through the debugger (to compare memory backends, or to rule one out).
         os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
         presentation,
+        adapter.interrupt_requested,
     )
     if status != "ok":
         raise UserError(output)
@@ -230,7 +244,7 @@ def _stopped_program(adapter: DebuggerAdapter):
         raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
     threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
-    binary = loaded_binary()
+    binary = loaded_binary(adapter.interrupt_requested)
     entry = adapter.entry_address()
     if entry is None:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")

@@ -74,6 +74,11 @@ class LldbAdapter(DebuggerAdapter):
         path = self.process.GetCoreFile().fullpath
         return path or None
 
+    def interrupt_requested(self):
+        # LLDB 17 and later: Ctrl-C sets the debugger's interrupt request.
+        requested = getattr(self.debugger, "InterruptRequested", None)
+        return bool(requested()) if requested is not None else False
+
     def text_style(self):
         # LLDB turns use-color off itself when its output is no terminal. Its frame format
         # paints file names cyan and numbers yellow; names it leaves plain (bold here).

@@ -20,6 +20,10 @@ pub enum ErrorKind {
     Output,
     /// The command was given arguments it cannot use (a bad regex, an unknown state).
     Usage,
+    /// The command spent its budget of nodes or bytes (`budget.rs`).
+    Budget,
+    /// The user interrupted the command (Ctrl-C).
+    Interrupted,
     /// A bug in this tool (a caught panic).
     Internal,
 }
@@ -35,6 +39,8 @@ impl ErrorKind {
             ErrorKind::Binary => "binary",
             ErrorKind::Output => "output",
             ErrorKind::Usage => "usage",
+            ErrorKind::Budget => "budget",
+            ErrorKind::Interrupted => "interrupted",
             ErrorKind::Internal => "internal",
         }
     }

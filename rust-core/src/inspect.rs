@@ -5,15 +5,17 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::block_on::{block_on_future, find_block_on_frame};
+use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::groups::group_tasks;
-use crate::selection::{Selection, TaskFilter};
+use crate::format::thousands;
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
+use crate::groups::group_tasks;
 use crate::memory::{Memory, WithExecutable};
 use crate::model::{
     FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
 };
+use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
@@ -53,20 +55,35 @@ pub struct Request {
     /// Keep every edge of the wait-for graph in `Report::waits` (`async waits`).
     #[serde(default)]
     pub wait_edges: bool,
+    /// What the command may spend (`budget.rs`).
+    #[serde(default)]
+    pub limits: Limits,
 }
 
 pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
+    inspect_within(debug, memory, load_bias, request, &Budget::new(request.limits, None))
+}
+
+/// `inspect` within a budget, which also tells whether the user interrupted.
+pub fn inspect_within(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request, budget: &Budget<'_>) -> Result<Report> {
     // Split units that were not found may be why nothing could be read: say so on the line.
-    inspect_with_debug_info(debug, memory, load_bias, request).map_err(|error| match debug.load_problems.is_empty() {
+    inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| match debug.load_problems.is_empty() {
         true => error,
         false => Error { kind: error.kind, message: format!("{} ({})", error.message, debug.load_problems.join("; ")) },
     })
 }
 
-fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
+fn inspect_with_debug_info(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+    budget: &Budget<'_>,
+) -> Result<Report> {
     let selection = Selection::new(&request.filter)?;
     let memory = WithExecutable { inner: memory, debug, load_bias };
-    let target = Target::new(debug, &memory, load_bias);
+    let memory = Metered { inner: &memory, budget };
+    let target = Target::new(debug, &memory, load_bias).with_budget(budget);
     let (threads, runtimes) = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
@@ -93,9 +110,20 @@ fn inspect_with_debug_info(debug: &DebugInfo, memory: &dyn Memory, load_bias: u6
     report.errors.extend(debug.load_problems.iter().cloned());
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
     let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
+    if let Some(stop) = budget.stopped() {
+        if stop.kind == ErrorKind::Interrupted {
+            return Err(Error::new(
+                ErrorKind::Interrupted,
+                format!("interrupted (Ctrl-C) after decoding {} tasks", thousands(report.tasks.len() as u64)),
+            ));
+        }
+    }
     report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);
     crate::links::link_tasks(&mut report);
     crate::waits::analyse(&mut report, request.wait_edges);
+    if let Some(stop) = budget.stopped() {
+        say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
+    }
     // Phase 5: after linking, so that a selected task reads as it does among all of them.
     selection.apply(&mut report)?;
     if request.group {
@@ -287,6 +315,17 @@ fn walk_tasks(
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
                 memory.release_cache();
             }
+            if !decoder.target().go_on() {
+                if let Some(stop) = decoder.target().budget.and_then(|budget| budget.stopped()) {
+                    report.errors.push(format!(
+                        "runtime {runtime_address}: {} at task {} of {} (in memory order); the tasks before it are listed",
+                        stop.message,
+                        thousands(index as u64 + 1),
+                        thousands(walk.addresses.len() as u64)
+                    ));
+                }
+                break;
+            }
             let header = match task_reader.read_header(address) {
                 Ok(header) => header,
                 Err(error) => {
@@ -300,6 +339,7 @@ fn walk_tasks(
             if !all && running_on.is_none() {
                 continue;
             }
+            crate::budget::note_reading_task(Some((header.id, address)));
             let (root, error) = match task_reader.future(&header) {
                 Ok(TaskFuture::Running { ty, address }) => {
                     let mut root = decoder.decode(ty, address);
@@ -333,6 +373,7 @@ fn walk_tasks(
             });
         }
     }
+    crate::budget::note_reading_task(None);
     report.tasks.sort_by_key(|task| task.id);
     roots_by_id
 }
@@ -485,6 +526,15 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
             .cloned()
     });
     Some(closure)
+}
+
+/// Once the budget is spent every read fails alike: keep one line, the one saying where.
+fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
+    let mentions: Vec<usize> = (0..errors.len()).filter(|&i| errors[i].contains(stop)).collect();
+    let kept = mentions.iter().copied().find(|&i| errors[i].contains(" at task ")).or(mentions.first().copied());
+    let line = kept.map(|i| errors[i].clone()).unwrap_or_else(|| stop.to_string());
+    errors.retain(|error| !error.contains(stop));
+    errors.push(line);
 }
 
 /// The `flavor` reported for a LocalSet's task list.

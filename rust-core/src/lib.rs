@@ -4,9 +4,11 @@
 //! future decoding -> model -> rendering.
 
 pub mod block_on;
+pub mod budget;
 pub mod core_file;
 pub mod dwarf;
 pub mod error;
+pub mod format;
 pub mod future;
 pub mod groups;
 pub mod inspect;
@@ -15,6 +17,7 @@ pub mod memory;
 pub mod model;
 pub mod names;
 pub mod output;
+pub mod panics;
 pub mod render;
 pub mod selection;
 pub mod stack;

@@ -1,9 +1,10 @@
 //! The pyo3 module the debugger glue imports. Everything crosses as plain strings and
 //! integers; no Rust panic and no Rust error reaches Python as an exception.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::cell::Cell;
+use std::rc::Rc;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use pyo3::prelude::*;
@@ -12,7 +13,9 @@ use pyo3::types::PyBytes;
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{all_task_ids, inspect, Request};
+use crate::budget::{Budget, InterruptCheck};
+use crate::inspect::{all_task_ids, inspect_within, Request};
+use crate::panics::guarded;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::{NodeKind, Report};
 use crate::output::{self, Format};
@@ -33,14 +36,24 @@ impl Binary {
     }
 }
 
-/// Memory read through a Python callable `read(address, size) -> bytes | None`.
+/// Memory read through a Python callable `read(address, size) -> bytes | None`. An
+/// exception it raises is a read error that names it; Ctrl-C (KeyboardInterrupt) also
+/// stops the command.
 struct PythonMemory<'py> {
     read: Bound<'py, PyAny>,
+    interrupted: Rc<Cell<bool>>,
 }
 
 impl Memory for PythonMemory<'_> {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
-        let result = self.read.call1((address, buf.len())).map_err(|_| Error::memory(address, buf.len()))?;
+        let raised = |error: PyErr| {
+            if error.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(self.read.py()) {
+                self.interrupted.set(true);
+                return Error::new(ErrorKind::Interrupted, "interrupted");
+            }
+            Error::new(ErrorKind::Memory, format!("cannot read {} bytes at {address:#x}: the debugger's read raised {error}", buf.len()))
+        };
+        let result = self.read.call1((address, buf.len())).map_err(raised)?;
         let bytes = result.cast::<PyBytes>().map_err(|_| Error::memory(address, buf.len()))?;
         let data = bytes.as_bytes();
         if data.len() != buf.len() {
@@ -48,26 +61,6 @@ impl Memory for PythonMemory<'_> {
         }
         buf.copy_from_slice(data);
         Ok(())
-    }
-}
-
-/// Runs `body`, turning a panic into an `Internal` error.
-fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
-    static QUIET_PANICS: Once = Once::new();
-    QUIET_PANICS.call_once(|| {
-        // Panics become one error line; the default hook would also spray stderr.
-        std::panic::set_hook(Box::new(|_| {}));
-    });
-    match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(result) => result,
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::new(ErrorKind::Internal, format!("internal error (a bug in tokio-async): {message}")))
-        }
     }
 }
 
@@ -80,6 +73,9 @@ fn outcome(result: Result<String>) -> Outcome {
         Err(error) => (error.kind.as_str().to_string(), error.message),
     }
 }
+
+/// How often a wait for the DWARF load looks for Ctrl-C.
+const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// An executable's DWARF being loaded on a thread of its own, so that the work overlaps
 /// the debugger's walk of the thread stacks (the two biggest costs of a first call).
@@ -96,13 +92,32 @@ enum Load {
 
 #[pymethods]
 impl PendingBinary {
-    /// Waits for the load: `(binary, None)` or `(None, (kind, message))`.
-    fn wait(&self, py: Python<'_>) -> (Option<Py<Binary>>, Option<Outcome>) {
+    /// Waits for the load: `(binary, None)` or `(None, (kind, message))`. Ctrl-C (or
+    /// `interrupted()` turning true) stops the wait, not the load, which a later `wait`
+    /// picks up.
+    #[pyo3(signature = (interrupted=None))]
+    fn wait(&self, py: Python<'_>, interrupted: Option<Bound<'_, PyAny>>) -> (Option<Py<Binary>>, Option<Outcome>) {
         let load = self.load.lock().ok().and_then(|mut load| load.take());
         let loaded = match load {
-            Some(Load::Running(handle)) => py.detach(|| handle.join()).unwrap_or_else(|_| {
-                Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): the DWARF loader panicked"))
-            }),
+            Some(Load::Running(handle)) => {
+                let asked_to_stop = || {
+                    py.check_signals().is_err()
+                        || interrupted.as_ref().is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+                };
+                while !handle.is_finished() {
+                    if asked_to_stop() {
+                        if let Ok(mut load) = self.load.lock() {
+                            *load = Some(Load::Running(handle));
+                        }
+                        let message = "interrupted (Ctrl-C) while the program's DWARF loads; it goes on loading for the next command";
+                        return (None, Some(("interrupted".into(), message.into())));
+                    }
+                    py.detach(|| std::thread::sleep(WAIT_POLL));
+                }
+                handle.join().unwrap_or_else(|_| {
+                    Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): the DWARF loader panicked"))
+                })
+            }
             Some(Load::Done(loaded)) => *loaded,
             None => Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): waited twice for one load")),
         };
@@ -150,8 +165,10 @@ fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool) -> 
 /// `core_path` when it opens, else from `read_memory` (always, with `debugger_memory`).
 /// With `output_path`, the report goes to that file and the output is one line saying so.
 /// `presentation_json` is a `Presentation`: which view, and the colours of text output.
+/// `interrupted()`, polled every few milliseconds, says whether the user asked to stop
+/// (the debugger's own interrupt request); Python's pending KeyboardInterrupt also does.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false, presentation_json="{}"))]
+#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false, presentation_json="{}", interrupted=None))]
 #[allow(clippy::too_many_arguments)]
 fn backtrace(
     binary: &Bound<'_, Binary>,
@@ -165,16 +182,32 @@ fn backtrace(
     core_path: Option<PathBuf>,
     debugger_memory: bool,
     presentation_json: &str,
+    interrupted: Option<Bound<'_, PyAny>>,
 ) -> Outcome {
     let debug = binary.get().debug.clone();
+    let py = binary.py();
+    let read_interrupted = Rc::new(Cell::new(false));
+    let user_interrupt = {
+        let read_interrupted = read_interrupted.clone();
+        move || {
+            // Python's KeyboardInterrupt (GDB raises it on Ctrl-C); the debugger's own
+            // request (LLDB); or a read through the debugger that was interrupted.
+            read_interrupted.get()
+                || py.check_signals().is_err()
+                || interrupted.as_ref().is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+        }
+    };
     outcome(guarded(|| {
         let bad_request = |error: serde_json::Error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}"));
         let mut request: Request = serde_json::from_str(request_json).map_err(bad_request)?;
         let presentation: Presentation = serde_json::from_str(presentation_json).map_err(bad_request)?;
         request.live_pid = live_pid;
         request.locals = full;
-        let report = with_memory(live_pid, core_path.as_deref(), debugger_memory, read_memory, |memory, source| {
-            Ok(Report { memory_source: Some(source), ..inspect(&debug, memory, load_bias, &request)? })
+        let check: &InterruptCheck<'_> = &user_interrupt;
+        let budget = Budget::new(request.limits, Some(check));
+        let memory_read = PythonMemory { read: read_memory, interrupted: read_interrupted.clone() };
+        let report = with_memory(live_pid, core_path.as_deref(), debugger_memory, memory_read, |memory, source| {
+            Ok(Report { memory_source: Some(source), ..inspect_within(&debug, memory, load_bias, &request, &budget)? })
         })?;
         let format = match as_json {
             true => Format::Json(presentation.view),
@@ -199,7 +232,7 @@ fn with_memory<T>(
     live_pid: Option<u32>,
     core_path: Option<&std::path::Path>,
     debugger_memory: bool,
-    read_memory: Bound<'_, PyAny>,
+    read_memory: PythonMemory<'_>,
     body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
 ) -> Result<T> {
     let process = live_pid.filter(|_| !debugger_memory).and_then(|pid| ProcessMemory::open(pid).ok());
@@ -208,7 +241,7 @@ fn with_memory<T>(
         (Some(process), _) => body(&PageCache::new(process), "process"),
         // Mapped: no page cache needed.
         (None, Some(core)) => body(&core, "core_file"),
-        (None, None) => body(&PageCache::new(PythonMemory { read: read_memory }), "debugger"),
+        (None, None) => body(&PageCache::new(read_memory), "debugger"),
     }
 }
 
@@ -227,7 +260,8 @@ fn task_ids(
     let result = guarded(|| {
         let request: Request = serde_json::from_str(request_json)
             .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
-        with_memory(live_pid, core_path.as_deref(), false, read_memory, |memory, _| all_task_ids(&debug, memory, load_bias, &request))
+        let memory_read = PythonMemory { read: read_memory, interrupted: Rc::default() };
+        with_memory(live_pid, core_path.as_deref(), false, memory_read, |memory, _| all_task_ids(&debug, memory, load_bias, &request))
     });
     match result {
         Ok(ids) => ("ok".into(), ids, String::new()),

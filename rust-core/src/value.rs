@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::budget::Budget;
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::{Error, Result};
 use crate::memory::{Memory, MemoryExt};
@@ -20,6 +21,8 @@ pub struct Target<'a> {
     /// queued on one Mutex reports the same queue, and counting it once per waiter is
     /// quadratic. Valid while the inferior stays stopped, like the memory.
     pub list_lengths: RefCell<FxHashMap<u64, u64>>,
+    /// What the command may still spend, and whether it was interrupted (none: no limit).
+    pub budget: Option<&'a Budget<'a>>,
 }
 
 #[derive(Clone)]
@@ -29,6 +32,12 @@ pub struct Value<'a> {
     pub address: u64,
 }
 
+/// `base + by` for addresses read from the target: a corrupt pointer must give an error,
+/// not wrap around (or panic in a debug build).
+pub fn offset(base: u64, by: u64) -> Result<u64> {
+    base.checked_add(by).ok_or_else(|| Error::layout(format!("address {base:#x} + {by:#x} overflows (a corrupt pointer?)")))
+}
+
 /// How deep `find_descendant` looks through nested fields.
 const MAX_DESCENT: u32 = 8;
 /// How deep `find_field` looks: a socket's fd sits a dozen wrappers down.
@@ -36,7 +45,17 @@ const MAX_FIELD_SEARCH_DEPTH: u32 = 16;
 
 impl<'a> Target<'a> {
     pub fn new(debug: &'a DebugInfo, memory: &'a dyn Memory, load_bias: u64) -> Self {
-        Target { debug, memory, load_bias, list_lengths: RefCell::default() }
+        Target { debug, memory, load_bias, list_lengths: RefCell::default(), budget: None }
+    }
+
+    pub fn with_budget(mut self, budget: &'a Budget<'a>) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// False once the command must stop (budget spent, or interrupted).
+    pub fn go_on(&self) -> bool {
+        self.budget.is_none_or(Budget::go_on)
     }
 
     pub fn value(&'a self, ty: DieRef, address: u64) -> Result<Value<'a>> {
@@ -61,7 +80,7 @@ impl<'a> Value<'a> {
         let ty = field
             .ty
             .ok_or_else(|| Error::layout(format!("field `{name}` of {} has no type", self.ty.name)))?;
-        self.target.value(ty, self.address + field.offset)
+        self.target.value(ty, offset(self.address, field.offset)?)
     }
 
     pub fn has_field(&self, name: &str) -> bool {
@@ -124,7 +143,7 @@ impl<'a> Value<'a> {
                     Some(ty) => self.target.debug.type_info(ty)?.size.unwrap_or(8),
                     None => 8,
                 };
-                let raw = self.target.memory.read_uint(self.address + discriminant.offset, size)?;
+                let raw = self.target.memory.read_uint(offset(self.address, discriminant.offset)?, size)?;
                 part.variants
                     .iter()
                     .find(|variant| variant.discr_value == Some(raw))
@@ -136,7 +155,7 @@ impl<'a> Value<'a> {
             .member
             .ty
             .ok_or_else(|| Error::layout(format!("variant {} of {} has no type", variant.member.name, self.ty.name)))?;
-        Ok((variant.member.name.clone(), self.target.value(ty, self.address + variant.member.offset)?))
+        Ok((variant.member.name.clone(), self.target.value(ty, offset(self.address, variant.member.offset)?)?))
     }
 
     /// The variant of an enum, or the type's own name for a non-enum.
@@ -200,7 +219,7 @@ impl<'a> Value<'a> {
                     .find(|variant| variant.discr_value.is_none())
                     .ok_or_else(|| Error::layout(format!("{} is not a nullable pointer", value.ty.name)))?;
                 let ty = some.member.ty.ok_or_else(|| Error::layout("variant without type"))?;
-                value = value.target.value(ty, value.address + some.member.offset)?;
+                value = value.target.value(ty, offset(value.address, some.member.offset)?)?;
                 continue;
             }
             let inner = value
@@ -228,7 +247,7 @@ impl<'a> Value<'a> {
             for value in frontier {
                 for field in &value.ty.fields {
                     let Some(ty) = field.ty else { continue };
-                    let child = value.target.value(ty, value.address + field.offset)?;
+                    let child = value.target.value(ty, offset(value.address, field.offset)?)?;
                     if field.name == name {
                         return Ok(child);
                     }
@@ -275,7 +294,7 @@ impl<'a> Value<'a> {
                 }
                 for field in &value.ty.fields {
                     if let Some(ty) = field.ty {
-                        next.push(value.target.value(ty, value.address + field.offset)?);
+                        next.push(value.target.value(ty, offset(value.address, field.offset)?)?);
                     }
                 }
             }
@@ -306,11 +325,12 @@ impl<'a> Value<'a> {
         let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
         (0..len)
             .map(|i| {
-                let slot = (head + i) % capacity;
+                let slot = head.checked_add(i).map(|at| at % capacity);
                 let address = slot
+                    .ok_or_else(|| Error::layout(format!("{} head {head} past the address space", self.ty.name)))?
                     .checked_mul(stride)
                     .and_then(|offset| base.checked_add(offset))
-                    .ok_or_else(|| Error::layout(format!("{} slot {slot} past the address space", self.ty.name)))?;
+                    .ok_or_else(|| Error::layout(format!("{} slot {slot:?} past the address space", self.ty.name)))?;
                 Ok(self.target.value_of_type(element.clone(), address))
             })
             .collect()
@@ -327,6 +347,6 @@ impl<'a> Value<'a> {
         let element = data.ty.target.ok_or_else(|| Error::layout("slice pointer without element type"))?;
         let element = self.target.debug.type_info(element)?;
         let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        Ok((0..length).map(|i| self.target.value_of_type(element.clone(), base + i * stride)).collect())
+        (0..length).map(|i| Ok(self.target.value_of_type(element.clone(), offset(base, i.checked_mul(stride).unwrap_or(u64::MAX))?))).collect()
     }
 }

@@ -192,7 +192,8 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     let handle = &root.children[0];
     assert_eq!(&*handle.type_name, "tokio::runtime::task::join::JoinHandle<()>");
     let error = handle.error.as_deref().expect("the decoder's failure is on the node");
-    assert_eq!(error, "cannot read 8 bytes at 0x10");
+    // The error names the path that led to it: each frame above, with its await point.
+    assert_eq!(error, "waits_app::chain_top await #0 → tokio::runtime::task::join::JoinHandle<()>: cannot read 8 bytes at 0x10");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::memory::MemoryExt;
 use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
 use crate::names;
 use crate::stack::ResolvedFrame;
-use crate::value::Value;
+use crate::value::{offset, Value};
 
 /// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
 pub(super) const UNRESUMED_STATE: u64 = 0;
@@ -49,7 +49,7 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
     };
     let raw_state = target
         .memory
-        .read_uint(address + discriminant.offset, size)
+        .read_uint(offset(address, discriminant.offset)?, size)
         .map_err(|error| error.context(format!("state of {} at {address:#x}", info.name)))?;
     let (index, variant) = part.variants.iter().enumerate().find(|(_, variant)| variant.discr_value == Some(raw_state)).ok_or_else(|| {
         Error::layout(format!(
@@ -58,7 +58,7 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
         ))
     })?;
     let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, index })
+    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, offset(address, variant.member.offset)?)?, index })
 }
 
 /// A coroutine env's state, without decoding anything else.
@@ -164,7 +164,7 @@ fn macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Va
     let mut children = Vec::new();
     for (index, element) in branches.ty.fields.iter().enumerate() {
         let Some(ty) = element.ty else { continue };
-        let future = fields.target.value(ty, branches.address + element.offset)?;
+        let future = fields.target.value(ty, offset(branches.address, element.offset)?)?;
         children.push(match disabled {
             Some(mask) => {
                 let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };

@@ -14,7 +14,7 @@ use crate::dwarf::{DieRef, TypeInfo, TypeTag};
 use crate::error::Result;
 use crate::names;
 use crate::tokio::compat;
-use crate::value::Value;
+use crate::value::{offset, Value};
 
 /// How many nested fields one search goes through.
 const MAX_FIELD_DEPTH: usize = 64;
@@ -84,7 +84,7 @@ impl<'a> FutureDecoder<'a> {
             if !self.can_hold_future(ty, 0) {
                 continue;
             }
-            let child = value.target.value(ty, value.address + field.offset)?;
+            let child = value.target.value(ty, offset(value.address, field.offset)?)?;
             self.visit(child, &join(via, &field.name), depth, search)?;
         }
         if value.ty.variant_part.is_some() {

@@ -23,7 +23,8 @@ pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
             continue;
         }
         let Some(ty) = field.ty else { continue };
-        let Ok(value) = fields.target.value(ty, fields.address + field.offset) else { continue };
+        let Some(address) = fields.address.checked_add(field.offset) else { continue };
+        let Ok(value) = fields.target.value(ty, address) else { continue };
         locals.push(Local {
             name: field.name.clone(),
             type_name: value.ty.name.clone(),

@@ -111,6 +111,8 @@ pub struct FutureDecoder<'a> {
     plans: plans::Plans,
     /// Read the locals each suspended coroutine saves (`async backtrace full`).
     with_locals: bool,
+    /// The frames above the node being decoded (name, await point), for error messages.
+    trail: std::cell::RefCell<Vec<(std::sync::Arc<str>, Option<u64>)>>,
 }
 
 impl<'a> FutureDecoder<'a> {
@@ -123,6 +125,7 @@ impl<'a> FutureDecoder<'a> {
             type_facts: Default::default(),
             plans: Default::default(),
             with_locals: false,
+            trail: Default::default(),
         }
     }
 
@@ -193,6 +196,12 @@ impl<'a> FutureDecoder<'a> {
             Err(error) => return error_node("<unknown>", address, error),
         };
         let mut node = self.bare_node(&info, address);
+        if let Some(budget) = self.target.budget {
+            if !budget.spend_node() {
+                node.error = budget.stopped().map(|stop| format!("not decoded: {}", stop.message));
+                return node;
+            }
+        }
         if depth >= MAX_AWAIT_DEPTH {
             node.error = Some(format!("await chain deeper than {MAX_AWAIT_DEPTH}; stopped"));
             return node;
@@ -210,7 +219,7 @@ impl<'a> FutureDecoder<'a> {
                     return node;
                 }
                 Err(error) => {
-                    node.error = Some(self.explain(error));
+                    node.error = Some(self.with_path(&node, self.explain(error)));
                     return node;
                 }
             }
@@ -219,7 +228,7 @@ impl<'a> FutureDecoder<'a> {
             match coroutine::step(&self.plans, &value, &mut node, self.with_locals) {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, seen),
                 Ok(None) => {}
-                Err(error) => node.error = Some(error.message),
+                Err(error) => node.error = Some(self.with_path(&node, error.message)),
             }
             return node;
         }
@@ -232,9 +241,27 @@ impl<'a> FutureDecoder<'a> {
                     node.children.push(self.child_node(child, depth, seen));
                 }
             }
-            Err(error) => node.error = Some(error.message),
+            Err(error) => node.error = Some(self.with_path(&node, error.message)),
         }
         node
+    }
+
+    /// An error's message with the path that led to it: the task, each frame above with
+    /// its await point, then the node itself (`task 12 (0x…) → app::transfer await #2 →
+    /// tokio::sync::mutex::Mutex<T>::lock: cannot read 8 bytes at 0x10`).
+    fn with_path(&self, node: &FutureNode, message: String) -> String {
+        let mut path = String::new();
+        if let Some((id, address)) = crate::budget::reading_task() {
+            path.push_str(&format!("task {id} ({address:#x}) → "));
+        }
+        for (name, await_point) in self.trail.borrow().iter() {
+            match await_point {
+                Some(point) => path.push_str(&format!("{name} await #{point} → ")),
+                None => path.push_str(&format!("{name} → ")),
+            }
+        }
+        let name = node.function.as_deref().unwrap_or(&node.type_name);
+        format!("{path}{name}: {message}")
     }
 
     /// A decoder's error; an unknown layout also names the tokio version found, since
@@ -255,9 +282,12 @@ impl<'a> FutureDecoder<'a> {
         node.summary = decoded.summary;
         // Exactly as many as needed: most nodes have one child, and a node is 400 bytes.
         node.children.reserve_exact(decoded.children.len().min(MAX_CHILDREN));
+        let name = node.function.clone().unwrap_or_else(|| node.type_name.clone());
+        self.trail.borrow_mut().push((name, node.await_point));
         for child in decoded.children.into_iter().take(MAX_CHILDREN) {
             node.children.push(self.child_node(child, depth, seen));
         }
+        self.trail.borrow_mut().pop();
     }
 
     fn child_node(&self, child: Child, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) -> FutureNode {

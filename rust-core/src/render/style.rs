@@ -61,18 +61,7 @@ pub fn pad(text: &str, width: usize) -> String {
     format!("{text}{}", " ".repeat(padding))
 }
 
-/// `10023` -> `10,023`.
-pub fn thousands(number: u64) -> String {
-    let digits = number.to_string();
-    let mut out = String::new();
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub use crate::format::thousands;
 
 /// Ids shown in a group's header: all of a few, else the first ones and the last.
 const IDS_SHOWN: usize = 6;

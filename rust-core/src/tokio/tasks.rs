@@ -12,10 +12,12 @@ use crate::memory::MemoryExt;
 use crate::names;
 use crate::model::{Location, TaskState};
 use crate::tokio::compat::{self, state_bits};
-use crate::value::{Target, Value};
+use crate::value::{offset, Target, Value};
 
 /// Upper bound on tasks read from one runtime (a corrupt list must not run forever).
 pub const MAX_TASKS_PER_RUNTIME: usize = 4_000_000;
+/// Links followed between two looks at the budget and the interrupt.
+const LINKS_PER_INTERRUPT_CHECK: usize = 4096;
 /// Upper bound on shards (tokio caps them at 65536).
 const MAX_SHARDS: u64 = 1 << 16;
 
@@ -182,11 +184,15 @@ impl<'a> TaskReader<'a> {
             if !seen.insert(next) {
                 return false;
             }
+            if walk.addresses.len().is_multiple_of(LINKS_PER_INTERRUPT_CHECK) && !self.target.go_on() {
+                walk.problems.push(format!("task list shard {shard}: stopped walking (interrupted or out of budget)"));
+                return false;
+            }
             walk.addresses.push(next);
             let link = self
                 .read_vtable(next)
-                .and_then(|vtable| self.target.memory.read_u64(vtable + self.layouts.vtable_trailer_offset))
-                .and_then(|trailer| self.target.memory.read_u64(next + trailer + link_offset));
+                .and_then(|vtable| self.target.memory.read_u64(offset(vtable, self.layouts.vtable_trailer_offset)?))
+                .and_then(|trailer| self.target.memory.read_u64(offset(offset(next, trailer)?, link_offset)?));
             match link {
                 Ok(address) => next = address,
                 Err(error) => {
@@ -200,7 +206,7 @@ impl<'a> TaskReader<'a> {
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {
-        let vtable = self.target.memory.read_u64(header + self.layouts.header_vtable)?;
+        let vtable = self.target.memory.read_u64(offset(header, self.layouts.header_vtable)?)?;
         if vtable == 0 {
             return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
         }
@@ -210,19 +216,19 @@ impl<'a> TaskReader<'a> {
     }
 
     pub fn read_header(&self, address: u64) -> Result<TaskHeader> {
-        let state_bits = self.target.memory.read_u64(address + self.layouts.header_state)?;
+        let state_bits = self.target.memory.read_u64(offset(address, self.layouts.header_state)?)?;
         let vtable = self.read_vtable(address)?;
-        let id_offset = self.target.memory.read_u64(vtable + self.layouts.vtable_id_offset)?;
-        let id = self.target.memory.read_u64(address + id_offset)?;
+        let id_offset = self.target.memory.read_u64(offset(vtable, self.layouts.vtable_id_offset)?)?;
+        let id = self.target.memory.read_u64(offset(address, id_offset)?)?;
         Ok(TaskHeader { address, id, state_bits, vtable })
     }
 
     /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
     pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
-        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
-        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
+        let poll = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
+        let core_offset = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
         let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
-        let stage = self.target.value_of_type(layout.stage, header.address + core_offset + layout.stage_offset);
+        let stage = self.target.value_of_type(layout.stage, offset(offset(header.address, core_offset)?, layout.stage_offset)?);
         let (variant, payload) = stage.variant()?;
         if variant != compat::STAGE_RUNNING_VARIANT {
             return Ok(TaskFuture::Gone { ty: layout.future_type, stage: variant.to_lowercase() });
@@ -233,12 +239,12 @@ impl<'a> TaskReader<'a> {
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
     pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
-        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
+        let poll = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
         let Some(core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?.core_with_spawn_location else {
             return Ok(None);
         };
-        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
-        let core_address = header.address.checked_add(core_offset).ok_or_else(|| Error::layout("task core address overflows"))?;
+        let core_offset = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
+        let core_address = offset(header.address, core_offset)?;
         let field = self.target.value_of_type(core, core_address).field(compat::CORE_SPAWNED_AT)?;
         let pointer = field.read_pointer()?;
         if let Some(known) = self.spawn_locations.borrow().get(&pointer) {

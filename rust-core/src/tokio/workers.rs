@@ -54,8 +54,8 @@ fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
     let base = buffer.read_pointer()?;
     (0..queued)
         .map(|i| {
-            let index = (head + i) & (capacity - 1);
-            let address = base.checked_add(index * stride).ok_or_else(|| Error::layout("run queue slot past the address space"))?;
+            let index = head.wrapping_add(i) & (capacity - 1);
+            let address = index.checked_mul(stride).and_then(|at| base.checked_add(at)).ok_or_else(|| Error::layout("run queue slot past the address space"))?;
             notified_header(&inner.target.value_of_type(slot.clone(), address))
         })
         .collect()

@@ -111,8 +111,11 @@ pub fn select_all<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcom
     }
     let data = vec.find_field("pointer")?.read_pointer()?;
     let children = (0..length)
-        .map(|i| pending_branch(&vec.target.value_of_type(element.clone(), data + i * stride), i as usize))
-        .collect();
+        .map(|i| {
+            let address = crate::value::offset(data, i.checked_mul(stride).unwrap_or(u64::MAX))?;
+            Ok(pending_branch(&vec.target.value_of_type(element.clone(), address), i as usize))
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(tree(NodeKind::SelectAll, "select_all", children, json!({})))
 }
 

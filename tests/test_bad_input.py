@@ -203,6 +203,9 @@ def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
     assert sleeper["function"] == "tokio_app::sleeper"
     assert sleeper["children"] == []
     assert sleeper["error"].endswith("has state 238, which no variant has (corrupt or freed memory?)")
+    # The error names its path: the task, then the frame it could not decode.
+    sleeper_address = by_id[ids["sleeper"]]["address"]
+    assert sleeper["error"].startswith("task %d (%s) → tokio_app::sleeper: " % (ids["sleeper"], sleeper_address)), sleeper["error"]
     assert by_id[ids["service"]]["root"]["children"][0]["function"] == "tokio_app::Service::serve"
     text = json.loads(lines["@@text"])
     assert "has state 238, which no variant has" in text

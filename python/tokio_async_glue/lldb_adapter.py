@@ -198,16 +198,10 @@ def _run(command, debugger, argument, exe_ctx, result):
         result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
 
 
-class _RawCommand:
-    """An `async` subcommand taking its arguments as one string (every LLDB)."""
+class _Help:
+    """Help for the `async` subcommand `command`, from commands.HELPS."""
 
     command = commands.BACKTRACE
-
-    def __init__(self, debugger, internal_dict):
-        pass
-
-    def __call__(self, debugger, argument, exe_ctx, result):
-        _run(self.command, debugger, argument, exe_ctx, result)
 
     def get_short_help(self):
         return commands.HELPS[self.command]
@@ -216,20 +210,14 @@ class _RawCommand:
         return commands.HELPS[self.command] + "\n" + commands.USAGES[self.command]
 
 
-class AsyncBacktraceCommand(_RawCommand):
-    command = commands.BACKTRACE
+class _RawCommand(_Help):
+    """An `async` subcommand taking its arguments as one string (every LLDB)."""
 
+    def __init__(self, debugger, internal_dict):
+        pass
 
-class AsyncTasksCommand(_RawCommand):
-    command = commands.TASKS
-
-
-class AsyncTaskCommand(_RawCommand):
-    command = commands.TASK
-
-
-class AsyncWaitsCommand(_RawCommand):
-    command = commands.WAITS
+    def __call__(self, debugger, argument, exe_ctx, result):
+        _run(self.command, debugger, argument, exe_ctx, result)
 
 
 try:  # LLDB 18 and later: commands whose options LLDB parses, and so completes.
@@ -239,13 +227,11 @@ except ImportError:
 
 if ParsedCommand is not None:
 
-    class _ParsedCommand(ParsedCommand):
+    class _ParsedCommand(_Help, ParsedCommand):
         """An `async` subcommand whose options come from commands.OPTIONS, so that LLDB
         completes them (and STATE and KIND values, and file names); it hands the same
         words to the shared parser as the raw command would. Task ids cannot be completed:
         LLDB 19 has no hook for a script's own argument completion."""
-
-        command = commands.BACKTRACE
 
         def _options(self):
             return [option for option in commands.OPTIONS if self.command in option.commands]
@@ -296,24 +282,6 @@ if ParsedCommand is not None:
                     words += ["--" + option.long, str(value)]
             return " ".join(shlex.quote(word) for word in words)
 
-        def get_short_help(self):
-            return commands.HELPS[self.command]
-
-        def get_long_help(self):
-            return commands.HELPS[self.command] + "\n" + commands.USAGES[self.command]
-
-    class ParsedBacktraceCommand(_ParsedCommand):
-        command = commands.BACKTRACE
-
-    class ParsedTasksCommand(_ParsedCommand):
-        command = commands.TASKS
-
-    class ParsedTaskCommand(_ParsedCommand):
-        command = commands.TASK
-
-    class ParsedWaitsCommand(_ParsedCommand):
-        command = commands.WAITS
-
 
 def _string(data):
     """An SBStructuredData string (an argument of a parsed command)."""
@@ -323,6 +291,11 @@ def _string(data):
 _CLASSES = {
     commands.BACKTRACE: "BacktraceCommand", commands.TASKS: "TasksCommand", commands.TASK: "TaskCommand", commands.WAITS: "WaitsCommand",
 }
+# LLDB finds a command's class by its dotted name: one named class per command and kind.
+for _command, _name in _CLASSES.items():
+    globals()["Async" + _name] = type("Async" + _name, (_RawCommand,), {"command": _command})
+    if ParsedCommand is not None:
+        globals()["Parsed" + _name] = type("Parsed" + _name, (_ParsedCommand,), {"command": _command})
 _NAMES = (
     ("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK),
     ("waits", commands.WAITS),

@@ -273,8 +273,14 @@ pub mod workers {
     pub const QUEUE_REAL_HEAD_BITS: u32 = 32;
     pub const IS_SEARCHING: &str = "is_searching";
     pub const PARKER: &str = "park";
-    /// From a `Notified` (or a queue slot holding one) to the task's header pointer.
-    pub const NOTIFIED_HEADER: &[&[&str]] = &[&["__0", "raw", "ptr"], &["value", "value", "value", "__0", "raw", "ptr"]];
+    /// From a `Notified` (or a run queue slot holding one: tokio's `loom` `UnsafeCell(std
+    /// UnsafeCell{value: MaybeUninit{value: ManuallyDrop{value: Notified}}})`, where newer
+    /// std's `ManuallyDrop` holds `MaybeDangling(Notified)`) to the task's header pointer.
+    pub const NOTIFIED_HEADER: &[&[&str]] = &[
+        &["__0", "raw", "ptr"],
+        &["__0", "value", "value", "value", "__0", "__0", "raw", "ptr"],
+        &["__0", "value", "value", "value", "__0", "raw", "ptr"],
+    ];
     /// The inject queue's head (`Option<RawTask>`): 1.54 `Shared.inject: CachePadded<
     /// InjectQueue::Locked(Inject{synced: Mutex<inject::Synced{head}>})>`; before, the queue's
     /// `Synced` sits in the worker `Shared.synced: Mutex<worker::Synced{inject, ..}>`.

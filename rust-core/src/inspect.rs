@@ -176,13 +176,13 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
                     state.current_task = context.current_task;
                 }
                 Ok(None) => {}
-                Err(error) => state.error = Some(format!("cannot read this thread's tokio context: {error}")),
+                Err(error) => state.error = Some(format!("cannot read its tokio context: {error}")),
             },
         }
         threads.push(state);
     }
     if runtimes.is_empty() {
-        if let Some(error) = threads.iter().find_map(|state| state.error.clone()) {
+        if let Some(error) = threads.iter().find_map(|state| Some(format!("thread {}: {}", state.input.tid, state.error.as_ref()?))) {
             return Err(Error::new(ErrorKind::Memory, error));
         }
         return Err(Error::new(
@@ -358,6 +358,10 @@ fn thread_reports(
         } else if state.runtime.is_some() {
             ThreadRole::Other
         } else {
+            // Not shown: a thread whose context could not be read must still be accounted for.
+            if let Some(error) = &state.error {
+                errors.push(format!("thread {}: {error}", state.input.tid));
+            }
             continue;
         };
         let mut error = state.error;

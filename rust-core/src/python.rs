@@ -173,9 +173,18 @@ fn backtrace(
         let presentation: Presentation = serde_json::from_str(presentation_json).map_err(bad_request)?;
         request.live_pid = live_pid;
         request.locals = full;
-        let report = with_memory(live_pid, core_path.as_deref(), debugger_memory, read_memory, |memory, source| {
+        // A truncated core explains every read that fails: say so first, or with the one error.
+        let truncated = core_path.as_deref().and_then(crate::core_file::truncation_note);
+        let mut report = with_memory(live_pid, core_path.as_deref(), debugger_memory, read_memory, |memory, source| {
             Ok(Report { memory_source: Some(source), ..inspect(&debug, memory, load_bias, &request)? })
+        })
+        .map_err(|error| match &truncated {
+            Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
+            None => error,
         })?;
+        if let Some(note) = truncated {
+            report.errors.insert(0, note);
+        }
         let format = match as_json {
             true => Format::Json(presentation.view),
             // No colour in a file.

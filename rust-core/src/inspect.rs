@@ -12,7 +12,8 @@ use crate::selection::{Selection, TaskFilter};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::memory::{Memory, WithExecutable};
 use crate::model::{
-    FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
+    FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole, WorkerQueue, WorkerState,
+    REPORT_VERSION,
 };
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
@@ -306,7 +307,14 @@ fn walk_tasks(
                     if let Some(frames) = running_on {
                         mark_running(&mut root, frames);
                     }
-                    (root, None)
+                    // tokio drops the future before it marks a task complete: both at once is
+                    // a freed task's memory (the allocator's words over its state), or corrupt.
+                    let error = (header.state() == TaskState::Complete).then(|| {
+                        let message = "its state says complete, but its future is still in place (freed or corrupt memory?)";
+                        report.errors.push(format!("task {} at {:#x}: {message}", header.id, header.address));
+                        message.to_string()
+                    });
+                    (root, error)
                 }
                 Ok(TaskFuture::Gone { ty, stage }) => {
                     let mut node = decoder.describe_type(ty, address);

@@ -267,12 +267,19 @@ fn walk_tasks(
             },
             None => None,
         };
+        let handle = inject_of.iter().find(|(address, _)| *address == runtime_address).map(|(_, handle)| handle);
+        let shutting_down = handle.and_then(|handle| {
+            workers::shutting_down(handle)
+                .map_err(|error| report.errors.push(format!("runtime {runtime_address}: cannot read whether it is shutting down: {error}")))
+                .ok()
+        });
         report.runtimes.push(RuntimeReport {
             address: runtime_address.clone(),
             flavor,
             task_count: walk.addresses.len(),
             tokio_version: decoder.target().debug.tokio_version.clone(),
             inject,
+            shutting_down,
         });
         if all {
             // 100,000 reports: growing by doubling would hold one and a half copies at once.

@@ -31,6 +31,8 @@ pub const HANDLE_OWNED_TASKS: &[&[&str]] = &[&["shared", "owned"]];
 /// `OwnedTasks.list: ShardedList{lists: Box<[Mutex<LinkedList>]>}` (1.33+).
 pub const OWNED_TASKS_SHARDS: &[&[&str]] = &[&["list", "lists"]];
 pub const OWNED_TASKS_COUNT: &[&[&str]] = &[&["list", "count", "v", "value"], &["list", "count"]];
+/// `OwnedTasks.closed: AtomicBool`, set when the runtime starts shutting its tasks down.
+pub const OWNED_TASKS_CLOSED: &str = "closed";
 pub const LINKED_LIST_TYPE_PREFIX: &str = "tokio::util::linked_list::LinkedList<";
 pub const LINKED_LIST_HEAD: &str = "head";
 pub const LINKED_LIST_TAIL: &str = "tail";

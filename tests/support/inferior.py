@@ -35,8 +35,15 @@ def frame_names(count):
         frame = frame.older()
     return names
 
+def stop_line():
+    """The source line the selected thread stopped at."""
+    return gdb.newest_frame().find_sal().line
+
 def break_at_line(file, line):
     gdb.Breakpoint("%s:%d" % (file, line))
+
+def delete_breakpoints():
+    gdb.execute("delete")
 
 def breakpoint_list():
     return run_command("info breakpoints")
@@ -127,8 +134,14 @@ def frame_names(count):
     thread = _process().GetSelectedThread()
     return [thread.GetFrameAtIndex(i).GetFunctionName() or "" for i in range(min(count, thread.GetNumFrames()))]
 
+def stop_line():
+    return _process().GetSelectedThread().GetFrameAtIndex(0).GetLineEntry().GetLine()
+
 def break_at_line(file, line):
     assert _target().BreakpointCreateByLocation(file, line).GetNumLocations() > 0, (file, line)
+
+def delete_breakpoints():
+    _target().DeleteAllBreakpoints()
 
 def breakpoint_list():
     return run_command("breakpoint list")

@@ -18,7 +18,7 @@ use crate::model::{
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
-use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
+use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value};
 
@@ -308,28 +308,25 @@ fn walk_tasks(
             if !all && running_on.is_none() {
                 continue;
             }
-            let (root, error) = match task_reader.future(&header) {
+            let (root, mut error, future_in_place) = match task_reader.future(&header) {
                 Ok(TaskFuture::Running { ty, address }) => {
                     let mut root = decoder.decode(ty, address);
                     if let Some(frames) = running_on {
                         mark_running(&mut root, frames);
                     }
-                    // tokio drops the future before it marks a task complete: both at once is
-                    // a freed task's memory (the allocator's words over its state), or corrupt.
-                    let error = (header.state() == TaskState::Complete).then(|| {
-                        let message = "its state says complete, but its future is still in place (freed or corrupt memory?)";
-                        report.errors.push(format!("task {} at {:#x}: {message}", header.id, header.address));
-                        message.to_string()
-                    });
-                    (root, error)
+                    (root, None, true)
                 }
                 Ok(TaskFuture::Gone { ty, stage }) => {
                     let mut node = decoder.describe_type(ty, address);
                     node.error = Some(format!("the future is gone (task stage: {stage})"));
-                    (node, None)
+                    (node, None, false)
                 }
-                Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message)),
+                Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message), false),
             };
+            if let Some(problem) = freed_task_problem(&header, future_in_place) {
+                report.errors.push(format!("task {} at {address:#x}: {problem}", header.id));
+                error.get_or_insert_with(|| problem.to_string());
+            }
             if running_on.is_some() {
                 roots_by_id.insert(header.id, root.clone());
             }
@@ -504,6 +501,18 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
             .cloned()
     });
     Some(closure)
+}
+
+/// Why a listed task's header cannot be a live task's: what a freed task's memory looks
+/// like (the allocator's words over its state) when tokio's own invariants show it.
+fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'static str> {
+    if header.state_bits >> compat::state_bits::REF_COUNT_SHIFT == 0 {
+        // The list holds a reference to every task on it.
+        return Some("its reference count is 0, yet its runtime lists it (freed or corrupt memory?)");
+    }
+    // tokio drops the future (or stores the output over it) before it marks a task complete.
+    (header.state() == TaskState::Complete && future_in_place)
+        .then_some("its state says complete, but its future is still in place (freed or corrupt memory?)")
 }
 
 /// The `flavor` reported for a LocalSet's task list.

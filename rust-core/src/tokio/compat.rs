@@ -78,6 +78,8 @@ pub mod state_bits {
     pub const COMPLETE: u64 = 0b10;
     pub const NOTIFIED: u64 = 0b100;
     pub const CANCELLED: u64 = 0b100000;
+    /// The reference count is the state word above its six flag bits.
+    pub const REF_COUNT_SHIFT: u32 = 6;
 }
 
 /// Functions whose local holds the future a thread blocks on, as `Pin<&mut F>`:

@@ -158,27 +158,27 @@ def test_truncated_core(debugger, kernel_core, percent):
 
 # --- A task freed while still listed --------------------------------------------------
 
-# Runs inside the debugger at the checkpoint: frees listed tasks the way the allocator
-# leaves them and asks for the report after each. glibc's free() of a small chunk puts its
-# tcache link, mangled with the chunk's address (`address >> 12` for an empty bin), and a
-# random key over the chunk's first 16 bytes: the task's state word and queue link. Whether
-# that link sets the state's COMPLETE bit (bit 1) depends on the address. A reused chunk
-# holds anything.
+# Runs inside the debugger at the checkpoint: frees listed tasks the way allocators leave
+# them and asks for the report after each. A freed chunk's first 16 bytes, the task's state
+# word and queue link, get the allocator's free-list words:
+# - `cleared`: zeros, as an allocator that clears freed memory, or glibc before 2.32 with an
+#   empty tcache bin (a NULL link), leaves them;
+# - `tcache`: glibc 2.32 and later: the link mangled with the chunk's address (`address >>
+#   12` for an empty bin) and a random key; whether that sets the state's COMPLETE bit
+#   (bit 1) depends on the address;
+# - `reused`: the chunk handed out again, every byte someone else's.
 FREED_SCRIPT = r"""
 import json
 manifest = json.load(open(MANIFEST))
 before = json.loads(run_command("async bt all --json"))
 address = {task["id"]: int(task["address"], 16) for task in before["tasks"]}
-parked = [manifest["tasks"][name] for name in ("level1", "sleeper", "notify_block", "closure_caller", "service")]
-complete_link = [task for task in parked if (address[task] >> 12) & 2]
-other_link = [task for task in parked if not (address[task] >> 12) & 2]
-victims = {"complete_link": complete_link[0], "other_link": other_link[0],
-           "reused": [task for task in parked if task not in (complete_link[0], other_link[0])][0]}
+victims = {"cleared": manifest["tasks"]["level1"], "tcache": manifest["tasks"]["sleeper"], "reused": manifest["tasks"]["service"]}
 reports = {}
-for how in ("complete_link", "other_link"):
-    at = address[victims[how]]
-    write_memory(at, (at >> 12).to_bytes(8, "little") + (0x5DD6B6D1C4B2E7F9).to_bytes(8, "little"))
-    reports[how] = run_command("async bt all --json")
+write_memory(address[victims["cleared"]], bytes(16))
+reports["cleared"] = run_command("async bt all --json")
+at = address[victims["tcache"]]
+write_memory(at, (at >> 12).to_bytes(8, "little") + (0x5DD6B6D1C4B2E7F9).to_bytes(8, "little"))
+reports["tcache"] = run_command("async bt all --json")
 # malloc's size field just before the chunk; the task's bytes fill it but for 16.
 at = address[victims["reused"]]
 chunk = int.from_bytes(read_memory(at - 8, 8), "little") & ~7
@@ -212,21 +212,29 @@ def test_task_freed_while_listed(debugger, tmp_path):
     assert before["errors"] == [] and len(every) == 7
     address = {task_id: every[task_id]["address"] for task_id in every}
 
-    # Its link sets COMPLETE while its future is still in place, which tokio never lets
-    # be: listed, with an error on it and in the report's errors.
-    victim = victims["complete_link"]
-    freed = by_id["complete_link"][victim]
-    assert sorted(by_id["complete_link"]) == sorted(every)
-    assert freed["state"] == "complete" and same_tree(freed["root"], every[victim]["root"])
-    assert freed["error"] == "its state says complete, but its future is still in place (freed or corrupt memory?)"
-    assert reports["complete_link"]["errors"] == ["task %d at %s: %s" % (victim, address[victim], freed["error"])]
+    # Cleared: no reference left, though the list holds one on every task it lists.
+    victim = victims["cleared"]
+    freed = by_id["cleared"][victim]
+    assert sorted(by_id["cleared"]) == sorted(every)
+    assert freed["state"] == "idle" and same_tree(freed["root"], every[victim]["root"])
+    assert freed["error"] == "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)"
+    errors = ["task %d at %s: %s" % (victim, address[victim], freed["error"])]
+    assert reports["cleared"]["errors"] == errors
 
-    # With COMPLETE clear, nothing in its bytes contradicts tokio: it reads as a task whose
-    # state word is the allocator's, its tree as it was (what the tool cannot tell).
-    victim = victims["other_link"]
-    freed = by_id["other_link"][victim]
-    assert freed["state"] != "complete" and same_tree(freed["root"], every[victim]["root"]) and "error" not in freed
-    assert reports["other_link"]["errors"] == reports["complete_link"]["errors"]
+    # glibc's tcache words: its state word is `address >> 12`, a large reference count.
+    # With bit 1 set it says complete while its future is still in place, which tokio never
+    # lets be; with bit 1 clear nothing in its bytes contradicts tokio, and it reads as a
+    # task whose state is the allocator's, its tree as it was (what no reader can tell).
+    victim = victims["tcache"]
+    freed = by_id["tcache"][victim]
+    assert sorted(by_id["tcache"]) == sorted(every) and same_tree(freed["root"], every[victim]["root"])
+    if (int(address[victim], 16) >> 12) & 2:
+        assert freed["state"] == "complete"
+        assert freed["error"] == "its state says complete, but its future is still in place (freed or corrupt memory?)"
+        errors.append("task %d at %s: %s" % (victim, address[victim], freed["error"]))
+    else:
+        assert freed["state"] != "complete" and "error" not in freed
+    assert reports["tcache"]["errors"] == errors
 
     # Reused, its vtable pointer is 0xa5a5...: an error naming it, and every other task of
     # its list still found (from the list's tail).
@@ -234,17 +242,16 @@ def test_task_freed_while_listed(debugger, tmp_path):
     reused = reports["reused"]
     assert sorted(by_id["reused"]) == sorted(task_id for task_id in every if task_id != victim)
     assert reused["runtimes"][0]["task_count"] == 7
-    errors = reused["errors"]
-    assert len(errors) == 2 and errors[1] == reports["complete_link"]["errors"][0]
+    assert len(reused["errors"]) == len(errors) + 1 and reused["errors"][1:] == errors
     assert re.fullmatch(
         r"runtime 0x[0-9a-f]+: task list shard \d+: cannot follow the task at %s: vtable of task %s: "
-        r"cannot read 8 bytes at 0xa5a5a5a5a5a5a5a5" % (address[victim], address[victim]), errors[0]), errors[0]
+        r"cannot read 8 bytes at 0xa5a5a5a5a5a5a5a5" % (address[victim], address[victim]), reused["errors"][0]), reused["errors"]
     for task_id, task in by_id["reused"].items():
         if task_id not in victims.values():
             assert same_tree(task, every[task_id])
     text = result["text"]
     assert text.startswith("tokio %s: 1 runtime (MultiThread), 6 of 7 tasks\n" % locked_version("tokio")), text
-    assert text.rstrip().endswith("\n".join("error: " + error for error in errors)), text
+    assert text.rstrip().endswith("\n".join("error: " + error for error in reused["errors"])), text
 
 
 # --- Stopped while tokio changes a task list ------------------------------------------

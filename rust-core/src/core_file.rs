@@ -65,6 +65,33 @@ impl CoreFileMemory {
     }
 }
 
+/// What a core file cut short lacks, as a sentence (`ulimit -c`, a full disk or a partial
+/// copy leave its headers promising segments past its end); `None` for a whole file, or one
+/// that is no ELF core at all.
+pub fn truncation_note(path: &Path) -> Option<String> {
+    let file = File::open(path).ok()?;
+    // SAFETY: as in `open`: read-only, and only the headers are read.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let elf = ElfFile64::<Endianness>::parse(&*map).ok()?;
+    let endian = elf.endian();
+    if elf.elf_header().e_type(endian) != ET_CORE {
+        return None;
+    }
+    let expected = elf
+        .elf_program_headers()
+        .iter()
+        .map(|header| header.p_offset(endian).saturating_add(header.p_filesz(endian)))
+        .max()?;
+    let present = map.len() as u64;
+    (expected > present).then(|| {
+        format!(
+            "core file {} is truncated: it has {present} of the {expected} bytes its headers describe, \
+             so memory stored past its end cannot be read",
+            path.display()
+        )
+    })
+}
+
 impl Memory for CoreFileMemory {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         let mut done = 0usize;

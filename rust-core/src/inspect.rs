@@ -13,13 +13,14 @@ use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::groups::group_tasks;
 use crate::memory::{Memory, WithExecutable};
 use crate::model::{
-    FutureNode, Report, RuntimeReport, TaskReport, ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
+    FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole, WorkerQueue, WorkerState,
+    REPORT_VERSION,
 };
 use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
-use crate::tokio::tasks::{TaskFuture, TaskReader, TaskWalk};
+use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value};
 
@@ -204,13 +205,13 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
                     state.current_task = context.current_task;
                 }
                 Ok(None) => {}
-                Err(error) => state.error = Some(format!("cannot read this thread's tokio context: {error}")),
+                Err(error) => state.error = Some(format!("cannot read its tokio context: {error}")),
             },
         }
         threads.push(state);
     }
     if runtimes.is_empty() {
-        if let Some(error) = threads.iter().find_map(|state| state.error.clone()) {
+        if let Some(error) = threads.iter().find_map(|state| Some(format!("thread {}: {}", state.input.tid, state.error.as_ref()?))) {
             return Err(Error::new(ErrorKind::Memory, error));
         }
         return Err(Error::new(
@@ -294,12 +295,19 @@ fn walk_tasks(
             },
             None => None,
         };
+        let handle = inject_of.iter().find(|(address, _)| *address == runtime_address).map(|(_, handle)| handle);
+        let shutting_down = handle.and_then(|handle| {
+            workers::shutting_down(handle)
+                .map_err(|error| report.errors.push(format!("runtime {runtime_address}: cannot read whether it is shutting down: {error}")))
+                .ok()
+        });
         report.runtimes.push(RuntimeReport {
             address: runtime_address.clone(),
             flavor,
             task_count: walk.addresses.len(),
             tokio_version: decoder.target().debug.tokio_version.clone(),
             inject,
+            shutting_down,
         });
         if all {
             // 100,000 reports: growing by doubling would hold one and a half copies at once.
@@ -340,21 +348,25 @@ fn walk_tasks(
                 continue;
             }
             crate::budget::note_reading_task(Some((header.id, address)));
-            let (root, error) = match task_reader.future(&header) {
+            let (root, mut error, future_in_place) = match task_reader.future(&header) {
                 Ok(TaskFuture::Running { ty, address }) => {
                     let mut root = decoder.decode(ty, address);
                     if let Some(frames) = running_on {
                         mark_running(&mut root, frames);
                     }
-                    (root, None)
+                    (root, None, true)
                 }
                 Ok(TaskFuture::Gone { ty, stage }) => {
                     let mut node = decoder.describe_type(ty, address);
                     node.error = Some(format!("the future is gone (task stage: {stage})"));
-                    (node, None)
+                    (node, None, false)
                 }
-                Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message)),
+                Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message), false),
             };
+            if let Some(problem) = freed_task_problem(&header, future_in_place) {
+                report.errors.push(format!("task {} at {address:#x}: {problem}", header.id));
+                error.get_or_insert_with(|| problem.to_string());
+            }
             if running_on.is_some() {
                 roots_by_id.insert(header.id, root.clone());
             }
@@ -399,6 +411,10 @@ fn thread_reports(
         } else if state.runtime.is_some() {
             ThreadRole::Other
         } else {
+            // Not shown: a thread whose context could not be read must still be accounted for.
+            if let Some(error) = &state.error {
+                errors.push(format!("thread {}: {error}", state.input.tid));
+            }
             continue;
         };
         let mut error = state.error;
@@ -535,6 +551,18 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
     let line = kept.map(|i| errors[i].clone()).unwrap_or_else(|| stop.to_string());
     errors.retain(|error| !error.contains(stop));
     errors.push(line);
+}
+
+/// Why a listed task's header cannot be a live task's: what a freed task's memory looks
+/// like (the allocator's words over its state) when tokio's own invariants show it.
+fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'static str> {
+    if header.state_bits >> compat::state_bits::REF_COUNT_SHIFT == 0 {
+        // The list holds a reference to every task on it.
+        return Some("its reference count is 0, yet its runtime lists it (freed or corrupt memory?)");
+    }
+    // tokio drops the future (or stores the output over it) before it marks a task complete.
+    (header.state() == TaskState::Complete && future_in_place)
+        .then_some("its state says complete, but its future is still in place (freed or corrupt memory?)")
 }
 
 /// The `flavor` reported for a LocalSet's task list.

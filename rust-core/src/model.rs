@@ -151,6 +151,9 @@ pub struct RuntimeReport {
     pub tokio_version: Option<String>,
     /// Task ids in a multi_thread runtime's inject queue, oldest first (null for others).
     pub inject: Option<Vec<u64>>,
+    /// The runtime has closed its task list to shut its tasks down (null for a LocalSet,
+    /// or when that could not be read).
+    pub shutting_down: Option<bool>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]

@@ -206,9 +206,18 @@ fn backtrace(
         let check: &InterruptCheck<'_> = &user_interrupt;
         let budget = Budget::new(request.limits, Some(check));
         let memory_read = PythonMemory { read: read_memory, interrupted: read_interrupted.clone() };
-        let report = with_memory(live_pid, core_path.as_deref(), debugger_memory, memory_read, |memory, source| {
+        // A truncated core explains every read that fails: say so first, or with the one error.
+        let truncated = core_path.as_deref().and_then(crate::core_file::truncation_note);
+        let mut report = with_memory(live_pid, core_path.as_deref(), debugger_memory, memory_read, |memory, source| {
             Ok(Report { memory_source: Some(source), ..inspect_within(&debug, memory, load_bias, &request, &budget)? })
+        })
+        .map_err(|error| match &truncated {
+            Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
+            None => error,
         })?;
+        if let Some(note) = truncated {
+            report.errors.insert(0, note);
+        }
         let format = match as_json {
             true => Format::Json(presentation.view),
             // No colour in a file.

@@ -124,6 +124,9 @@ fn render_header(out: &mut String, report: &Report) {
         shown
     );
     for runtime in &report.runtimes {
+        if runtime.shutting_down == Some(true) {
+            let _ = writeln!(out, "runtime {}: shutting down (its task list is closed)", runtime.address);
+        }
         if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
             let _ = writeln!(out, "runtime {}: inject queue: {}", runtime.address, task_list(inject));
         }

@@ -31,6 +31,8 @@ pub const HANDLE_OWNED_TASKS: &[&[&str]] = &[&["shared", "owned"]];
 /// `OwnedTasks.list: ShardedList{lists: Box<[Mutex<LinkedList>]>}` (1.33+).
 pub const OWNED_TASKS_SHARDS: &[&[&str]] = &[&["list", "lists"]];
 pub const OWNED_TASKS_COUNT: &[&[&str]] = &[&["list", "count", "v", "value"], &["list", "count"]];
+/// `OwnedTasks.closed: AtomicBool`, set when the runtime starts shutting its tasks down.
+pub const OWNED_TASKS_CLOSED: &str = "closed";
 pub const LINKED_LIST_TYPE_PREFIX: &str = "tokio::util::linked_list::LinkedList<";
 pub const LINKED_LIST_HEAD: &str = "head";
 pub const LINKED_LIST_TAIL: &str = "tail";
@@ -76,6 +78,8 @@ pub mod state_bits {
     pub const COMPLETE: u64 = 0b10;
     pub const NOTIFIED: u64 = 0b100;
     pub const CANCELLED: u64 = 0b100000;
+    /// The reference count is the state word above its six flag bits.
+    pub const REF_COUNT_SHIFT: u32 = 6;
 }
 
 /// Functions whose local holds the future a thread blocks on, as `Pin<&mut F>`:
@@ -273,8 +277,14 @@ pub mod workers {
     pub const QUEUE_REAL_HEAD_BITS: u32 = 32;
     pub const IS_SEARCHING: &str = "is_searching";
     pub const PARKER: &str = "park";
-    /// From a `Notified` (or a queue slot holding one) to the task's header pointer.
-    pub const NOTIFIED_HEADER: &[&[&str]] = &[&["__0", "raw", "ptr"], &["value", "value", "value", "__0", "raw", "ptr"]];
+    /// From a `Notified` (or a run queue slot holding one: tokio's `loom` `UnsafeCell(std
+    /// UnsafeCell{value: MaybeUninit{value: ManuallyDrop{value: Notified}}})`, where newer
+    /// std's `ManuallyDrop` holds `MaybeDangling(Notified)`) to the task's header pointer.
+    pub const NOTIFIED_HEADER: &[&[&str]] = &[
+        &["__0", "raw", "ptr"],
+        &["__0", "value", "value", "value", "__0", "__0", "raw", "ptr"],
+        &["__0", "value", "value", "value", "__0", "raw", "ptr"],
+    ];
     /// The inject queue's head (`Option<RawTask>`): 1.54 `Shared.inject: CachePadded<
     /// InjectQueue::Locked(Inject{synced: Mutex<inject::Synced{head}>})>`; before, the queue's
     /// `Synced` sits in the worker `Shared.synced: Mutex<worker::Synced{inject, ..}>`.

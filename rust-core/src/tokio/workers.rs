@@ -70,6 +70,12 @@ pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
     tasks.iter().map(notified_header).collect::<Result<Vec<u64>>>().map(Some)
 }
 
+/// Whether the runtime is shutting down: it has closed its task list, so it takes no new
+/// task and shuts down (drops) those it still lists.
+pub fn shutting_down(handle: &Value<'_>) -> Result<bool> {
+    Ok(handle.first_path(compat::HANDLE_OWNED_TASKS)?.field(compat::OWNED_TASKS_CLOSED)?.read_uint()? != 0)
+}
+
 /// The headers in a runtime's inject queue, oldest first.
 pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
     let head = handle.first_path(workers::INJECT_HEAD)?.read_pointer()?;

@@ -185,8 +185,8 @@ impl<'a> TaskReader<'a> {
             walk.addresses.push(next);
             let link = self
                 .read_vtable(next)
-                .and_then(|vtable| self.target.memory.read_u64(vtable + self.layouts.vtable_trailer_offset))
-                .and_then(|trailer| self.target.memory.read_u64(next + trailer + link_offset));
+                .and_then(|vtable| self.target.memory.read_u64(vtable.wrapping_add(self.layouts.vtable_trailer_offset)))
+                .and_then(|trailer| self.target.memory.read_u64(next.wrapping_add(trailer).wrapping_add(link_offset)));
             match link {
                 Ok(address) => next = address,
                 Err(error) => {
@@ -200,7 +200,7 @@ impl<'a> TaskReader<'a> {
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {
-        let vtable = self.target.memory.read_u64(header + self.layouts.header_vtable)?;
+        let vtable = self.target.memory.read_u64(header.wrapping_add(self.layouts.header_vtable))?;
         if vtable == 0 {
             return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
         }
@@ -210,19 +210,19 @@ impl<'a> TaskReader<'a> {
     }
 
     pub fn read_header(&self, address: u64) -> Result<TaskHeader> {
-        let state_bits = self.target.memory.read_u64(address + self.layouts.header_state)?;
+        let state_bits = self.target.memory.read_u64(address.wrapping_add(self.layouts.header_state))?;
         let vtable = self.read_vtable(address)?;
-        let id_offset = self.target.memory.read_u64(vtable + self.layouts.vtable_id_offset)?;
-        let id = self.target.memory.read_u64(address + id_offset)?;
+        let id_offset = self.target.memory.read_u64(vtable.wrapping_add(self.layouts.vtable_id_offset))?;
+        let id = self.target.memory.read_u64(address.wrapping_add(id_offset))?;
         Ok(TaskHeader { address, id, state_bits, vtable })
     }
 
     /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
     pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
-        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
-        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
+        let poll = self.target.memory.read_u64(header.vtable.wrapping_add(self.layouts.vtable_poll))?;
+        let core_offset = self.target.memory.read_u64(header.vtable.wrapping_add(self.layouts.vtable_scheduler_offset))?;
         let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
-        let stage = self.target.value_of_type(layout.stage, header.address + core_offset + layout.stage_offset);
+        let stage = self.target.value_of_type(layout.stage, header.address.wrapping_add(core_offset).wrapping_add(layout.stage_offset));
         let (variant, payload) = stage.variant()?;
         if variant != compat::STAGE_RUNNING_VARIANT {
             return Ok(TaskFuture::Gone { ty: layout.future_type, stage: variant.to_lowercase() });
@@ -233,11 +233,11 @@ impl<'a> TaskReader<'a> {
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
     pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
-        let poll = self.target.memory.read_u64(header.vtable + self.layouts.vtable_poll)?;
+        let poll = self.target.memory.read_u64(header.vtable.wrapping_add(self.layouts.vtable_poll))?;
         let Some(core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?.core_with_spawn_location else {
             return Ok(None);
         };
-        let core_offset = self.target.memory.read_u64(header.vtable + self.layouts.vtable_scheduler_offset)?;
+        let core_offset = self.target.memory.read_u64(header.vtable.wrapping_add(self.layouts.vtable_scheduler_offset))?;
         let core_address = header.address.checked_add(core_offset).ok_or_else(|| Error::layout("task core address overflows"))?;
         let field = self.target.value_of_type(core, core_address).field(compat::CORE_SPAWNED_AT)?;
         let pointer = field.read_pointer()?;

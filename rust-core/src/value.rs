@@ -61,7 +61,7 @@ impl<'a> Value<'a> {
         let ty = field
             .ty
             .ok_or_else(|| Error::layout(format!("field `{name}` of {} has no type", self.ty.name)))?;
-        self.target.value(ty, self.address + field.offset)
+        self.target.value(ty, self.address.wrapping_add(field.offset))
     }
 
     pub fn has_field(&self, name: &str) -> bool {
@@ -124,7 +124,7 @@ impl<'a> Value<'a> {
                     Some(ty) => self.target.debug.type_info(ty)?.size.unwrap_or(8),
                     None => 8,
                 };
-                let raw = self.target.memory.read_uint(self.address + discriminant.offset, size)?;
+                let raw = self.target.memory.read_uint(self.address.wrapping_add(discriminant.offset), size)?;
                 part.variants
                     .iter()
                     .find(|variant| variant.discr_value == Some(raw))
@@ -136,7 +136,7 @@ impl<'a> Value<'a> {
             .member
             .ty
             .ok_or_else(|| Error::layout(format!("variant {} of {} has no type", variant.member.name, self.ty.name)))?;
-        Ok((variant.member.name.clone(), self.target.value(ty, self.address + variant.member.offset)?))
+        Ok((variant.member.name.clone(), self.target.value(ty, self.address.wrapping_add(variant.member.offset))?))
     }
 
     /// The variant of an enum, or the type's own name for a non-enum.
@@ -200,7 +200,7 @@ impl<'a> Value<'a> {
                     .find(|variant| variant.discr_value.is_none())
                     .ok_or_else(|| Error::layout(format!("{} is not a nullable pointer", value.ty.name)))?;
                 let ty = some.member.ty.ok_or_else(|| Error::layout("variant without type"))?;
-                value = value.target.value(ty, value.address + some.member.offset)?;
+                value = value.target.value(ty, value.address.wrapping_add(some.member.offset))?;
                 continue;
             }
             let inner = value
@@ -228,7 +228,7 @@ impl<'a> Value<'a> {
             for value in frontier {
                 for field in &value.ty.fields {
                     let Some(ty) = field.ty else { continue };
-                    let child = value.target.value(ty, value.address + field.offset)?;
+                    let child = value.target.value(ty, value.address.wrapping_add(field.offset))?;
                     if field.name == name {
                         return Ok(child);
                     }
@@ -275,7 +275,7 @@ impl<'a> Value<'a> {
                 }
                 for field in &value.ty.fields {
                     if let Some(ty) = field.ty {
-                        next.push(value.target.value(ty, value.address + field.offset)?);
+                        next.push(value.target.value(ty, value.address.wrapping_add(field.offset))?);
                     }
                 }
             }
@@ -306,7 +306,7 @@ impl<'a> Value<'a> {
         let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
         (0..len)
             .map(|i| {
-                let slot = (head + i) % capacity;
+                let slot = head.wrapping_add(i) % capacity;
                 let address = slot
                     .checked_mul(stride)
                     .and_then(|offset| base.checked_add(offset))
@@ -327,6 +327,6 @@ impl<'a> Value<'a> {
         let element = data.ty.target.ok_or_else(|| Error::layout("slice pointer without element type"))?;
         let element = self.target.debug.type_info(element)?;
         let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        Ok((0..length).map(|i| self.target.value_of_type(element.clone(), base + i * stride)).collect())
+        Ok((0..length).map(|i| self.target.value_of_type(element.clone(), base.wrapping_add(i.wrapping_mul(stride)))).collect())
     }
 }

@@ -61,7 +61,7 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
             return Err(Error::layout(format!("linked list loops at {node:#x}")));
         }
         nodes.push(node);
-        node = list.target.memory.read_u64(node + next_offset)?;
+        node = list.target.memory.read_u64(node.wrapping_add(next_offset))?;
     }
     Ok((nodes, node_type))
 }

@@ -37,7 +37,9 @@ def gdb_stop(binary, how, args, workdir, stop_json, core):
     env = dict(os.environ, FUZZ_STOP_JSON=stop_json, FUZZ_STOP_CORE=core, FIXTURE_MANIFEST=os.path.join(workdir, "manifest.json"))
     base = ["gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off", "-ex", "source %s" % GDB_SCRIPT]
     if how == "attach":
-        with RunningFixture(binary, args[0], workdir, extra_args=args[1:]) as fixture:
+        # Without address randomisation (as GDB runs programs), so that a stop recorded
+        # again from an unchanged fixture has the same addresses and the corpus still fits.
+        with RunningFixture("setarch", "-R", workdir, extra_args=[binary] + args) as fixture:
             argv = base + ["-ex", "source %s" % STOP_SCRIPT, "-p", str(fixture.pid)]
             subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     else:

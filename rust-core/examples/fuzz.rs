@@ -4,8 +4,8 @@
 //!
 //! - `fuzz record NAME PROGRAM PROFILE STOP_JSON CORE OUT`: runs `inspect` over a core of a
 //!   fixture stop (made by tools/fuzz_images.py) and keeps every page it read, as an image.
-//! - `fuzz run [--execs N] [--seed S] [--corpus DIR] [TARGET...]`: runs N generated cases
-//!   per target (decoder, task-lists, loader), each a few writes at the places the core
+//! - `fuzz run [--execs N] [--seed S] [--corpus DIR] [TARGET[=N]...]`: runs N generated
+//!   cases per target (decoder, task-lists, loader), each a few writes at the places the core
 //!   reads on the real stop (or in the binary's sections), with values that break
 //!   structures: 0, -1, huge counts, pointers into the image, into other tasks, to
 //!   themselves, misaligned, dangling. A panic, or a case over 1 s, is a failure: its case
@@ -18,7 +18,7 @@ mod common;
 mod fuzzing;
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -36,7 +36,7 @@ fn main() {
         Some("record") if args.len() == 7 => record(&args[1], &args[2], &args[3], &args[4], &args[5], &args[6]),
         Some("run") => run(&args[1..]),
         _ => {
-            eprintln!("usage: fuzz record NAME PROGRAM PROFILE STOP_JSON CORE OUT | fuzz run [--execs N] [--seed S] [--corpus DIR] [TARGET...]");
+            eprintln!("usage: fuzz record NAME PROGRAM PROFILE STOP_JSON CORE OUT | fuzz run [--execs N] [--seed S] [--corpus DIR] [TARGET[=N]...]");
             std::process::exit(2);
         }
     }
@@ -88,6 +88,7 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
         program: program.to_string(),
         profile: profile.to_string(),
         load_bias,
+        tasks: report.tasks.len() as u64,
         request: stop["request"].clone(),
         pages,
     };
@@ -173,7 +174,7 @@ impl<'h> MemorySeed<'h> {
             fuzzing::decoder(debug, image, memory);
         });
         let walk_sites = sites(&|memory| {
-            let _ = all_task_ids(debug, memory, image.load_bias, &image.request(FULL));
+            fuzzing::task_lists(debug, image, memory, false);
         });
         let report = inspect(debug, &memory, image.load_bias, &image.request(FULL)).expect("the image inspects");
         let tasks = report.tasks.iter().filter_map(|t| u64::from_str_radix(t.address.trim_start_matches("0x"), 16).ok()).collect();
@@ -367,11 +368,17 @@ fn run(args: &[String]) {
             "--execs" => execs = rest.next().and_then(|n| n.replace('_', "").parse().ok()).expect("--execs N"),
             "--seed" => seed = rest.next().and_then(|n| n.parse().ok()).expect("--seed S"),
             "--corpus" => corpus = Some(PathBuf::from(rest.next().expect("--corpus DIR"))),
-            name => targets.push(TargetKind::named(name).unwrap_or_else(|| panic!("unknown target {name}"))),
+            spec => {
+                // TARGET or TARGET=EXECS.
+                let (name, count) = spec.split_once('=').map_or((spec, None), |(name, count)| (name, Some(count)));
+                let target = TargetKind::named(name).unwrap_or_else(|| panic!("unknown target {name}"));
+                let count = count.map(|count| count.replace('_', "").parse::<u64>().expect("TARGET=EXECS"));
+                targets.push((target, count));
+            }
         }
     }
     if targets.is_empty() {
-        targets = TargetKind::ALL.to_vec();
+        targets = TargetKind::ALL.iter().map(|&target| (target, None)).collect();
     }
     std::panic::set_hook(Box::new(|info| {
         let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
@@ -388,7 +395,8 @@ fn run(args: &[String]) {
     let harness = Harness::new(&fuzz_dir.join("images"), common::fixture);
     assert!(!harness.images.is_empty(), "no images in {} (make fuzz-images)", fuzz_dir.join("images").display());
     let mut results = Vec::new();
-    for target in targets {
+    for (target, count) in targets {
+        let execs = count.unwrap_or(execs);
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ target as u64 + 1);
         let started = Instant::now();
         let memory_seeds: Vec<MemorySeed> = match target {
@@ -406,8 +414,8 @@ fn run(args: &[String]) {
         };
         println!("{}: seeds ready in {:.1}s", target.name(), started.elapsed().as_secs_f64());
         let mut tally = Tally::default();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
-        let mut kept_per_subject: HashMap<String, u64> = HashMap::new();
+        // (subject, outcome) -> how often it came, and the first case that gave it.
+        let mut candidates: HashMap<(String, String), (u64, Case)> = HashMap::new();
         let mut last_report = Instant::now();
         for exec in 0..execs {
             let case = match target {
@@ -440,20 +448,19 @@ fn run(args: &[String]) {
                 Ok(_) => None,
             };
             if let Some(kind) = failed {
+                let case = if kind == "panic" { minimise_panic(&harness, case.clone()) } else { case.clone() };
                 std::fs::create_dir_all(&failures).unwrap();
                 let path = failures.join(format!("{}-{kind}-{}.case", target.name(), hash(&case.to_text())));
                 std::fs::write(&path, case.to_text()).unwrap();
             }
-            if let (Some(dir), Ok(Ok(outcome))) = (&corpus, &result) {
-                let kept = kept_per_subject.entry(case.subject.clone()).or_default();
-                if *kept < 60 && seen.insert((case.subject.clone(), outcome.clone())) {
-                    let minimal = minimise(&harness, case, outcome);
-                    let dir = dir.join(target.name());
-                    std::fs::create_dir_all(&dir).unwrap();
-                    let text = minimal.to_text();
-                    std::fs::write(dir.join(format!("{}.case", hash(&text))), text).unwrap();
-                    *kept += 1;
-                    tally.kept += 1;
+            if let Ok(Ok(outcome)) = result {
+                let full = candidates.len() >= MAX_CANDIDATES;
+                match candidates.entry((case.subject.clone(), outcome)) {
+                    std::collections::hash_map::Entry::Occupied(mut seen) => seen.get_mut().0 += 1,
+                    std::collections::hash_map::Entry::Vacant(new) if !full => {
+                        new.insert((1, case));
+                    }
+                    _ => {}
                 }
             }
             if last_report.elapsed() > Duration::from_secs(60) {
@@ -471,6 +478,11 @@ fn run(args: &[String]) {
             }
         }
         let wall = started.elapsed();
+        if let Some(dir) = &corpus {
+            let choosing = Instant::now();
+            tally.kept = keep_rarest(&harness, target, candidates, &dir.join(target.name()));
+            println!("{}: {} cases kept in {} ({:.0}s)", target.name(), tally.kept, dir.display(), choosing.elapsed().as_secs_f64());
+        }
         println!(
             "{}: {} execs in {:.0}s ({:.0} exec/s), slowest {:.1} ms, {} panics, {} over 1 s, {} cases kept",
             target.name(),
@@ -511,6 +523,39 @@ fn run(args: &[String]) {
     }
 }
 
+/// Outcomes remembered per target (beyond, only those already seen are counted).
+const MAX_CANDIDATES: usize = 200_000;
+
+/// Cases kept per image (or per binary for the loader).
+fn kept_per_subject(target: TargetKind) -> usize {
+    match target {
+        TargetKind::Decoder => 30,
+        TargetKind::TaskLists => 20,
+        // Each loads a whole binary: seconds in a debug build.
+        TargetKind::Loader => 4,
+    }
+}
+
+/// Writes to `dir` the cases of the rarest outcomes of each subject, minimised: rare
+/// outcomes are the paths random writes seldom reach. Returns how many.
+fn keep_rarest(harness: &Harness, target: TargetKind, candidates: HashMap<(String, String), (u64, Case)>, dir: &Path) -> u64 {
+    let mut by_subject: HashMap<String, Vec<(u64, String, Case)>> = HashMap::new();
+    for ((subject, outcome), (count, case)) in candidates {
+        by_subject.entry(subject).or_default().push((count, outcome, case));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let mut kept = 0;
+    for (_, mut outcomes) in by_subject {
+        outcomes.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        for (_, outcome, case) in outcomes.into_iter().take(kept_per_subject(target)) {
+            let text = minimise(harness, case, &outcome).to_text();
+            std::fs::write(dir.join(format!("{}.case", hash(&text))), text).unwrap();
+            kept += 1;
+        }
+    }
+    kept
+}
+
 /// The case with every write that does not change the outcome taken out.
 fn minimise(harness: &Harness, mut case: Case, outcome: &str) -> Case {
     let mut i = 0;
@@ -519,6 +564,22 @@ fn minimise(harness: &Harness, mut case: Case, outcome: &str) -> Case {
         smaller.writes.remove(i);
         let same = catch_unwind(AssertUnwindSafe(|| harness.run(&smaller))).ok().and_then(|r| r.ok()).as_deref() == Some(outcome);
         if same {
+            case = smaller;
+        } else {
+            i += 1;
+        }
+    }
+    case
+}
+
+/// A panicking case with every write it panics without taken out.
+fn minimise_panic(harness: &Harness, mut case: Case) -> Case {
+    let mut i = 0;
+    while i < case.writes.len() {
+        let mut smaller = case.clone();
+        smaller.writes.remove(i);
+        if catch_unwind(AssertUnwindSafe(|| harness.run(&smaller))).is_err() {
+            harness.forget_debug_info();
             case = smaller;
         } else {
             i += 1;

@@ -21,11 +21,16 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::{Error, Result};
-use tokio_async_core::inspect::{all_task_ids, inspect, Request};
-use tokio_async_core::memory::Memory;
+use tokio_async_core::future::FutureDecoder;
+use tokio_async_core::inspect::{inspect, Request};
+use tokio_async_core::memory::{Memory, WithExecutable};
 use tokio_async_core::model::Report;
 use tokio_async_core::output::{self, Format};
 use tokio_async_core::render::{TextOptions, View};
+use tokio_async_core::tokio::context::{find_context_variable, read_thread_context};
+use tokio_async_core::tokio::tasks::{TaskFuture, TaskReader};
+use tokio_async_core::tokio::workers::{current_thread_queue, inject_queue, worker_core};
+use tokio_async_core::value::Target;
 
 pub const PAGE: u64 = 4096;
 const IMAGE_MAGIC: &str = "tokio-async fuzz image 1";
@@ -37,6 +42,8 @@ pub struct Image {
     pub program: String,
     pub profile: String,
     pub load_bias: u64,
+    /// How many tasks the stop reported when the image was made.
+    pub tasks: u64,
     /// The request of the stop as the glue made it (JSON).
     pub request: serde_json::Value,
     pub pages: FxHashMap<u64, Box<[u8]>>,
@@ -52,6 +59,7 @@ impl Image {
             "program": self.program,
             "profile": self.profile,
             "load_bias": self.load_bias,
+            "tasks": self.tasks,
             "request": self.request,
         });
         let mut out = format!("{IMAGE_MAGIC}\n{header}\n").into_bytes();
@@ -118,6 +126,7 @@ impl Image {
             program: text("program")?,
             profile: text("profile")?,
             load_bias: header["load_bias"].as_u64().ok_or("no load_bias")?,
+            tasks: header["tasks"].as_u64().ok_or("no tasks")?,
             request: header["request"].clone(),
             pages,
         })
@@ -222,9 +231,10 @@ pub struct Write {
 pub enum TargetKind {
     /// `inspect` of every task, locals, groups and wait edges, rendered as text and JSON.
     Decoder,
-    /// The task-list walk (`all_task_ids`), then `inspect` of every task without locals.
+    /// The walk of the task lists and run queues, and each task's header (`task_lists`).
     TaskLists,
-    /// Loading a fixture binary's ELF and DWARF, then inspecting an unmutated stop of it.
+    /// Loading a fixture binary's ELF and DWARF, then walking and decoding the tasks of an
+    /// unmutated stop of it (the DWARF is parsed as the walk asks).
     Loader,
 }
 
@@ -358,7 +368,7 @@ impl Harness {
                 let memory = PatchedMemory { image, writes: &case.writes };
                 Ok(match case.target {
                     TargetKind::Decoder => decoder(debug, image, &memory),
-                    _ => task_lists(debug, image, &memory),
+                    _ => task_lists(debug, image, &memory, false),
                 })
             }
             TargetKind::Loader => {
@@ -390,7 +400,7 @@ impl Harness {
             Ok(debug) => {
                 // The DWARF is parsed lazily: a stop of the same binary makes the core read it.
                 match self.images.iter().find(|image| image.program == program && image.profile == profile) {
-                    Some(image) => format!("loaded; {}", decoder(&debug, image, &PatchedMemory { image, writes: &[] })),
+                    Some(image) => format!("loaded; {}", task_lists(&debug, image, &PatchedMemory { image, writes: &[] }, true)),
                     None => "loaded".to_string(),
                 }
             }
@@ -416,15 +426,92 @@ pub fn decoder(debug: &DebugInfo, image: &Image, memory: &dyn Memory) -> Outcome
     outcome(&report)
 }
 
-/// The task-list target: the walk alone (task ids for completion), then every task.
-pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory) -> Outcome {
-    let request = image.request(RequestOptions { all: true, locals: false, group: false, wait_edges: false });
-    let ids = all_task_ids(debug, memory, image.load_bias, &request);
-    let report = inspect(debug, memory, image.load_bias, &request);
-    if let Ok(report) = &report {
-        render(report);
+/// The task-list target: from each thread's tokio context, every runtime's task lists
+/// (the walker), its inject queue and the workers' run queues, with each listed task's
+/// header, future type and spawn location; with `decode`, each task's future too. No
+/// stack frames: the lists alone.
+pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode: bool) -> Outcome {
+    let memory = WithExecutable { inner: memory, debug, load_bias: image.load_bias };
+    let target = Target::new(debug, &memory, image.load_bias);
+    let variable = match find_context_variable(debug) {
+        Ok(variable) => variable,
+        Err(error) => return format!("context: {}", shape(&error.message)),
+    };
+    let reader = match TaskReader::new(&target) {
+        Ok(reader) => reader,
+        Err(error) => return format!("tasks: {}", shape(&error.message)),
+    };
+    let decoder = FutureDecoder::new(&target).with_tasks(&reader);
+    let mut notes: Vec<String> = Vec::new();
+    let mut note = |what: &str, result: std::result::Result<usize, Error>| match result {
+        Ok(count) => notes.push(format!("{what} {count}")),
+        Err(error) => notes.push(format!("{what}: {}", shape(&error.message))),
+    };
+    let mut runtimes = Vec::new();
+    let mut headers = Vec::new();
+    for thread in image.request["threads"].as_array().into_iter().flatten() {
+        let Some(fs_base) = thread["fs_base"].as_u64() else { continue };
+        let context = match read_thread_context(&target, &variable, fs_base) {
+            Ok(Some(context)) => context,
+            Ok(None) => continue,
+            Err(error) => {
+                note("thread", Err(error));
+                continue;
+            }
+        };
+        if let Some(context) = &context.worker_context {
+            match worker_core(context) {
+                Ok(Some(core)) => headers.extend(core.lifo_slot.into_iter().chain(core.run_queue)),
+                Ok(None) => {}
+                Err(error) => note("worker", Err(error)),
+            }
+        }
+        if let Some(context) = &context.current_thread_context {
+            match current_thread_queue(context) {
+                Ok(queue) => headers.extend(queue.into_iter().flatten()),
+                Err(error) => note("current_thread queue", Err(error)),
+            }
+        }
+        let Some(runtime) = context.handle else { continue };
+        if runtimes.contains(&runtime.handle.address) {
+            continue;
+        }
+        runtimes.push(runtime.handle.address);
+        match inject_queue(&runtime.handle) {
+            Ok(queue) => headers.extend(queue),
+            Err(error) => note("inject", Err(error)),
+        }
+        match reader.task_addresses(&runtime.handle) {
+            Ok(walk) => {
+                note("walk", Ok(walk.addresses.len()));
+                for problem in &walk.problems {
+                    note(&shape(problem), Ok(0));
+                }
+                headers.extend(walk.addresses);
+            }
+            Err(error) => note("walk", Err(error)),
+        }
     }
-    format!("ids {}; {}", ids.map(|ids| ids.len().to_string()).unwrap_or_else(|e| shape(&e.message)), outcome(&report))
+    let mut tasks = 0;
+    for address in headers {
+        let task = reader.read_header(address).and_then(|header| {
+            let _ = reader.spawn_location(&header);
+            reader.future(&header)
+        });
+        match task {
+            Ok(TaskFuture::Running { ty, address }) => {
+                tasks += 1;
+                if decode {
+                    decoder.decode(ty, address);
+                }
+            }
+            Ok(TaskFuture::Gone { .. }) => tasks += 1,
+            Err(error) => note("task", Err(error)),
+        }
+    }
+    notes.sort();
+    notes.dedup();
+    format!("{} runtimes, {tasks} tasks; {}", runtimes.len(), notes.join(" | "))
 }
 
 fn render(report: &Report) {

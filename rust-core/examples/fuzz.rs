@@ -11,6 +11,7 @@
 //!   themselves, misaligned, dangling. A panic, or a case over 1 s, is a failure: its case
 //!   goes to `fuzz/failures/`. Cases with an outcome not seen before are minimised and
 //!   written to the corpus dir (for `fuzz/corpus`).
+//! - `fuzz replay CASE...`: runs case files, printing each one's outcome and time.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -35,6 +36,7 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("record") if args.len() == 7 => record(&args[1], &args[2], &args[3], &args[4], &args[5], &args[6]),
         Some("run") => run(&args[1..]),
+        Some("replay") => replay(&args[1..]),
         _ => {
             eprintln!("usage: fuzz record NAME PROGRAM PROFILE STOP_JSON CORE OUT | fuzz run [--execs N] [--seed S] [--corpus DIR] [TARGET[=N]...]");
             std::process::exit(2);
@@ -107,6 +109,18 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
         report.errors.len(),
         report.errors.iter().map(|e| format!("\n  error: {e}")).collect::<String>()
     );
+}
+
+/// Runs case files one by one: their outcome and time (to look into a failure).
+fn replay(paths: &[String]) {
+    let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+    for path in paths {
+        let case = Case::parse(&std::fs::read_to_string(path).expect("case reads")).expect("case parses");
+        harness.warm(&case);
+        let begun = Instant::now();
+        let outcome = harness.run(&case);
+        println!("{path}: {:.3}s: {outcome:?}", begun.elapsed().as_secs_f64());
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -422,6 +436,7 @@ fn run(args: &[String]) {
                 TargetKind::Loader => binary_seeds[exec as usize % binary_seeds.len()].case(&mut rng),
                 _ => memory_seeds[exec as usize % memory_seeds.len()].case(&mut rng, target),
             };
+            harness.warm(&case);
             let begun = Instant::now();
             let result = catch_unwind(AssertUnwindSafe(|| harness.run(&case)));
             let took = begun.elapsed();
@@ -438,20 +453,20 @@ fn run(args: &[String]) {
                     println!("PANIC in {} ({}): {message}\n{}", target.name(), case.subject, case.to_text());
                     // A panic may leave the cached DWARF's locks poisoned: load it again.
                     harness.forget_debug_info();
-                    Some("panic")
+                    Some(("panic", format!("# panic: {message}\n")))
                 }
                 Ok(_) if took > Duration::from_secs(1) => {
                     tally.slow += 1;
                     println!("SLOW {} ({:.2}s): {}", target.name(), took.as_secs_f64(), case.to_text());
-                    Some("slow")
+                    Some(("slow", format!("# took {:.2}s\n", took.as_secs_f64())))
                 }
                 Ok(_) => None,
             };
-            if let Some(kind) = failed {
+            if let Some((kind, note)) = failed {
                 let case = if kind == "panic" { minimise_panic(&harness, case.clone()) } else { case.clone() };
                 std::fs::create_dir_all(&failures).unwrap();
                 let path = failures.join(format!("{}-{kind}-{}.case", target.name(), hash(&case.to_text())));
-                std::fs::write(&path, case.to_text()).unwrap();
+                std::fs::write(&path, note + &case.to_text()).unwrap();
             }
             if let Ok(Ok(outcome)) = result {
                 let full = candidates.len() >= MAX_CANDIDATES;

@@ -359,6 +359,18 @@ impl Harness {
         })
     }
 
+    /// Loads what the case needs beforehand, so that its run is timed alone.
+    pub fn warm(&self, case: &Case) {
+        match case.target {
+            TargetKind::Loader => {}
+            _ => {
+                if let Some(image) = self.image(&case.subject) {
+                    self.debug_info(&image.program, &image.profile);
+                }
+            }
+        }
+    }
+
     /// Runs one case; `Err` only for a case that names what does not exist.
     pub fn run(&self, case: &Case) -> std::result::Result<Outcome, String> {
         match case.target {

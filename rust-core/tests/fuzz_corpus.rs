@@ -52,11 +52,29 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
         // An image that no longer gives its stop's tasks was made from an older fixture:
         // its cases still run, but land on less of what the core reads.
         for image in &harness.images {
-            let memory = fuzzing::PatchedMemory { image, writes: &[] };
-            let debug = harness.debug_info(&image.program, &image.profile);
-            let outcome = fuzzing::decoder(debug, image, &memory);
-            if !outcome.contains(&format!(" {} tasks (0 failing)", image.tasks)) || !outcome.ends_with("; ") {
-                eprintln!("note: image {} is stale (now: {outcome}); `make fuzz-images` records it again", image.name);
+            let path = PathBuf::from(format!("{} (unchanged)", image.name));
+            if sender.send(Event::Started(path.clone())).is_err() {
+                return;
+            }
+            let started = Instant::now();
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let memory = fuzzing::PatchedMemory { image, writes: &[] };
+                fuzzing::decoder(harness.debug_info(&image.program, &image.profile), image, &memory)
+            }));
+            let message = match result {
+                Ok(outcome) => {
+                    if !outcome.contains(&format!(" {} tasks (0 failing)", image.tasks)) || !outcome.ends_with("; ") {
+                        eprintln!("note: image {} is stale (now: {outcome}); `make fuzz-images` records it again", image.name);
+                    }
+                    None
+                }
+                Err(payload) => {
+                    harness.forget_debug_info();
+                    Some(panic_message(payload))
+                }
+            };
+            if sender.send(Event::Finished(path, message, started.elapsed())).is_err() {
+                return;
             }
         }
         for path in paths {
@@ -72,11 +90,7 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
             let message = result.err().map(|payload| {
                 // A panic may have poisoned the cached DWARF's locks.
                 harness.forget_debug_info();
-                payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic".into())
+                panic_message(payload)
             });
             if sender.send(Event::Finished(path, message, started.elapsed())).is_err() {
                 return;
@@ -87,14 +101,19 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
     let mut slowest = (Duration::ZERO, PathBuf::new());
     let mut running = PathBuf::new();
     let mut finished = 0;
-    while finished < cases.len() {
+    let images = std::fs::read_dir(fuzzing::fuzz_dir().join("images"))
+        .unwrap()
+        .filter(|entry| entry.as_ref().is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "img")))
+        .count();
+    while finished < cases.len() + images {
         let (path, message, took) = match receiver.recv_timeout(HANG) {
             Ok(Event::Started(path)) => {
                 running = path;
                 continue;
             }
             Ok(Event::Finished(path, message, took)) => (path, message, took),
-            Err(_) => panic!("{} ran for over {HANG:?}, or the replay died", running.display()),
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{} ran for over {HANG:?}", running.display()),
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the replay stopped at {}", running.display()),
         };
         finished += 1;
         if let Some(message) = message {
@@ -104,8 +123,16 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
             slowest = (took, path);
         }
     }
-    eprintln!("{} cases; slowest {:.2}s: {}", cases.len(), slowest.0.as_secs_f64(), slowest.1.display());
-    assert!(failures.is_empty(), "{} cases panicked:\n{}", failures.len(), failures.join("\n"));
+    eprintln!("{} images and {} cases; slowest {:.2}s: {}", images, cases.len(), slowest.0.as_secs_f64(), slowest.1.display());
+    assert!(failures.is_empty(), "{} images or cases panicked:\n{}", failures.len(), failures.join("\n"));
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic".into())
 }
 
 #[test]

@@ -6,6 +6,10 @@
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
 # make wheel - the pip wheel (maturin, abi3), in target/wheels
+# make fuzz - the fuzzing campaign (decoder, task-list walker, ELF/DWARF loader) over real
+#             fixture stops: FUZZ_TARGETS="decoder=N task-lists=N loader=N" executions;
+#             prints executions, exec/s, slowest input and panics per target
+# make fuzz-images - record again the fixture stops the fuzzer mutates (fuzz/images, GDB)
 
 CARGO ?= cargo
 PYTHON ?= python3
@@ -13,7 +17,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall wheel clean
+.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -53,6 +57,21 @@ uninstall:
 
 wheel:
 	@PYTHON=$(PYTHON) tools/wheel.sh
+
+# Optimized, but with the overflow checks and debug assertions the tests run with, in a
+# target dir of its own; niced, one process (one core).
+FUZZ_TARGETS ?= decoder=20000 task-lists=200000 loader=100
+FUZZ_SEED ?= 1
+# Where cases with outcomes not seen before go (minimised); fuzz/corpus is what is replayed.
+FUZZ_CORPUS ?= target/fuzz/corpus
+
+fuzz:
+	CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_TARGET_DIR=target/fuzz \
+		$(CARGO) build --release --no-default-features -p tokio-async-core --example fuzz
+	nice -n 10 target/fuzz/release/examples/fuzz run --seed $(FUZZ_SEED) --corpus $(FUZZ_CORPUS) $(FUZZ_TARGETS)
+
+fuzz-images:
+	$(PYTHON) tools/fuzz_images.py
 
 clean:
 	$(CARGO) clean

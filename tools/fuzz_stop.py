@@ -1,0 +1,28 @@
+"""Sourced by GDB (after gdb-scripts/tokio_async.py) at a fixture's stop, for `make
+fuzz-images`: writes the request the glue would send for `async bt all full --json` (the
+threads, their thread pointers and frames) and the load bias to $FUZZ_STOP_JSON, then a
+core file of the stop to $FUZZ_STOP_CORE. tools/fuzz_images.py drives it."""
+
+import json
+import os
+
+import gdb
+
+from tokio_async_glue import commands
+from tokio_async_glue.gdb_adapter import GdbAdapter
+
+adapter = GdbAdapter()
+_, load_bias, threads = commands._stopped_program(adapter)
+stop = {
+    "load_bias": load_bias,
+    "request": {
+        "threads": [thread.to_request() for thread in threads],
+        "all": True,
+        "locals": True,
+        "group": True,
+        "wait_edges": True,
+    },
+}
+with open(os.environ["FUZZ_STOP_JSON"], "w") as out:
+    json.dump(stop, out)
+gdb.execute("gcore %s" % os.environ["FUZZ_STOP_CORE"], to_string=True)

@@ -347,6 +347,6 @@ impl<'a> Value<'a> {
         let element = data.ty.target.ok_or_else(|| Error::layout("slice pointer without element type"))?;
         let element = self.target.debug.type_info(element)?;
         let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        (0..length).map(|i| Ok(self.target.value_of_type(element.clone(), offset(base, i.checked_mul(stride).unwrap_or(u64::MAX))?))).collect()
+        (0..length).map(|i| Ok(self.target.value_of_type(element.clone(), offset(base, i.saturating_mul(stride))?))).collect()
     }
 }

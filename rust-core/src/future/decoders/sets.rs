@@ -112,7 +112,7 @@ pub fn select_all<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcom
     let data = vec.find_field("pointer")?.read_pointer()?;
     let children = (0..length)
         .map(|i| {
-            let address = crate::value::offset(data, i.checked_mul(stride).unwrap_or(u64::MAX))?;
+            let address = crate::value::offset(data, i.saturating_mul(stride))?;
             Ok(pending_branch(&vec.target.value_of_type(element.clone(), address), i as usize))
         })
         .collect::<Result<Vec<_>>>()?;

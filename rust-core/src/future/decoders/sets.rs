@@ -111,7 +111,7 @@ pub fn select_all<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcom
     }
     let data = vec.find_field("pointer")?.read_pointer()?;
     let children = (0..length)
-        .map(|i| pending_branch(&vec.target.value_of_type(element.clone(), data + i * stride), i as usize))
+        .map(|i| pending_branch(&vec.target.value_of_type(element.clone(), data.wrapping_add(i.wrapping_mul(stride))), i as usize))
         .collect();
     Ok(tree(NodeKind::SelectAll, "select_all", children, json!({})))
 }

@@ -418,13 +418,8 @@ impl Harness {
             }
         };
         let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir(&self.scratch);
         outcome
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.scratch);
     }
 }
 

@@ -49,7 +49,7 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
     };
     let raw_state = target
         .memory
-        .read_uint(address + discriminant.offset, size)
+        .read_uint(address.wrapping_add(discriminant.offset), size)
         .map_err(|error| error.context(format!("state of {} at {address:#x}", info.name)))?;
     let (index, variant) = part.variants.iter().enumerate().find(|(_, variant)| variant.discr_value == Some(raw_state)).ok_or_else(|| {
         Error::layout(format!(
@@ -58,7 +58,7 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
         ))
     })?;
     let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address + variant.member.offset)?, index })
+    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, address.wrapping_add(variant.member.offset))?, index })
 }
 
 /// A coroutine env's state, without decoding anything else.

@@ -221,7 +221,7 @@ impl<'h> MemorySeed<'h> {
             4 => rng.next() % 300,
             5 => *rng.pick(&HUGE),
             // A pointer somewhere into the image, or at a place the core reads.
-            6 => rng.pick(&self.pages) + (rng.next() % PAGE & !7),
+            6 => rng.pick(&self.pages) + ((rng.next() % PAGE) & !7),
             7 => rng.pick(&self.decode_sites).0,
             // Misaligned, or a little off.
             8 => original.wrapping_add(1 + rng.next() % 7),
@@ -411,7 +411,7 @@ fn run(args: &[String]) {
     let mut results = Vec::new();
     for (target, count) in targets {
         let execs = count.unwrap_or(execs);
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ target as u64 + 1);
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (target as u64 + 1));
         let started = Instant::now();
         let memory_seeds: Vec<MemorySeed> = match target {
             TargetKind::Loader => Vec::new(),

@@ -101,11 +101,8 @@ impl Image {
             Ok(head)
         };
         let mut pages = FxHashMap::default();
-        loop {
-            let address = match take(8) {
-                Ok(bytes) => u64::from_le_bytes(bytes.try_into().unwrap()),
-                Err(_) => break,
-            };
+        while let Ok(bytes) = take(8) {
+            let address = u64::from_le_bytes(bytes.try_into().unwrap());
             let mut page = vec![0u8; PAGE as usize];
             let mut word = 0;
             while word < 512 {
@@ -337,7 +334,7 @@ impl Harness {
     /// The DWARF of a fixture, loaded once (and kept for the life of the process).
     pub fn debug_info(&self, program: &str, profile: &str) -> &'static DebugInfo {
         let key = (program.to_string(), profile.to_string());
-        *self.debug.borrow_mut().entry(key).or_insert_with(|| {
+        self.debug.borrow_mut().entry(key).or_insert_with(|| {
             let path = (self.build)(program, profile);
             Box::leak(Box::new(DebugInfo::load(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))))
         })
@@ -351,7 +348,7 @@ impl Harness {
     /// The bytes of a fixture binary, read once.
     pub fn binary(&self, program: &str, profile: &str) -> &'static [u8] {
         let key = (program.to_string(), profile.to_string());
-        *self.binaries.borrow_mut().entry(key).or_insert_with(|| {
+        self.binaries.borrow_mut().entry(key).or_insert_with(|| {
             let path = (self.build)(program, profile);
             let mut bytes = Vec::new();
             std::fs::File::open(&path).and_then(|mut file| file.read_to_end(&mut bytes)).expect("fixture binary reads");
@@ -418,13 +415,8 @@ impl Harness {
             }
         };
         let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir(&self.scratch);
         outcome
-    }
-}
-
-impl Drop for Harness {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.scratch);
     }
 }
 

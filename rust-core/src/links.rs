@@ -65,7 +65,8 @@ fn detail_str(node: &FutureNode, key: &str) -> Option<String> {
     detail.get(key)?.as_str().map(str::to_string)
 }
 
-fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {
+/// Calls `f` on `node` and every node below it.
+pub(crate) fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {
     f(node);
     for child in &node.children {
         visit(child, f);

@@ -192,6 +192,17 @@ pub struct ThreadReport {
     pub error: Option<String>,
 }
 
+impl ThreadReport {
+    /// The thread's block_on future, not the task it may be running (that is a task's).
+    pub fn own_block_on_future(&self) -> Option<&FutureNode> {
+        if self.current_task.is_none() { self.future.as_ref() } else { self.block_on_future.as_ref() }
+    }
+
+    pub fn own_block_on_future_mut(&mut self) -> Option<&mut FutureNode> {
+        if self.current_task.is_none() { self.future.as_mut() } else { self.block_on_future.as_mut() }
+    }
+}
+
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkerState {

@@ -74,6 +74,12 @@ fn outcome(result: Result<String>) -> Outcome {
     }
 }
 
+/// Whether the debugger's own interrupt check (`interrupted()`) says stop; an exception
+/// it raises (LLDB delivers Ctrl-C as one) says so too.
+fn debugger_asks_to_stop(interrupted: Option<&Bound<'_, PyAny>>) -> bool {
+    interrupted.is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+}
+
 /// How often a wait for the DWARF load looks for Ctrl-C.
 const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -102,7 +108,7 @@ impl PendingBinary {
             Some(Load::Running(handle)) => {
                 let asked_to_stop = || {
                     py.check_signals().is_err()
-                        || interrupted.as_ref().is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+                        || debugger_asks_to_stop(interrupted.as_ref())
                 };
                 while !handle.is_finished() {
                     if asked_to_stop() {
@@ -194,7 +200,7 @@ fn backtrace(
             // request (LLDB); or a read through the debugger that was interrupted.
             read_interrupted.get()
                 || py.check_signals().is_err()
-                || interrupted.as_ref().is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+                || debugger_asks_to_stop(interrupted.as_ref())
         }
     };
     outcome(guarded(|| {

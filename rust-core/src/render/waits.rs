@@ -16,7 +16,7 @@ pub fn render_waits(out: &mut String, report: &Report, style: &Style) {
     let mut current: Option<&Resource> = None;
     for edge in edges {
         if current != Some(&edge.resource) {
-            let _ = writeln!(out, "{}:", resource_name(&edge.resource, edge));
+            let _ = writeln!(out, "{}:", resource_name(&edge.resource, edge.to));
             current = Some(&edge.resource);
         }
         let _ = writeln!(out, "  {}", edge_line(edge, style));
@@ -42,14 +42,14 @@ fn at(location: &Option<Location>, style: &Style) -> String {
     location.as_ref().map(|at| style.file(&format!("{}:{}", at.file, at.line))).unwrap_or_else(|| "?".into())
 }
 
-/// `Mutex 0x…` / `JoinHandle of task 8`.
-fn resource_name(resource: &Resource, edge: &WaitEdge) -> String {
+/// `Mutex 0x…` / `JoinHandle of task 8` (the task waited for, `to`).
+fn resource_name(resource: &Resource, to: Party) -> String {
     let kind = match resource.kind {
         "mutex" => "Mutex",
         "rwlock" => "RwLock",
         "semaphore" => "Semaphore",
         "notify" => "Notify",
-        "task" => return format!("JoinHandle of {}", party_name(edge.to)),
+        "task" => return format!("JoinHandle of {}", party_name(to)),
         other => other,
     };
     format!("{kind} {}", resource.address)
@@ -74,7 +74,7 @@ fn edge_line(edge: &WaitEdge, style: &Style) -> String {
 pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
     let mut line = String::from("deadlock:");
     for edge in &deadlock.edges {
-        let _ = write!(line, " {} ({}) → {} →", party_name(edge.from), at(&edge.location, style), resource_name(&edge.resource, edge));
+        let _ = write!(line, " {} ({}) → {} →", party_name(edge.from), at(&edge.location, style), resource_name(&edge.resource, edge.to));
     }
     match deadlock.edges.first() {
         Some(first) => line.push_str(&format!(" {}", party_name(first.from))),
@@ -90,20 +90,11 @@ fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
         [one] => format!("waiting for it: task {one}"),
         many => format!("waiting for it: tasks {}", many.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
     };
-    let edge = WaitEdge {
-        from: Party::Task(futurelock.task),
-        to: Party::Task(futurelock.task),
-        resource: futurelock.resource.clone(),
-        location: None,
-        held_at: None,
-        possible: false,
-        idle_future: false,
-    };
     format!(
         "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",
         futurelock.task,
         futurelock.local.split('.').next().unwrap_or(&futurelock.local),
         at(&futurelock.location, style),
-        resource_name(&futurelock.resource, &edge)
+        resource_name(&futurelock.resource, Party::Task(futurelock.task))
     )
 }

@@ -8,6 +8,7 @@ mod deadlocks;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value as Json};
 
+use crate::links::visit;
 use crate::model::{
     BranchStatus, Futurelock, FutureNode, Holding, Location, NodeKind, Party, Report, Resource, TaskState, WaitEdge,
 };
@@ -44,8 +45,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
     }
     for thread in &mut report.threads {
         let party = Party::Thread(thread.tid);
-        let block_on = if thread.current_task.is_none() { thread.future.as_mut() } else { thread.block_on_future.as_mut() };
-        if let Some(root) = block_on {
+        if let Some(root) = thread.own_block_on_future_mut() {
             Walk { party, holders: &holders, labels: &mut labels, edges: &mut edges }.visit(root, None);
         }
     }
@@ -73,19 +73,11 @@ fn collect_holders(report: &Report) -> Holders {
     }
     for thread in &report.threads {
         // A thread's current task is among the tasks; its block_on future is its own.
-        let block_on = if thread.current_task.is_none() { thread.future.as_ref() } else { thread.block_on_future.as_ref() };
-        if let Some(root) = block_on {
+        if let Some(root) = thread.own_block_on_future() {
             add(Party::Thread(thread.tid), root);
         }
     }
     holders
-}
-
-fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {
-    f(node);
-    for child in &node.children {
-        visit(child, f);
-    }
 }
 
 /// How a waiting node relates to its resource's holders.

@@ -284,7 +284,7 @@ impl DebugInfo {
     }
 
     fn code_slots(&self) -> &FxHashMap<u64, u64> {
-        self.code_slots.get_or_init(|| match object::File::parse(&*self.file_bytes) {
+        self.code_slots.get_or_init(|| match object::File::parse(&**self.file_bytes) {
             Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
             // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
             Err(_) => FxHashMap::default(),

@@ -133,19 +133,6 @@ fn read_only_segments<Elf: object::read::elf::FileHeader>(
         .collect()
 }
 
-/// A section's bytes, decompressed (`SHF_COMPRESSED` with zlib or zstd, or GNU's
-/// `.zdebug_*`); empty if the section is absent or has no bytes in this file (`NOBITS`).
-pub fn section_data(object: &object::File<'_>, name: &str) -> Result<Vec<u8>> {
-    let Some(section) = object.section_by_name(name) else { return Ok(Vec::new()) };
-    if section.file_range().is_none() {
-        return Ok(Vec::new());
-    }
-    section
-        .uncompressed_data()
-        .map(|data| data.into_owned())
-        .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot read section {name}: {error}")))
-}
-
 /// Whether the object carries DWARF of its own (a `.debug_info` with bytes in the file).
 pub fn has_dwarf(object: &object::File<'_>) -> bool {
     object.section_by_name(".debug_info").is_some_and(|section| section.file_range().is_some_and(|(_, size)| size > 0))
@@ -167,21 +154,65 @@ pub enum SectionNames {
     Split,
 }
 
-/// The bytes of one DWARF section as gimli reads them.
-pub fn dwarf_section(object: &object::File<'_>, id: gimli::SectionId, names: SectionNames) -> Result<Reader> {
+/// A DWARF section's bytes as gimli reads them: a stretch of the mapped file when the
+/// section is stored uncompressed, so tens of megabytes of DWARF are not copied, else the
+/// decompressed bytes.
+#[derive(Clone)]
+pub enum SectionBytes {
+    Mapped { map: Arc<memmap2::Mmap>, start: usize, len: usize },
+    Owned(Arc<[u8]>),
+}
+
+impl std::ops::Deref for SectionBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped { map, start, len } => &map[*start..*start + *len],
+            SectionBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl std::fmt::Debug for SectionBytes {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "SectionBytes({} bytes)", self.len())
+    }
+}
+
+// SAFETY: both variants deref into memory owned through an `Arc` (the mapping or the
+// buffer), which neither moves nor changes while any clone is alive.
+unsafe impl gimli::StableDeref for SectionBytes {}
+unsafe impl gimli::CloneStableDeref for SectionBytes {}
+
+/// A reader over no bytes (a section the file lacks).
+pub fn empty_reader(endian: gimli::RunTimeEndian) -> Reader {
+    gimli::EndianReader::new(SectionBytes::Owned(Arc::from(&[][..])), endian)
+}
+
+/// The bytes of one DWARF section of the object parsed from `map`.
+pub fn dwarf_section(object: &object::File<'_>, map: &Arc<memmap2::Mmap>, id: gimli::SectionId, names: SectionNames) -> Result<Reader> {
     let name = match names {
         SectionNames::Main => Some(id.name()),
         // Sections a split file never holds (.debug_addr, ...) come from the executable.
         SectionNames::Split => id.dwo_name(),
     };
-    let data = match name {
-        Some(name) => section_data(object, name)?,
-        None => Vec::new(),
+    let section = name.and_then(|name| object.section_by_name(name)).filter(|section| section.file_range().is_some());
+    let Some(section) = section else { return Ok(empty_reader(endian(object))) };
+    let data = section.uncompressed_data().map_err(|error| {
+        Error::new(ErrorKind::Binary, format!("cannot read section {}: {error}", name.unwrap_or_default()))
+    })?;
+    let bytes = match data {
+        std::borrow::Cow::Borrowed(slice) => match (slice.as_ptr() as usize).checked_sub(map.as_ptr() as usize) {
+            Some(start) if start + slice.len() <= map.len() => SectionBytes::Mapped { map: map.clone(), start, len: slice.len() },
+            _ => SectionBytes::Owned(Arc::from(slice)),
+        },
+        std::borrow::Cow::Owned(bytes) => SectionBytes::Owned(Arc::from(bytes)),
     };
-    Ok(gimli::EndianArcSlice::new(Arc::from(data), endian(object)))
+    Ok(gimli::EndianReader::new(bytes, endian(object)))
 }
 
 /// The executable's (or its debug file's) DWARF.
-pub fn load_dwarf(object: &object::File<'_>) -> Result<gimli::Dwarf<Reader>> {
-    gimli::Dwarf::load(|id| dwarf_section(object, id, SectionNames::Main))
+pub fn load_dwarf(object: &object::File<'_>, map: &Arc<memmap2::Mmap>) -> Result<gimli::Dwarf<Reader>> {
+    gimli::Dwarf::load(|id| dwarf_section(object, map, id, SectionNames::Main))
 }

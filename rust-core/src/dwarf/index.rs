@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use gimli::{constants, AttributeValue};
+use gimli::{constants, AttributeValue, Reader as _};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{DieRef, Reader, UnitView};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 
 /// A `#[thread_local]` variable whose location is an offset in the module's TLS block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TlsVariable {
     pub path: String,
     pub linkage_name: Option<String>,
@@ -19,7 +19,7 @@ pub struct TlsVariable {
     pub tls_offset: Option<u64>,
 }
 
-#[derive(Default)]
+#[derive(Default, Debug, PartialEq)]
 pub struct Index {
     types: FxHashMap<Arc<str>, Vec<DieRef>>,
     type_names: FxHashMap<DieRef, Arc<str>>,
@@ -43,6 +43,29 @@ pub struct Index {
     inlined_subroutines: Vec<(DieRef, DieRef)>,
 }
 
+/// Indexing threads: beyond a few, merging the parts costs more than the threads save.
+const MAX_THREADS: usize = 4;
+
+/// Splits `units` into at most `parts` contiguous runs of about equal size in bytes.
+fn split_by_size<'u, 'a>(units: &'u [UnitView<'a>], parts: usize) -> Vec<&'u [UnitView<'a>]> {
+    let size = |unit: &UnitView<'_>| unit.header.length_including_self() as u64;
+    let total: u64 = units.iter().map(size).sum();
+    let share = total / parts as u64 + 1;
+    let mut runs = Vec::with_capacity(parts);
+    let (mut start, mut filled) = (0, 0u64);
+    for (position, unit) in units.iter().enumerate() {
+        filled += size(unit);
+        if filled >= share && runs.len() + 1 < parts {
+            runs.push(&units[start..=position]);
+            (start, filled) = (position + 1, 0);
+        }
+    }
+    if start < units.len() {
+        runs.push(&units[start..]);
+    }
+    runs
+}
+
 /// The DIEs whose attributes the index reads; every other DIE is skipped unparsed.
 const INDEXED_TAGS: [gimli::DwTag; 8] = [
     constants::DW_TAG_namespace,
@@ -61,17 +84,97 @@ struct Scope {
     in_function: bool,
 }
 
+/// Qualified paths, each kept once: most type and function paths recur in every unit
+/// that uses them, and one `Arc` per distinct path saves an allocation per DIE.
+#[derive(Default)]
+struct Paths {
+    interned: FxHashSet<Arc<str>>,
+    buffer: String,
+}
+
+impl Paths {
+    fn join(&mut self, parent: &str, name: &str) -> Arc<str> {
+        self.buffer.clear();
+        if !parent.is_empty() {
+            self.buffer.push_str(parent);
+            self.buffer.push_str("::");
+        }
+        self.buffer.push_str(name);
+        if let Some(path) = self.interned.get(self.buffer.as_str()) {
+            return path.clone();
+        }
+        let path: Arc<str> = Arc::from(self.buffer.as_str());
+        self.interned.insert(path.clone());
+        path
+    }
+}
+
 impl Index {
-    pub(super) fn build<'a>(units: impl Iterator<Item = UnitView<'a>>) -> Result<Index> {
-        let mut index = Index::default();
-        for unit in units {
-            index.add_unit(unit)?;
+    /// Indexes the units on as many threads as the machine has cores (at most
+    /// `MAX_THREADS`), each taking a contiguous run of units of about equal size, and
+    /// merges the parts in unit order, so the result is the one a single pass gives.
+    pub(super) fn build(units: &[UnitView<'_>]) -> Result<Index> {
+        let threads = std::thread::available_parallelism().map_or(1, |count| count.get());
+        Index::build_on(units, threads.clamp(1, MAX_THREADS))
+    }
+
+    pub(super) fn build_on(units: &[UnitView<'_>], threads: usize) -> Result<Index> {
+        let parts = if threads == 1 || units.len() < 2 {
+            vec![Index::build_part(units)]
+        } else {
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = split_by_size(units, threads)
+                    .into_iter()
+                    .map(|part| scope.spawn(move || crate::panics::guarded(|| Index::build_part(part))))
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|worker| worker.join().unwrap_or_else(|_| Err(Error::new(ErrorKind::Internal, "a DWARF indexing thread stopped"))))
+                    .collect()
+            })
+        };
+        let mut parts = parts.into_iter();
+        let mut index = parts.next().unwrap_or_else(|| Ok(Index::default()))?;
+        for part in parts {
+            index.merge(part?);
         }
         index.code_ranges.sort_unstable();
         Ok(index)
     }
 
-    fn add_unit(&mut self, unit: UnitView<'_>) -> Result<()> {
+    fn build_part(units: &[UnitView<'_>]) -> Result<Index> {
+        let mut index = Index::default();
+        let mut paths = Paths::default();
+        for &unit in units {
+            index.add_unit(unit, &mut paths)?;
+        }
+        Ok(index)
+    }
+
+    /// Adds a later part, keeping what a single pass in unit order would keep: the first
+    /// subprogram at an address and the first linkage name of a coroutine, the last vtable
+    /// variable at an address, and every list in order.
+    fn merge(&mut self, later: Index) {
+        for (path, dies) in later.types {
+            self.types.entry(path).or_default().extend(dies);
+        }
+        self.type_names.extend(later.type_names);
+        for (address, die) in later.subprograms {
+            self.subprograms.entry(address).or_insert(die);
+        }
+        self.code_ranges.extend(later.code_ranges);
+        self.subprogram_paths.extend(later.subprogram_paths);
+        self.subprogram_origins.extend(later.subprogram_origins);
+        for (path, linkage) in later.coroutine_linkage {
+            self.coroutine_linkage.entry(path).or_insert(linkage);
+        }
+        self.tls_variables.extend(later.tls_variables);
+        self.future_vtables.extend(later.future_vtables);
+        self.polled_types.extend(later.polled_types);
+        self.inlined_subroutines.extend(later.inlined_subroutines);
+    }
+
+    fn add_unit(&mut self, unit: UnitView<'_>, paths: &mut Paths) -> Result<()> {
         let root: Arc<str> = Arc::from("");
         let mut scopes: Vec<Scope> = Vec::new();
         let mut raw = unit.entries_raw(None)?;
@@ -105,15 +208,17 @@ impl Index {
             raw.read_entry(&mut entry)?;
             let entry = &entry;
             let die = unit.die(offset);
-            let name = || entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
+            // Borrowed from the string section; copied only into the paths kept.
+            let name_bytes = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.dwarf.attr_string(unit.unit, value).ok());
+            let name = name_bytes.as_ref().and_then(|bytes| bytes.to_string_lossy().ok());
             let join = |name: &str| -> String {
                 if parent.is_empty() { name.to_string() } else { format!("{parent}::{name}") }
             };
             let mut child_scope: Option<(Arc<str>, bool)> = None;
             match tag {
                 constants::DW_TAG_namespace => {
-                    let path: Arc<str> = match name() {
-                        Some(name) => Arc::from(join(&name)),
+                    let path: Arc<str> = match &name {
+                        Some(name) => paths.join(&parent, name),
                         None => parent.clone(),
                     };
                     child_scope = Some((path, in_function));
@@ -122,8 +227,8 @@ impl Index {
                 | constants::DW_TAG_union_type
                 | constants::DW_TAG_enumeration_type
                 | constants::DW_TAG_base_type => {
-                    let path: Arc<str> = match name() {
-                        Some(name) => Arc::from(join(&name)),
+                    let path: Arc<str> = match &name {
+                        Some(name) => paths.join(&parent, name),
                         None => parent.clone(),
                     };
                     let declaration = entry.attr_value(constants::DW_AT_declaration).is_some();
@@ -152,9 +257,9 @@ impl Index {
                     if let Some(origin) = origin {
                         self.subprogram_origins.insert(die, origin);
                     }
-                    if let Some(name) = name() {
-                        self.subprogram_paths.insert(die, Arc::from(join(&name)));
-                        if is_poll_name(&name) {
+                    if let Some(name) = &name {
+                        self.subprogram_paths.insert(die, paths.join(&parent, name));
+                        if is_poll_name(name) {
                             if let Some(path) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
                                 .and_then(|value| unit.attr_string(value))
@@ -163,13 +268,13 @@ impl Index {
                                 self.polled_types.insert(path);
                             }
                         }
-                        if crate::names::is_coroutine_body_name(&name) {
+                        if crate::names::is_coroutine_body_name(name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
                                 .and_then(|value| unit.attr_string(value))
                             {
                                 // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
-                                let base = name.split('<').next().unwrap_or(&name);
+                                let base = name.split('<').next().unwrap_or(name);
                                 self.coroutine_linkage.entry(join(base)).or_insert(linkage);
                             }
                         }
@@ -177,7 +282,7 @@ impl Index {
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
-                    if name().is_some_and(|name| FUTURE_VTABLE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))) {
+                    if name.as_ref().is_some_and(|name| FUTURE_VTABLE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))) {
                         if let (Some(address), Some(ty)) = (
                             static_address(unit, entry),
                             entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value)),
@@ -186,8 +291,8 @@ impl Index {
                         }
                     }
                     if let Some(tls_offset) = tls_offset(unit, entry) {
-                        if let Some(name) = name() {
-                            let path = join(&name);
+                        if let Some(name) = &name {
+                            let path = join(name);
                             if path.starts_with("tokio::") {
                                 let linkage_name = entry
                                     .attr_value(constants::DW_AT_linkage_name)

@@ -24,7 +24,7 @@ pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, 
 
 use crate::error::{Error, ErrorKind, Result};
 
-pub type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, elf::SectionBytes>;
 type Unit = gimli::Unit<Reader>;
 
 /// A DIE named by its offset in `.debug_info`, valid across compilation units. Split units
@@ -160,7 +160,7 @@ pub struct DebugInfo {
     pub load_problems: Vec<String>,
     type_cache: Mutex<FxHashMap<DieRef, Arc<TypeInfo>>>,
     /// The executable itself, for the machine code of functions.
-    file_bytes: memmap2::Mmap,
+    file_bytes: Arc<memmap2::Mmap>,
     /// Call sites by function path (see `calls.rs`), found on first use.
     call_sites: Mutex<FxHashMap<String, Arc<Vec<CallSite>>>>,
     coroutine_bodies: OnceLock<FxHashMap<String, Vec<DieRef>>>,
@@ -206,13 +206,14 @@ impl DebugInfo {
         // give wrong answers, which every later step already tolerates.
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot map {}: {error}", path.display())))?;
-        let object = object::File::parse(&*map)
+        let map = Arc::new(map);
+        let object = object::File::parse(&**map)
             .map_err(|error| Error::new(ErrorKind::Binary, format!("{} is not an executable: {error}", path.display())))?;
         let mut elf = ElfFacts::read(&object)?;
         let mut debug_file = None;
         let main = if elf::has_dwarf(&object) {
             refuse_unless_tokio(&elf)?;
-            elf::load_dwarf(&object)?
+            elf::load_dwarf(&object, &map)?
         } else {
             let search = debug_files::search(path, &object, debug_dirs);
             let Some(found) = search.found else {
@@ -222,12 +223,13 @@ impl DebugInfo {
                 };
                 return Err(no_type_info(path, "it has no DWARF debug information", &looked));
             };
-            let debug_object = object::File::parse(&*found.map).map_err(|error| {
+            let debug_map = Arc::new(found.map);
+            let debug_object = object::File::parse(&**debug_map).map_err(|error| {
                 Error::new(ErrorKind::Binary, format!("{} is not an object file: {error}", found.path.display()))
             })?;
             elf.add_symbols_from(&debug_object);
             refuse_unless_tokio(&elf)?;
-            let dwarf = elf::load_dwarf(&debug_object)?;
+            let dwarf = elf::load_dwarf(&debug_object, &debug_map)?;
             debug_file = Some(found.path);
             dwarf
         };
@@ -246,7 +248,9 @@ impl DebugInfo {
         let load_problems = load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
 
         let unit_starts: Vec<u64> = units.iter().map(|unit| view(&sections, unit).start()).collect();
-        let index = Index::build(units.iter().map(|unit| view(&sections, unit)))?;
+        let views: Vec<UnitView<'_>> = units.iter().map(|unit| view(&sections, unit)).collect();
+        let index = Index::build(&views)?;
+        drop(views);
         let tokio_version = units.iter().find_map(|loaded| {
             let name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
             crate::names::crate_version(&name, "tokio")
@@ -440,4 +444,25 @@ fn no_type_info(path: &Path, why: &str, looked: &str) -> Error {
             path.display()
         ),
     )
+}
+
+#[cfg(test)]
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Indexing on several threads merges into exactly what one pass in unit order gives.
+    #[test]
+    fn the_index_built_in_parts_is_the_one_built_in_one_pass() {
+        let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
+        let views: Vec<UnitView<'_>> = debug.units.iter().map(|unit| debug.view(unit)).collect();
+        let one_pass = Index::build_on(&views, 1).unwrap();
+        assert!(one_pass.type_count() > 1_000, "{} types", one_pass.type_count());
+        for threads in [2, 3, 7] {
+            assert!(Index::build_on(&views, threads).unwrap() == one_pass, "{threads} threads");
+        }
+    }
 }

@@ -93,10 +93,10 @@ fn load_package(path: &Path) -> Result<gimli::DwarfPackage<Reader>> {
     let cannot = |why: String| Error::new(ErrorKind::Binary, format!("cannot read the DWARF package {}: {why}", path.display()));
     let file = std::fs::File::open(path).map_err(|error| cannot(error.to_string()))?;
     // SAFETY: mapped read-only, like the executable (see `DebugInfo::load`).
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?;
-    let object = object::File::parse(&*map).map_err(|error| cannot(error.to_string()))?;
-    let empty = gimli::EndianArcSlice::new(std::sync::Arc::from(&[][..]), elf::endian(&object));
-    gimli::DwarfPackage::load(|id| elf::dwarf_section(&object, id, SectionNames::Split), empty)
+    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?);
+    let object = object::File::parse(&**map).map_err(|error| cannot(error.to_string()))?;
+    let empty = elf::empty_reader(elf::endian(&object));
+    gimli::DwarfPackage::load(|id| elf::dwarf_section(&object, &map, id, SectionNames::Split), empty)
         .map_err(|error: Error| cannot(error.message))
 }
 
@@ -104,9 +104,9 @@ fn load_dwo(path: &Path, main: &gimli::Dwarf<Reader>) -> Result<gimli::Dwarf<Rea
     let cannot = |why: String| Error::new(ErrorKind::Binary, format!("cannot read {}: {why}", path.display()));
     let file = std::fs::File::open(path).map_err(|error| cannot(error.to_string()))?;
     // SAFETY: as above.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?;
-    let object = object::File::parse(&*map).map_err(|error| cannot(error.to_string()))?;
-    let mut dwarf = gimli::Dwarf::load(|id| elf::dwarf_section(&object, id, SectionNames::Split))?;
+    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?);
+    let object = object::File::parse(&**map).map_err(|error| cannot(error.to_string()))?;
+    let mut dwarf = gimli::Dwarf::load(|id| elf::dwarf_section(&object, &map, id, SectionNames::Split))?;
     dwarf.make_dwo(main);
     Ok(dwarf)
 }

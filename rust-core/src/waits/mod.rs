@@ -90,6 +90,42 @@ enum Relation {
     Possibly,
 }
 
+/// The kinds `waiting` knows; only their details are read.
+const WAITING_KINDS: [NodeKind; 9] = [
+    NodeKind::MutexLock,
+    NodeKind::RwlockRead,
+    NodeKind::RwlockWrite,
+    NodeKind::SemaphoreAcquire,
+    NodeKind::MpscRecv,
+    NodeKind::OneshotRecv,
+    NodeKind::BroadcastRecv,
+    NodeKind::WatchChanged,
+    NodeKind::Notified,
+];
+
+/// The keys of a waiting node's `detail` that `waiting` reads; the rest are skipped
+/// without being built.
+#[derive(serde::Deserialize)]
+struct WaitDetail {
+    semaphore: Option<Json>,
+    address: Option<Json>,
+    queued: Option<Json>,
+    closed: Option<Json>,
+    senders: Option<Json>,
+    value_sent: Option<Json>,
+    version_seen: Option<Json>,
+    version_current: Option<Json>,
+    permit_stored: Option<Json>,
+}
+
+/// The keys of a JoinHandle's `detail` that the wait-for graph reads.
+#[derive(serde::Deserialize)]
+struct JoinDetail {
+    task_id: Option<Json>,
+    task_state: Option<Json>,
+    task_address: Option<Json>,
+}
+
 /// What a waiting leaf waits for: its resource, the key its holders are found by, how it
 /// relates to them, and whether it waits at all (a channel with a value queued does not).
 struct Waiting {
@@ -105,36 +141,40 @@ struct Waiting {
 }
 
 fn waiting(node: &FutureNode) -> Option<Waiting> {
-    let detail: Map<String, Json> = serde_json::from_str(node.detail.as_deref()?.get()).ok()?;
-    let text = |key: &str| detail.get(key).and_then(Json::as_str).map(str::to_string);
-    let number = |key: &str| detail.get(key).and_then(Json::as_u64);
-    let flag = |key: &str| detail.get(key).and_then(Json::as_bool).unwrap_or(false);
+    if !WAITING_KINDS.contains(&node.kind) {
+        return None;
+    }
+    let detail: WaitDetail = serde_json::from_str(node.detail.as_deref()?.get()).ok()?;
+    let text = |value: &Option<Json>| value.as_ref().and_then(Json::as_str).map(str::to_string);
+    let number = |value: &Option<Json>| value.as_ref().and_then(Json::as_u64);
+    let flag = |value: &Option<Json>| value.as_ref().and_then(Json::as_bool).unwrap_or(false);
+    let WaitDetail { semaphore, address, queued, closed, senders, value_sent, version_seen, version_current, permit_stored } = &detail;
     let (kind, key, relation, waits, expected, held_by) = match node.kind {
         // One holder at a time.
-        NodeKind::MutexLock => ("mutex", text("semaphore")?, Relation::AllOf, true, Some(1), "held by"),
-        NodeKind::RwlockRead | NodeKind::RwlockWrite => ("rwlock", text("semaphore")?, Relation::AllOf, true, None, "held by"),
-        NodeKind::SemaphoreAcquire => ("semaphore", text("semaphore")?, Relation::AnyOf, true, None, "held by"),
+        NodeKind::MutexLock => ("mutex", text(semaphore)?, Relation::AllOf, true, Some(1), "held by"),
+        NodeKind::RwlockRead | NodeKind::RwlockWrite => ("rwlock", text(semaphore)?, Relation::AllOf, true, None, "held by"),
+        NodeKind::SemaphoreAcquire => ("semaphore", text(semaphore)?, Relation::AnyOf, true, None, "held by"),
         NodeKind::MpscRecv => {
-            ("mpsc", text("address")?, Relation::AnyOf, number("queued") == Some(0) && !flag("closed"), number("senders"), "sender held by")
+            ("mpsc", text(address)?, Relation::AnyOf, number(queued) == Some(0) && !flag(closed), number(senders), "sender held by")
         }
         NodeKind::OneshotRecv => {
-            ("oneshot", text("address")?, Relation::AnyOf, !flag("value_sent") && !flag("closed"), Some(1), "sender held by")
+            ("oneshot", text(address)?, Relation::AnyOf, !flag(value_sent) && !flag(closed), Some(1), "sender held by")
         }
         NodeKind::BroadcastRecv => {
-            ("broadcast", text("address")?, Relation::AnyOf, number("queued") == Some(0) && !flag("closed"), number("senders"), "sender held by")
+            ("broadcast", text(address)?, Relation::AnyOf, number(queued) == Some(0) && !flag(closed), number(senders), "sender held by")
         }
         NodeKind::WatchChanged => (
             "watch",
-            text("address")?,
+            text(address)?,
             Relation::Possibly,
-            number("version_seen") == number("version_current") && !flag("closed"),
+            number(version_seen) == number(version_current) && !flag(closed),
             None,
             "sender held by",
         ),
-        NodeKind::Notified => ("notify", text("address")?, Relation::Possibly, !flag("permit_stored"), None, "possible notifiers:"),
+        NodeKind::Notified => ("notify", text(address)?, Relation::Possibly, !flag(permit_stored), None, "possible notifiers:"),
         _ => return None,
     };
-    let address = text("address").unwrap_or_else(|| key.clone());
+    let address = text(address).unwrap_or_else(|| key.clone());
     Some(Waiting { resource: Resource { kind, address }, key, relation, waits, expected_holders: expected, held_by })
 }
 
@@ -153,20 +193,20 @@ impl Walk<'_> {
         if node.running {
             return Condition::Free;
         }
-        let at = if node.kind.is_coroutine() { node.location.clone().or_else(|| at.cloned()) } else { at.cloned() };
+        // The await line of the innermost coroutine: a field apart from the children, so
+        // it is borrowed down the walk and copied only into the edges made.
+        let at = if node.kind.is_coroutine() { node.location.as_ref().or(at) } else { at };
         if node.kind == NodeKind::JoinHandle {
+            let at = at.cloned();
             return self.join_handle(node, at);
         }
         if let Some(waiting) = waiting(node) {
+            let at = at.cloned();
             return self.wait_on(node, waiting, at);
         }
-        let pending: Vec<&mut FutureNode> = node
-            .children
-            .iter_mut()
-            .filter(|child| child.branch.as_ref().is_none_or(|branch| branch.status == BranchStatus::Pending))
-            .collect();
         let all = matches!(node.kind, NodeKind::Join | NodeKind::JoinAll | NodeKind::FuturesOrdered);
-        let conditions: Vec<Condition> = pending.into_iter().map(|child| self.visit(child, at.as_ref())).collect();
+        let pending = node.children.iter_mut().filter(|child| child.branch.as_ref().is_none_or(|branch| branch.status == BranchStatus::Pending));
+        let conditions: Vec<Condition> = pending.map(|child| self.visit(child, at)).collect();
         match conditions.len() {
             0 => Condition::Free,
             1 => conditions.into_iter().next().unwrap_or(Condition::Free),
@@ -178,12 +218,12 @@ impl Walk<'_> {
     }
 
     fn join_handle(&mut self, node: &FutureNode, at: Option<Location>) -> Condition {
-        let detail: Option<Map<String, Json>> = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok());
+        let detail: Option<JoinDetail> = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok());
         let Some(detail) = detail else { return Condition::Free };
-        let (Some(task), Some(state)) = (detail.get("task_id").and_then(Json::as_u64), detail.get("task_state").and_then(Json::as_str)) else {
+        let (Some(task), Some(state)) = (detail.task_id.as_ref().and_then(Json::as_u64), detail.task_state.as_ref().and_then(Json::as_str)) else {
             return Condition::Free;
         };
-        let address = detail.get("task_address").and_then(Json::as_str).unwrap_or_default().to_string();
+        let address = detail.task_address.as_ref().and_then(Json::as_str).unwrap_or_default().to_string();
         let edge = WaitEdge {
             from: self.party,
             to: Party::Task(task),

@@ -93,6 +93,15 @@ pub fn truncation_note(path: &Path) -> Option<String> {
 }
 
 impl Memory for CoreFileMemory {
+    /// Unmaps the pages read so far; the next read of one maps it again from the file.
+    /// Otherwise every task of a large core would stay in the debugger's RSS.
+    fn release_cache(&self) {
+        // SAFETY: the mapping is private and read-only, so nothing is lost: a dropped page
+        // reads back the same bytes from the file, and no reference into the map outlives
+        // a `read` call.
+        let _ = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
+
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         let mut done = 0usize;
         while done < buf.len() {

@@ -122,7 +122,7 @@ class GdbAdapter(DebuggerAdapter):
             return frames
         needs_of_thread = FrameNeedsOfThread(block_on_frames)
         while frame is not None and len(frames) < MAX_FRAMES:
-            needs = needs_of_thread.of(frame.name() or "")
+            needs = needs_of_thread.of(frame.name() or "", frame.type() == gdb.INLINE_FRAME)
             file, line = None, None
             if needs.line:
                 try:

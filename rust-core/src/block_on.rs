@@ -2,7 +2,8 @@
 //! function's template parameter, its address from the function's `Pin<&mut F>` local or,
 //! when optimized builds keep no location for that local, from a search of the stack.
 
-use crate::dwarf::{DieRef, TypeTag};
+use crate::dwarf::{DieRef, PhysicalFrame, TypeTag};
+use crate::memory::MemoryExt;
 use crate::future::FutureDecoder;
 use crate::model::{CoroutineState, FutureNode};
 use crate::stack::ResolvedFrame;
@@ -57,7 +58,7 @@ pub fn block_on_future(
     } else {
         future_type
     };
-    match local_pointer(frame, local) {
+    match local_pointer(target, frames, index, local) {
         // Optimized code can leave a debugger a stale value for the local (LLDB reads one
         // where GDB says "optimized out"): a tree that is not a consistent suspension sends
         // us to the stack, and back to the local if the stack has nothing better.
@@ -82,8 +83,13 @@ pub fn block_on_future(
     }
 }
 
-/// The pointer the `Pin<&mut F>` local holds, as the debugger read it.
-fn local_pointer(frame: &ResolvedFrame<'_>, local: &str) -> Result<u64, String> {
+/// The pointer the `Pin<&mut F>` local holds: found from DWARF and the frame's stack
+/// pointer where that suffices, else as the debugger read it.
+fn local_pointer(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize, local: &str) -> Result<u64, String> {
+    if let Some(pointer) = local_pointer_from_dwarf(target, frames, index, local) {
+        return Ok(pointer);
+    }
+    let frame = &frames[index];
     if let Some(error) = frame.input.local_errors.get(local) {
         return Err(error.clone());
     }
@@ -95,6 +101,26 @@ fn local_pointer(frame: &ResolvedFrame<'_>, local: &str) -> Result<u64, String> 
         .filter(|bytes| bytes.len() >= 8)
         .map(|bytes| u64::from_le_bytes(bytes[..8].try_into().expect("eight bytes")))
         .ok_or_else(|| format!("`{local}` is not available in this frame"))
+}
+
+/// The local's value read where DWARF places it, in a physical frame (inlined calls have
+/// scopes of their own) whose stack pointer the debugger gave.
+fn local_pointer_from_dwarf(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize, local: &str) -> Option<u64> {
+    let input = frames[index].input;
+    if input.inlined {
+        return None;
+    }
+    let frame = PhysicalFrame { pc: physical_pc(target, frames, index)?, sp: input.sp? };
+    let address = target.debug.local_address(frame, local, target.memory, target.load_bias).ok()??;
+    target.memory.read_u64(address).ok()
+}
+
+/// The link-time pc of the physical frame at `index`, as `resolve_frames` takes it: the
+/// innermost pc of its group of inlined frames (LLDB gives the others call-site
+/// addresses), less one in outer frames, whose pc is a return address.
+fn physical_pc(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize) -> Option<u64> {
+    let group_start = frames[..index].iter().rposition(|frame| !frame.input.inlined).map_or(0, |before| before + 1);
+    frames[group_start].input.pc.checked_sub(target.load_bias)?.checked_sub(u64::from(group_start > 0))
 }
 
 /// Where on the stack a pinned block_on future lies. `block_on` pins the future in its own

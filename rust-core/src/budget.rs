@@ -111,7 +111,7 @@ impl<'a> Budget<'a> {
         // `CLOCK_EVERY` steps, a few microseconds apart.
         let steps = self.steps.get().wrapping_add(1);
         self.steps.set(steps);
-        if let Some(interrupted) = self.interrupted.filter(|_| steps % CLOCK_EVERY == 0) {
+        if let Some(interrupted) = self.interrupted.filter(|_| steps.is_multiple_of(CLOCK_EVERY)) {
             let now = Instant::now();
             if now.duration_since(self.last_poll.get()) >= INTERRUPT_POLL {
                 self.last_poll.set(now);

@@ -7,6 +7,7 @@ mod code;
 mod debug_files;
 mod elf;
 mod index;
+mod locals;
 mod split;
 mod types;
 
@@ -20,6 +21,7 @@ pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
+pub use locals::PhysicalFrame;
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -1,0 +1,52 @@
+//! The `block_on` local the core finds from DWARF and the frame's stack pointer is the one
+//! the debugger read, on real stops (the recorded images of `fuzz/images`, whose requests
+//! carry the locals GDB read in every frame named like `block_on`).
+
+mod common;
+mod fuzzing;
+
+use tokio_async_core::block_on::find_block_on_frame;
+use tokio_async_core::dwarf::PhysicalFrame;
+use tokio_async_core::memory::MemoryExt;
+use tokio_async_core::stack::resolve_frames;
+
+use fuzzing::{Harness, PatchedMemory, FULL};
+
+#[test]
+fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
+    let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+    let mut compared = Vec::new();
+    for image in harness.images.iter().filter(|image| image.profile == "dev") {
+        let debug = harness.debug_info(&image.program, &image.profile);
+        let memory = PatchedMemory { image, writes: &[] };
+        let request = image.request(FULL);
+        for thread in &request.threads {
+            let frames = resolve_frames(debug, image.load_bias, &thread.frames);
+            let Some((index, local)) = find_block_on_frame(&frames) else { continue };
+            let input = frames[index].input;
+            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else { continue };
+            if input.inlined {
+                continue;
+            }
+            // The physical frame's pc: its group's innermost (GDB gives them all the same).
+            let group_start = frames[..index].iter().rposition(|frame| !frame.input.inlined).map_or(0, |before| before + 1);
+            let pc = frames[group_start].input.pc - image.load_bias - u64::from(group_start > 0);
+            let frame = PhysicalFrame { pc, sp: input.sp.expect("block_on frames have a stack pointer") };
+            let address = debug
+                .local_address(frame, local, &memory, image.load_bias)
+                .unwrap_or_else(|error| panic!("{} thread {}: {error}", image.name, thread.tid))
+                .unwrap_or_else(|| panic!("{} thread {}: no DWARF location for `{local}`", image.name, thread.tid));
+            let value = memory.read_u64(address).unwrap_or_else(|error| panic!("{}: {error}", image.name));
+            let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
+            assert_eq!(value, expected, "{} thread {}: `{local}`", image.name, thread.tid);
+            compared.push(format!("{} {}", image.name, thread.tid));
+        }
+    }
+    // The deadlock and waits stops have one each (the tokio-app images predate its
+    // current build, so their pcs no longer name their functions).
+    assert!(compared.len() >= 2, "compared only {compared:?}");
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len()).step_by(2).map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap()).collect()
+}

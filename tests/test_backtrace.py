@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from support import build, expect
+from support import build, debuggers, expect
 from support.debuggers import capture
 from support.markers import Markers
 from support.process import RunningFixture
@@ -237,6 +237,25 @@ def test_dwarf_is_loaded_when_gdb_loads_the_program(tmp_path, program, expected)
     binary = build.fixture(program, "dev")
     for env, loaded in (({}, expected), ({"TOKIO_ASYNC_PRELOAD": "0"}, "[]")):
         run = Gdb().run_steps(["python " + PRELOADS, "file " + binary, "python " + PRELOADS], env=env)
+        assert [line for line in run.stdout.splitlines() if line.startswith("PRELOADS")] == ["PRELOADS []", "PRELOADS " + loaded], run.stderr
+
+
+# In LLDB the load starts on a thread listening for module loads: wait up to 3 s for it.
+LLDB_PRELOADS = (
+    "import time, tokio_async_glue.commands as c; "
+    "[time.sleep(0.05) for _ in range(60) if not c._preloads]; " + PRELOADS.split("; ", 1)[1]
+)
+
+
+@pytest.mark.parametrize("lldb", [debuggers.Lldb(), debuggers.LLDB_14], ids=["lldb", "lldb14"])
+@pytest.mark.parametrize("program,expected", [("tokio-app", "[('tokio-app', 'ok')]"), ("plain-app", "[('plain-app', 'not_tokio')]")])
+def test_dwarf_is_loaded_when_lldb_loads_the_program(lldb, program, expected):
+    """Imported first (as from ~/.lldbinit), the script starts indexing a tokio program's
+    DWARF when LLDB loads its modules, and skips other programs; TOKIO_ASYNC_PRELOAD=0
+    turns it off."""
+    binary = build.fixture(program, "dev")
+    for env, loaded in (({}, expected), ({"TOKIO_ASYNC_PRELOAD": "0"}, "[]")):
+        run = lldb.run_steps(["script " + PRELOADS, "file " + binary, "script " + LLDB_PRELOADS], env=env)
         assert [line for line in run.stdout.splitlines() if line.startswith("PRELOADS")] == ["PRELOADS []", "PRELOADS " + loaded], run.stderr
 
 

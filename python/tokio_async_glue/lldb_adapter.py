@@ -2,8 +2,10 @@
 `async` commands. Loaded by lldb-scripts/tokio_async.py. Nothing here depends on LLDB's
 view of Rust types (LLDB cannot represent Rust enums)."""
 
+import os
 import re
 import shlex
+import threading
 
 import lldb
 
@@ -15,9 +17,9 @@ STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
 
 
 class LldbAdapter(DebuggerAdapter):
-    def __init__(self, debugger, exe_ctx=None):
+    def __init__(self, debugger, exe_ctx=None, target=None):
         self.debugger = debugger
-        self.target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() else None
+        self.target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() else target
         if self.target is None:
             self.target = debugger.GetSelectedTarget()
         self.process = self.target.GetProcess() if self.target.IsValid() else lldb.SBProcess()
@@ -156,7 +158,7 @@ class LldbAdapter(DebuggerAdapter):
         needs_of_thread = FrameNeedsOfThread(block_on_frames)
         for index in range(min(thread.GetNumFrames(), MAX_FRAMES)):
             frame = thread.GetFrameAtIndex(index)
-            needs = needs_of_thread.of(frame.GetFunctionName() or "")
+            needs = needs_of_thread.of(frame.GetFunctionName() or "", frame.IsInlined())
             file, line = None, None
             if needs.line:
                 line_entry = frame.GetLineEntry()
@@ -317,7 +319,38 @@ def register(debugger):
         if not result.Succeeded():
             print("tokio-async: could not register commands: %s" % (result.GetError() or step).strip())
             return
-    # Imported with a target already there (lldb -p PID, then import): index its DWARF now.
-    # (LLDB gives scripts no event for a target created later; that one loads on first use.)
+    # Imported with a target already there (lldb -p PID, then import): index its DWARF now;
+    # a target made later is indexed when LLDB loads its modules.
     if debugger.GetSelectedTarget().IsValid():
         commands.preload_for(LldbAdapter(debugger))
+    _preload_on_module_loads(debugger)
+
+
+# Debuggers (by id) whose module loads are being listened to.
+_listening = set()
+
+
+def _preload_on_module_loads(debugger):
+    """Starts indexing a program's DWARF when LLDB loads it (`file`, `target create`,
+    attach, a core), as GDB's new_objfile event does, so that the first command finds it
+    done. LLDB has no script callback for this, so a daemon thread waits on a listener of
+    its own; the debugger's listeners still get every event. TOKIO_ASYNC_PRELOAD=0 turns
+    it off, as it does the preload itself."""
+    if debugger.GetID() in _listening or os.environ.get("TOKIO_ASYNC_PRELOAD", "1") == "0":
+        return
+    listener = lldb.SBListener("tokio-async-preload")
+    events = lldb.SBTarget.eBroadcastBitModulesLoaded
+    if not listener.StartListeningForEventClass(debugger, lldb.SBTarget.GetBroadcasterClassName(), events):
+        return
+    _listening.add(debugger.GetID())
+
+    def wait_for_module_loads():
+        event = lldb.SBEvent()
+        while True:
+            # The SB call releases Python's lock while it waits.
+            if listener.WaitForEvent(60, event):
+                target = lldb.SBTarget.GetTargetFromEvent(event)
+                if target.IsValid():
+                    commands.preload_for(LldbAdapter(debugger, target=target))
+
+    threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()

@@ -25,8 +25,11 @@ def _reset_peak_rss():
         pass
 
 
-def measure(run, command, repeats=5):
-    """Cold call, then the best of `repeats` warm calls; RSS growth peak over all of them."""
+def measure(run, command, repeats=5, pause=0.0):
+    """Cold call, then the best of `repeats` warm calls; RSS growth peak over all of them.
+    With `pause`, the cold call comes that many seconds after the session started, as a
+    user's first command would."""
+    time.sleep(pause)
     _reset_peak_rss()
     rss_before = _status("VmRSS")
     start = time.perf_counter()

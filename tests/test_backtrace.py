@@ -288,6 +288,25 @@ def test_current_thread_runtime(debugger, tmp_path, profile):
     assert expect.chain(thread["block_on_future"]) == expect.main_future_chain()
 
 
+@pytest.mark.parametrize("build_kind", ["dev", "frame-pointers"])
+def test_block_on_future_in_its_first_poll(debugger, tmp_path, build_kind):
+    """Stopped in the main future's first poll, which has never been suspended: only the
+    `block_on` frame's local finds it (a stack search takes suspended futures only). The
+    glue asks the debugger for no local in a physical frame, so this is the core's own
+    reading of the local from DWARF, with the frame base rsp (dev) or rbp (a build with
+    frame pointers: the DWARF 5 fixture)."""
+    binary = build.fixture("tokio-app", "dev") if build_kind == "dev" else build.dwarf5_fixture("tokio-app", "dev")
+    line = Markers().running["app_main"]
+    stop = "break main.rs:%d" % line if debugger.name == "gdb" else "breakpoint set --file main.rs --line %d" % line
+    run = debugger.run_steps([stop, "run"] + capture(debugger, "async bt --json"), program=binary, args=["hang"],
+                             env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")})
+    [report] = run.json_sections()
+    [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+    assert main.get("error") is None, main
+    assert expect.chain(main["future"]) == [("async_block", "tokio_app::main::{async_block#3}", None, None, Markers().await_line("main_block"))]
+    assert main["future"]["running"] is True
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_two_runtimes_in_one_process(debugger, tmp_path, profile):
     """A multi_thread runtime and a current_thread runtime on another thread: each task is
@@ -382,3 +401,26 @@ def test_local_set_polled_at_the_stop(debugger, tmp_path, profile):
     assert chain[0][:3] == ("async_fn", "tokio::task::local::LocalSet::run_until", "suspended")
     assert chain[1] == expect.suspended(m, "async_block", "tokio_app::run_with_local_set::{async_block#0}", "local_main")
     assert report["errors"] == []
+
+
+@pytest.mark.parametrize("name", [
+    "tokio::runtime::park::CachedParkThread::block_on<core::pin::Pin<X>>",  # GDB
+    "tokio::runtime::park::CachedParkThread::block_on::h82e3f58b9b959051",  # LLDB, legacy mangling
+    "<tokio::runtime::park::CachedParkThread>::block_on::<tokio_app::main::{closure#3}>",  # LLDB, v0 mangling
+    "tokio::runtime::park::CachedParkThread::block_on<fn() -> u8>",
+])
+def test_the_glue_knows_the_block_on_frame_by_any_debugger_name(name):
+    """The glue asks for the block_on local in the frame the core reads it from, whatever
+    the debugger calls that function; a closure inside it is another function."""
+    import sys
+
+    from support.paths import REPO
+
+    sys.path.insert(0, REPO + "/python")
+    from tokio_async_glue.adapter import FrameNeedsOfThread
+
+    table = [("tokio::runtime::park::CachedParkThread::block_on", "f")]
+    assert FrameNeedsOfThread(table).of(name, inlined=True).locals == ["f"]
+    assert FrameNeedsOfThread(table).of(name, inlined=False).locals == []
+    closure = name.replace("::h82e3f58b9b959051", "") + "::{closure#0}"
+    assert FrameNeedsOfThread(table).of(closure, inlined=True).locals == []

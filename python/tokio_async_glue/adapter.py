@@ -20,6 +20,7 @@ class FrameInfo:
     file: Optional[str]
     line: Optional[int]
     sp: Optional[int] = None
+    fp: Optional[int] = None
     locals: Dict[str, bytes] = field(default_factory=dict)
     local_errors: Dict[str, str] = field(default_factory=dict)
 
@@ -28,6 +29,8 @@ class FrameInfo:
         request = {"pc": self.pc, "inlined": self.inlined, "file": self.file, "line": self.line}
         if self.sp is not None:
             request["sp"] = self.sp
+        if self.fp is not None:
+            request["fp"] = self.fp
         if self.locals:
             request["locals"] = {name: data.hex() for name, data in self.locals.items()}
         if self.local_errors:
@@ -54,7 +57,9 @@ class ThreadInfo:
 @dataclass
 class FrameNeeds:
     line: bool
-    sp: bool
+    # The stack and frame pointers (the frame pointer is the frame base of code built
+    # with `-C force-frame-pointers`).
+    registers: bool
     locals: List[str]
 
 
@@ -67,8 +72,8 @@ class FrameNeedsOfThread:
       is an inlined call: in a physical frame the core finds the local from DWARF and the
       stack pointer, and LLDB's first look-up of a local costs a whole-program name index
       (0.4 s on a 70 MB binary);
-    - the stack pointer from the first frame named like `block_on` outward (the future
-      may be searched for there);
+    - the stack and frame pointers from the first frame named like `block_on` outward
+      (the local is found with them, or the future searched for there);
     - file:line only in coroutine bodies, where it says where a running async fn is
       (GDB names them `{async_fn#0}`, `{async_block#0}`, LLDB also `{{closure}}`)."""
 
@@ -86,17 +91,30 @@ class FrameNeedsOfThread:
             self.found_block_on_local = local is not None
         return FrameNeeds(
             line="{async" in function_name or "closure" in function_name,
-            sp=self.seen_block_on,
+            registers=self.seen_block_on,
             # The core's `local_pointer_from_dwarf` reads it in physical frames.
             locals=[local] if local and inlined else [],
         )
 
 
 def _function_path(function_name: str) -> str:
-    """A debugger's name for a function as the core's paths spell it: without generic
-    arguments (GDB: `a::f<T>`) or the symbol hash (LLDB: `a::f::h0123456789abcdef`)."""
+    """A debugger's name for a function as the core's paths spell it, without generic
+    arguments or the symbol hash: GDB's `a::B::f<T>`, LLDB's `a::B::f::h0123456789abcdef`
+    (legacy mangling) and `<a::B>::f::<T>` (v0 mangling) all give `a::B::f`; a closure in
+    it stays one (`a::B::f::{closure#0}`)."""
     path = re.sub(r"::h[0-9a-f]{16}$", "", function_name)
-    return path.split("<", 1)[0] if not path.startswith("<") else path
+    inherent = re.match(r"<([^<>]*)>::(.*)$", path)
+    if inherent:
+        path = inherent.group(1) + "::" + inherent.group(2)
+    kept, depth = [], 0
+    for at, char in enumerate(path):
+        if char == "<":
+            depth += 1
+        elif char == ">" and path[at - 1 : at] != "-":
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+    return "".join(kept).replace("::::", "::").rstrip(":")
 
 
 class StopCache:

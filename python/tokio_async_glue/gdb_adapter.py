@@ -131,7 +131,10 @@ class GdbAdapter(DebuggerAdapter):
                     line = sal.line or None
                 except gdb.error:
                     pass
-            info = FrameInfo(frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line, _stack_pointer(frame) if needs.sp else None)
+            info = FrameInfo(
+                frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line,
+                _register(frame, "sp") if needs.registers else None, _register(frame, "rbp") if needs.registers else None,
+            )
             for local in needs.locals:
                 self._read_local(frame, local, info)
             frames.append(info)
@@ -161,9 +164,9 @@ class GdbAdapter(DebuggerAdapter):
             info.local_errors[local] = "cannot read `%s`: %s" % (local, error)
 
 
-def _stack_pointer(frame):
+def _register(frame, name):
     try:
-        return int(frame.read_register("sp")) & 0xFFFFFFFFFFFFFFFF
+        return int(frame.read_register(name)) & 0xFFFFFFFFFFFFFFFF
     except (gdb.error, ValueError):
         return None
 

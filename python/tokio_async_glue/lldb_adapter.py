@@ -164,8 +164,12 @@ class LldbAdapter(DebuggerAdapter):
                 line_entry = frame.GetLineEntry()
                 file = line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None
                 line = (line_entry.GetLine() or None) if line_entry.IsValid() else None
-            sp = frame.GetSP() if needs.sp else lldb.LLDB_INVALID_ADDRESS
-            info = FrameInfo(frame.GetPC(), frame.IsInlined(), file, line, None if sp == lldb.LLDB_INVALID_ADDRESS else sp)
+            sp = frame.GetSP() if needs.registers else lldb.LLDB_INVALID_ADDRESS
+            fp = frame.GetFP() if needs.registers else lldb.LLDB_INVALID_ADDRESS
+            info = FrameInfo(
+                frame.GetPC(), frame.IsInlined(), file, line,
+                None if sp == lldb.LLDB_INVALID_ADDRESS else sp, None if fp == lldb.LLDB_INVALID_ADDRESS else fp,
+            )
             for local in needs.locals:
                 self._read_local(frame, local, info)
             frames.append(info)

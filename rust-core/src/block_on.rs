@@ -110,7 +110,7 @@ fn local_pointer_from_dwarf(target: &Target<'_>, frames: &[ResolvedFrame<'_>], i
     if input.inlined {
         return None;
     }
-    let frame = PhysicalFrame { pc: physical_pc(target, frames, index)?, sp: input.sp? };
+    let frame = PhysicalFrame { pc: physical_pc(target, frames, index)?, sp: input.sp?, fp: input.fp };
     let address = target.debug.local_address(frame, local, target.memory, target.load_bias).ok()??;
     target.memory.read_u64(address).ok()
 }

@@ -15,6 +15,9 @@ pub struct FrameInput {
     /// The stack pointer in this frame (inlined frames share their physical frame's).
     #[serde(default)]
     pub sp: Option<u64>,
+    /// The frame pointer (`rbp`), given with the stack pointer.
+    #[serde(default)]
+    pub fp: Option<u64>,
     #[serde(default)]
     pub inlined: bool,
     pub file: Option<String>,

@@ -31,7 +31,7 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
             // The physical frame's pc: its group's innermost (GDB gives them all the same).
             let group_start = frames[..index].iter().rposition(|frame| !frame.input.inlined).map_or(0, |before| before + 1);
             let pc = frames[group_start].input.pc - image.load_bias - u64::from(group_start > 0);
-            let frame = PhysicalFrame { pc, sp: input.sp.expect("block_on frames have a stack pointer") };
+            let frame = PhysicalFrame { pc, sp: input.sp.expect("block_on frames have a stack pointer"), fp: input.fp };
             let address = debug
                 .local_address(frame, local, &memory, image.load_bias)
                 .unwrap_or_else(|error| panic!("{} thread {}: {error}", image.name, thread.tid))

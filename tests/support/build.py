@@ -60,8 +60,11 @@ def stripped_fixture() -> str:
 @functools.lru_cache(maxsize=None)
 def dwarf5_fixture(program: str = "tokio-app", profile: str = "dev") -> str:
     """A fixture built by the nightly toolchain with DWARF 5, in its own target dir since
-    it needs other RUSTFLAGS (std stays DWARF 4: it is not rebuilt)."""
-    _cargo(["-p", program, "--profile", profile], DWARF5_TARGET, {"RUSTFLAGS": "-Zdwarf-version=5"}, toolchain="nightly")
+    it needs other RUSTFLAGS (std stays DWARF 4: it is not rebuilt). It keeps frame
+    pointers too, as profiled production builds do: its functions' frame base is rbp,
+    not rsp (one build covers both)."""
+    rustflags = "-Zdwarf-version=5 -C force-frame-pointers=yes"
+    _cargo(["-p", program, "--profile", profile], DWARF5_TARGET, {"RUSTFLAGS": rustflags}, toolchain="nightly")
     return os.path.join(DWARF5_TARGET, PROFILE_DIRS.get(profile, profile), program)
 
 

@@ -409,7 +409,10 @@ pub struct FutureNode {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub macro_location: Option<Box<Location>>,
     pub children: Vec<FutureNode>,
-    pub address: String,
+    /// Shown as `0x…`: kept as a number, since formatting half a million of them up front
+    /// costs more than writing them out.
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
     /// Kind-specific facts (docs/schema.md), kept encoded: a JSON object in memory costs
     /// ten times its text, and 100,000 tasks hold hundreds of thousands of them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -452,7 +455,7 @@ impl FutureNode {
             location: None,
             macro_location: None,
             children: Vec::new(),
-            address: format!("{address:#x}"),
+            address,
             detail: None,
             summary: None,
             boxed: false,
@@ -464,4 +467,8 @@ impl FutureNode {
             error: None,
         }
     }
+}
+
+fn hex_address<S: serde::Serializer>(address: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(&format_args!("{address:#x}"))
 }

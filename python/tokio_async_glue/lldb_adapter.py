@@ -351,10 +351,13 @@ def _preload_on_module_loads(debugger):
     def wait_for_module_loads():
         event = lldb.SBEvent()
         while True:
-            # The SB call releases Python's lock while it waits.
-            if listener.WaitForEvent(60, event):
-                target = lldb.SBTarget.GetTargetFromEvent(event)
-                if target.IsValid():
-                    commands.preload_for(LldbAdapter(debugger, target=target))
+            try:
+                # The SB call releases Python's lock while it waits.
+                if listener.WaitForEvent(60, event):
+                    target = lldb.SBTarget.GetTargetFromEvent(event)
+                    if target.IsValid():
+                        commands.preload_for(LldbAdapter(debugger, target=target))
+            except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
+                pass
 
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()

@@ -14,8 +14,10 @@ use crate::memory::{Memory, MemoryExt};
 /// DWARF's numbers for x86-64's frame pointer (`rbp`) and stack pointer (`rsp`).
 const X86_64_RBP: u16 = 6;
 const X86_64_RSP: u16 = 7;
-/// Steps an expression may take: location expressions are a handful of operations.
+/// Requests an expression may make of us (memory, registers), and operations it may run:
+/// location expressions are a handful of operations.
 const MAX_EXPRESSION_STEPS: usize = 64;
+const MAX_EXPRESSION_OPERATIONS: u32 = 1024;
 /// How deeply lexical blocks may nest before the search stops.
 const MAX_BLOCK_DEPTH: u32 = 64;
 
@@ -135,6 +137,8 @@ fn evaluate(
     load_bias: u64,
 ) -> Result<Option<u64>> {
     let mut evaluation = expression.evaluation(encoding);
+    // A branch back (`DW_OP_skip`) in a corrupt expression must not loop for ever.
+    evaluation.set_max_iterations(MAX_EXPRESSION_OPERATIONS);
     let mut step = evaluation.evaluate()?;
     for _ in 0..MAX_EXPRESSION_STEPS {
         step = match step {
@@ -178,6 +182,15 @@ mod tests {
     fn run(bytes: &[u8], frame_base: u64, frame: PhysicalFrame, memory: &SparseMemory) -> Option<u64> {
         let reader = gimli::EndianReader::new(SectionBytes::Owned(Arc::from(bytes)), gimli::RunTimeEndian::Little);
         evaluate(ENCODING, gimli::Expression(reader), frame_base, &frame, memory, 0).unwrap()
+    }
+
+    #[test]
+    fn an_expression_that_loops_stops() {
+        let frame = PhysicalFrame { pc: 0, sp: 0x7000, fp: None };
+        // DW_OP_skip -3: back to itself.
+        let looping = [constants::DW_OP_skip.0, 0xfd, 0xff];
+        let reader = gimli::EndianReader::new(SectionBytes::Owned(Arc::from(&looping[..])), gimli::RunTimeEndian::Little);
+        assert!(evaluate(ENCODING, gimli::Expression(reader), 0, &frame, &SparseMemory::default(), 0).is_err());
     }
 
     #[test]

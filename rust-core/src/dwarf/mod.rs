@@ -204,8 +204,11 @@ impl DebugInfo {
         };
         let file = std::fs::File::open(path)
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot open {}: {error}", path.display())))?;
-        // SAFETY: the executable is mapped read-only; a concurrent rewrite of it would only
-        // give wrong answers, which every later step already tolerates.
+        // SAFETY: the executable is mapped read-only, and its DWARF is read from the mapping
+        // for the life of the session. Rewriting the file in place would give wrong answers,
+        // which every later step tolerates; truncating it in place would fault, as it would
+        // in GDB and LLDB, which map it too. Builds replace the file (a new inode), and each
+        // command reloads a file whose size or time changed.
         let map = unsafe { memmap2::Mmap::map(&file) }
             .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot map {}: {error}", path.display())))?;
         let map = Arc::new(map);

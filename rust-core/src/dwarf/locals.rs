@@ -160,9 +160,10 @@ fn evaluate(
                 let value = memory.read_uint(address, u64::from(size))?;
                 evaluation.resume_with_memory(DwarfValue::Generic(value))?
             }
-            EvaluationResult::RequiresRelocatedAddress(address) => {
-                evaluation.resume_with_relocated_address(address.wrapping_add(load_bias))?
-            }
+            EvaluationResult::RequiresRelocatedAddress(address) => match address.checked_add(load_bias) {
+                Some(address) => evaluation.resume_with_relocated_address(address)?,
+                None => return Ok(None),
+            },
             _ => return Ok(None),
         };
     }

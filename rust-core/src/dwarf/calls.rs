@@ -26,8 +26,6 @@ pub struct Signature {
     pub returns: Option<DieRef>,
 }
 
-/// How deep lexical blocks may nest inside one function before we stop looking.
-const MAX_BLOCK_DEPTH: u32 = 64;
 /// `call rel32`: opcode and length.
 const CALL_REL32: u8 = 0xe8;
 const CALL_REL32_LEN: usize = 5;
@@ -204,7 +202,7 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
         let ranges = unit.code_ranges(root.entry());
-        self.inlined_calls(unit, root, sites, 0)?;
+        self.inlined_calls(unit, root, sites)?;
         if self.elf.is_x86_64 {
             let calls = self.direct_calls(&ranges);
             let lines = self.lines_at(unit, calls.iter().map(|&(address, _)| address).collect())?;
@@ -219,38 +217,23 @@ impl DebugInfo {
 
     /// Inlined calls made by this function's own body (through lexical blocks, not
     /// through other inlined functions, whose call lines are in their own sources).
-    fn inlined_calls(
-        &self,
-        unit: UnitView<'_>,
-        node: gimli::EntriesTreeNode<'_, '_, Reader>,
-        sites: &mut Vec<CallSite>,
-        depth: u32,
-    ) -> Result<()> {
-        if depth > MAX_BLOCK_DEPTH {
-            return Ok(());
-        }
-        let mut children = node.children();
-        while let Some(child) = children.next()? {
-            let entry = child.entry();
-            match entry.tag() {
-                constants::DW_TAG_lexical_block => self.inlined_calls(unit, child, sites, depth + 1)?,
-                constants::DW_TAG_inlined_subroutine => {
-                    let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v));
-                    let file = entry.attr_value(constants::DW_AT_call_file).and_then(|value| match value {
-                        AttributeValue::FileIndex(index) => Some(index),
-                        other => other.udata_value(),
-                    });
-                    let line = entry.attr_value(constants::DW_AT_call_line).and_then(|value| value.udata_value());
-                    if let (Some(callee), Some(file), Some(line)) = (callee, file, line) {
-                        if let Some(file) = unit.file_name(file) {
-                            sites.push(CallSite { callee, location: SourceLocation { file, line } });
-                        }
-                    }
-                }
-                _ => {}
+    fn inlined_calls(&self, unit: UnitView<'_>, node: gimli::EntriesTreeNode<'_, '_, Reader>, sites: &mut Vec<CallSite>) -> Result<()> {
+        unit.for_each_in_scope(node, &|_| true, &mut |entry| {
+            if entry.tag() != constants::DW_TAG_inlined_subroutine {
+                return;
             }
-        }
-        Ok(())
+            let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v));
+            let file = entry.attr_value(constants::DW_AT_call_file).and_then(|value| match value {
+                AttributeValue::FileIndex(index) => Some(index),
+                other => other.udata_value(),
+            });
+            let line = entry.attr_value(constants::DW_AT_call_line).and_then(|value| value.udata_value());
+            if let (Some(callee), Some(file), Some(line)) = (callee, file, line) {
+                if let Some(file) = unit.file_name(file) {
+                    sites.push(CallSite { callee, location: SourceLocation { file, line } });
+                }
+            }
+        })
     }
 
     /// Calls in these code ranges whose target starts a subprogram: (address of the call,

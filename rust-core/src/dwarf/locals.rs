@@ -18,8 +18,6 @@ const X86_64_RSP: u16 = 7;
 /// location expressions are a handful of operations.
 const MAX_EXPRESSION_STEPS: usize = 64;
 const MAX_EXPRESSION_OPERATIONS: u32 = 1024;
-/// How deeply lexical blocks may nest before the search stops.
-const MAX_BLOCK_DEPTH: u32 = 64;
 
 /// The frame a local is read in: its pc and registers as the debugger unwound them
 /// (link-time pc; runtime stack pointer, and frame pointer if the debugger gave it).
@@ -53,9 +51,7 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
         let Some(frame_base) = frame_base(root.entry(), &frame) else { return Ok(None) };
-        let mut found = None;
-        innermost_local(unit, root, frame.pc, name, 0, &mut found)?;
-        let Some(location) = found else { return Ok(None) };
+        let Some(location) = innermost_local(unit, root, frame.pc, name)? else { return Ok(None) };
         let Some(expression) = expression_at(unit, location, frame.pc)? else { return Ok(None) };
         evaluate(unit.encoding(), expression, frame_base, &frame, memory, load_bias)
     }
@@ -76,36 +72,23 @@ fn frame_base(entry: &gimli::DebuggingInformationEntry<Reader>, frame: &Physical
 /// scope containing `pc`: later and deeper declarations shadow earlier ones, as in Rust.
 fn innermost_local(
     unit: UnitView<'_>,
-    node: gimli::EntriesTreeNode<'_, '_, Reader>,
+    function: gimli::EntriesTreeNode<'_, '_, Reader>,
     pc: u64,
     name: &str,
-    depth: u32,
-    found: &mut Option<AttributeValue<Reader>>,
-) -> Result<()> {
-    if depth > MAX_BLOCK_DEPTH {
-        return Ok(());
-    }
-    let mut children = node.children();
-    while let Some(child) = children.next()? {
-        let entry = child.entry();
-        match entry.tag() {
-            constants::DW_TAG_variable | constants::DW_TAG_formal_parameter => {
-                let named = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
-                if named.as_deref() == Some(name) {
-                    *found = entry.attr_value(constants::DW_AT_location);
-                }
-            }
-            constants::DW_TAG_lexical_block => {
-                let ranges = unit.code_ranges(entry);
-                if ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end) {
-                    innermost_local(unit, child, pc, name, depth + 1, found)?;
-                }
-            }
-            // Inlined calls and nested functions have locals of their own.
-            _ => {}
+) -> Result<Option<AttributeValue<Reader>>> {
+    let mut found = None;
+    let covers_pc = |block: &gimli::DebuggingInformationEntry<Reader>| {
+        let ranges = unit.code_ranges(block);
+        ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end)
+    };
+    unit.for_each_in_scope(function, &covers_pc, &mut |entry| {
+        if matches!(entry.tag(), constants::DW_TAG_variable | constants::DW_TAG_formal_parameter)
+            && entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value)).as_deref() == Some(name)
+        {
+            found = entry.attr_value(constants::DW_AT_location);
         }
-    }
-    Ok(())
+    })?;
+    Ok(found)
 }
 
 /// The location expression that holds at `pc`: the attribute's own, or its location

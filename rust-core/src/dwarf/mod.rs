@@ -27,6 +27,8 @@ pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, 
 use crate::error::{Error, ErrorKind, Result};
 
 pub type Reader = gimli::EndianReader<gimli::RunTimeEndian, elf::SectionBytes>;
+/// How deep lexical blocks may nest inside one function before a walk stops looking.
+const MAX_BLOCK_DEPTH: u32 = 64;
 type Unit = gimli::Unit<Reader>;
 
 /// A DIE named by its offset in `.debug_info`, valid across compilation units. Split units
@@ -120,6 +122,43 @@ impl UnitView<'_> {
             Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => Some(format!("{dir}/{joined}")),
             _ => Some(joined),
         }
+    }
+
+    /// Calls `visit` with each DIE declared in the scope at `node` (a function or a
+    /// lexical block): its children, and the children of each nested lexical block that
+    /// `enter` accepts, in order. Inlined calls and nested functions are scopes of their
+    /// own and are not entered.
+    fn for_each_in_scope(
+        &self,
+        node: gimli::EntriesTreeNode<'_, '_, Reader>,
+        enter: &dyn Fn(&gimli::DebuggingInformationEntry<Reader>) -> bool,
+        visit: &mut dyn FnMut(&gimli::DebuggingInformationEntry<Reader>),
+    ) -> Result<()> {
+        self.for_each_in_scope_below(node, enter, visit, 0)
+    }
+
+    fn for_each_in_scope_below(
+        &self,
+        node: gimli::EntriesTreeNode<'_, '_, Reader>,
+        enter: &dyn Fn(&gimli::DebuggingInformationEntry<Reader>) -> bool,
+        visit: &mut dyn FnMut(&gimli::DebuggingInformationEntry<Reader>),
+        depth: u32,
+    ) -> Result<()> {
+        if depth > MAX_BLOCK_DEPTH {
+            return Ok(());
+        }
+        let mut children = node.children();
+        while let Some(child) = children.next()? {
+            let entry = child.entry();
+            if entry.tag() == gimli::constants::DW_TAG_lexical_block {
+                if enter(entry) {
+                    self.for_each_in_scope_below(child, enter, visit, depth + 1)?;
+                }
+            } else {
+                visit(entry);
+            }
+        }
+        Ok(())
     }
 
     /// The code ranges of a subprogram or inlined subroutine (`low_pc`/`high_pc` or `DW_AT_ranges`).

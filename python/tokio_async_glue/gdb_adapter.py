@@ -122,7 +122,8 @@ class GdbAdapter(DebuggerAdapter):
             return frames
         needs_of_thread = FrameNeedsOfThread(block_on_frames)
         while frame is not None and len(frames) < MAX_FRAMES:
-            needs = needs_of_thread.of(frame.name() or "", frame.type() == gdb.INLINE_FRAME)
+            inlined = frame.type() == gdb.INLINE_FRAME
+            needs = needs_of_thread.of(frame.name() or "", inlined)
             file, line = None, None
             if needs.line:
                 try:
@@ -132,7 +133,7 @@ class GdbAdapter(DebuggerAdapter):
                 except gdb.error:
                     pass
             info = FrameInfo(
-                frame.pc(), frame.type() == gdb.INLINE_FRAME, file, line,
+                frame.pc(), inlined, file, line,
                 _register(frame, "sp") if needs.registers else None, _register(frame, "rbp") if needs.registers else None,
             )
             for local in needs.locals:

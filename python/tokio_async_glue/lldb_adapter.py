@@ -158,7 +158,8 @@ class LldbAdapter(DebuggerAdapter):
         needs_of_thread = FrameNeedsOfThread(block_on_frames)
         for index in range(min(thread.GetNumFrames(), MAX_FRAMES)):
             frame = thread.GetFrameAtIndex(index)
-            needs = needs_of_thread.of(frame.GetFunctionName() or "", frame.IsInlined())
+            inlined = frame.IsInlined()
+            needs = needs_of_thread.of(frame.GetFunctionName() or "", inlined)
             file, line = None, None
             if needs.line:
                 line_entry = frame.GetLineEntry()
@@ -167,7 +168,7 @@ class LldbAdapter(DebuggerAdapter):
             sp = frame.GetSP() if needs.registers else lldb.LLDB_INVALID_ADDRESS
             fp = frame.GetFP() if needs.registers else lldb.LLDB_INVALID_ADDRESS
             info = FrameInfo(
-                frame.GetPC(), frame.IsInlined(), file, line,
+                frame.GetPC(), inlined, file, line,
                 None if sp == lldb.LLDB_INVALID_ADDRESS else sp, None if fp == lldb.LLDB_INVALID_ADDRESS else fp,
             )
             for local in needs.locals:

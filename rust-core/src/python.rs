@@ -74,10 +74,12 @@ fn outcome(result: Result<String>) -> Outcome {
     }
 }
 
-/// Whether the debugger's own interrupt check (`interrupted()`) says stop; an exception
-/// it raises (LLDB delivers Ctrl-C as one) says so too.
-fn debugger_asks_to_stop(interrupted: Option<&Bound<'_, PyAny>>) -> bool {
-    interrupted.is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+/// Whether the user asked to stop: Python's pending KeyboardInterrupt (GDB raises it on
+/// Ctrl-C), or the debugger's own interrupt check (`interrupted()`, LLDB), which also says
+/// so by raising (LLDB delivers Ctrl-C as an exception).
+fn user_asks_to_stop(py: Python<'_>, interrupted: Option<&Bound<'_, PyAny>>) -> bool {
+    py.check_signals().is_err()
+        || interrupted.is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
 }
 
 /// How often a wait for the DWARF load looks for Ctrl-C.
@@ -106,12 +108,8 @@ impl PendingBinary {
         let load = self.load.lock().ok().and_then(|mut load| load.take());
         let loaded = match load {
             Some(Load::Running(handle)) => {
-                let asked_to_stop = || {
-                    py.check_signals().is_err()
-                        || debugger_asks_to_stop(interrupted.as_ref())
-                };
                 while !handle.is_finished() {
-                    if asked_to_stop() {
+                    if user_asks_to_stop(py, interrupted.as_ref()) {
                         if let Ok(mut load) = self.load.lock() {
                             *load = Some(Load::Running(handle));
                         }
@@ -195,13 +193,8 @@ fn backtrace(
     let read_interrupted = Rc::new(Cell::new(false));
     let user_interrupt = {
         let read_interrupted = read_interrupted.clone();
-        move || {
-            // Python's KeyboardInterrupt (GDB raises it on Ctrl-C); the debugger's own
-            // request (LLDB); or a read through the debugger that was interrupted.
-            read_interrupted.get()
-                || py.check_signals().is_err()
-                || debugger_asks_to_stop(interrupted.as_ref())
-        }
+        // Also a read through the debugger that was interrupted.
+        move || read_interrupted.get() || user_asks_to_stop(py, interrupted.as_ref())
     };
     outcome(guarded(|| {
         let bad_request = |error: serde_json::Error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}"));

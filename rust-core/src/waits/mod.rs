@@ -90,19 +90,6 @@ enum Relation {
     Possibly,
 }
 
-/// The kinds `waiting` knows; only their details are read.
-const WAITING_KINDS: [NodeKind; 9] = [
-    NodeKind::MutexLock,
-    NodeKind::RwlockRead,
-    NodeKind::RwlockWrite,
-    NodeKind::SemaphoreAcquire,
-    NodeKind::MpscRecv,
-    NodeKind::OneshotRecv,
-    NodeKind::BroadcastRecv,
-    NodeKind::WatchChanged,
-    NodeKind::Notified,
-];
-
 /// The keys of a waiting node's `detail` that `waiting` reads; the rest are skipped
 /// without being built.
 #[derive(serde::Deserialize)]
@@ -141,40 +128,42 @@ struct Waiting {
 }
 
 fn waiting(node: &FutureNode) -> Option<Waiting> {
-    if !WAITING_KINDS.contains(&node.kind) {
-        return None;
-    }
-    let detail: WaitDetail = serde_json::from_str(node.detail.as_deref()?.get()).ok()?;
-    let text = |value: &Option<Json>| value.as_ref().and_then(Json::as_str).map(str::to_string);
-    let number = |value: &Option<Json>| value.as_ref().and_then(Json::as_u64);
-    let flag = |value: &Option<Json>| value.as_ref().and_then(Json::as_bool).unwrap_or(false);
-    let WaitDetail { semaphore, address, queued, closed, senders, value_sent, version_seen, version_current, permit_stored } = &detail;
+    // Parsed on first use, which only the waiting kinds' arms make: a Sleep's or a
+    // select!'s detail is never read.
+    let parsed = std::cell::OnceCell::new();
+    let detail = || {
+        parsed.get_or_init(|| node.detail.as_deref().and_then(|raw| serde_json::from_str::<WaitDetail>(raw.get()).ok())).as_ref()
+    };
+    type Key = fn(&WaitDetail) -> &Option<Json>;
+    let text = |key: Key| Some(key(detail()?).as_ref()?.as_str()?.to_string());
+    let number = |key: Key| key(detail()?).as_ref()?.as_u64();
+    let flag = |key: Key| detail().and_then(|detail| key(detail).as_ref()?.as_bool()).unwrap_or(false);
     let (kind, key, relation, waits, expected, held_by) = match node.kind {
         // One holder at a time.
-        NodeKind::MutexLock => ("mutex", text(semaphore)?, Relation::AllOf, true, Some(1), "held by"),
-        NodeKind::RwlockRead | NodeKind::RwlockWrite => ("rwlock", text(semaphore)?, Relation::AllOf, true, None, "held by"),
-        NodeKind::SemaphoreAcquire => ("semaphore", text(semaphore)?, Relation::AnyOf, true, None, "held by"),
+        NodeKind::MutexLock => ("mutex", text(|d| &d.semaphore)?, Relation::AllOf, true, Some(1), "held by"),
+        NodeKind::RwlockRead | NodeKind::RwlockWrite => ("rwlock", text(|d| &d.semaphore)?, Relation::AllOf, true, None, "held by"),
+        NodeKind::SemaphoreAcquire => ("semaphore", text(|d| &d.semaphore)?, Relation::AnyOf, true, None, "held by"),
         NodeKind::MpscRecv => {
-            ("mpsc", text(address)?, Relation::AnyOf, number(queued) == Some(0) && !flag(closed), number(senders), "sender held by")
+            ("mpsc", text(|d| &d.address)?, Relation::AnyOf, number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed), number(|d| &d.senders), "sender held by")
         }
         NodeKind::OneshotRecv => {
-            ("oneshot", text(address)?, Relation::AnyOf, !flag(value_sent) && !flag(closed), Some(1), "sender held by")
+            ("oneshot", text(|d| &d.address)?, Relation::AnyOf, !flag(|d| &d.value_sent) && !flag(|d| &d.closed), Some(1), "sender held by")
         }
         NodeKind::BroadcastRecv => {
-            ("broadcast", text(address)?, Relation::AnyOf, number(queued) == Some(0) && !flag(closed), number(senders), "sender held by")
+            ("broadcast", text(|d| &d.address)?, Relation::AnyOf, number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed), number(|d| &d.senders), "sender held by")
         }
         NodeKind::WatchChanged => (
             "watch",
-            text(address)?,
+            text(|d| &d.address)?,
             Relation::Possibly,
-            number(version_seen) == number(version_current) && !flag(closed),
+            number(|d| &d.version_seen) == number(|d| &d.version_current) && !flag(|d| &d.closed),
             None,
             "sender held by",
         ),
-        NodeKind::Notified => ("notify", text(address)?, Relation::Possibly, !flag(permit_stored), None, "possible notifiers:"),
+        NodeKind::Notified => ("notify", text(|d| &d.address)?, Relation::Possibly, !flag(|d| &d.permit_stored), None, "possible notifiers:"),
         _ => return None,
     };
-    let address = text(address).unwrap_or_else(|| key.clone());
+    let address = text(|d| &d.address).unwrap_or_else(|| key.clone());
     Some(Waiting { resource: Resource { kind, address }, key, relation, waits, expected_holders: expected, held_by })
 }
 

@@ -54,6 +54,14 @@ def differences(left, right, path=""):
     return [] if left == right else ["%s: %r != %r" % (path, left, right)]
 
 
+def wait_for_core(core):
+    """Waits until the kernel has written `core`: the parent may see the exit first."""
+    for _ in range(100):
+        if core.exists() and core.stat().st_size > 0:
+            break
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module", params=CRASHES, ids=["-".join(map(str, crash[:2])) for crash in CRASHES])
 def crashed(request, tmp_path_factory):
     """A hanging fixture inspected live in GDB, then killed; its kernel core."""
@@ -72,11 +80,7 @@ def crashed(request, tmp_path_factory):
             trigger.write_text("")
         returncode = fixture.process.wait(timeout=60)
     core = workdir / "core"
-    # The kernel may still be writing the core when the parent sees the exit.
-    for _ in range(100):
-        if core.exists() and core.stat().st_size > 0:
-            break
-        time.sleep(0.05)
+    wait_for_core(core)
     assert returncode == -expected_signal, fixture.process.stderr.read()
     assert core.exists(), "no core in %s: is core_pattern `core`?" % workdir
     return binary, str(core), fixture.manifest, live
@@ -119,7 +123,11 @@ def test_kernel_core_of_a_fixture_stopped_at_its_checkpoint(debugger, tmp_path, 
     run = gdb.run_steps(steps, program=binary, env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")},
                         cwd=str(tmp_path), core_dumps=True)
     [live] = run.json_sections()
-    assert "terminated with signal SIGABRT" in run.stdout, run.stdout + run.stderr
+    # Under load GDB can lose the race with the process's exit and report "No
+    # unwaited-for children left" instead; the process died all the same, and the core
+    # itself is what the rest of the test checks.
+    assert re.search("terminated with signal SIGABRT|No unwaited-for children left", run.stdout + run.stderr), run.stdout + run.stderr
+    wait_for_core(core)
     assert core.exists(), run.stdout + run.stderr
     run = debugger.run_steps(capture(debugger, "async bt all --json"), program=binary, core=str(core))
     [report] = run.json_sections()

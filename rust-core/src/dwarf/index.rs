@@ -192,19 +192,19 @@ impl Index {
             while scopes.last().is_some_and(|scope| scope.depth >= depth) {
                 scopes.pop();
             }
+            // Only DIEs that start a scope (namespaces, types, functions) are on the stack:
+            // any other DIE's children share its parent's path.
             let (parent, in_function) = match scopes.last() {
-                Some(scope) => (scope.path.clone(), scope.in_function),
-                None => (root.clone(), false),
+                Some(scope) => (&scope.path, scope.in_function),
+                None => (&root, false),
             };
             let tag = abbreviation.tag();
             if !INDEXED_TAGS.contains(&tag) || (tag == constants::DW_TAG_variable && in_function) {
                 raw = probe;
                 raw.skip_attributes(abbreviation.attributes())?;
-                if abbreviation.has_children() {
-                    scopes.push(Scope { depth, path: parent, in_function });
-                }
                 continue;
             }
+            let parent = parent.clone();
             raw.read_entry(&mut entry)?;
             let entry = &entry;
             let die = unit.die(offset);
@@ -310,8 +310,7 @@ impl Index {
                 }
                 _ => {}
             }
-            if entry.has_children() {
-                let (path, in_function) = child_scope.unwrap_or((parent.clone(), in_function));
+            if let Some((path, in_function)) = child_scope.filter(|_| entry.has_children()) {
                 scopes.push(Scope { depth, path, in_function });
             }
         }

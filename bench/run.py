@@ -16,8 +16,15 @@ per case:
 - bt: the debugger's own `thread apply all bt` (GDB) or `bt all` (LLDB), first call, in a
   session of its own on the same stop; warm/bt compares with that command's second call.
 
-Usage: python3 bench/run.py [--quick] [--write bench/RESULTS.md]
-  --quick: only the 10,000-task rows.
+A second table times loading alone, per binary: our DWARF index (the core's
+`start_loading(...).wait()` in a fresh process) against GDB's (`file` with `maint set dwarf
+synchronous on`) and LLDB's (`target create`, then the first type lookup, which builds its
+index), each the best of three. All three read every unit: rustc's DWARF 4 has no name
+index (.debug_names) to start from.
+
+Usage: python3 bench/run.py [--quick] [--load-only] [--write bench/RESULTS.md]
+  --quick: only the 10,000-task rows (and the load table).
+  --load-only: only the load table.
 """
 
 import argparse
@@ -73,6 +80,63 @@ def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])
     raise RuntimeError("%s printed no result:\n%s\n%s" % (debugger, completed.stdout[-2000:], completed.stderr[-2000:]))
+
+
+LOAD_BINARIES = [("tokio-app", "dev"), ("waits-app", "dev"), ("services-app", "release"), ("services-app", "dev")]
+LOAD_REPEATS = 3
+LOAD_HEADER = "| binary | profile | size MB | .debug_info MB | units | our load s | GDB load s | LLDB load s |"
+LOAD_RULE = "|---|---|---:|---:|---:|---:|---:|---:|"
+# Each prints the seconds its load took, measured inside the process (no start-up cost).
+OUR_LOAD = ("import sys, time; sys.path.insert(0, %r); from tokio_async_glue import _core; start = time.perf_counter(); "
+            "binary, error = _core.start_loading(sys.argv[1]).wait(); assert error is None, error; "
+            "print('LOAD', time.perf_counter() - start)")
+GDB_LOAD = "python import time, gdb; start = time.perf_counter(); gdb.execute('file %s'); print('LOAD', time.perf_counter() - start)"
+LLDB_LOAD = ("script import time; start = time.perf_counter(); lldb.debugger.HandleCommand('target create %s'); "
+             "lldb.debugger.GetSelectedTarget().FindFirstType('tokio::runtime::task::core::Header'); "
+             "print('LOAD', time.perf_counter() - start)")
+
+
+def load_seconds(argv):
+    """The best of LOAD_REPEATS runs of a command that prints `LOAD <seconds>`."""
+    best = None
+    for _ in range(LOAD_REPEATS):
+        completed = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+        lines = [line for line in completed.stdout.splitlines() if line.startswith("LOAD ")]
+        if not lines:
+            raise RuntimeError("%s printed no time:\n%s\n%s" % (argv[0], completed.stdout[-2000:], completed.stderr[-2000:]))
+        seconds = float(lines[-1].split()[1])
+        best = seconds if best is None else min(best, seconds)
+    return best
+
+
+def debug_info_facts(binary):
+    """(MB of .debug_info, number of compilation units), from readelf."""
+    sections = subprocess.run(["readelf", "-S", "-W", binary], stdout=subprocess.PIPE, text=True, check=True).stdout
+    size = next(int(line.split()[line.split().index(".debug_info") + 4], 16) for line in sections.splitlines() if " .debug_info " in line)
+    units = subprocess.run(["readelf", "--debug-dump=info", "--dwarf-depth=1", binary], stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, text=True).stdout.count("Compilation Unit @")
+    return size / 2**20, units
+
+
+def load_rows():
+    rows = []
+    for program, profile in LOAD_BINARIES:
+        binary = build.fixture(program, profile)
+        info_mb, units = debug_info_facts(binary)
+        row = {
+            "binary": program, "profile": profile, "size_mb": os.path.getsize(binary) / 2**20, "info_mb": info_mb, "units": units,
+            "ours": load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary]),
+            "gdb": load_seconds(["gdb", "-nx", "-batch", "-q", "-iex", "maint set dwarf synchronous on", "-ex", GDB_LOAD % binary]),
+            "lldb": load_seconds([LLDB, "--no-lldbinit", "-b", "-o", LLDB_LOAD % binary]),
+        }
+        rows.append(row)
+        print(format_load_row(row), flush=True)
+    return rows
+
+
+def format_load_row(row):
+    return "| %s | %s | %.0f | %.1f | %d | %.3f | %.3f | %.3f |" % (
+        row["binary"], row["profile"], row["size_mb"], row["info_mb"], row["units"], row["ours"], row["gdb"], row["lldb"])
 
 
 def make_core(pid, path):
@@ -139,35 +203,47 @@ def format_row(row):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="only the 10,000-task rows")
-    parser.add_argument("--write", metavar="FILE", help="also write the table, dated, to FILE")
+    parser.add_argument("--load-only", action="store_true", help="only the load table")
+    parser.add_argument("--write", metavar="FILE", help="also write the tables, dated, to FILE")
     options = parser.parse_args()
     subprocess.run(["make", "-s", "build"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="tokio-async-bench-")
-    print(HEADER)
-    print(RULE, flush=True)
     rows = []
     try:
-        for profile in ("dev", "release"):
-            rows += rows_for("many-tasks", profile, ["10000"], ("live", "core"), work, "10,000 tasks")
-        if not options.quick:
-            report = os.path.join(work, "report.json")
-            rows += rows_for("many-tasks", "release", ["100000"], ("live", "core"), work, "100,000 tasks, --output",
-                             TO_FILE % report)
-            rows += rows_for("many-tasks", "release", ["20", "64"], ("live",), work, "64 workers, 20 tasks")
-            services = rows_for("services-app", "dev", [], ("live", "core"), work, "services-app")
-            # As a user would: the first command a moment after the debugger loaded the
-            # program, by when the DWARF loaded ahead of it (both debuggers) is ready.
-            services += rows_for("services-app", "dev", [], ("live", "core"), work, "services-app", pause=PAUSE)
-            for row in services:
-                row["case"] = "services-app (%.0f MB)%s" % (row["binary_mb"], ", first call after %g s" % PAUSE if row["pause"] else "")
-            rows += services
+        if not options.load_only:
+            print(HEADER)
+            print(RULE, flush=True)
+            rows = command_rows(options, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    print()
+    print(LOAD_HEADER)
+    print(LOAD_RULE, flush=True)
+    loads = load_rows()
     if options.write:
-        write_results(options.write, rows)
+        write_results(options.write, rows, loads)
 
 
-def write_results(path, rows):
+def command_rows(options, work):
+    """The command's rows: every case unless `--quick`."""
+    rows = []
+    for profile in ("dev", "release"):
+        rows += rows_for("many-tasks", profile, ["10000"], ("live", "core"), work, "10,000 tasks")
+    if options.quick:
+        return rows
+    report = os.path.join(work, "report.json")
+    rows += rows_for("many-tasks", "release", ["100000"], ("live", "core"), work, "100,000 tasks, --output", TO_FILE % report)
+    rows += rows_for("many-tasks", "release", ["20", "64"], ("live",), work, "64 workers, 20 tasks")
+    services = rows_for("services-app", "dev", [], ("live", "core"), work, "services-app")
+    # As a user would: the first command a moment after the debugger loaded the
+    # program, by when the DWARF loaded ahead of it (both debuggers) is ready.
+    services += rows_for("services-app", "dev", [], ("live", "core"), work, "services-app", pause=PAUSE)
+    for row in services:
+        row["case"] = "services-app (%.0f MB)%s" % (row["binary_mb"], ", first call after %g s" % PAUSE if row["pause"] else "")
+    return rows + services
+
+
+def write_results(path, rows, loads):
     cpu = ""
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -181,9 +257,14 @@ def write_results(path, rows):
             datetime.date.today().isoformat(), commit, os.cpu_count() or 0, cpu, platform.release()))
         out.write("Columns: see bench/run.py. Times in seconds; `bt` is the debugger's own all-threads backtrace "
                   "(GDB `thread apply all bt`, LLDB `bt all`) on the same stop.\n\n")
-        out.write(HEADER + "\n" + RULE + "\n")
-        for row in rows:
-            out.write(format_row(row) + "\n")
+        if rows:
+            out.write(HEADER + "\n" + RULE + "\n")
+            for row in rows:
+                out.write(format_row(row) + "\n")
+        out.write("\nLoading alone (see bench/run.py): seconds to index each binary's DWARF, best of %d.\n\n" % LOAD_REPEATS)
+        out.write(LOAD_HEADER + "\n" + LOAD_RULE + "\n")
+        for row in loads:
+            out.write(format_load_row(row) + "\n")
 
 
 if __name__ == "__main__":

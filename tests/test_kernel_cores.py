@@ -1,12 +1,14 @@
 """Core files written by the kernel when a process dies: a panic in a `panic = "abort"`
 release build, SIGABRT from outside, and a real SIGSEGV. Loaded in each debugger, a core
 gives the tasks and trees the live process showed just before it died. The services and
-waits fixtures, stopped at their checkpoints, die of SIGABRT delivered by GDB."""
+waits fixtures, stopped at their checkpoints, die of SIGABRT delivered by GDB. A kernel
+core holds no clock of its own, so sleeps there give their deadline, not the time left."""
 
 import json
 import os
 import re
 import signal
+import struct
 import time
 
 import pytest
@@ -108,6 +110,55 @@ def test_kernel_core_shows_what_the_live_process_showed(debugger, crashed):
     assert sleep["detail"]["remaining_secs"] is None
     assert sleep["summary"].endswith("s on the monotonic clock"), sleep["summary"]
 
+
+PT_LOAD, PT_NOTE, PF_W = 1, 4, 2
+NT_AUXV, AT_SYSINFO_EHDR = 6, 33
+
+
+def core_segments_and_auxv(path):
+    """A 64-bit little-endian core's PT_LOAD segments as (address, size in memory, flags,
+    bytes in the file) and its auxiliary vector as a dict, read from its ELF headers and notes."""
+    with open(path, "rb") as core:
+        data = core.read()
+    phoff, = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    segments, auxv = [], {}
+    for index in range(phnum):
+        p_type, p_flags, offset, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + index * phentsize)
+        if p_type == PT_LOAD:
+            segments.append((vaddr, memsz, p_flags, data[offset:offset + filesz]))
+        elif p_type == PT_NOTE:
+            position, end = offset, offset + filesz
+            while position + 12 <= end:
+                namesz, descsz, note_type = struct.unpack_from("<III", data, position)
+                desc = position + 12 + (namesz + 3) // 4 * 4
+                if note_type == NT_AUXV:
+                    pairs = struct.unpack_from("<%dQ" % (descsz // 8), data, desc)
+                    auxv.update(zip(pairs[0::2], pairs[1::2]))
+                position = desc + (descsz + 3) // 4 * 4
+    return segments, auxv
+
+
+def test_a_kernel_core_holds_no_clock(crashed):
+    """Why a sleep on a core shows its deadline and not the time left: the clock a process
+    reads without a system call lives in the vDSO's data pages ([vvar], [vvar_vclock]), just
+    below the vDSO's code, and the kernel writes them into a core as zeros (special mappings
+    it cannot take pages from). Should a kernel ever dump them, this fails, and the core
+    would hold a clock of its own to compute the time left from."""
+    _, core, _, _ = crashed
+    segments, auxv = core_segments_and_auxv(core)
+    vdso = auxv[AT_SYSINFO_EHDR]
+    [code] = [data for address, _, _, data in segments if address == vdso]
+    assert code[:4] == b"\x7fELF"  # the vDSO's own pages are in the core
+    # The read-only segments that end, one after another, where the vDSO begins: in the
+    # core (zeros) or left out of it (no bytes), they hold no clock either way.
+    data_pages, start = [], vdso
+    for address, size, flags, data in sorted(segments, reverse=True):
+        if address < start and address + size == start and not flags & PF_W:
+            data_pages.append(data)
+            start = address
+    assert vdso - start >= 4096, [hex(address) for address, _, _, _ in segments]
+    assert all(not any(page) for page in data_pages)
 
 @pytest.mark.parametrize("program", ["waits-app", "services-app"])
 def test_kernel_core_of_a_fixture_stopped_at_its_checkpoint(debugger, tmp_path, program):

@@ -21,7 +21,8 @@ pub struct TlsVariable {
 
 #[derive(Default, Debug, PartialEq)]
 pub struct Index {
-    types: FxHashMap<Arc<str>, Vec<DieRef>>,
+    /// The first defining DIE of each type, in unit order (every copy has the same layout).
+    types: FxHashMap<Arc<str>, DieRef>,
     type_names: FxHashMap<DieRef, Arc<str>>,
     subprograms: FxHashMap<u64, DieRef>,
     /// Address ranges of concrete subprograms, sorted by start: (start, end, DIE).
@@ -152,11 +153,11 @@ impl Index {
     }
 
     /// Adds a later part, keeping what a single pass in unit order would keep: the first
-    /// subprogram at an address and the first linkage name of a coroutine, the last vtable
-    /// variable at an address, and every list in order.
+    /// DIE of a type, the first subprogram at an address and the first linkage name of a
+    /// coroutine, the last vtable variable at an address, and every list in order.
     fn merge(&mut self, later: Index) {
-        for (path, dies) in later.types {
-            self.types.entry(path).or_default().extend(dies);
+        for (path, die) in later.types {
+            self.types.entry(path).or_insert(die);
         }
         self.type_names.extend(later.type_names);
         for (address, die) in later.subprograms {
@@ -211,9 +212,6 @@ impl Index {
             // Borrowed from the string section; copied only into the paths kept.
             let name_bytes = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.dwarf.attr_string(unit.unit, value).ok());
             let name = name_bytes.as_ref().and_then(|bytes| bytes.to_string_lossy().ok());
-            let join = |name: &str| -> String {
-                if parent.is_empty() { name.to_string() } else { format!("{parent}::{name}") }
-            };
             let mut child_scope: Option<(Arc<str>, bool)> = None;
             match tag {
                 constants::DW_TAG_namespace => {
@@ -233,7 +231,7 @@ impl Index {
                     };
                     let declaration = entry.attr_value(constants::DW_AT_declaration).is_some();
                     if !declaration && !path.is_empty() {
-                        self.types.entry(path.clone()).or_default().push(die);
+                        self.types.entry(path.clone()).or_insert(die);
                         self.type_names.insert(die, path.clone());
                     }
                     child_scope = Some((path, in_function));
@@ -275,7 +273,7 @@ impl Index {
                             {
                                 // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
                                 let base = name.split('<').next().unwrap_or(name);
-                                self.coroutine_linkage.entry(join(base)).or_insert(linkage);
+                                self.coroutine_linkage.entry(paths.join(&parent, base).to_string()).or_insert(linkage);
                             }
                         }
                     }
@@ -292,7 +290,7 @@ impl Index {
                     }
                     if let Some(tls_offset) = tls_offset(unit, entry) {
                         if let Some(name) = &name {
-                            let path = join(name);
+                            let path = paths.join(&parent, name).to_string();
                             if path.starts_with("tokio::") {
                                 let linkage_name = entry
                                     .attr_value(constants::DW_AT_linkage_name)
@@ -328,7 +326,7 @@ impl Index {
 
     /// A defining DIE of the type with this qualified name (any of its per-unit copies).
     pub fn type_by_name(&self, name: &str) -> Option<DieRef> {
-        self.types.get(name).and_then(|dies| dies.first().copied())
+        self.types.get(name).copied()
     }
 
     /// Qualified names of all types starting with `prefix` (a scan; use sparingly).

@@ -22,7 +22,6 @@ const MAX_FIELD_DEPTH: usize = 64;
 const MAX_VISITED: usize = 512;
 /// How deep the type graph is followed when classifying a type.
 const MAX_TYPE_DEPTH: usize = 48;
-const BOX_PREFIX: &str = "alloc::boxed::Box<";
 /// Types with a `Future`/`Stream` impl that only forwards to what they hold: the search
 /// looks inside them (the active variant, the boxed value) instead of stopping there.
 const CONTAINERS: &[&str] = &["core::option::Option", "alloc::boxed::Box", "core::pin::Pin", "either::Either"];
@@ -139,7 +138,7 @@ impl<'a> FutureDecoder<'a> {
         } else {
             match info.tag {
                 TypeTag::Pointer => {
-                    info.name.starts_with(BOX_PREFIX) && info.target.is_some_and(|target| self.can_hold_future(target, depth + 1))
+                    info.name.starts_with(compat::BOX_PREFIX) && info.target.is_some_and(|target| self.can_hold_future(target, depth + 1))
                 }
                 TypeTag::Struct => {
                     info.fields.iter().filter_map(|field| field.ty).any(|field| self.can_hold_future(field, depth + 1))

@@ -108,7 +108,10 @@ pub const BLOCKING_TASK_MODULE: &str = "tokio::runtime::blocking::task::";
 pub const BLOCKING_TASK_POLL: &str = "poll";
 pub const CALL_SHIMS: &[&str] = &["core::ops::function::"];
 
+/// `Box<T>`: a pointer type of that name (a fat one, with data and vtable, for `dyn`).
+pub const BOX_PREFIX: &str = "alloc::boxed::Box<";
 /// `Vec<T>`: `buf: RawVec{inner: RawVecInner{ptr, ..}}` (type-erased pointer), `len`.
+pub const VEC_PREFIX: &str = "alloc::vec::Vec<";
 pub const VEC_LENGTH: &str = "len";
 pub const VEC_POINTER: &str = "ptr";
 pub const VEC_ELEMENT_PARAM: &str = "T";

@@ -13,8 +13,8 @@ const DYN_TRAITS: &[&str] = &["dyn core::future::future::Future", "dyn futures_c
 const DYN_BODY: &[&str] = &["dyn http_body::Body"];
 /// Owning or exclusive fat pointers; shared ones (`Arc<dyn Future>`) point at their
 /// reference counts, not at the future.
-const FAT_POINTERS: &[&str] = &["alloc::boxed::Box<", "&mut ", "*mut "];
-const BOX: &[&str] = &["alloc::boxed::Box<"];
+const FAT_POINTERS: &[&str] = &[compat::BOX_PREFIX, "&mut ", "*mut "];
+const BOX: &[&str] = &[compat::BOX_PREFIX];
 
 /// Whether `info` is one of `pointers` to a trait object of one of `traits` itself (not to
 /// something merely generic over one, like `Arc<dyn Executor<Pin<Box<dyn Future>>>>`).

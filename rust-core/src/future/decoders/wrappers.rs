@@ -15,7 +15,7 @@ fn see_through(value: &Value<'_>) -> Outcome {
 
 /// `&mut F`, `&F`, `Box<F>` (thin): the pointee.
 pub fn pointer<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let boxed = value.ty.name.starts_with("alloc::boxed::Box<");
+    let boxed = value.ty.name.starts_with(compat::BOX_PREFIX);
     let pointee = value.pointee()?;
     Ok(Outcome::SeeThrough(Child { boxed, ..Child::of(&pointee) }))
 }

@@ -94,6 +94,8 @@ def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers)
         assert leaves[task[waiter]]["summary"].endswith(
             "(0 permits, 2 waiters; held by task %d at %s:%d)" % (task["sleeper"], SOURCE, markers.await_line("sleeper"))
         )
+    # A guard owned through a Vec and a Box: the path says which element.
+    assert holders("vec_queued") == [{"task": task["vec_sleeper"], "location": where(markers, "vec_sleeper"), "local": "_held[0]"}]
     assert [(h["task"], h["location"]) for h in holders("permit_waiter")] == [
         (task["permit_1"], where(markers, "permit_1")),
         (task["permit_2"], where(markers, "permit_2")),
@@ -108,7 +110,9 @@ def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers)
     running_at = {"file": SOURCE, "line": markers.running["main"], "path": SOURCE}
     assert holders("thread_waiter") == [{"thread": main_thread, "location": running_at, "local": "_main_guard"}]
     in_a_deadlock = {id for deadlock in waits["deadlocks"] for id in deadlock["tasks"]}
-    assert in_a_deadlock.isdisjoint(task[name] for name in ("queued_1", "queued_2", "permit_waiter", "writer", "thread_waiter"))
+    assert in_a_deadlock.isdisjoint(
+        task[name] for name in ("queued_1", "queued_2", "vec_queued", "permit_waiter", "writer", "thread_waiter")
+    )
 
     # The futurelock: task `futurelock` keeps the lock future `queued`, to which tokio
     # assigned the Mutex, while it awaits the helper that needs the Mutex.

@@ -8,20 +8,25 @@ use std::cell::RefCell;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::coroutine::active_variant;
+use super::decoders::vec_first_elements;
 use crate::dwarf::{DebugInfo, DieRef, TypeTag};
 use crate::error::{Error, Result};
 use crate::model::{Holding, Resource};
 use crate::names;
 use crate::tokio::compat::holdings::{self, HoldingType, Step};
+use crate::tokio::compat;
 use crate::value::Value;
 
 /// How deep values are searched for holdings (structs in enums in coroutines …).
 const MAX_DEPTH: usize = 8;
 /// Holdings kept per coroutine: a corrupt image must not make millions.
 const MAX_HOLDINGS: usize = 64;
+/// Elements of one `Vec` searched: enough for a handful of guards, bounded for big ones.
+const MAX_VEC_ELEMENTS: u64 = 64;
 
-/// Whether values of a type can contain a holding, by value (pointers are not followed but
-/// for the guards' own). Worked out once per type and command.
+/// Whether values of a type can contain a holding: by value, or through what the value
+/// owns (a `Box`, the elements of a `Vec`); other pointers are not followed but for the
+/// guards' own. Worked out once per type and command.
 #[derive(Default)]
 pub struct HoldingTypes {
     may_hold: RefCell<FxHashMap<DieRef, bool>>,
@@ -36,7 +41,12 @@ impl HoldingTypes {
         self.may_hold.borrow_mut().insert(ty, false);
         let answer = match debug.type_info(ty) {
             Ok(info) if holding_type(&info.name).is_some() || info.name == holdings::ACQUIRE_TYPE => true,
-            Ok(info) if info.tag == TypeTag::Pointer || depth >= MAX_DEPTH => false,
+            Ok(_) if depth >= MAX_DEPTH => false,
+            Ok(info) if info.name.starts_with(compat::BOX_PREFIX) => info.target.is_some_and(|target| self.may_hold(debug, target, depth + 1)),
+            Ok(info) if info.name.starts_with(compat::VEC_PREFIX) => {
+                info.template_param(compat::VEC_ELEMENT_PARAM).is_some_and(|element| self.may_hold(debug, element, depth + 1))
+            }
+            Ok(info) if info.tag == TypeTag::Pointer => false,
             Ok(info) => {
                 let members = info.fields.iter().filter_map(|field| field.ty);
                 let variants = info.variant_part.iter().flat_map(|part| part.variants.iter().filter_map(|variant| variant.member.ty));
@@ -128,6 +138,18 @@ impl Search<'_> {
             return;
         }
         if !self.types.may_hold(value.target.debug, value.ty.die, 0) {
+            return;
+        }
+        if name.starts_with(compat::BOX_PREFIX) {
+            if let Ok(boxed) = value.pointee() {
+                self.visit(&boxed, path, idle_future, depth + 1);
+            }
+            return;
+        }
+        if name.starts_with(compat::VEC_PREFIX) {
+            for (position, element) in vec_first_elements(value, MAX_VEC_ELEMENTS).unwrap_or_default().iter().enumerate() {
+                self.visit(element, format!("{path}[{position}]"), idle_future, depth + 1);
+            }
             return;
         }
         // A future kept in a local: nothing polls it while its owner waits elsewhere.

@@ -137,7 +137,11 @@ def test_text_output_reads_like_bt(debugger, tmp_path):
         "#1 async fn tokio_app::level2 at %s:%d (await #1)" % (src, m.await_line("level2")),
         "#2 async fn tokio_app::level3 at %s:%d (await #0)" % (src, m.await_line("level3")),
     ]
-    assert re.fullmatch(r"#3 recv on oneshot 0x[0-9a-f]+ \(nothing sent\)", lines[level1 + 4])
+    # The main thread's block_on future keeps the sender, in the Vec `keep_senders`.
+    assert re.fullmatch(
+        r"#3 recv on oneshot 0x[0-9a-f]+ \(nothing sent; sender held by thread %d at %s:%d\)" % (manifest["pid"], src, m.await_line("app_main")),
+        lines[level1 + 4],
+    ), lines[level1 + 4]
     child = lines.index("Task %d (scheduled)" % ids["child"])
     assert lines[child + 1] == "#0 async fn tokio_app::child_task at %s:%d (not started)" % (src, m.fns["child_task"])
     runner = lines.index("Task %d (running)" % ids["runner"])

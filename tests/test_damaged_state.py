@@ -87,16 +87,17 @@ def truncation_note(copy, present, whole):
 
 
 def without_thread(tree, tid):
-    """A future tree as it reads without thread `tid`'s stack: no notifiers found there."""
-    text = re.sub(r"; possible notifiers: thread %d at [^)]*" % tid, "", json.dumps(tree))
+    """A future tree as it reads without thread `tid`'s stack: no notifiers or senders found there."""
+    text = re.sub(r"; (possible notifiers:|sender held by) thread %d at [^)]*" % tid, "", json.dumps(tree))
     tree = json.loads(text)
     nodes = [tree]
     while nodes:
         node = nodes.pop()
-        notifiers = (node.get("detail") or {}).get("notifiers")
-        if notifiers:
-            notifiers = [notifier for notifier in notifiers if notifier["thread"] != tid]
-            node["detail"]["notifiers"] = notifiers or None
+        for key in ("notifiers", "senders_held_by"):
+            parties = (node.get("detail") or {}).get(key)
+            if parties:
+                parties = [party for party in parties if party.get("thread") != tid]
+                node["detail"][key] = parties or None
         nodes.extend(node["children"])
     return tree
 

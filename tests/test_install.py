@@ -134,7 +134,8 @@ def assert_tokio_app_report(text, manifest):
     for number, worker in enumerate(workers):
         assert re.fullmatch(r'"tokio-rt-worker": worker %d, (parked|searching for work)' % number, worker), text
     leaves = {
-        "oneshot_recv": r"recv on oneshot 0x[0-9a-f]+ \(nothing sent\)",
+        # The main thread's block_on future keeps the sender (in a Vec) at its last await.
+        "oneshot_recv": r"recv on oneshot 0x[0-9a-f]+ \(nothing sent; sender held by thread %d at %s:\d+\)" % (manifest["pid"], SOURCE),
         "sleep": r"Sleep until \+[0-9.]+s",
         "join_handle": r"JoinHandle -> task %d \(idle\)" % ids["child"],
         # The main thread's block_on future keeps the Notify the task waits on.

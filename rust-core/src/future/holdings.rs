@@ -37,7 +37,9 @@ impl HoldingTypes {
         if let Some(&known) = self.may_hold.borrow().get(&ty) {
             return known;
         }
-        // Assumed no while being worked out: a type cannot contain itself by value.
+        // Assumed no while being worked out, which ends recursion through Boxes. A type
+        // met again that way counts as holding nothing there: exact for one recursive
+        // type, but it can miss a holding in two types that box each other.
         self.may_hold.borrow_mut().insert(ty, false);
         let answer = match debug.type_info(ty) {
             Ok(info) if holding_type(&info.name).is_some() || info.name == holdings::ACQUIRE_TYPE => true,

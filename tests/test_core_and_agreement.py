@@ -9,6 +9,7 @@ import pytest
 
 from support import build
 from support.debuggers import LLDB_14, Gdb, Lldb, capture
+from support.elf_core import vdso_pages
 from support.process import RunningFixture
 from test_backtrace import assert_breakpoint_report, assert_tasks
 
@@ -110,3 +111,13 @@ def test_gdb_and_lldb_agree_on_one_attached_process(tmp_path):
             assert_tasks(report, fixture.manifest, "hang")
             reports.append(without_time_left(report))
     assert reports[0] == reports[1] == reports[2]
+
+
+def test_a_gcore_core_holds_no_clock(core_file):
+    """GDB's gcore leaves the vDSO's data pages (the clock a process reads without a system
+    call) out of the core, so a sleep on it gives its deadline, not the time left (see
+    test_kernel_cores for the kernel's cores)."""
+    _, _, core, _ = core_file
+    code, data_pages = vdso_pages(core)
+    assert code[:4] == b"\x7fELF"
+    assert data_pages == []

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from support import build, expect
-from support.elf_core import vdso_pages
 from support.debuggers import Gdb, capture
+from support.elf_core import vdso_pages
 from support.process import RunningFixture
 from test_backtrace import assert_tasks
 
@@ -123,6 +123,7 @@ def test_a_kernel_core_holds_no_clock(crashed):
     # The kernel writes them, as zeros.
     assert sum(map(len, data_pages)) >= 4096
     assert all(not any(page) for page in data_pages)
+
 
 @pytest.mark.parametrize("program", ["waits-app", "services-app"])
 def test_kernel_core_of_a_fixture_stopped_at_its_checkpoint(debugger, tmp_path, program):

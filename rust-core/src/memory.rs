@@ -42,9 +42,11 @@ impl Memory for ProcessMemory {
     }
 }
 
-/// Another `Memory`, and where it cannot read, the executable's read-only segments from
-/// the file: a kernel core leaves out unmodified file-backed pages (`.rodata`, where
-/// string literals live), and LLDB does not fill them in from the executable as GDB does.
+/// Another `Memory`, and where it cannot read, what the executable's file says is there
+/// (`DebugInfo::executable_memory`): a kernel core leaves out unmodified file-backed pages
+/// (`.rodata`, where string literals live), and LLDB does not fill them in from the
+/// executable as GDB does; LLDB's minidumps but the full style leave out the relocated
+/// relro pages (vtables) too.
 pub struct WithExecutable<'a, M: Memory + ?Sized> {
     pub inner: &'a M,
     pub debug: &'a crate::dwarf::DebugInfo,
@@ -58,12 +60,10 @@ impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         self.inner.read(address, buf).or_else(|error| {
-            let bytes = address
+            address
                 .checked_sub(self.load_bias)
-                .and_then(|link_address| self.debug.read_only_bytes(link_address, buf.len()))
-                .ok_or(error)?;
-            buf.copy_from_slice(bytes);
-            Ok(())
+                .and_then(|link_address| self.debug.executable_memory(link_address, self.load_bias, buf))
+                .ok_or(error)
         })
     }
 }

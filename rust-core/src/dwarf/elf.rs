@@ -110,6 +110,80 @@ pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) 
     slots
 }
 
+/// The part of a writable segment that the loader relocates and then makes read-only
+/// (`PT_GNU_RELRO`: vtables, `.data.rel.ro`, the GOT), with what the relocations write
+/// there, so that memory a core left out can be rebuilt from the file.
+pub struct Relro {
+    /// Link-time address, file offset and size in the file.
+    pub segment: (u64, u64, u64),
+    /// Relocated slots, by link-time address: the link-time address each receives (to which
+    /// the load bias is added), or `None` for a value from another object (libc's symbols).
+    pub slots: Vec<(u64, Option<u64>)>,
+}
+
+impl Relro {
+    /// The relro segment of an x86-64 ELF with its relocations; `None` without one, or
+    /// where the relocations are packed (`.relr.dyn`), which are not read here.
+    pub fn read(object: &object::File<'_>) -> Option<Relro> {
+        use object::read::elf::ProgramHeader;
+        let object::File::Elf64(elf) = object else { return None };
+        if object.architecture() != object::Architecture::X86_64 || object.section_by_name(".relr.dyn").is_some() {
+            return None;
+        }
+        let endian = elf.endian();
+        let header = elf.elf_program_headers().iter().find(|header| header.p_type(endian) == object::elf::PT_GNU_RELRO)?;
+        let segment = (header.p_vaddr(endian), header.p_offset(endian), header.p_filesz(endian));
+        let inside = |address: u64| address.checked_sub(segment.0).is_some_and(|offset| offset < segment.2);
+        let symbols = object.dynamic_symbol_table();
+        let mut slots: Vec<(u64, Option<u64>)> = object
+            .dynamic_relocations()?
+            .filter(|(slot, _)| inside(*slot))
+            .map(|(slot, relocation)| {
+                let object::RelocationFlags::Elf { r_type } = relocation.flags() else { return (slot, None) };
+                let base = match (r_type, relocation.target()) {
+                    (object::elf::R_X86_64_RELATIVE, _) => Some(0),
+                    (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
+                        match symbols.as_ref().and_then(|table| table.symbol_by_index(index).ok()) {
+                            Some(symbol) if !symbol.is_undefined() => Some(symbol.address()),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                (slot, base.map(|base| base.wrapping_add(relocation.addend() as u64)))
+            })
+            .collect();
+        slots.sort_unstable_by_key(|(slot, _)| *slot);
+        Some(Relro { segment, slots })
+    }
+
+    /// Fills `buf` with what memory holds at `address` (link-time) once relocated with
+    /// `load_bias`; `None` outside the segment or where a slot takes another object's value.
+    pub fn fill(&self, file: &[u8], address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
+        let (start, offset, size) = self.segment;
+        let skip = address.checked_sub(start)?;
+        let end = skip.checked_add(buf.len() as u64)?;
+        if end > size {
+            return None;
+        }
+        let from = usize::try_from(offset.checked_add(skip)?).ok()?;
+        buf.copy_from_slice(file.get(from..from.checked_add(buf.len())?)?);
+        // Slots are 8 bytes: the first that can overlap starts up to 7 bytes before.
+        let first = self.slots.partition_point(|(slot, _)| slot.saturating_add(8) <= address);
+        let end_address = address.checked_add(buf.len() as u64)?;
+        for &(slot, value) in self.slots[first..].iter().take_while(|(slot, _)| *slot < end_address) {
+            let bytes = value?.wrapping_add(load_bias).to_le_bytes();
+            for (position, byte) in bytes.iter().enumerate() {
+                let at = slot.wrapping_add(position as u64);
+                if let Some(index) = at.checked_sub(address).filter(|index| *index < buf.len() as u64) {
+                    buf[index as usize] = *byte;
+                }
+            }
+        }
+        Some(())
+    }
+}
+
 fn tls_segment<Elf: object::read::elf::FileHeader>(
     headers: &[Elf::ProgramHeader],
     endian: Elf::Endian,
@@ -215,4 +289,32 @@ pub fn dwarf_section(object: &object::File<'_>, map: &Arc<memmap2::Mmap>, id: gi
 /// The executable's (or its debug file's) DWARF.
 pub fn load_dwarf(object: &object::File<'_>, map: &Arc<memmap2::Mmap>) -> Result<gimli::Dwarf<Reader>> {
     gimli::Dwarf::load(|id| dwarf_section(object, map, id, SectionNames::Main))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Relro;
+
+    #[test]
+    fn relro_memory_is_the_file_with_each_slot_relocated() {
+        let file: Vec<u8> = (0..0x40).collect();
+        let relro = Relro { segment: (0x1000, 0, 0x40), slots: vec![(0x1008, Some(0x2000)), (0x1014, Some(0x3000)), (0x1030, None)] };
+        let bias = 0x5555_0000_0000u64;
+        let mut word = [0u8; 8];
+        assert_eq!(relro.fill(&file, 0x1008, bias, &mut word), Some(()));
+        assert_eq!(u64::from_le_bytes(word), bias + 0x2000);
+        // Across the end of one slot and into the start of the next.
+        let mut span = [0u8; 12];
+        assert_eq!(relro.fill(&file, 0x100c, bias, &mut span), Some(()));
+        assert_eq!(&span[..4], &(bias + 0x2000).to_le_bytes()[4..]);
+        assert_eq!(&span[4..8], &file[0x10..0x14]);
+        assert_eq!(&span[8..], &(bias + 0x3000).to_le_bytes()[..4]);
+        // A slot another object fills is unknown; the bytes after it are the file's.
+        assert_eq!(relro.fill(&file, 0x1034, bias, &mut word), None);
+        assert_eq!(relro.fill(&file, 0x1038, bias, &mut word), Some(()));
+        assert_eq!(&word, &file[0x38..0x40]);
+        // Outside the segment.
+        assert_eq!(relro.fill(&file, 0x103c, bias, &mut word), None);
+        assert_eq!(relro.fill(&file, 0xff8, bias, &mut word), None);
+    }
 }

@@ -208,6 +208,9 @@ pub struct DebugInfo {
     /// GOT slots holding code addresses (`elf::code_slots`), read on first use: only the
     /// call scan for awaits inside macros needs them.
     code_slots: OnceLock<FxHashMap<u64, u64>>,
+    /// The relro segment and its relocations, read on first use: only reads that a core
+    /// left out need them.
+    relro: OnceLock<Option<elf::Relro>>,
     signatures: Mutex<FxHashMap<DieRef, Signature>>,
     poll_call_lines: Mutex<FxHashMap<(String, String), Option<SourceLocation>>>,
 }
@@ -321,23 +324,31 @@ impl DebugInfo {
             call_sites: Mutex::default(),
             coroutine_bodies: OnceLock::new(),
             code_slots: OnceLock::new(),
+            relro: OnceLock::new(),
             signatures: Mutex::default(),
             poll_call_lines: Mutex::default(),
         })
     }
 
-    /// Bytes of the executable's read-only segments at a link-time address, from the file:
-    /// what memory holds there whether or not a core file kept it. `None` outside them.
-    pub fn read_only_bytes(&self, address: u64, len: usize) -> Option<&[u8]> {
-        self.elf.read_only_segments.iter().find_map(|&(start, offset, size)| {
+    /// Fills `buf` with what memory holds at a link-time address whether or not a core file
+    /// kept it, from the executable: its read-only segments as they are in the file, and
+    /// its relro segment relocated with `load_bias`. `None` elsewhere.
+    pub fn executable_memory(&self, address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
+        let read_only = self.elf.read_only_segments.iter().find_map(|&(start, offset, size)| {
             let skip = address.checked_sub(start)?;
-            let end = skip.checked_add(len as u64)?;
+            let end = skip.checked_add(buf.len() as u64)?;
             if end > size {
                 return None;
             }
             let from = usize::try_from(offset.checked_add(skip)?).ok()?;
-            self.file_bytes.get(from..from.checked_add(len)?)
-        })
+            self.file_bytes.get(from..from.checked_add(buf.len())?)
+        });
+        if let Some(bytes) = read_only {
+            buf.copy_from_slice(bytes);
+            return Some(());
+        }
+        let relro = self.relro.get_or_init(|| object::File::parse(&**self.file_bytes).ok().and_then(|object| elf::Relro::read(&object)));
+        relro.as_ref()?.fill(&self.file_bytes, address, load_bias, buf)
     }
 
     fn view<'a>(&'a self, unit: &'a LoadedUnit) -> UnitView<'a> {

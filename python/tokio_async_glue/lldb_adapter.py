@@ -11,7 +11,7 @@ import lldb
 
 from . import commands
 from .adapter import MAX_FRAMES, DebuggerAdapter, ansi_escape, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
-from .thread_pointers import ThreadPointerError, glibc_thread_pointers
+from .thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
 
@@ -103,10 +103,12 @@ class LldbAdapter(DebuggerAdapter):
         fallback = None
         for thread in self.process:
             fs_base = self._fs_base_register(thread)
-            if fs_base is None:
+            # A register whose value is no thread pointer (LLDB's minidumps, or a core whose
+            # thread-locals were lost) yields to glibc's list where that list can be read.
+            if fs_base is None or not is_thread_pointer(fs_base, self.read_memory):
                 if fallback is None:
-                    fallback = self._glibc_thread_pointers()
-                fs_base = fallback.get(thread.GetThreadID())
+                    fallback = self._glibc_thread_pointers(required=fs_base is None)
+                fs_base = fallback.get(thread.GetThreadID(), fs_base)
             result.append(
                 ThreadInfo(
                     tid=thread.GetThreadID(),
@@ -127,11 +129,21 @@ class LldbAdapter(DebuggerAdapter):
         value = register.GetValueAsUnsigned(error, 0)
         return value if error.Success() else None
 
-    def _glibc_thread_pointers(self):
-        """LLDB 14 has no fs_base register: find thread pointers in glibc's thread list."""
+    def _glibc_thread_pointers(self, required):
+        """LLDB 14 has no fs_base register, and LLDB's minidumps a wrong one: find thread
+        pointers in glibc's thread list. Where that fails, a register read stands if there
+        was one (`required` false), but a minidump's does not."""
         try:
             return glibc_thread_pointers(self._symbol_address, self._read_static, self.read_memory)
         except ThreadPointerError as error:
+            if self.process.GetPluginName() == "minidump":
+                raise UserError(
+                    "this core is an LLDB minidump, which gives no thread pointers, and glibc's thread list is not "
+                    "readable in it (%s): `process save-core` keeps only the threads' stacks unless asked; save it "
+                    "with `process save-core -s modified-memory FILE` or `-s full`" % error
+                )
+            if not required:
+                return {}
             raise UserError(
                 "this LLDB (%s) gives no fs_base register, and reading glibc's thread list failed: %s"
                 % (lldb.debugger.GetVersionString().split("\n")[0], error)

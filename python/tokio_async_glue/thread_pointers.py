@@ -23,6 +23,13 @@ class ThreadPointerError(Exception):
     pass
 
 
+def is_thread_pointer(value: int, read_memory: Callable[[int, int], Optional[bytes]]) -> bool:
+    """Whether `value` can be an x86_64 thread pointer: the TLS ABI keeps the pointer's own
+    value at its address (%fs:0). LLDB's minidump cores give fs_base as 0xffff."""
+    data = read_memory(value, POINTER_SIZE) if value else None
+    return data is not None and int.from_bytes(data, "little") == value
+
+
 def glibc_thread_pointers(
     symbol_address: Callable[[str], Optional[int]],
     read_static: Callable[[int, int], Optional[bytes]],

@@ -2,12 +2,15 @@
 debugger keeps working (the next command still runs, no Python traceback)."""
 
 import json
+import os
+import shutil
 
 import pytest
 
 from support import build
 from support.debuggers import capture
 from support.process import RunningFixture
+from test_backtrace import assert_tasks
 
 REBUILD_HINT = (
     '(stripped, or built with debug = "line-tables-only" or "limited"); rebuild with `debug = true` '
@@ -240,3 +243,57 @@ def test_an_unreadable_task_hides_no_other_task_of_its_list(debugger, tmp_path):
     assert len(before) > 16  # more tasks than shards: some share a list with the victim
     assert sorted(after) == sorted(id_ for id_ in before if id_ != victim)
     assert len(errors) == 1 and "cannot read 8 bytes at 0x10" in errors[0]
+
+
+def test_an_executable_replaced_or_deleted_after_the_program_started(debugger, tmp_path):
+    """A deploy replaces the file a service runs: the debugger then loads the new file at
+    the old path (LLDB), whose DWARF would misread the process unless it is the same build,
+    or none at all (GDB, and LLDB once the file is gone). Each is one line naming the
+    commands that load the running copy from /proc/PID/exe, and those give the whole report."""
+    program = tmp_path / "tokio-app"
+    shutil.copy(build.fixture("tokio-app", "dev"), program)
+
+    def replace_with(source):
+        shutil.copy(source, str(program) + ".new")
+        os.replace(str(program) + ".new", program)
+
+    with RunningFixture(str(program), "hang", str(tmp_path)) as fixture:
+        pid = fixture.pid
+        running = "%s (deleted)" % program
+        if debugger.name == "gdb":
+            load = ["file /proc/%d/exe" % pid]
+            hint = "`file /proc/%d/exe`" % pid
+        else:
+            load = ["process detach", "target create /proc/%d/exe" % pid, "process attach -p %d" % pid]
+            hint = "`process detach`, `target create /proc/%d/exe`, `process attach -p %d`" % (pid, pid)
+        loaded_none = (
+            "tokio-async: the program's executable, %s, was deleted or replaced after it started, and the debugger "
+            "loaded none; load the one it runs: %s" % (running, hint)
+        )
+        replace_with(build.fixture("tokio-app", "dev"))
+        same_build = debugger.run_steps(capture(debugger, "async bt all --json") + [debugger.echo(ALIVE)], pid=pid)
+        replace_with(build.fixture("tokio-app", "release"))
+        other_build = debugger.run_steps(["async bt all", debugger.echo(ALIVE)], pid=pid)
+        os.unlink(program)
+        deleted = debugger.run_steps(["async bt all", debugger.echo(ALIVE)], pid=pid)
+        reloaded = debugger.run_steps(load + capture(debugger, "async bt all --json"), pid=pid)
+    for run in (same_build, other_build):
+        assert_still_working(run)
+    if debugger.name == "gdb":
+        assert same_build.error_lines() == other_build.error_lines() == [loaded_none]
+    else:
+        [report] = same_build.json_sections()
+        assert_tasks(report, fixture.manifest, "hang")
+        assert other_build.error_lines() == [
+            "tokio-async: %s is not the file process %d runs (%s): it was replaced after the program started; "
+            "load the one it runs: %s" % (program, pid, running, hint)
+        ]
+    if debugger.name == "lldb14":
+        # LLDB 14 cannot attach to a process whose executable is gone, nor load it then.
+        for run in (deleted, reloaded):
+            assert "error: attach failed" in run.stdout + run.stderr and run.error_lines() == []
+        return
+    assert deleted.error_lines() == [loaded_none]
+    assert_still_working(deleted)
+    [report] = reloaded.json_sections()
+    assert_tasks(report, fixture.manifest, "hang")

@@ -187,6 +187,11 @@ class DebuggerAdapter:
         /proc/PID/mem directly); None for core files and remote targets."""
         raise NotImplementedError
 
+    def how_to_load_running_executable(self, pid: int) -> str:
+        """The debugger's commands that load the executable process `pid` runs, from
+        /proc/PID/exe, which still reads after the file was deleted or replaced."""
+        raise NotImplementedError
+
 
 _COLOURS = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white")
 _INTENSITIES = {"bold": "1", "dim": "2", "faint": "2"}

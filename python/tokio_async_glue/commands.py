@@ -240,6 +240,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
 def _stopped_program(adapter: DebuggerAdapter):
     """The parsed executable, its load bias and the threads of this stop."""
     path = adapter.executable_path()
+    _check_it_is_the_running_executable(adapter, path)
     if not path:
         raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
@@ -249,6 +250,42 @@ def _stopped_program(adapter: DebuggerAdapter):
     if entry is None:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
     return binary, (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF, threads
+
+
+def _check_it_is_the_running_executable(adapter: DebuggerAdapter, path: Optional[str]) -> None:
+    """A live process whose executable was deleted or replaced after it started: the
+    debugger then knows no executable (GDB) or the new file at the old path (LLDB), whose
+    DWARF would misread the process unless it is the same build (equal build ids). The
+    kernel keeps the running copy at /proc/PID/exe."""
+    pid = adapter.live_pid()
+    if pid is None:
+        return
+    running = "/proc/%d/exe" % pid
+    try:
+        running_file = os.stat(running)
+        running_path = os.readlink(running)
+    except OSError:
+        return  # not ours to see (permissions, another mount namespace)
+    if not running_path.endswith(" (deleted)"):
+        return  # the debugger may have loaded a copy of it; only a deleted file was replaced
+    if path:
+        try:
+            loaded_file = os.stat(path)
+        except OSError:
+            return
+        if (loaded_file.st_dev, loaded_file.st_ino) == (running_file.st_dev, running_file.st_ino):
+            return
+        build = _core().build_id(path)
+        if build is not None and build == _core().build_id(running):
+            return  # the same build, written again
+        raise UserError(
+            "%s is not the file process %d runs (%s): it was replaced after the program started; load the one it "
+            "runs: %s" % (path, pid, running_path, adapter.how_to_load_running_executable(pid))
+        )
+    raise UserError(
+        "the program's executable, %s, was deleted or replaced after it started, and the debugger loaded none; "
+        "load the one it runs: %s" % (running_path, adapter.how_to_load_running_executable(pid))
+    )
 
 
 def execute(make_adapter: Callable[[], DebuggerAdapter], command: str, argument_string: str):

@@ -45,6 +45,9 @@ class GdbAdapter(DebuggerAdapter):
             return self.inferior.pid
         return None
 
+    def how_to_load_running_executable(self, pid):
+        return "`file /proc/%d/exe`" % pid
+
     def stop_key(self):
         return (self.inferior.num, self.inferior.pid, self.executable_path(), _stop_generation)
 

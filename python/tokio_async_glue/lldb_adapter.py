@@ -44,6 +44,9 @@ class LldbAdapter(DebuggerAdapter):
         spec = self.target.GetExecutable()
         return spec.fullpath if spec.IsValid() else None
 
+    def how_to_load_running_executable(self, pid):
+        return "`process detach`, `target create /proc/%d/exe`, `process attach -p %d`" % (pid, pid)
+
     def debug_file_directories(self):
         # A file-list setting reads back as one string, "  [0]: /a  [1]: /b".
         values = lldb.SBDebugger.GetInternalVariableValue(

@@ -306,6 +306,12 @@ struct Presentation {
     style: Option<Style>,
 }
 
+/// The GNU build id of the ELF file at `path`, in hex; None without one or when unreadable.
+#[pyfunction]
+fn build_id(path: String) -> Option<String> {
+    guarded(|| Ok(crate::dwarf::build_id_of(std::path::Path::new(&path)))).ok().flatten()
+}
+
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
 fn block_on_frames() -> Vec<(String, String)> {
@@ -321,5 +327,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;
     module.add_function(wrap_pyfunction!(task_ids, module)?)?;
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
+    module.add_function(wrap_pyfunction!(build_id, module)?)?;
     Ok(())
 }

@@ -207,6 +207,17 @@ fn read_only_segments<Elf: object::read::elf::FileHeader>(
         .collect()
 }
 
+/// The GNU build id of the ELF file at `path`, in hex, read from its notes (the whole file
+/// is not parsed for DWARF); `None` without one or when unreadable.
+pub fn build_id_of(path: &std::path::Path) -> Option<String> {
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: read-only and only for this call; a file truncated meanwhile is the same
+    // exposure as the executable's own mapping (see `DebugInfo::load_searching`).
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    let id = object::File::parse(&*map).ok()?.build_id().ok()??;
+    Some(id.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
 /// Whether the object carries DWARF of its own (a `.debug_info` with bytes in the file).
 pub fn has_dwarf(object: &object::File<'_>) -> bool {
     object.section_by_name(".debug_info").is_some_and(|section| section.file_range().is_some_and(|(_, size)| size > 0))

@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
-pub use elf::{ElfFacts, TlsSegment};
+pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
 pub use locals::PhysicalFrame;
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX};

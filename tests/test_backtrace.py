@@ -3,6 +3,7 @@ breakpoint, attach to a running process, dev and release builds. Asserts exact t
 function chains, await points and lines, thread roles and the running task."""
 
 import json
+import os
 import re
 
 import pytest
@@ -110,6 +111,40 @@ def test_attach_to_a_hanging_process(debugger, tmp_path, profile):
     assert all(w["current_task"] is None and w["future"] is None for w in roles["worker"])
     [main] = roles["block_on"]
     assert main["tid"] == fixture.pid
+    assert expect.chain(main["future"]) == expect.main_future_chain()
+
+
+def test_attach_to_a_process_in_a_container(debugger, tmp_path):
+    """A process in a mount namespace of its own (a container) runs a file that is not at
+    its path here. GDB reads it through the target (`target:PATH`), and so does the command,
+    from /proc/PID/exe; LLDB 19 loads none, and the line names the commands that load it;
+    LLDB 14 cannot attach to such a process."""
+    binary = build.fixture("tokio-app", "dev")
+    inside = tmp_path / "container-root"  # empty here; the fixture's directory in there
+    inside.mkdir()
+    # sh -c SCRIPT BINARY MODE: $0 is the binary as seen here, run from where it is in there.
+    script = 'mount --bind "${0%%/*}" %s && exec %s/"${0##*/}" "$@"' % (inside, inside)
+    launcher = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
+    with RunningFixture(binary, "hang", str(tmp_path), launcher=launcher) as fixture:
+        pid = fixture.pid
+        first = debugger.run_steps(capture(debugger, "async bt all --json"), pid=pid)
+        if debugger.name == "lldb":
+            load = ["process detach", "target create /proc/%d/exe" % pid, "process attach -p %d" % pid]
+            reloaded = debugger.run_steps(load + capture(debugger, "async bt all --json"), pid=pid)
+    assert not os.path.exists(inside / "tokio-app")
+    if debugger.name == "lldb14":
+        assert "error: attach failed" in first.stdout + first.stderr and first.error_lines() == []
+        return
+    if debugger.name == "lldb":
+        assert first.error_lines() == [
+            "tokio-async: the debugger loaded no executable for process %d, which runs %s/tokio-app (a file of "
+            "another mount namespace, as in a container, or one it could not open); load the one it runs: "
+            "`process detach`, `target create /proc/%d/exe`, `process attach -p %d`" % (pid, inside, pid, pid)
+        ]
+        first = reloaded
+    [report] = first.json_sections()
+    assert_tasks(report, fixture.manifest, "hang")
+    [main] = threads_by_role(report)["block_on"]
     assert expect.chain(main["future"]) == expect.main_future_chain()
 
 

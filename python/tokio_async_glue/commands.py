@@ -25,6 +25,10 @@ class Option(NamedTuple):
 
 
 STATES = ("idle", "scheduled", "running", "complete", "cancelled")
+# How GDB names a file it read through the target (a container's), and how the kernel a
+# deleted one in /proc/PID/exe.
+TARGET_PREFIX = "target:"
+DELETED = " (deleted)"
 ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS)
 LISTING_COMMANDS = (BACKTRACE, TASKS)
 OPTIONS = (
@@ -239,10 +243,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
 
 def _stopped_program(adapter: DebuggerAdapter):
     """The parsed executable, its load bias and the threads of this stop."""
-    path = adapter.executable_path()
-    _check_it_is_the_running_executable(adapter, path)
-    if not path:
-        raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
+    path = _executable_to_read(adapter, adapter.executable_path())
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
     threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
     binary = loaded_binary(adapter.interrupt_requested)
@@ -252,39 +253,55 @@ def _stopped_program(adapter: DebuggerAdapter):
     return binary, (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF, threads
 
 
-def _check_it_is_the_running_executable(adapter: DebuggerAdapter, path: Optional[str]) -> None:
-    """A live process whose executable was deleted or replaced after it started: the
-    debugger then knows no executable (GDB) or the new file at the old path (LLDB), whose
-    DWARF would misread the process unless it is the same build (equal build ids). The
-    kernel keeps the running copy at /proc/PID/exe."""
+def _executable_to_read(adapter: DebuggerAdapter, path: Optional[str]) -> str:
+    """The file to read the program from: the debugger's, unless the process is live and
+    that file is not the one it runs. The kernel keeps the running file at /proc/PID/exe,
+    whatever mount namespace it lives in and even when deleted:
+    - GDB reads a container's file through the target and names it `target:PATH`, which
+      is not at PATH here: it is read from /proc/PID/exe;
+    - a deploy deletes or replaces the file after the program started: GDB loads none,
+      LLDB the new file at the old path, whose DWARF would misread the process unless it
+      is the same build (equal build ids); LLDB loads none for a container's file either.
+      Those give one line naming the commands that load the running file."""
     pid = adapter.live_pid()
-    if pid is None:
-        return
-    running = "/proc/%d/exe" % pid
+    running = "/proc/%d/exe" % pid if pid is not None else None
     try:
-        running_file = os.stat(running)
-        running_path = os.readlink(running)
+        running_file = os.stat(running) if running else None
+        running_path = os.readlink(running) if running else None
     except OSError:
-        return  # not ours to see (permissions, another mount namespace)
-    if not running_path.endswith(" (deleted)"):
-        return  # the debugger may have loaded a copy of it; only a deleted file was replaced
-    if path:
-        try:
-            loaded_file = os.stat(path)
-        except OSError:
-            return
-        if (loaded_file.st_dev, loaded_file.st_ino) == (running_file.st_dev, running_file.st_ino):
-            return
-        build = _core().build_id(path)
-        if build is not None and build == _core().build_id(running):
-            return  # the same build, written again
+        running_file = running_path = None  # not ours to see (permissions)
+    if path and path.startswith(TARGET_PREFIX):
+        path = path[len(TARGET_PREFIX):]
+        if running_path == path:
+            return running
+    if running_file is None:
+        if not path:
+            raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
+        return path
+    load_it = "load the one it runs: %s" % adapter.how_to_load_running_executable(pid)
+    if not path:
+        if running_path.endswith(DELETED):
+            raise UserError(
+                "the program's executable, %s, was deleted or replaced after it started, and the debugger loaded "
+                "none; %s" % (running_path, load_it)
+            )
         raise UserError(
-            "%s is not the file process %d runs (%s): it was replaced after the program started; load the one it "
-            "runs: %s" % (path, pid, running_path, adapter.how_to_load_running_executable(pid))
+            "the debugger loaded no executable for process %d, which runs %s (a file of another mount namespace, "
+            "as in a container, or one it could not open); %s" % (pid, running_path, load_it)
         )
+    if not running_path.endswith(DELETED):
+        return path  # the running file, or a copy of it the user chose
+    try:
+        loaded_file = os.stat(path)
+    except OSError:
+        return path
+    same_file = (loaded_file.st_dev, loaded_file.st_ino) == (running_file.st_dev, running_file.st_ino)
+    build = None if same_file else _core().build_id(path)
+    if same_file or (build is not None and build == _core().build_id(running)):
+        return path
     raise UserError(
-        "the program's executable, %s, was deleted or replaced after it started, and the debugger loaded none; "
-        "load the one it runs: %s" % (running_path, adapter.how_to_load_running_executable(pid))
+        "%s is not the file process %d runs (%s): it was replaced after the program started; %s"
+        % (path, pid, running_path, load_it)
     )
 
 

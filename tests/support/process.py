@@ -10,16 +10,17 @@ from .debuggers import allow_core_dumps
 
 class RunningFixture:
     """`core_dumps`: the kernel may write a core (into `workdir`, the process's cwd, with
-    this machine's core_pattern `core`)."""
+    this machine's core_pattern `core`). `launcher`: a command that ends by exec'ing the
+    fixture, so that its pid is the fixture's."""
 
-    def __init__(self, binary, mode, workdir, extra_args=(), env=None, core_dumps=False):
+    def __init__(self, binary, mode, workdir, extra_args=(), env=None, core_dumps=False, launcher=()):
         self.manifest_path = os.path.join(workdir, "manifest.json")
         # A manifest left from an earlier run would be taken for this one's.
         if os.path.exists(self.manifest_path):
             os.unlink(self.manifest_path)
         env = dict(os.environ, FIXTURE_MANIFEST=self.manifest_path, **(env or {}))
         self.process = subprocess.Popen(
-            [binary, mode, *extra_args],
+            [*launcher, binary, mode, *extra_args],
             env=env,
             cwd=workdir,
             stdin=subprocess.DEVNULL,

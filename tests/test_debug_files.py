@@ -5,7 +5,10 @@ tokio-app fixture must give the full dev-build report at the checkpoint: every t
 the workers, and the block_on thread's future, which the debugger reads from a local (so
 the debugger, too, must have found the DWARF)."""
 
+import glob
 import json
+import os
+import shutil
 
 import pytest
 
@@ -92,6 +95,31 @@ def test_dwarf5(debugger, tmp_path, profile):
     .dwo files the DWARF 5 way (skeleton units, DW_AT_dwo_name)."""
     report, manifest, _ = report_at_checkpoint(debugger, tmp_path, build.dwarf5_fixture("tokio-app", profile))
     assert_breakpoint_report(report, manifest, "dev")
+
+
+def test_a_debug_file_the_debugger_found_its_own_way(debugger, tmp_path):
+    """GDB through debuginfod (a hit in its client's cache; the server is unreachable),
+    LLDB through `target symbols add`: the file is in none of the places the tool searches
+    itself (named `debuginfo`, under a cache directory), and the tool reads the one the
+    debugger loaded."""
+    binary, debug_dir = build.separate_debug_fixture("build-id")
+    [debug_file] = glob.glob(os.path.join(debug_dir, ".build-id", "*", "*.debug"))
+    build_id = os.path.basename(os.path.dirname(debug_file)) + os.path.basename(debug_file)[: -len(".debug")]
+    cached = tmp_path / "debuginfod" / build_id / "debuginfo"
+    cached.parent.mkdir(parents=True)
+    shutil.copy(debug_file, cached)
+    manifest = tmp_path / "manifest.json"
+    env = {"FIXTURE_MANIFEST": str(manifest)}
+    if debugger.name == "gdb":
+        env.update(DEBUGINFOD_URLS="http://127.0.0.1:9", DEBUGINFOD_CACHE_PATH=str(tmp_path / "debuginfod"))
+        steps = ["set debuginfod enabled on", load_program_step(debugger, binary)]
+    else:
+        steps = [load_program_step(debugger, binary), "target symbols add %s" % cached]
+    steps += [debugger.break_at("tokio_async_checkpoint"), "run breakpoint"] + capture(debugger, "async bt all --json")
+    run = debugger.run_steps(steps, env=env)
+    assert manifest.exists(), run.stdout + run.stderr
+    [report] = run.json_sections()
+    assert_breakpoint_report(report, json.loads(manifest.read_text()), "dev")
 
 
 def test_a_separate_debug_file_the_debugger_was_not_told_about(debugger, tmp_path):

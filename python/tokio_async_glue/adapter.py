@@ -150,6 +150,11 @@ class DebuggerAdapter:
         also looks in /usr/lib/debug."""
         return []
 
+    def debug_file_path(self) -> Optional[str]:
+        """The separate debug file the debugger loaded for the executable, however it found
+        it (debuginfod, `target symbols add`); None when it uses the executable's own."""
+        return None
+
     def entry_address(self) -> Optional[int]:
         """The program's entry point as loaded, to derive the load bias."""
         raise NotImplementedError

@@ -148,14 +148,14 @@ def _a(value_name: str) -> str:
     return {"FILE": "a file name", "N": "a number"}.get(value_name, "a value (%s)" % value_name)
 
 
-def _binary_key(path: str, debug_dirs):
+def _binary_key(path: str, debug_dirs, debugger_file=None):
     """What a parsed executable is valid for: the file as it is now, and where its debug
     files were looked for."""
     try:
         stat = os.stat(path)
     except OSError as error:
         raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
-    return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs))
+    return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs), debugger_file)
 
 
 def preload_for(adapter: DebuggerAdapter) -> None:
@@ -169,26 +169,27 @@ def preload_for(adapter: DebuggerAdapter) -> None:
         path = adapter.executable_path()
         if not path:
             return
-        debug_dirs = adapter.debug_file_directories()
-        key = _binary_key(path, debug_dirs)
+        debug_dirs, debugger_file = adapter.debug_file_directories(), adapter.debug_file_path()
+        key = _binary_key(path, debug_dirs, debugger_file)
         if key not in _binaries and key not in _preloads:
             _preloads.clear()
-            _preloads[key] = _core().start_loading(path, list(debug_dirs), True)
+            _preloads[key] = _core().start_loading(path, list(debug_dirs), True, debugger_file)
     except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
         pass
 
 
-def start_loading_binary(path: str, debug_dirs=()):
+def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
     """A function giving the core's parsed view of an executable. A view cached while the
-    file and the debugger's debug-file directories are unchanged is given at once; a
-    preloaded one when its load is done; else the DWARF loads on a thread of the core's own
-    while the caller goes on (the debugger walks the stacks meanwhile)."""
+    file and the debugger's debug-file directories (and the debug file it loaded) are
+    unchanged is given at once; a preloaded one when its load is done; else the DWARF loads
+    on a thread of the core's own while the caller goes on (the debugger walks the stacks
+    meanwhile)."""
     core = _core()
-    key = _binary_key(path, debug_dirs)
+    key = _binary_key(path, debug_dirs, debugger_file)
     if key in _binaries:
         return lambda interrupted=None: _binaries[key]
     preloaded = _preloads.pop(key, None)
-    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs))
+    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs), False, debugger_file)
 
     def wait(interrupted=None):
         binary, failure = pending.wait(interrupted)
@@ -198,7 +199,7 @@ def start_loading_binary(path: str, debug_dirs=()):
             raise UserError(failure[1])
         if failure is not None and preloaded is not None:
             # Skipped or failed ahead of time: load now, and report what this load says.
-            binary, failure = core.start_loading(path, list(debug_dirs)).wait()
+            binary, failure = core.start_loading(path, list(debug_dirs), False, debugger_file).wait()
         if failure is not None:
             raise UserError(failure[1])
         _binaries.clear()
@@ -244,7 +245,7 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
 def _stopped_program(adapter: DebuggerAdapter):
     """The parsed executable, its load bias and the threads of this stop."""
     path = _executable_to_read(adapter, adapter.executable_path())
-    loaded_binary = start_loading_binary(path, adapter.debug_file_directories())
+    loaded_binary = start_loading_binary(path, adapter.debug_file_directories(), adapter.debug_file_path())
     threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
     binary = loaded_binary(adapter.interrupt_requested)
     entry = adapter.entry_address()

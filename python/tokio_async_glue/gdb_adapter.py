@@ -21,6 +21,16 @@ class GdbAdapter(DebuggerAdapter):
         progspace = self.inferior.progspace
         return progspace.filename if progspace is not None else None
 
+    def debug_file_path(self):
+        progspace = self.inferior.progspace
+        if progspace is None or not progspace.filename:
+            return None
+        for objfile in progspace.objfiles():
+            owner = objfile.owner
+            if owner is not None and owner.filename == progspace.filename:
+                return objfile.filename
+        return None
+
     def debug_file_directories(self):
         try:
             value = gdb.parameter("debug-file-directory")

@@ -47,6 +47,12 @@ class LldbAdapter(DebuggerAdapter):
     def how_to_load_running_executable(self, pid):
         return "`process detach`, `target create /proc/%d/exe`, `process attach -p %d`" % (pid, pid)
 
+    def debug_file_path(self):
+        module = self._executable_module()
+        spec = module.GetSymbolFileSpec() if module.IsValid() else None
+        path = spec.fullpath if spec is not None and spec.IsValid() else None
+        return path if path and path != self.executable_path() else None
+
     def debug_file_directories(self):
         # A file-list setting reads back as one string, "  [0]: /a  [1]: /b".
         values = lldb.SBDebugger.GetInternalVariableValue(

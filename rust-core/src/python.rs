@@ -135,31 +135,30 @@ impl PendingBinary {
     }
 }
 
-/// Starts loading an executable's DWARF, looking for a separate debug file in `debug_dirs`
-/// (the debugger's own setting) and the system's; `wait()` on the result gives the binary.
+/// Starts loading an executable's DWARF, looking for a separate debug file where the
+/// debugger found one (`debugger_file`), in `debug_dirs` (the debugger's own setting) and
+/// the system's; `wait()` on the result gives the binary.
 /// With `only_if_tokio`, a program whose symbols do not name tokio is not loaded (a
 /// `not_tokio` outcome): loading ahead of any command must not cost other programs.
 #[pyfunction]
-#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false))]
-fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool) -> PendingBinary {
+#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None))]
+fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool, debugger_file: Option<String>) -> PendingBinary {
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
-    let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>| {
+    let debugger_file = debugger_file.map(PathBuf::from);
+    let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
-            let debug = match only_if_tokio {
-                true => DebugInfo::load_if_tokio(&path, &debug_dirs)?,
-                false => DebugInfo::load_searching(&path, &debug_dirs)?,
-            };
+            let debug = DebugInfo::load_for_debugger(&path, &debug_dirs, debugger_file.as_deref(), only_if_tokio)?;
             debug.prepare_call_sites();
             Ok(debug)
         })
     };
-    let (thread_path, thread_dirs) = (PathBuf::from(&path), debug_dirs.clone());
+    let (thread_path, thread_dirs, thread_file) = (PathBuf::from(&path), debug_dirs.clone(), debugger_file.clone());
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())
-        .spawn(move || load(thread_path, thread_dirs));
+        .spawn(move || load(thread_path, thread_dirs, thread_file));
     let load = match spawned {
         Ok(handle) => Load::Running(handle),
-        Err(_) => Load::Done(Box::new(load(PathBuf::from(path), debug_dirs))),
+        Err(_) => Load::Done(Box::new(load(PathBuf::from(path), debug_dirs, debugger_file))),
     };
     PendingBinary { load: Mutex::new(Some(load)) }
 }

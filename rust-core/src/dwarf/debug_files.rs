@@ -1,8 +1,10 @@
 //! Where a stripped executable's DWARF went: a separate debug file (`objcopy
 //! --only-keep-debug`), found where GDB and LLDB look for it.
 //!
-//! By build id, `<debug dir>/.build-id/xx/rest.debug`; by the `.gnu_debuglink` name, next to
-//! the executable, in its `.debug/` subdirectory and in `<debug dir>/<executable's dir>/`.
+//! First the file the debugger loaded (it may have found it in ways not repeated here:
+//! debuginfod, `target symbols add`); then by build id, `<debug dir>/.build-id/xx/rest.debug`;
+//! by the `.gnu_debuglink` name, next to the executable, in its `.debug/` subdirectory and
+//! in `<debug dir>/<executable's dir>/`.
 //! A file found by build id must carry that build id; one found by debuglink must have the
 //! CRC-32 the link records (and the executable's build id, if both have one).
 
@@ -32,9 +34,13 @@ pub struct Search {
 enum Proof<'a> {
     BuildId(&'a [u8]),
     Crc(u32),
+    /// Nothing in the executable to check it by: the debugger's choice is taken as it is.
+    DebuggersChoice,
 }
 
-pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBuf]) -> Search {
+/// `debugger_file`: the debug file the debugger itself loaded for the executable, however
+/// it found it (debuginfod, `target symbols add`), tried first.
+pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBuf], debugger_file: Option<&Path>) -> Search {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for dir in debug_dirs.iter().cloned().chain([PathBuf::from(SYSTEM_DEBUG_DIR)]) {
         if !dir.as_os_str().is_empty() && !dirs.contains(&dir) {
@@ -42,7 +48,16 @@ pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBu
         }
     }
     let build_id = object.build_id().ok().flatten().filter(|id| !id.is_empty());
+    let debuglink = object.gnu_debuglink().ok().flatten();
     let mut candidates: Vec<(PathBuf, Proof<'_>)> = Vec::new();
+    if let Some(path) = debugger_file {
+        let proof = match (build_id, debuglink) {
+            (Some(id), _) => Proof::BuildId(id),
+            (None, Some((_, crc))) => Proof::Crc(crc),
+            (None, None) => Proof::DebuggersChoice,
+        };
+        candidates.push((path.to_path_buf(), proof));
+    }
     if let Some(id) = build_id {
         let hex: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         let (head, rest) = hex.split_at(2);
@@ -50,7 +65,7 @@ pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBu
             candidates.push((dir.join(".build-id").join(head).join(format!("{rest}.debug")), Proof::BuildId(id)));
         }
     }
-    if let Ok(Some((name, crc))) = object.gnu_debuglink() {
+    if let Some((name, crc)) = debuglink {
         let name = Path::new(std::str::from_utf8(name).unwrap_or_default());
         // The link names a file, never a path; anything else is not followed.
         if name.components().count() == 1 {

@@ -229,17 +229,19 @@ impl DebugInfo {
     /// `debug_dirs`, then `SYSTEM_DEBUG_DIR`), with the split units a `.dwp` or `.dwo`
     /// files hold. Code, symbols and the TLS segment are always the executable's.
     pub fn load_searching(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
-        DebugInfo::load_with(path, debug_dirs, false)
+        DebugInfo::load_for_debugger(path, debug_dirs, None, false)
     }
 
-    /// `load_searching`, but a program whose symbols do not name tokio is refused
+    /// `load_searching`, trying first the debug file the debugger loaded (`debugger_file`).
+    /// With `only_if_tokio`, a program whose symbols do not name tokio is refused
     /// (`NotTokio`) before its DWARF is read: loading ahead of any command must cost other
     /// programs nothing.
-    pub fn load_if_tokio(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
-        DebugInfo::load_with(path, debug_dirs, true)
-    }
-
-    fn load_with(path: &Path, debug_dirs: &[PathBuf], only_if_tokio: bool) -> Result<DebugInfo> {
+    pub fn load_for_debugger(
+        path: &Path,
+        debug_dirs: &[PathBuf],
+        debugger_file: Option<&Path>,
+        only_if_tokio: bool,
+    ) -> Result<DebugInfo> {
         let refuse_unless_tokio = |elf: &ElfFacts| match only_if_tokio && !elf.links_tokio() {
             true => Err(Error::new(ErrorKind::NotTokio, format!("{} does not link tokio", path.display()))),
             false => Ok(()),
@@ -262,7 +264,7 @@ impl DebugInfo {
             refuse_unless_tokio(&elf)?;
             elf::load_dwarf(&object, &map)?
         } else {
-            let search = debug_files::search(path, &object, debug_dirs);
+            let search = debug_files::search(path, &object, debug_dirs, debugger_file);
             let Some(found) = search.found else {
                 let looked = match search.looked.is_empty() {
                     true => "it has neither a build id nor a .gnu_debuglink to find a separate debug file by".to_string(),

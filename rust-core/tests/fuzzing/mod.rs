@@ -404,7 +404,7 @@ impl Harness {
         // Its own directory: the loader looks for `<binary>.dwp` next to it.
         let path = self.scratch.join(program);
         std::fs::write(&path, &bytes).expect("scratch file writes");
-        let outcome = match DebugInfo::load_if_tokio(&path, &[]) {
+        let outcome = match DebugInfo::load_for_debugger(&path, &[], None, true) {
             Err(error) => format!("load: {}", shape(&error.message)),
             Ok(debug) => {
                 // The DWARF is parsed lazily: a stop of the same binary makes the core read it.

@@ -16,7 +16,7 @@ from support.process import RunningFixture
 PROFILES = ["dev", "release"]
 
 
-def run_to_checkpoint(debugger, tmp_path, profile, commands, flavor="multi_thread"):
+def run_to_checkpoint(debugger, tmp_path, profile, commands, flavor="multi_thread", program=None):
     """Each command's run (captured) at tokio-app's checkpoint, and the manifest."""
     manifest = tmp_path / "manifest.json"
     steps = [debugger.break_at("tokio_async_checkpoint"), "run"]
@@ -24,7 +24,7 @@ def run_to_checkpoint(debugger, tmp_path, profile, commands, flavor="multi_threa
         steps += capture(debugger, command)
     run = debugger.run_steps(
         steps,
-        program=build.fixture("tokio-app", profile),
+        program=program or build.fixture("tokio-app", profile),
         args=["breakpoint", flavor],
         env={"FIXTURE_MANIFEST": str(manifest)},
     )
@@ -146,6 +146,22 @@ def test_attach_to_a_process_in_a_container(debugger, tmp_path):
     assert_tasks(report, fixture.manifest, "hang")
     [main] = threads_by_role(report)["block_on"]
     assert expect.chain(main["future"]) == expect.main_future_chain()
+
+
+def test_a_statically_linked_program(debugger, tmp_path):
+    """glibc linked in (a static-pie): no ld.so, and thread-locals from the executable's own
+    TLS segment. LLDB 14, which has no fs_base, needs glibc's thread list, and a static
+    glibc keeps no descriptors for debuggers to read it by: one line says so."""
+    run, manifest = run_to_checkpoint(debugger, tmp_path, "dev", ["async bt all --json"], program=build.static_fixture())
+    if debugger.name == "lldb14":
+        assert run.error_lines() == [
+            "tokio-async: this LLDB (lldb version 14.0.6) gives no fs_base register, and reading glibc's thread "
+            "list failed: glibc is linked statically, and keeps no _thread_db_* descriptors to read its thread "
+            "list by"
+        ]
+        return
+    [report] = run.json_sections()
+    assert_breakpoint_report(report, manifest, "dev")
 
 
 def test_without_all_only_running_tasks_are_listed(debugger, tmp_path):

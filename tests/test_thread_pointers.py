@@ -1,5 +1,6 @@
-"""The read-only fs_base fallback for LLDB 14 (glibc's thread list), on a synthetic memory
-image laid out the way glibc's `_thread_db_*` descriptors say; and its one-line failure."""
+"""The read-only fs_base fallback for LLDB 14 and LLDB's minidumps (glibc's thread list), on
+a synthetic memory image laid out the way glibc's `_thread_db_*` descriptors say; its
+one-line failures; and the check that tells a thread pointer from a wrong register."""
 
 import os
 import struct
@@ -11,7 +12,7 @@ from support.paths import REPO
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-from tokio_async_glue.thread_pointers import ThreadPointerError, glibc_thread_pointers  # noqa: E402
+from tokio_async_glue.thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer  # noqa: E402
 
 # Offsets glibc would publish: tid at 0x2d0 in struct pthread, the `list` link at 0x2c0,
 # list_t.next at 0, and the two list heads inside _rtld_global.
@@ -61,6 +62,22 @@ def test_missing_glibc_symbols_say_so():
     symbol, read = image([], [])
     with pytest.raises(ThreadPointerError, match=r"^glibc's _thread_db_pthread_tid is not readable"):
         glibc_thread_pointers(lambda name: None, read, read)
+
+
+def test_a_static_glibc_says_so():
+    """A statically linked glibc has its lists as plain variables and no descriptors."""
+    _, read = image([], [])
+    statics = {"_dl_stack_used": 0x2000, "_dl_stack_user": 0x2010}
+    with pytest.raises(ThreadPointerError, match=r"^glibc is linked statically, and keeps no _thread_db_\* descriptors"):
+        glibc_thread_pointers(statics.get, read, read)
+
+
+def test_a_thread_pointer_points_at_itself():
+    memory = {0x7F0000010000: struct.pack("<Q", 0x7F0000010000), 0xFFFF: None}
+    assert is_thread_pointer(0x7F0000010000, lambda address, size: memory.get(address))
+    assert not is_thread_pointer(0xFFFF, lambda address, size: memory.get(address))
+    assert not is_thread_pointer(0x7F0000010008, lambda address, size: struct.pack("<Q", 0x7F0000010000))
+    assert not is_thread_pointer(0, lambda address, size: struct.pack("<Q", 0))
 
 
 def test_a_cyclic_list_ends():

@@ -42,6 +42,10 @@ def glibc_thread_pointers(
         address = symbol_address(name)
         data = read_static(address, 12) if address is not None else None
         if data is None:
+            if symbol_address("_rtld_global") is None and symbol_address("_dl_stack_used") is not None:
+                raise ThreadPointerError(
+                    "glibc is linked statically, and keeps no _thread_db_* descriptors to read its thread list by"
+                )
             raise ThreadPointerError("glibc's %s is not readable (not glibc, or no libc symbols)" % name)
         offsets[name] = int.from_bytes(data[8:12], "little")
     rtld_global = symbol_address("_rtld_global")

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 
-from .paths import DWARF5_TARGET, FIXTURE_TARGET, FIXTURES, TASKDUMP_TARGET
+from .paths import DWARF5_TARGET, FIXTURE_TARGET, FIXTURES, STATIC_TARGET, TASKDUMP_TARGET
 
 PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables"}
 # Separate debug files and compressed sections, made from the dev build by objcopy.
@@ -66,6 +66,15 @@ def dwarf5_fixture(program: str = "tokio-app", profile: str = "dev") -> str:
     rustflags = "-Zdwarf-version=5 -C force-frame-pointers=yes"
     _cargo(["-p", program, "--profile", profile], DWARF5_TARGET, {"RUSTFLAGS": rustflags}, toolchain="nightly")
     return os.path.join(DWARF5_TARGET, PROFILE_DIRS.get(profile, profile), program)
+
+
+@functools.lru_cache(maxsize=None)
+def static_fixture(program: str = "tokio-app") -> str:
+    """A dev build with glibc linked in (`-C target-feature=+crt-static`: a static-pie, no
+    ld.so), as some services ship."""
+    host = "x86_64-unknown-linux-gnu"
+    _cargo(["-p", program, "--target", host], STATIC_TARGET, {"RUSTFLAGS": "-C target-feature=+crt-static"})
+    return os.path.join(STATIC_TARGET, host, "debug", program)
 
 
 def build_id(binary: str) -> str:

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from support import build
-from support.debuggers import capture
+from support.debuggers import Gdb, capture
 from support.process import RunningFixture
 from test_backtrace import assert_tasks
 
@@ -297,3 +297,18 @@ def test_an_executable_replaced_or_deleted_after_the_program_started(debugger, t
     assert_still_working(deleted)
     [report] = reloaded.json_sections()
     assert_tasks(report, fixture.manifest, "hang")
+
+
+def test_gdb_in_non_stop_mode_with_threads_running(tmp_path):
+    """GDB's non-stop mode stops only the thread that hit the breakpoint: the others go on
+    changing tokio's state, so the command asks for them all to be stopped. (LLDB has no
+    non-stop mode on Linux.)"""
+    gdb = Gdb()
+    steps = ["set non-stop on", gdb.break_at("tokio_async_checkpoint"), "run", "async backtrace all", gdb.echo(ALIVE)]
+    run = gdb.run_steps(steps, program=build.fixture("tokio-app", "dev"), args=["breakpoint"],
+                        env={"FIXTURE_MANIFEST": str(tmp_path / "manifest.json")})
+    [line] = run.error_lines()
+    # The main thread (1) and the other worker run on; which worker hit the breakpoint varies.
+    assert line in ["tokio-async: threads 1, %d are running (non-stop mode); stop every thread first (interrupt -a)" % other
+                    for other in (2, 3)], line
+    assert_still_working(run)

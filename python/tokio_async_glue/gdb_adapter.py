@@ -14,8 +14,17 @@ class GdbAdapter(DebuggerAdapter):
         self.inferior = gdb.selected_inferior()
 
     def check_process(self):
-        if self.inferior.pid == 0 or not self.inferior.threads():
+        threads = self.inferior.threads()
+        if self.inferior.pid == 0 or not threads:
             raise UserError("the program is not running; start it (run) or attach (gdb -p PID) or load a core first")
+        # In non-stop mode a stopped thread can sit beside running ones, which change
+        # tokio's state while it is read.
+        running = sorted(thread.num for thread in threads if thread.is_running())
+        if running:
+            raise UserError(
+                "%s running (non-stop mode); stop every thread first (interrupt -a)"
+                % ("thread %d is" % running[0] if len(running) == 1 else "threads %s are" % ", ".join(map(str, running)))
+            )
 
     def executable_path(self):
         progspace = self.inferior.progspace

@@ -6,6 +6,7 @@ set -euo pipefail
 missing_packages=()
 command -v gdb >/dev/null 2>&1 || missing_packages+=(gdb)
 command -v strip >/dev/null 2>&1 || missing_packages+=(binutils)
+command -v gdbserver >/dev/null 2>&1 || missing_packages+=(gdbserver)
 # LLDB 19 works out of the box with Python; Debian's default lldb (14) conflicts with it.
 command -v lldb-19 >/dev/null 2>&1 || missing_packages+=(lldb-19)
 dpkg -s python3-lldb-19 >/dev/null 2>&1 || missing_packages+=(python3-lldb-19)

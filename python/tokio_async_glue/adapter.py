@@ -150,6 +150,11 @@ class DebuggerAdapter:
         also looks in /usr/lib/debug."""
         return []
 
+    def executable_build_id(self) -> Optional[str]:
+        """The GNU build id, in lowercase hex, of the executable as the debugger loaded it
+        (from a remote target, the target's file); None when it does not say."""
+        return None
+
     def debug_file_path(self) -> Optional[str]:
         """The separate debug file the debugger loaded for the executable, however it found
         it (debuginfod, `target symbols add`); None when it uses the executable's own."""

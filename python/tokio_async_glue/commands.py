@@ -275,6 +275,8 @@ def _executable_to_read(adapter: DebuggerAdapter, path: Optional[str]) -> str:
         path = path[len(TARGET_PREFIX):]
         if running_path == path:
             return running
+        if running_file is None:
+            return _local_copy_of_remote_file(adapter, path)
     if running_file is None:
         if not path:
             raise UserError("the debugger does not know the program's executable; load it first (file PATH)")
@@ -304,6 +306,20 @@ def _executable_to_read(adapter: DebuggerAdapter, path: Optional[str]) -> str:
         "%s is not the file process %d runs (%s): it was replaced after the program started; %s"
         % (path, pid, running_path, load_it)
     )
+
+
+def _local_copy_of_remote_file(adapter: DebuggerAdapter, path: str) -> str:
+    """GDB read the program from a remote target (gdbserver) at `path`: the same path here
+    is read only if it holds the same build."""
+    copy_it = "copy the target's file here and load it (file COPY), or set sysroot to a directory that mirrors the target"
+    if not os.path.exists(path):
+        raise UserError("the debugger reads the program from the remote target (%s%s), which is not here; %s"
+                        % (TARGET_PREFIX, path, copy_it))
+    theirs, ours = adapter.executable_build_id(), _core().build_id(path)
+    if theirs and ours != theirs:
+        raise UserError("%s here is not the program the debugger read from the remote target (build id %s here, %s "
+                        "there); %s" % (path, ours or "none", theirs, copy_it))
+    return path
 
 
 def execute(make_adapter: Callable[[], DebuggerAdapter], command: str, argument_string: str):

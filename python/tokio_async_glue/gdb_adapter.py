@@ -30,6 +30,15 @@ class GdbAdapter(DebuggerAdapter):
         progspace = self.inferior.progspace
         return progspace.filename if progspace is not None else None
 
+    def executable_build_id(self):
+        progspace = self.inferior.progspace
+        if progspace is None or not progspace.filename:
+            return None
+        for objfile in progspace.objfiles():
+            if objfile.filename == progspace.filename:
+                return objfile.build_id
+        return None
+
     def debug_file_path(self):
         progspace = self.inferior.progspace
         if progspace is None or not progspace.filename:

@@ -47,6 +47,11 @@ class LldbAdapter(DebuggerAdapter):
     def how_to_load_running_executable(self, pid):
         return "`process detach`, `target create /proc/%d/exe`, `process attach -p %d`" % (pid, pid)
 
+    def executable_build_id(self):
+        module = self._executable_module()
+        uuid = module.GetUUIDString() if module.IsValid() else None
+        return uuid.replace("-", "").lower() if uuid else None
+
     def debug_file_path(self):
         module = self._executable_module()
         spec = module.GetSymbolFileSpec() if module.IsValid() else None

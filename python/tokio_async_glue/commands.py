@@ -25,8 +25,8 @@ class Option(NamedTuple):
 
 
 STATES = ("idle", "scheduled", "running", "complete", "cancelled")
-# How GDB names a file it read through the target (a container's), and how the kernel a
-# deleted one in /proc/PID/exe.
+# How GDB names a file it read through the target (a container's, or gdbserver's), and
+# how the kernel names a deleted one in /proc/PID/exe.
 TARGET_PREFIX = "target:"
 DELETED = " (deleted)"
 ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS)
@@ -263,7 +263,9 @@ def _executable_to_read(adapter: DebuggerAdapter, path: Optional[str]) -> str:
     - a deploy deletes or replaces the file after the program started: GDB loads none,
       LLDB the new file at the old path, whose DWARF would misread the process unless it
       is the same build (equal build ids); LLDB loads none for a container's file either.
-      Those give one line naming the commands that load the running file."""
+      Those give one line naming the commands that load the running file;
+    - through gdbserver, `target:PATH` is the target's file: PATH here is read only if it
+      is the same build (`_local_copy_of_remote_file`)."""
     pid = adapter.live_pid()
     running = "/proc/%d/exe" % pid if pid is not None else None
     try:

@@ -90,24 +90,30 @@ pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) 
     let mut slots = FxHashMap::default();
     let Some(relocations) = object.dynamic_relocations() else { return slots };
     for (slot, relocation) in relocations {
-        let object::RelocationFlags::Elf { r_type } = relocation.flags() else { continue };
-        let base = match (r_type, relocation.target()) {
-            // The x86-64 relocations that fill a slot with an address.
-            (object::elf::R_X86_64_RELATIVE, _) => 0,
-            (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
-                match symbols.as_ref().and_then(|table| table.symbol_by_index(index).ok()) {
-                    Some(symbol) if !symbol.is_undefined() => symbol.address(),
-                    _ => continue,
-                }
-            }
-            _ => continue,
-        };
-        let target = base.wrapping_add(relocation.addend() as u64);
+        let Some(target) = link_time_value(&relocation, symbols.as_ref()) else { continue };
         if in_code(target) {
             slots.insert(slot, target);
         }
     }
     slots
+}
+
+/// The link-time address an x86-64 dynamic relocation writes into its slot (the load bias
+/// is added at run time); `None` for one that takes another object's symbol, or that
+/// writes no address.
+fn link_time_value(relocation: &object::Relocation, symbols: Option<&object::read::SymbolTable<'_, '_>>) -> Option<u64> {
+    let object::RelocationFlags::Elf { r_type } = relocation.flags() else { return None };
+    let base = match (r_type, relocation.target()) {
+        (object::elf::R_X86_64_RELATIVE, _) => 0,
+        (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
+            match symbols.and_then(|table| table.symbol_by_index(index).ok()) {
+                Some(symbol) if !symbol.is_undefined() => symbol.address(),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(base.wrapping_add(relocation.addend() as u64))
 }
 
 /// The part of a writable segment that the loader relocates and then makes read-only
@@ -138,20 +144,7 @@ impl Relro {
         let mut slots: Vec<(u64, Option<u64>)> = object
             .dynamic_relocations()?
             .filter(|(slot, _)| inside(*slot))
-            .map(|(slot, relocation)| {
-                let object::RelocationFlags::Elf { r_type } = relocation.flags() else { return (slot, None) };
-                let base = match (r_type, relocation.target()) {
-                    (object::elf::R_X86_64_RELATIVE, _) => Some(0),
-                    (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
-                        match symbols.as_ref().and_then(|table| table.symbol_by_index(index).ok()) {
-                            Some(symbol) if !symbol.is_undefined() => Some(symbol.address()),
-                            _ => None,
-                        }
-                    }
-                    _ => None,
-                };
-                (slot, base.map(|base| base.wrapping_add(relocation.addend() as u64)))
-            })
+            .map(|(slot, relocation)| (slot, link_time_value(&relocation, symbols.as_ref())))
             .collect();
         slots.sort_unstable_by_key(|(slot, _)| *slot);
         Some(Relro { segment, slots })

@@ -153,14 +153,7 @@ impl Relro {
     /// Fills `buf` with what memory holds at `address` (link-time) once relocated with
     /// `load_bias`; `None` outside the segment or where a slot takes another object's value.
     pub fn fill(&self, file: &[u8], address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
-        let (start, offset, size) = self.segment;
-        let skip = address.checked_sub(start)?;
-        let end = skip.checked_add(buf.len() as u64)?;
-        if end > size {
-            return None;
-        }
-        let from = usize::try_from(offset.checked_add(skip)?).ok()?;
-        buf.copy_from_slice(file.get(from..from.checked_add(buf.len())?)?);
+        buf.copy_from_slice(segment_bytes(file, self.segment, address, buf.len())?);
         // Slots are 8 bytes: the first that can overlap starts up to 7 bytes before.
         let first = self.slots.partition_point(|(slot, _)| slot.saturating_add(8) <= address);
         let end_address = address.checked_add(buf.len() as u64)?;
@@ -175,6 +168,17 @@ impl Relro {
         }
         Some(())
     }
+}
+
+/// The file's bytes at link-time `address..address + len`, when `segment` (link-time
+/// address, file offset, size in the file) holds all of them.
+pub fn segment_bytes(file: &[u8], (start, offset, size): (u64, u64, u64), address: u64, len: usize) -> Option<&[u8]> {
+    let skip = address.checked_sub(start)?;
+    if skip.checked_add(len as u64)? > size {
+        return None;
+    }
+    let from = usize::try_from(offset.checked_add(skip)?).ok()?;
+    file.get(from..from.checked_add(len)?)
 }
 
 fn tls_segment<Elf: object::read::elf::FileHeader>(

@@ -336,15 +336,8 @@ impl DebugInfo {
     /// kept it, from the executable: its read-only segments as they are in the file, and
     /// its relro segment relocated with `load_bias`. `None` elsewhere.
     pub fn executable_memory(&self, address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
-        let read_only = self.elf.read_only_segments.iter().find_map(|&(start, offset, size)| {
-            let skip = address.checked_sub(start)?;
-            let end = skip.checked_add(buf.len() as u64)?;
-            if end > size {
-                return None;
-            }
-            let from = usize::try_from(offset.checked_add(skip)?).ok()?;
-            self.file_bytes.get(from..from.checked_add(buf.len())?)
-        });
+        let read_only =
+            self.elf.read_only_segments.iter().find_map(|&segment| elf::segment_bytes(&self.file_bytes, segment, address, buf.len()));
         if let Some(bytes) = read_only {
             buf.copy_from_slice(bytes);
             return Some(());

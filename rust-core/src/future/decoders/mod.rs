@@ -72,16 +72,20 @@ pub fn vec_elements<'a>(vec: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
     if length > limit {
         return Err(Error::layout(format!("{} at {:#x} claims {length} elements (corrupt?)", vec.ty.name, vec.address)));
     }
-    vec_first_elements(vec, length)
+    elements(vec, length)
 }
 
 /// The first elements of a `Vec<T>`, at most `count`.
 pub fn vec_first_elements<'a>(vec: &Value<'a>, count: u64) -> Result<Vec<Value<'a>>> {
+    elements(vec, vec.field(compat::VEC_LENGTH)?.read_uint()?.min(count))
+}
+
+/// The first `length` elements of a `Vec<T>` (its length already read and bounded).
+fn elements<'a>(vec: &Value<'a>, length: u64) -> Result<Vec<Value<'a>>> {
     let element = vec
         .ty
         .template_param(compat::VEC_ELEMENT_PARAM)
         .ok_or_else(|| Error::layout(format!("{} names no element type", vec.ty.name)))?;
-    let length = vec.field(compat::VEC_LENGTH)?.read_uint()?.min(count);
     let base = vec.find_field(compat::VEC_POINTER)?.read_pointer()?;
     let element = vec.target.debug.type_info(element)?;
     let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;

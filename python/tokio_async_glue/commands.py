@@ -158,12 +158,18 @@ def _binary_key(path: str, debug_dirs, debugger_file=None):
     return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs), debugger_file)
 
 
+def _index_ahead() -> bool:
+    """Whether to load ahead of commands (TOKIO_ASYNC_PRELOAD, default on): the DWARF when
+    the debugger loads a program, and its units no command needed yet after the first."""
+    return os.environ.get("TOKIO_ASYNC_PRELOAD", "1") != "0"
+
+
 def preload_for(adapter: DebuggerAdapter) -> None:
     """Starts loading the adapter's executable's DWARF on the core's own thread, ahead of
     any command, as the debugger indexes its own symbols when it loads a file; only for
     programs that link tokio, so other programs cost nothing, and not with
     TOKIO_ASYNC_PRELOAD=0. Never raises: it is called from debugger events."""
-    if os.environ.get("TOKIO_ASYNC_PRELOAD", "1") == "0":
+    if not _index_ahead():
         return
     try:
         path = adapter.executable_path()
@@ -173,7 +179,7 @@ def preload_for(adapter: DebuggerAdapter) -> None:
         key = _binary_key(path, debug_dirs, debugger_file)
         if key not in _binaries and key not in _preloads:
             _preloads.clear()
-            _preloads[key] = _core().start_loading(path, list(debug_dirs), True, debugger_file)
+            _preloads[key] = _core().start_loading(path, list(debug_dirs), True, debugger_file, _index_ahead())
     except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
         pass
 
@@ -189,7 +195,7 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
     if key in _binaries:
         return lambda interrupted=None: _binaries[key]
     preloaded = _preloads.pop(key, None)
-    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs), False, debugger_file)
+    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs), False, debugger_file, _index_ahead())
 
     def wait(interrupted=None):
         binary, failure = pending.wait(interrupted)
@@ -199,7 +205,7 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
             raise UserError(failure[1])
         if failure is not None and preloaded is not None:
             # Skipped or failed ahead of time: load now, and report what this load says.
-            binary, failure = core.start_loading(path, list(debug_dirs), False, debugger_file).wait()
+            binary, failure = core.start_loading(path, list(debug_dirs), False, debugger_file, _index_ahead()).wait()
         if failure is not None:
             raise UserError(failure[1])
         _binaries.clear()

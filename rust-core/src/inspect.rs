@@ -67,10 +67,13 @@ pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: 
 
 /// `inspect` within a budget, which also tells whether the user interrupted.
 pub fn inspect_within(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request, budget: &Budget<'_>) -> Result<Report> {
-    // Split units that were not found may be why nothing could be read: say so on the line.
-    inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| match debug.load_problems.is_empty() {
-        true => error,
-        false => Error { kind: error.kind, message: format!("{} ({})", error.message, debug.load_problems.join("; ")) },
+    // Split units not found, or units unreadable, may be why nothing could be read: say so.
+    inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| {
+        let problems = debug.problems();
+        match problems.is_empty() {
+            true => error,
+            false => Error { kind: error.kind, message: format!("{} ({})", error.message, problems.join("; ")) },
+        }
     })
 }
 
@@ -125,6 +128,8 @@ fn inspect_with_debug_info(
     if let Some(stop) = budget.stopped() {
         say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
     }
+    // Units the walk (or the indexing behind it) could not read: what the report may lack.
+    report.errors.extend(debug.unreadable_units());
     // Phase 5: after linking, so that a selected task reads as it does among all of them.
     selection.apply(&mut report)?;
     if request.group {

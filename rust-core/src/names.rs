@@ -1,7 +1,7 @@
 //! Names as a person reads them: function paths as in Rust's own backtraces
 //! (`app::Handler::run`, not DWARF's `app::{impl#3}::run`), and short source paths.
 
-use crate::dwarf::Index;
+use crate::dwarf::{DebugInfo, TypeInfo};
 
 /// What kind of coroutine an env type is, judged by rustc's naming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,10 +71,14 @@ pub fn coroutine_kind(type_name: &str) -> Option<CoroutineKind> {
 
 /// The readable function path of a coroutine env type, e.g.
 /// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
-pub fn coroutine_function(index: &Index, type_name: &str) -> Option<String> {
-    coroutine_kind(type_name)?;
-    let dwarf_path: Vec<String> = split_path(&resume_function_name(type_name)).iter().map(|s| s.to_string()).collect();
-    let readable = match index.coroutine_linkage_name(&dwarf_path.join("::")) {
+pub fn coroutine_function(debug: &DebugInfo, env: &TypeInfo) -> Option<String> {
+    coroutine_kind(&env.name)?;
+    let dwarf_path: Vec<String> = split_path(&resume_function_name(&env.name)).iter().map(|s| s.to_string()).collect();
+    // The resume function is compiled where its env type is (generic ones, in the crate
+    // that instantiates them).
+    // Only an `{impl#N}` segment needs the linkage name (see `replace_impl_segments`).
+    let has_impl = dwarf_path.iter().any(|segment| segment.starts_with("{impl#"));
+    let readable = match has_impl.then(|| debug.coroutine_linkage_name(&dwarf_path.join("::"), Some(env.die))).flatten() {
         Some(linkage) => replace_impl_segments(&dwarf_path, linkage),
         None => dwarf_path,
     };

@@ -34,6 +34,20 @@ impl Binary {
     fn entry(&self) -> u64 {
         self.debug.elf.entry
     }
+
+    /// (compilation units indexed so far, units in the binary, bytes of DWARF in those
+    /// units, in all): what the walks have read.
+    #[getter]
+    fn units_read(&self) -> (usize, usize, u64, u64) {
+        let ((units, all_units), (bytes, all_bytes)) = (self.debug.units_indexed(), self.debug.unit_bytes_indexed());
+        (units, all_units, bytes, all_bytes)
+    }
+
+    /// Indexes every unit now (the benchmark's measure of a whole index).
+    fn index_all(&self, py: Python<'_>) {
+        let debug = self.debug.clone();
+        py.detach(move || debug.index_all());
+    }
 }
 
 /// Memory read through a Python callable `read(address, size) -> bytes | None`. An
@@ -93,9 +107,9 @@ struct PendingBinary {
 }
 
 enum Load {
-    Running(JoinHandle<Result<DebugInfo>>),
+    Running(JoinHandle<Result<Arc<DebugInfo>>>),
     /// No thread could be started: loaded on the caller's.
-    Done(Box<Result<DebugInfo>>),
+    Done(Box<Result<Arc<DebugInfo>>>),
 }
 
 #[pymethods]
@@ -126,7 +140,7 @@ impl PendingBinary {
             None => Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): waited twice for one load")),
         };
         match loaded {
-            Ok(debug) => match Py::new(py, Binary { debug: Arc::new(debug) }) {
+            Ok(debug) => match Py::new(py, Binary { debug }) {
                 Ok(binary) => (Some(binary), None),
                 Err(error) => (None, Some(("internal".into(), error.to_string()))),
             },
@@ -140,15 +154,27 @@ impl PendingBinary {
 /// the system's; `wait()` on the result gives the binary.
 /// With `only_if_tokio`, a program whose symbols do not name tokio is not loaded (a
 /// `not_tokio` outcome): loading ahead of any command must not cost other programs.
+/// Loading reads the units tokio's own; with `index_ahead`, a thread then indexes the rest.
 #[pyfunction]
-#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None))]
-fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool, debugger_file: Option<String>) -> PendingBinary {
+#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None, index_ahead=true))]
+fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool, debugger_file: Option<String>, index_ahead: bool) -> PendingBinary {
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
     let debugger_file = debugger_file.map(PathBuf::from);
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
-            let debug = DebugInfo::load_for_debugger(&path, &debug_dirs, debugger_file.as_deref(), only_if_tokio)?;
-            debug.prepare_call_sites();
+            let debug = Arc::new(DebugInfo::load_for_debugger(&path, &debug_dirs, debugger_file.as_deref(), only_if_tokio)?);
+            debug.prepare();
+            // With `index_ahead`, the units no command has needed yet are indexed behind the
+            // commands, which wait only for the units they touch.
+            if index_ahead {
+                let background = debug.clone();
+                let _ = std::thread::Builder::new().name("tokio-async-index".into()).spawn(move || {
+                    let _ = guarded(|| {
+                        background.index_all();
+                        Ok(())
+                    });
+                });
+            }
             Ok(debug)
         })
     };

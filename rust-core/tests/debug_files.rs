@@ -16,10 +16,8 @@ use tokio_async_core::tokio::context::find_context_variable;
 /// the tokio context thread-local, the lines of calls in coroutine bodies, and the tokio version.
 fn answers(debug: &DebugInfo) -> Vec<String> {
     let mut out = Vec::new();
-    let mut names: Vec<&str> = debug.index.type_names_with_prefix("tokio_app::").collect();
-    names.sort_unstable();
-    for name in names {
-        let info = debug.type_named(name).unwrap().unwrap();
+    for name in debug.type_names_with_prefix("tokio_app::") {
+        let info = debug.type_named(&name).unwrap().unwrap();
         let type_name = |die| debug.type_info(die).map(|t| t.name.clone()).unwrap_or_default();
         out.push(format!("type {name} size {:?} target {:?}", info.size, info.target.map(type_name)));
         for field in &info.fields {
@@ -32,8 +30,9 @@ fn answers(debug: &DebugInfo) -> Vec<String> {
     }
     let context = find_context_variable(debug).expect("tokio CONTEXT found");
     out.push(format!("context +{} {}", context.tls_offset, debug.type_info(context.storage_type).unwrap().name));
+    let level2 = debug.type_by_name("tokio_app::level2::{async_fn_env#0}", None).expect("level2's env");
     let mut calls: Vec<String> = debug
-        .call_sites_in("tokio_app::level2::{async_fn#0}")
+        .call_sites_in("tokio_app::level2::{async_fn#0}", level2)
         .iter()
         .map(|site| format!("call at {:?}", site.location))
         .collect();

@@ -44,7 +44,7 @@ fn coroutine_env_has_one_variant_per_state_with_await_lines() {
 #[test]
 fn function_names_read_as_in_rust_backtraces() {
     let debug = load("dev");
-    let name = |env: &str| coroutine_function(&debug.index, env).unwrap();
+    let name = |env: &str| coroutine_function(&debug, &debug.type_named(env).unwrap().unwrap()).unwrap();
     assert_eq!(name("tokio_app::level1::{async_fn_env#0}"), "tokio_app::level1");
     assert_eq!(name("tokio_app::{impl#0}::serve::{async_fn_env#0}"), "tokio_app::Service::serve");
     assert_eq!(

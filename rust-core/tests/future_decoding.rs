@@ -83,7 +83,7 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
     let markers = common::await_markers();
     for profile in ["dev", "release"] {
         let debug = DebugInfo::load(&common::fixture("tokio-app", profile)).unwrap();
-        let level1 = debug.index.type_by_name("tokio_app::level1::{async_fn_env#0}").unwrap();
+        let level1 = debug.type_by_name("tokio_app::level1::{async_fn_env#0}", None).unwrap();
         let size = debug.type_info(level1).unwrap().size.unwrap() as usize;
         let mut memory = FakeMemory::new(BASE, size);
 
@@ -122,7 +122,7 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
 #[test]
 fn unresumed_corrupt_and_unreadable_futures() {
     let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
-    let child = debug.index.type_by_name("tokio_app::child_task::{async_fn_env#0}").unwrap();
+    let child = debug.type_by_name("tokio_app::child_task::{async_fn_env#0}", None).unwrap();
     let size = debug.type_info(child).unwrap().size.unwrap() as usize;
     let (state, _) = offsets(&debug, child, None);
 
@@ -155,7 +155,7 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     // A yield is never parked for long in a live process (the task runs again at once),
     // so this state is built in memory: level2 suspended at its `yield_now().await`.
     let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
-    let level2 = debug.index.type_by_name("tokio_app::level2::{async_fn_env#0}").unwrap();
+    let level2 = debug.type_by_name("tokio_app::level2::{async_fn_env#0}", None).unwrap();
     let size = debug.type_info(level2).unwrap().size.unwrap() as usize;
     let (state, awaitee) = offsets(&debug, level2, Some(0));
     let (awaitee_offset, awaitee_type) = awaitee.unwrap();
@@ -176,7 +176,7 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
 fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     // chain_top suspended at its JoinHandle await, the handle pointing at unreadable memory.
     let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
-    let chain_top = debug.index.type_by_name("waits_app::chain_top::{async_fn_env#0}").unwrap();
+    let chain_top = debug.type_by_name("waits_app::chain_top::{async_fn_env#0}", None).unwrap();
     let size = debug.type_info(chain_top).unwrap().size.unwrap() as usize;
     let (state, awaitee) = offsets(&debug, chain_top, Some(0));
     let (handle_offset, _) = awaitee.unwrap();
@@ -205,7 +205,7 @@ fn only_types_that_can_hold_a_future_are_searched() {
     let target = Target::new(&debug, &memory, 0);
     let decoder = FutureDecoder::new(&target);
     let holds = |name: &str| {
-        let die = debug.index.type_by_name(name).unwrap_or_else(|| panic!("no type {name}"));
+        let die = debug.type_by_name(name, None).unwrap_or_else(|| panic!("no type {name}"));
         decoder.can_hold_future(die, 0)
     };
     for name in [
@@ -215,7 +215,7 @@ fn only_types_that_can_hold_a_future_are_searched() {
         "alloc::sync::Arc<tokio::sync::mutex::Mutex<u32>, alloc::alloc::Global>",
         "std::collections::hash::map::HashMap<u64, u64, std::hash::random::RandomState>",
     ] {
-        if debug.index.type_by_name(name).is_some() {
+        if debug.type_by_name(name, None).is_some() {
             assert!(!holds(name), "{name} was taken for a future holder");
         }
     }

@@ -19,6 +19,13 @@ pub struct CallSite {
     pub location: SourceLocation,
 }
 
+/// One copy of a coroutine body's code: an out-of-line subprogram or an inlined copy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct BodyCopy {
+    pub die: DieRef,
+    pub inlined: bool,
+}
+
 /// What a function takes and gives, as its DWARF declares them.
 #[derive(Debug, Clone, Default)]
 pub struct Signature {
@@ -44,40 +51,34 @@ const MOV_RIP_LEN: usize = 7;
 const MAX_ORIGIN_HOPS: usize = 4;
 
 impl DebugInfo {
-    /// Builds now what reading call sites builds on first use (every coroutine body's
-    /// concrete and inlined copies, the GOT slots): on the loading thread, off the first
-    /// command's path.
-    pub fn prepare_call_sites(&self) {
-        self.concrete_functions("");
-        self.code_slots();
-    }
-
     /// Every call site in the concrete code of the functions whose DWARF path, without the
-    /// generic arguments of its last segment, is `function_path` (all instantiations).
-    pub fn call_sites_in(&self, function_path: &str) -> Arc<Vec<CallSite>> {
-        if let Some(sites) = self.call_sites.lock().unwrap().get(function_path) {
+    /// generic arguments of its last segment, is `function_path` (all instantiations in the
+    /// units `units_for_function` gives for `near`, a DIE of the function's env type).
+    pub fn call_sites_in(&self, function_path: &str, near: DieRef) -> Arc<Vec<CallSite>> {
+        let key = (function_path.to_string(), self.unit_position(near));
+        if let Some(sites) = self.call_sites.lock().unwrap().get(&key) {
             return sites.clone();
         }
         let mut sites = Vec::new();
-        for &die in self.concrete_functions(function_path) {
+        for die in self.concrete_functions(function_path, near) {
             // A function we cannot read has no call sites we can report; callers fall back.
             let _ = self.collect_call_sites(die, &mut sites);
         }
         let sites = Arc::new(sites);
-        self.call_sites.lock().unwrap().insert(function_path.to_string(), sites.clone());
+        self.call_sites.lock().unwrap().insert(key, sites.clone());
         sites
     }
 
     /// The line from which `function_path` calls a function whose first parameter is
     /// `Pin<&mut T>` for the type named `pinned` (the poll of an awaited `T`). `None` when no
     /// call is found or the calls disagree on the line.
-    pub fn line_of_poll_call(&self, function_path: &str, pinned: &str) -> Option<SourceLocation> {
-        let key = (function_path.to_string(), pinned.to_string());
+    pub fn line_of_poll_call(&self, function_path: &str, near: DieRef, pinned: &str) -> Option<SourceLocation> {
+        let key = ((function_path.to_string(), self.unit_position(near)), pinned.to_string());
         if let Some(found) = self.poll_call_lines.lock().unwrap().get(&key) {
             return found.clone();
         }
         let mut lines = self
-            .call_sites_in(function_path)
+            .call_sites_in(function_path, near)
             .iter()
             .filter(|site| self.first_parameter_is_pinned(site.callee, pinned))
             .map(|site| site.location.clone())
@@ -90,8 +91,8 @@ impl DebugInfo {
     }
 
     /// The call sites in `function_path` of functions returning the type named `returned`.
-    pub fn calls_returning(&self, function_path: &str, returned: &str) -> Vec<CallSite> {
-        self.call_sites_in(function_path)
+    pub fn calls_returning(&self, function_path: &str, near: DieRef, returned: &str) -> Vec<CallSite> {
+        self.call_sites_in(function_path, near)
             .iter()
             .filter(|site| {
                 self.signature(site.callee)
@@ -156,45 +157,44 @@ impl DebugInfo {
         Ok(signature)
     }
 
-    /// The code-bearing instances of coroutine resume functions by path without the last
-    /// segment's generics: out-of-line subprograms and inlined copies (optimized builds
-    /// inline a resume function into its caller's). Built on first use with one pass over
-    /// the DIEs, since inlined copies are not indexed up front.
-    fn concrete_functions(&self, function_path: &str) -> &[DieRef] {
-        let by_path = self.coroutine_bodies.get_or_init(|| {
-            let mut origins: FxHashMap<DieRef, String> = FxHashMap::default();
-            for (die, path) in self.index.named_subprograms() {
+    /// The code-bearing copies of the coroutine resume functions at `function_path`:
+    /// out-of-line subprograms and inlined copies (optimized builds inline a resume function
+    /// into its caller's), in the units `units_for_function` gives.
+    fn concrete_functions(&self, function_path: &str, near: DieRef) -> Vec<DieRef> {
+        let copies_in = |at: usize| match self.coroutine_bodies_in(at).get(function_path) {
+            Some(copies) => (copies.len(), copies.iter().filter(|copy| copy.inlined).count()),
+            None => (0, 0),
+        };
+        let units = self.units_for_function(function_path, Some(near), copies_in);
+        units.into_iter().filter_map(|at| self.coroutine_bodies_in(at).get(function_path)).flatten().map(|copy| copy.die).collect()
+    }
+
+    /// The code-bearing copies of coroutine resume functions in one unit, by path without the
+    /// last segment's generics; built once per unit.
+    fn coroutine_bodies_in(&self, at: usize) -> &FxHashMap<String, Vec<BodyCopy>> {
+        self.coroutine_bodies[at].get_or_init(|| {
+            let index = self.unit_index(at);
+            let mut by_path: FxHashMap<String, Vec<BodyCopy>> = FxHashMap::default();
+            let copies = index
+                .concrete_subprograms()
+                .map(|die| (die, BodyCopy { die, inlined: false }))
+                .chain(index.inlined_subroutines().iter().map(|&(origin, die)| (origin, BodyCopy { die, inlined: true })));
+            for (named, copy) in copies {
+                let Some((path, _)) = self.subprogram_path(named) else { continue };
                 // Cheap first: a coroutine body's path names one (`{async_fn#0}`, `{closure#1}`).
                 if !path.contains("{async_") && !path.contains("{closure#") {
                     continue;
                 }
                 let path = crate::names::strip_last_generics(path);
                 if crate::names::is_coroutine_body_path(&path) {
-                    origins.insert(die, path);
-                }
-            }
-            let mut by_path: FxHashMap<String, Vec<DieRef>> = FxHashMap::default();
-            for die in self.index.concrete_subprograms() {
-                let Some((_, named)) = self.index.subprogram_path(die) else { continue };
-                if let Some(path) = origins.get(&named) {
-                    let dies = by_path.entry(path.clone()).or_default();
-                    if !dies.contains(&die) {
-                        dies.push(die);
+                    let dies = by_path.entry(path).or_default();
+                    if !dies.contains(&copy) {
+                        dies.push(copy);
                     }
                 }
             }
-            self.inlined_copies(&origins, &mut by_path);
             by_path
-        });
-        by_path.get(function_path).map(Vec::as_slice).unwrap_or(&[])
-    }
-
-    fn inlined_copies(&self, origins: &FxHashMap<DieRef, String>, by_path: &mut FxHashMap<String, Vec<DieRef>>) {
-        for (origin, copy) in self.index.inlined_subroutines() {
-            if let Some(path) = origins.get(origin) {
-                by_path.entry(path.clone()).or_default().push(*copy);
-            }
-        }
+        })
     }
 
     fn collect_call_sites(&self, function: DieRef, sites: &mut Vec<CallSite>) -> Result<()> {
@@ -258,7 +258,7 @@ impl DebugInfo {
                         }
                     }
                 };
-                if let Some(callee) = self.index.subprogram_at(callee_address) {
+                if let Some(callee) = self.subprogram_at(callee_address) {
                     calls.push((address, callee));
                 }
             }
@@ -266,7 +266,7 @@ impl DebugInfo {
         calls
     }
 
-    fn code_slots(&self) -> &FxHashMap<u64, u64> {
+    pub(super) fn code_slots(&self) -> &FxHashMap<u64, u64> {
         self.code_slots.get_or_init(|| match object::File::parse(&**self.file_bytes) {
             Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
             // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.

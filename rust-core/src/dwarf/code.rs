@@ -21,7 +21,7 @@ const MAX_INLINE_DEPTH: u32 = 64;
 impl DebugInfo {
     /// Functions active at `address` (unbiased), outermost first.
     pub fn functions_at(&self, address: u64) -> Result<Vec<FunctionAt>> {
-        let Some(subprogram) = self.index.subprogram_containing(address) else { return Ok(Vec::new()) };
+        let Some(subprogram) = self.subprogram_containing(address) else { return Ok(Vec::new()) };
         let mut chain = Vec::new();
         if let Some(function) = self.function_of(subprogram) {
             chain.push(function);
@@ -39,7 +39,7 @@ impl DebugInfo {
     }
 
     fn function_of(&self, die: DieRef) -> Option<FunctionAt> {
-        self.index.subprogram_path(die).map(|(path, named)| FunctionAt { path: path.to_string(), die: named })
+        self.subprogram_path(die).map(|(path, named)| FunctionAt { path: path.to_string(), die: named })
     }
 
     fn collect_inlined(

@@ -1,4 +1,4 @@
-//! One pass over every DIE that records what later questions need: types by qualified
+//! One pass over a unit's DIEs that records what later questions need: types by qualified
 //! name, subprograms by start address, linkage names of coroutine resume functions, and
 //! thread-local variables.
 
@@ -8,7 +8,7 @@ use gimli::{constants, AttributeValue, Reader as _};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{DieRef, Reader, UnitView};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 
 /// A `#[thread_local]` variable whose location is an offset in the module's TLS block.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,34 +37,8 @@ pub struct Index {
     /// Link-time address of each `<T as Future>::{vtable}` -> the variable's type
     /// (a `{vtable_type}` whose `containing_type` is T).
     future_vtables: FxHashMap<u64, DieRef>,
-    /// Paths (without generics) of the types the binary has `Future::poll` or
-    /// `Stream::poll_next` code for, from the demangled linkage names of those functions.
-    polled_types: FxHashSet<String>,
     /// Every inlined call: (the DIE of the function inlined, the inlined copy).
     inlined_subroutines: Vec<(DieRef, DieRef)>,
-}
-
-/// Indexing threads: beyond a few, merging the parts costs more than the threads save.
-const MAX_THREADS: usize = 4;
-
-/// Splits `units` into at most `parts` contiguous runs of about equal size in bytes.
-fn split_by_size<'u, 'a>(units: &'u [UnitView<'a>], parts: usize) -> Vec<&'u [UnitView<'a>]> {
-    let size = |unit: &UnitView<'_>| unit.header.length_including_self() as u64;
-    let total: u64 = units.iter().map(size).sum();
-    let share = total / parts as u64 + 1;
-    let mut runs = Vec::with_capacity(parts);
-    let (mut start, mut filled) = (0, 0u64);
-    for (position, unit) in units.iter().enumerate() {
-        filled += size(unit);
-        if filled >= share && runs.len() + 1 < parts {
-            runs.push(&units[start..=position]);
-            (start, filled) = (position + 1, 0);
-        }
-    }
-    if start < units.len() {
-        runs.push(&units[start..]);
-    }
-    runs
 }
 
 /// The DIEs whose attributes the index reads; every other DIE is skipped unparsed.
@@ -111,68 +85,12 @@ impl Paths {
 }
 
 impl Index {
-    /// Indexes the units on as many threads as the machine has cores (at most
-    /// `MAX_THREADS`), each taking a contiguous run of units of about equal size, and
-    /// merges the parts in unit order, so the result is the one a single pass gives.
-    pub(super) fn build(units: &[UnitView<'_>]) -> Result<Index> {
-        let threads = std::thread::available_parallelism().map_or(1, |count| count.get());
-        Index::build_on(units, threads.clamp(1, MAX_THREADS))
-    }
-
-    pub(super) fn build_on(units: &[UnitView<'_>], threads: usize) -> Result<Index> {
-        let parts = if threads == 1 || units.len() < 2 {
-            vec![Index::build_part(units)]
-        } else {
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = split_by_size(units, threads)
-                    .into_iter()
-                    .map(|part| scope.spawn(move || crate::panics::guarded(|| Index::build_part(part))))
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|worker| worker.join().unwrap_or_else(|_| Err(Error::new(ErrorKind::Internal, "a DWARF indexing thread stopped"))))
-                    .collect()
-            })
-        };
-        let mut parts = parts.into_iter();
-        let mut index = parts.next().unwrap_or_else(|| Ok(Index::default()))?;
-        for part in parts {
-            index.merge(part?);
-        }
+    /// Indexes one unit.
+    pub(super) fn of_unit(unit: UnitView<'_>) -> Result<Index> {
+        let mut index = Index::default();
+        index.add_unit(unit, &mut Paths::default())?;
         index.code_ranges.sort_unstable();
         Ok(index)
-    }
-
-    fn build_part(units: &[UnitView<'_>]) -> Result<Index> {
-        let mut index = Index::default();
-        let mut paths = Paths::default();
-        for &unit in units {
-            index.add_unit(unit, &mut paths)?;
-        }
-        Ok(index)
-    }
-
-    /// Adds a later part, keeping what a single pass in unit order would keep: the first
-    /// DIE of a type, the first subprogram at an address and the first linkage name of a
-    /// coroutine, the last vtable variable at an address, and every list in order.
-    fn merge(&mut self, later: Index) {
-        for (path, die) in later.types {
-            self.types.entry(path).or_insert(die);
-        }
-        self.type_names.extend(later.type_names);
-        for (address, die) in later.subprograms {
-            self.subprograms.entry(address).or_insert(die);
-        }
-        self.code_ranges.extend(later.code_ranges);
-        self.subprogram_paths.extend(later.subprogram_paths);
-        self.subprogram_origins.extend(later.subprogram_origins);
-        for (path, linkage) in later.coroutine_linkage {
-            self.coroutine_linkage.entry(path).or_insert(linkage);
-        }
-        self.tls_variables.extend(later.tls_variables);
-        self.future_vtables.extend(later.future_vtables);
-        self.polled_types.extend(later.polled_types);
-        self.inlined_subroutines.extend(later.inlined_subroutines);
     }
 
     fn add_unit(&mut self, unit: UnitView<'_>, paths: &mut Paths) -> Result<()> {
@@ -257,15 +175,6 @@ impl Index {
                     }
                     if let Some(name) = &name {
                         self.subprogram_paths.insert(die, paths.join(&parent, name));
-                        if is_poll_name(name) {
-                            if let Some(path) = entry
-                                .attr_value(constants::DW_AT_linkage_name)
-                                .and_then(|value| unit.attr_string(value))
-                                .and_then(|name| polled_type(&name))
-                            {
-                                self.polled_types.insert(path);
-                            }
-                        }
                         if crate::names::is_coroutine_body_name(name) {
                             if let Some(linkage) = entry
                                 .attr_value(constants::DW_AT_linkage_name)
@@ -329,9 +238,19 @@ impl Index {
         self.types.get(name).copied()
     }
 
-    /// Qualified names of all types starting with `prefix` (a scan; use sparingly).
-    pub fn type_names_with_prefix<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.types.keys().filter(move |name| name.starts_with(prefix)).map(|name| &**name)
+    /// The qualified names of the types this unit defines.
+    pub fn type_names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.types.keys().map(|name| &**name)
+    }
+
+    #[cfg(test)]
+    pub fn types(&self) -> impl Iterator<Item = (&str, DieRef)> + '_ {
+        self.types.iter().map(|(name, &die)| (&**name, die))
+    }
+
+    #[cfg(test)]
+    pub fn code_range_list(&self) -> &[(u64, u64, DieRef)] {
+        &self.code_ranges
     }
 
     pub fn type_name(&self, die: DieRef) -> Option<&str> {
@@ -353,26 +272,19 @@ impl Index {
             .map(|&(_, _, die)| die)
     }
 
-    /// Every subprogram DIE that carries a name (concrete, abstract or declaration), with its path.
-    pub fn named_subprograms(&self) -> impl Iterator<Item = (DieRef, &str)> + '_ {
-        self.subprogram_paths.iter().map(|(&die, path)| (die, &**path))
-    }
-
     /// Every subprogram that has code of its own (each once per address range).
     pub fn concrete_subprograms(&self) -> impl Iterator<Item = DieRef> + '_ {
         self.code_ranges.iter().map(|&(_, _, die)| die)
     }
 
-    /// The qualified path of a subprogram, following its specification/abstract origin.
-    pub fn subprogram_path(&self, die: DieRef) -> Option<(&str, DieRef)> {
-        let mut current = die;
-        for _ in 0..4 {
-            if let Some(path) = self.subprogram_paths.get(&current) {
-                return Some((path, current));
-            }
-            current = *self.subprogram_origins.get(&current)?;
-        }
-        None
+    /// The qualified path of a subprogram of this unit that carries its own name.
+    pub fn subprogram_path_here(&self, die: DieRef) -> Option<&str> {
+        self.subprogram_paths.get(&die).map(|path| &**path)
+    }
+
+    /// The DIE a subprogram of this unit takes its name from (`specification`/`abstract_origin`).
+    pub fn subprogram_origin(&self, die: DieRef) -> Option<DieRef> {
+        self.subprogram_origins.get(&die).copied()
     }
 
     pub fn coroutine_linkage_name(&self, resume_path: &str) -> Option<&str> {
@@ -382,12 +294,6 @@ impl Index {
     /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
     pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
         self.future_vtables.get(&address).copied()
-    }
-
-    /// Whether the binary has `Future::poll` or `Stream::poll_next` code for the type at
-    /// this path (generic arguments ignored).
-    pub fn has_poll_code(&self, type_path: &str) -> bool {
-        self.polled_types.contains(type_path)
     }
 
     pub fn tls_variables(&self) -> &[TlsVariable] {
@@ -404,13 +310,8 @@ const FUTURE_VTABLE_SUFFIXES: &[&str] = &[
 ];
 const POLL_IMPLS: &[&str] = &[" as core::future::future::Future>::poll", " as futures_core::stream::Stream>::poll_next"];
 
-fn is_poll_name(name: &str) -> bool {
-    let base = name.split('<').next().unwrap_or(name);
-    base == "poll" || base == "poll_next"
-}
-
 /// `_ZN..` of `<a::B<T> as core::future::future::Future>::poll` -> `a::B`.
-fn polled_type(linkage_name: &str) -> Option<String> {
+pub(super) fn polled_type(linkage_name: &str) -> Option<String> {
     let demangled = format!("{:#}", rustc_demangle::demangle(linkage_name));
     let inner = demangled.strip_prefix('<')?;
     let (ty, _) = POLL_IMPLS.iter().find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;

@@ -46,7 +46,7 @@ impl DebugInfo {
         if !self.elf.is_x86_64 {
             return Ok(None);
         }
-        let Some(subprogram) = self.index.subprogram_containing(frame.pc) else { return Ok(None) };
+        let Some(subprogram) = self.subprogram_containing(frame.pc) else { return Ok(None) };
         let (unit, offset) = self.unit_of(subprogram)?;
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;

@@ -10,6 +10,7 @@ mod index;
 mod locals;
 mod split;
 mod types;
+mod units;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -181,6 +182,9 @@ fn string_attribute(dwarf: &gimli::Dwarf<Reader>, unit: &Unit, value: AttributeV
     Some(reader.to_string_lossy().ok()?.into_owned())
 }
 
+/// A function path and the unit it was asked about from (the keys of `calls.rs`'s caches).
+type FunctionInUnit = (String, Option<usize>);
+
 /// One executable's debug information, loaded once and shared by every command.
 pub struct DebugInfo {
     pub path: PathBuf,
@@ -193,7 +197,8 @@ pub struct DebugInfo {
     units: Vec<LoadedUnit>,
     /// Start of each unit in `units` in the `DieRef` space, ascending.
     unit_starts: Vec<u64>,
-    pub index: Index,
+    /// Which units answer which question; each unit indexed on first need.
+    directory: units::UnitDirectory,
     /// The tokio the executable was built with, from its compilation unit's source path
     /// (`…/tokio-1.54.1/src/lib.rs`); `None` when the path names no version (vendored).
     pub tokio_version: Option<String>,
@@ -203,8 +208,9 @@ pub struct DebugInfo {
     /// The executable itself, for the machine code of functions.
     file_bytes: Arc<memmap2::Mmap>,
     /// Call sites by function path (see `calls.rs`), found on first use.
-    call_sites: Mutex<FxHashMap<String, Arc<Vec<CallSite>>>>,
-    coroutine_bodies: OnceLock<FxHashMap<String, Vec<DieRef>>>,
+    call_sites: Mutex<FxHashMap<FunctionInUnit, Arc<Vec<CallSite>>>>,
+    /// Per unit: the copies of each coroutine resume function it holds (see `calls.rs`).
+    coroutine_bodies: Vec<OnceLock<FxHashMap<String, Vec<calls::BodyCopy>>>>,
     /// GOT slots holding code addresses (`elf::code_slots`), read on first use: only the
     /// call scan for awaits inside macros needs them.
     code_slots: OnceLock<FxHashMap<u64, u64>>,
@@ -212,8 +218,11 @@ pub struct DebugInfo {
     /// left out need them.
     relro: OnceLock<Option<elf::Relro>>,
     signatures: Mutex<FxHashMap<DieRef, Signature>>,
-    poll_call_lines: Mutex<FxHashMap<(String, String), Option<SourceLocation>>>,
+    poll_call_lines: Mutex<FxHashMap<(FunctionInUnit, String), Option<SourceLocation>>>,
 }
+
+/// The crate whose units are indexed at load.
+const TOKIO_CRATE: &str = "tokio";
 
 /// How many missing `.dwo` files an error names.
 const MISSING_NAMED: usize = 3;
@@ -297,39 +306,40 @@ impl DebugInfo {
         let load_problems = load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
 
         let unit_starts: Vec<u64> = units.iter().map(|unit| view(&sections, unit).start()).collect();
-        let views: Vec<UnitView<'_>> = units.iter().map(|unit| view(&sections, unit)).collect();
-        let index = Index::build(&views)?;
-        drop(views);
+        let directory = units::UnitDirectory::new(&sections, &units);
+        let unit_count = units.len();
         let tokio_version = units.iter().find_map(|loaded| {
             let name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
             crate::names::crate_version(&name, "tokio")
         });
-        if index.type_count() == 0 {
-            let why = match load_problems.first() {
-                Some(problem) => format!("its DWARF has no type information: {problem}"),
-                None => "its DWARF has no type information".to_string(),
-            };
-            return Err(no_type_info(path, &why, ""));
-        }
-        Ok(DebugInfo {
+        let debug = DebugInfo {
             path: path.to_path_buf(),
             debug_file,
             elf,
             sections,
             units,
             unit_starts,
-            index,
+            directory,
             tokio_version,
             load_problems,
             type_cache: Mutex::default(),
             file_bytes: map,
             call_sites: Mutex::default(),
-            coroutine_bodies: OnceLock::new(),
+            coroutine_bodies: (0..unit_count).map(|_| OnceLock::new()).collect(),
             code_slots: OnceLock::new(),
             relro: OnceLock::new(),
             signatures: Mutex::default(),
             poll_call_lines: Mutex::default(),
-        })
+        };
+        // tokio's own units are the first a walk reads; any other program is read whole.
+        if !debug.has_types(TOKIO_CRATE) {
+            let why = match debug.load_problems.first() {
+                Some(problem) => format!("its DWARF has no type information: {problem}"),
+                None => "its DWARF has no type information".to_string(),
+            };
+            return Err(no_type_info(path, &why, ""));
+        }
+        Ok(debug)
     }
 
     /// Fills `buf` with what memory holds at a link-time address whether or not a core file
@@ -386,7 +396,13 @@ impl DebugInfo {
 
     /// The layout of the type with this fully qualified name.
     pub fn type_named(&self, name: &str) -> Result<Option<Arc<TypeInfo>>> {
-        match self.index.type_by_name(name) {
+        self.type_named_near(name, None)
+    }
+
+    /// `type_named`, looking first in `near`'s unit and crate (a type the name's generic
+    /// arguments come from, where the generic type is instantiated).
+    pub fn type_named_near(&self, name: &str, near: Option<DieRef>) -> Result<Option<Arc<TypeInfo>>> {
+        match self.type_by_name(name, near) {
             Some(die) => self.type_info(die).map(Some),
             None => Ok(None),
         }
@@ -395,7 +411,7 @@ impl DebugInfo {
     /// Template type parameters (name, type) of the subprogram that starts at `address`
     /// (an address in the executable's own numbering, load bias removed).
     pub fn subprogram_template_params(&self, address: u64) -> Result<Option<Vec<(String, DieRef)>>> {
-        let Some(die) = self.index.subprogram_at(address) else { return Ok(None) };
+        let Some(die) = self.subprogram_at(address) else { return Ok(None) };
         types::template_params_of_subprogram(self, die).map(Some)
     }
 }
@@ -504,15 +520,72 @@ mod common;
 mod tests {
     use super::*;
 
-    /// Indexing on several threads merges into exactly what one pass in unit order gives.
+    /// A lookup reads only the units it needs, and answers as a search of every unit does.
     #[test]
-    fn the_index_built_in_parts_is_the_one_built_in_one_pass() {
-        let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
-        let views: Vec<UnitView<'_>> = debug.units.iter().map(|unit| debug.view(unit)).collect();
-        let one_pass = Index::build_on(&views, 1).unwrap();
-        assert!(one_pass.type_count() > 1_000, "{} types", one_pass.type_count());
-        for threads in [2, 3, 7] {
-            assert!(Index::build_on(&views, threads).unwrap() == one_pass, "{threads} threads");
+    fn lookups_read_only_the_units_they_need_and_answer_as_a_whole_index() {
+        let path = common::fixture("tokio-app", "dev");
+        let whole = DebugInfo::load(&path).unwrap();
+        whole.index_all();
+        let (all, total) = whole.units_indexed();
+        assert_eq!(all, total);
+
+        let lazy = DebugInfo::load(&path).unwrap();
+        let (at_load, _) = lazy.units_indexed();
+        assert!(at_load * 4 < total, "{at_load} of {total} units indexed at load");
+        let header = lazy.type_by_name("tokio::runtime::task::core::Header", None).unwrap();
+        assert_eq!(lazy.indexed_type_name(header), Some("tokio::runtime::task::core::Header"));
+        assert_eq!(lazy.units_indexed().0, at_load, "tokio's own units answer for its types");
+
+        let mut types = 0;
+        let mut subprograms = 0;
+        for at in 0..total {
+            let index = whole.unit_index(at);
+            for (name, _) in index.types().take(20) {
+                let found = lazy.type_by_name(name, None).unwrap_or_else(|| panic!("{name} not found"));
+                assert_eq!(lazy.indexed_type_name(found), Some(name));
+                types += 1;
+            }
+            for &(start, _, _) in index.code_range_list().iter().take(20) {
+                let first_anywhere = (0..total).find_map(|unit| whole.unit_index(unit).subprogram_at(start));
+                assert_eq!(lazy.subprogram_at(start), first_anywhere, "{start:#x}");
+                assert_eq!(lazy.subprogram_containing(start), whole.subprogram_containing(start), "{start:#x}");
+                subprograms += 1;
+            }
         }
+        assert!(types > 1_000 && subprograms > 1_000, "{types} types, {subprograms} subprograms");
+        assert!(lazy.subprogram_at(0x10).is_none());
+    }
+
+    /// A unit whose DIEs cannot be read answers nothing and is named, and the others answer.
+    #[test]
+    fn an_unreadable_unit_is_named_and_the_others_answer() {
+        let path = common::fixture("tokio-app", "dev");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let (section_offset, last_unit) = {
+            let debug = DebugInfo::load(&path).unwrap();
+            let object = object::File::parse(&*bytes).unwrap();
+            let section = object::Object::section_by_name(&object, ".debug_info").unwrap();
+            let (offset, _) = object::ObjectSection::file_range(&section).unwrap();
+            let last = &debug.units.last().unwrap().unit;
+            // The DIE after the unit's root (which loading reads).
+            let mut entries = last.entries();
+            entries.next_dfs().unwrap();
+            let second = entries.next_dfs().unwrap().unwrap();
+            (offset as usize, (last.header.offset().0, second.offset().0))
+        };
+        // Its abbreviation code: one no table defines.
+        let second_die = section_offset + last_unit.0 + last_unit.1;
+        bytes[second_die..second_die + 5].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        let copy = std::env::temp_dir().join(format!("tokio-async-unreadable-{}", std::process::id()));
+        std::fs::write(&copy, &bytes).unwrap();
+
+        let debug = DebugInfo::load(&copy).unwrap();
+        assert!(debug.type_by_name("tokio::runtime::task::core::Header", None).is_some());
+        assert!(debug.unreadable_units().is_empty(), "{:?}", debug.unreadable_units());
+        debug.index_all();
+        let unreadable = debug.unreadable_units();
+        std::fs::remove_file(&copy).unwrap();
+        assert_eq!(unreadable.len(), 1, "{unreadable:?}");
+        assert!(unreadable[0].starts_with(&format!("the DWARF unit at {:#x} is unreadable: ", last_unit.0)), "{unreadable:?}");
     }
 }

@@ -104,8 +104,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
     };
     let own_name = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
     let name = debug
-        .index
-        .type_name(die)
+        .indexed_type_name(die)
         .map(str::to_string)
         .or(own_name)
         .unwrap_or_else(|| "<anonymous>".to_string());

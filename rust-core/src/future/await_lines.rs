@@ -4,7 +4,7 @@
 //! the coroutine's resume function, which the line table and inline info still give.
 
 use super::coroutine::{AWAITEE_FIELD, FIRST_SUSPEND_STATE};
-use crate::dwarf::{DebugInfo, SourceLocation, TypeInfo};
+use crate::dwarf::{DebugInfo, DieRef, SourceLocation, TypeInfo};
 use crate::model::Location;
 use crate::names;
 
@@ -13,7 +13,6 @@ const MACRO_CONVERSION: &str = "into_future";
 
 fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -> bool {
     debug
-        .index
         .subprogram_path(site.callee)
         .is_some_and(|(path, _)| names::strip_last_generics(path).rsplit("::").next() == Some(function))
 }
@@ -41,7 +40,7 @@ pub fn is_macro_await(env: &TypeInfo, suspend: &Location) -> bool {
 /// resume function's call that polls it.
 pub fn user_await_location(debug: &DebugInfo, env: &TypeInfo, awaitee: &TypeInfo) -> Option<Location> {
     let resume = names::resume_function_name(&env.name);
-    debug.line_of_poll_call(&resume, &awaitee.name).map(|decl| location_of(&decl))
+    debug.line_of_poll_call(&resume, env.die, &awaitee.name).map(|decl| location_of(&decl))
 }
 
 /// Where each branch future of a macro is written, in branch order. An async block is
@@ -75,7 +74,7 @@ pub fn branch_locations(
                 return lines.next();
             }
             let mut lines: Vec<Location> =
-                creation_lines(debug, &resume, &branch.name).iter().map(location_of).filter(in_macro_call).collect();
+                creation_lines(debug, &resume, env.die, &branch.name).iter().map(location_of).filter(in_macro_call).collect();
             lines.sort_by_key(|location| location.line);
             lines.dedup();
             let same_type = branches.iter().filter(|other| other.name == branch.name).count();
@@ -93,10 +92,10 @@ pub fn branch_locations(
 /// Lines where `resume` calls what creates a future of type `future`: a function returning
 /// it, or, for an async fn's env (whose function DWARF gives no return type), a function of
 /// the same name in the same module (`Receiver<T>::recv` for `{impl#0}::recv::{async_fn_env#0}`).
-fn creation_lines(debug: &DebugInfo, resume: &str, future: &str) -> Vec<SourceLocation> {
+fn creation_lines(debug: &DebugInfo, resume: &str, env: DieRef, future: &str) -> Vec<SourceLocation> {
     if names::coroutine_kind(future) != Some(names::CoroutineKind::AsyncFn) {
         return debug
-            .calls_returning(resume, future)
+            .calls_returning(resume, env, future)
             .into_iter()
             .filter(|site| !callee_is(debug, site, MACRO_CONVERSION))
             .map(|site| site.location)
@@ -107,10 +106,10 @@ fn creation_lines(debug: &DebugInfo, resume: &str, future: &str) -> Vec<SourceLo
     let module: Vec<&str> = module.iter().copied().filter(|segment| !segment.starts_with("{impl#")).collect();
     let module = module.join("::");
     debug
-        .call_sites_in(resume)
+        .call_sites_in(resume, env)
         .iter()
         .filter(|site| {
-            debug.index.subprogram_path(site.callee).is_some_and(|(path, _)| {
+            debug.subprogram_path(site.callee).is_some_and(|(path, _)| {
                 let callee = names::strip_last_generics(path);
                 callee.starts_with(&module) && callee.rsplit("::").next() == Some(*function)
             })
@@ -134,7 +133,7 @@ fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
             }
             let fields = debug.type_info(variant.member.ty?).ok()?;
             let awaitee = debug.type_info(fields.field(AWAITEE_FIELD)?.ty?).ok()?;
-            debug.line_of_poll_call(&resume, &awaitee.name).filter(|call| call.file == home).map(|call| call.line)
+            debug.line_of_poll_call(&resume, env.die, &awaitee.name).filter(|call| call.file == home).map(|call| call.line)
         })
         .collect()
 }

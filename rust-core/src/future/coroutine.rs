@@ -241,7 +241,7 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
             .template_params
             .first()
             .map(|(_, ty)| *ty)
-            .or_else(|| generic_argument(&value.ty.name).and_then(|name| value.target.debug.index.type_by_name(name)))
+            .or_else(|| generic_argument(&value.ty.name).and_then(|name| value.target.debug.type_by_name(name, Some(value.ty.die))))
             .unwrap_or(value.ty.die);
         return Ok(Child { branch: Some(Branch::new(index, status)), describe_only: true, ..Child::at(ty, value.address) });
     }

@@ -52,7 +52,7 @@ impl<'a> FutureDecoder<'a> {
         names::coroutine_kind(&info.name).is_some()
             || boxed::is_dyn_future(info)
             || registry::decoder_for(info).is_some()
-            || (!CONTAINERS.contains(&path.as_str()) && self.target().debug.index.has_poll_code(&path))
+            || (!CONTAINERS.contains(&path.as_str()) && self.target().debug.has_poll_code(&path))
     }
 
     /// `Pin<P>` is a future when P is a `dyn Future` or points to a future; a pinned box of

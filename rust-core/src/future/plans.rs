@@ -52,7 +52,7 @@ impl Plans {
             Some(CoroutineKind::AsyncClosure) => NodeKind::AsyncClosure,
             None => NodeKind::Future,
         };
-        let function = kind.is_coroutine().then(|| names::coroutine_function(&debug.index, &info.name)).flatten();
+        let function = kind.is_coroutine().then(|| names::coroutine_function(debug, info)).flatten();
         let head = Rc::new(NodeHead { kind, type_name: info.name.as_str().into(), function: function.map(Into::into) });
         self.heads.borrow_mut().insert(info.die, head.clone());
         head

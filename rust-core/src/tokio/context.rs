@@ -16,14 +16,9 @@ pub struct ContextVariable {
 /// Finds the `CONTEXT` variable. rustc emits decoys with the same location; the real one
 /// is the one whose linkage name is a symbol.
 pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
-    let candidates: Vec<&TlsVariable> = debug
-        .index
-        .tls_variables()
-        .iter()
-        .filter(|variable| variable.path.starts_with(compat::CONTEXT_TLS_NAMESPACE))
-        .collect();
+    let candidates: Vec<TlsVariable> = debug.tls_variables(compat::CONTEXT_TLS_NAMESPACE);
     if candidates.is_empty() {
-        let message = if debug.index.type_by_name(compat::CONTEXT_TYPE).is_some() {
+        let message = if debug.type_by_name(compat::CONTEXT_TYPE, None).is_some() {
             format!(
                 "{} uses tokio, but its runtime context thread-local is not where this tool looks \
                  (unsupported tokio or rustc version?)",

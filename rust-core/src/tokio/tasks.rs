@@ -289,7 +289,7 @@ impl<'a> TaskReader<'a> {
         let scheduler_name = debug.type_info(scheduler_ty)?.name.clone();
         let core_name = format!("{}{future_name}, {scheduler_name}>", compat::CORE_TYPE_PREFIX);
         let core = debug
-            .type_named(&core_name)?
+            .type_named_near(&core_name, Some(future_ty))?
             .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
         let stage = self
             .target

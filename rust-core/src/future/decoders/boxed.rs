@@ -51,7 +51,6 @@ pub fn concrete<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<(c
     let vtable = value.field(compat::FAT_POINTER_VTABLE)?.read_pointer()?;
     let concrete = target
         .debug
-        .index
         .vtable_type(vtable.wrapping_sub(target.load_bias))
         .and_then(|vtable_type| target.debug.type_info(vtable_type).ok())
         .and_then(|info| info.containing_type)

@@ -46,8 +46,19 @@ def measure(run, command, repeats=5, pause=0.0):
         "rss_delta": _status("VmHWM") - rss_before,
         "bytes": len(output or ""),
         "head": (output or "")[:200],
+        "units": _units_read(),
     }
     print("RESULT " + json.dumps(result), flush=True)
+
+
+def _units_read():
+    """[units of the program's DWARF indexed so far, units in it], or None without the script."""
+    try:
+        from tokio_async_glue import commands
+    except ImportError:
+        return None
+    binaries = list(commands._binaries.values())
+    return list(binaries[0].units_read) if binaries else None
 
 
 def gdb_run(command):

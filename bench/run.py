@@ -8,22 +8,27 @@ per case:
 
 - cold: the first call in a fresh debugger session (DWARF loading included). The script is
   loaded before the program, as from ~/.gdbinit / ~/.lldbinit (GDB `-iex`, LLDB `-O`),
-  and starts indexing the program's DWARF when the debugger loads it (GDB's new_objfile
-  event; in LLDB a listener of module loads). The call comes at once, or in the rows
-  "first call after 2 s" two seconds later, as a user's would (the `bt` beside them too);
+  and starts loading the program's DWARF when the debugger loads it (GDB's new_objfile
+  event; in LLDB a listener of module loads): the unit directory and a tokio unit, then,
+  behind the commands, every other unit. A command indexes the units it needs itself and
+  waits for nothing else. The call comes at once, or in the rows "first call after 2 s"
+  two seconds later, as a user's would (the `bt` beside them too);
 - warm: the best of five further calls in that session (this VM's speed drifts);
 - RSS delta: the debugger's peak RSS over those calls minus its RSS before them;
 - bt: the debugger's own `thread apply all bt` (GDB) or `bt all` (LLDB), first call, in a
   session of its own on the same stop; warm/bt compares with that command's second call.
 
-A second table times loading alone, per binary: our DWARF index (the core's
-`start_loading(...).wait()` in a fresh process) against GDB's (`file` with `maint set dwarf
-synchronous on`) and LLDB's (`target create`, then the first type lookup, which builds its
-index), each the best of three. All three read every unit: rustc's DWARF 4 has no name
-index (.debug_names) to start from.
+A second table shows what one command reads of the DWARF when nothing was loaded ahead
+(TOKIO_ASYNC_PRELOAD=0): the compilation units it indexed and their size, of the binary's.
+
+A third times loading alone, per binary: ours until a command can start (the core's
+`start_loading(...).wait()` in a fresh process) and until every unit is indexed, against
+GDB's (`file` with `maint set dwarf synchronous on`) and LLDB's (`target create`, then the
+first type lookup, which builds its index), each the best of three. GDB and LLDB read
+every unit: rustc's DWARF 4 has no name index (.debug_names) to start from.
 
 Usage: python3 bench/run.py [--quick] [--load-only] [--write bench/RESULTS.md]
-  --quick: only the 10,000-task rows (and the load table).
+  --quick: only the 10,000-task rows (and the reads and load tables).
   --load-only: only the load table.
 """
 
@@ -51,9 +56,10 @@ DEBUGGER_BT = {"gdb": "thread apply all bt", "lldb": "bt all"}
 PAUSE = 2.0
 
 
-def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.0):
+def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.0, env=None):
     """Runs bench/in_debugger.py's `measure(command)` in a fresh session; its result dict.
-    Without `with_script`, the session is the debugger alone (for its own backtrace)."""
+    Without `with_script`, the session is the debugger alone (for its own backtrace);
+    `env` adds to the debugger's environment."""
     bench = os.path.join(REPO, "bench")
     if debugger == "gdb":
         measure = "python import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.gdb_run, %r, pause=%r)" % (
@@ -75,7 +81,8 @@ def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.
         args += ["-o", measure]
         if pid:
             args += ["-o", "process detach"]
-    completed = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
+    completed = subprocess.run(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900,
+                               env=dict(os.environ, **(env or {})))
     for line in completed.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])
@@ -84,24 +91,25 @@ def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.
 
 LOAD_BINARIES = [("tokio-app", "dev"), ("waits-app", "dev"), ("services-app", "release"), ("services-app", "dev")]
 LOAD_REPEATS = 3
-LOAD_HEADER = "| binary | profile | size MB | .debug_info MB | units | our load s | GDB load s | LLDB load s |"
-LOAD_RULE = "|---|---|---:|---:|---:|---:|---:|---:|"
+LOAD_HEADER = "| binary | profile | size MB | .debug_info MB | units | our load s | ours, every unit s | GDB load s | LLDB load s |"
+LOAD_RULE = "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 # Each prints the seconds its load took, measured inside the process (no start-up cost).
+# Ours: what a command waits for (the unit directory and a tokio unit), then every unit.
 OUR_LOAD = ("import sys, time; sys.path.insert(0, %r); from tokio_async_glue import _core; start = time.perf_counter(); "
-            "binary, error = _core.start_loading(sys.argv[1]).wait(); assert error is None, error; "
-            "print('LOAD', time.perf_counter() - start)")
+            "binary, error = _core.start_loading(sys.argv[1], index_ahead=False).wait(); assert error is None, error; "
+            "print('LOAD', time.perf_counter() - start); binary.index_all(); print('ALL', time.perf_counter() - start)")
 GDB_LOAD = "python import time, gdb; start = time.perf_counter(); gdb.execute('file %s'); print('LOAD', time.perf_counter() - start)"
 LLDB_LOAD = ("script import time; start = time.perf_counter(); lldb.debugger.HandleCommand('target create %s'); "
              "lldb.debugger.GetSelectedTarget().FindFirstType('tokio::runtime::task::core::Header'); "
              "print('LOAD', time.perf_counter() - start)")
 
 
-def load_seconds(argv):
-    """The best of LOAD_REPEATS runs of a command that prints `LOAD <seconds>`."""
+def load_seconds(argv, label="LOAD"):
+    """The best of LOAD_REPEATS runs of a command that prints `<label> <seconds>`."""
     best = None
     for _ in range(LOAD_REPEATS):
         completed = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
-        lines = [line for line in completed.stdout.splitlines() if line.startswith("LOAD ")]
+        lines = [line for line in completed.stdout.splitlines() if line.startswith(label + " ")]
         if not lines:
             raise RuntimeError("%s printed no time:\n%s\n%s" % (argv[0], completed.stdout[-2000:], completed.stderr[-2000:]))
         seconds = float(lines[-1].split()[1])
@@ -126,6 +134,7 @@ def load_rows():
         row = {
             "binary": program, "profile": profile, "size_mb": os.path.getsize(binary) / 2**20, "info_mb": info_mb, "units": units,
             "ours": load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary]),
+            "ours_all": load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary], "ALL"),
             "gdb": load_seconds(["gdb", "-nx", "-batch", "-q", "-iex", "maint set dwarf synchronous on", "-ex", GDB_LOAD % binary]),
             "lldb": load_seconds([LLDB, "--no-lldbinit", "-b", "-o", LLDB_LOAD % binary]),
         }
@@ -135,8 +144,39 @@ def load_rows():
 
 
 def format_load_row(row):
-    return "| %s | %s | %.0f | %.1f | %d | %.3f | %.3f | %.3f |" % (
-        row["binary"], row["profile"], row["size_mb"], row["info_mb"], row["units"], row["ours"], row["gdb"], row["lldb"])
+    return "| %s | %s | %.0f | %.1f | %d | %.3f | %.3f | %.3f | %.3f |" % (
+        row["binary"], row["profile"], row["size_mb"], row["info_mb"], row["units"], row["ours"], row["ours_all"], row["gdb"],
+        row["lldb"])
+
+
+READS_HEADER = "| case | profile | binary MB | units read | of | DWARF read MB | of MB | cold s (nothing ahead) |"
+READS_RULE = "|---|---|---:|---:|---:|---:|---:|---:|"
+READ_CASES = [("many-tasks", "dev", ["10000"], "10,000 tasks"), ("many-tasks", "release", ["10000"], "10,000 tasks"),
+              ("services-app", "dev", [], "services-app"), ("services-app", "release", [], "services-app")]
+
+
+def read_rows(work):
+    """What one command reads of the DWARF when nothing was loaded ahead of it
+    (TOKIO_ASYNC_PRELOAD=0: no preload, no indexing behind the commands), in GDB, live."""
+    rows = []
+    for program, profile, args, label in READ_CASES:
+        binary = build.fixture(program, profile)
+        fixture = RunningFixture(binary, args[0] if args else "", work, extra_args=args[1:])
+        try:
+            ours = in_debugger("gdb", binary, fixture.pid, None, COMMAND, env={"TOKIO_ASYNC_PRELOAD": "0"})
+        finally:
+            fixture.stop()
+        units, all_units, read, all_bytes = ours["units"]
+        row = {"case": label, "profile": profile, "binary_mb": os.path.getsize(binary) / 2**20, "units": units,
+               "all_units": all_units, "read_mb": read / 2**20, "all_mb": all_bytes / 2**20, "cold": ours["cold"]}
+        rows.append(row)
+        print(format_read_row(row), flush=True)
+    return rows
+
+
+def format_read_row(row):
+    return "| %s | %s | %.0f | %d | %d | %.1f | %.1f | %.3f |" % (
+        row["case"], row["profile"], row["binary_mb"], row["units"], row["all_units"], row["read_mb"], row["all_mb"], row["cold"])
 
 
 def make_core(pid, path):
@@ -208,12 +248,16 @@ def main():
     options = parser.parse_args()
     subprocess.run(["make", "-s", "build"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="tokio-async-bench-")
-    rows = []
+    rows, reads = [], []
     try:
         if not options.load_only:
             print(HEADER)
             print(RULE, flush=True)
             rows = command_rows(options, work)
+            print()
+            print(READS_HEADER)
+            print(READS_RULE, flush=True)
+            reads = read_rows(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()
@@ -221,7 +265,7 @@ def main():
     print(LOAD_RULE, flush=True)
     loads = load_rows()
     if options.write:
-        write_results(options.write, rows, loads)
+        write_results(options.write, rows, reads, loads)
 
 
 def command_rows(options, work):
@@ -243,7 +287,7 @@ def command_rows(options, work):
     return rows + services
 
 
-def write_results(path, rows, loads):
+def write_results(path, rows, reads, loads):
     cpu = ""
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -261,7 +305,14 @@ def write_results(path, rows, loads):
             out.write(HEADER + "\n" + RULE + "\n")
             for row in rows:
                 out.write(format_row(row) + "\n")
-        out.write("\nLoading alone (see bench/run.py): seconds to index each binary's DWARF, best of %d.\n\n" % LOAD_REPEATS)
+        if reads:
+            out.write("\nWhat one command reads of the DWARF with nothing loaded ahead (TOKIO_ASYNC_PRELOAD=0), "
+                      "GDB, live (see bench/run.py).\n\n")
+            out.write(READS_HEADER + "\n" + READS_RULE + "\n")
+            for row in reads:
+                out.write(format_read_row(row) + "\n")
+        out.write("\nLoading alone (see bench/run.py): seconds until a command can start (the unit directory and "
+                  "a tokio unit), then until every unit is indexed, best of %d.\n\n" % LOAD_REPEATS)
         out.write(LOAD_HEADER + "\n" + LOAD_RULE + "\n")
         for row in loads:
             out.write(format_load_row(row) + "\n")

@@ -82,32 +82,3 @@ pub fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
         Err(Error::new(ErrorKind::Internal, format!("internal error (a bug in tokio-async){at}{reading}: {message}")))
     })
 }
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::*;
-
-    #[test]
-    fn a_panic_becomes_one_line_and_the_previous_hook_comes_back() {
-        static OUTSIDE: AtomicUsize = AtomicUsize::new(0);
-        std::panic::set_hook(Box::new(|_| {
-            OUTSIDE.fetch_add(1, Ordering::SeqCst);
-        }));
-        crate::budget::note_reading_task(Some((12, 0x5000)));
-        let line = line!() + 1;
-        let error = guarded::<()>(|| panic!("boom")).unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Internal);
-        assert_eq!(
-            error.message,
-            format!("internal error (a bug in tokio-async) at rust-core/src/panics.rs:{line} while reading task 12 (0x5000): boom")
-        );
-        // The debugger's own hook saw nothing of it, and sees panics again afterwards.
-        assert_eq!(OUTSIDE.load(Ordering::SeqCst), 0);
-        let _ = catch_unwind(|| panic!("elsewhere"));
-        assert_eq!(OUTSIDE.load(Ordering::SeqCst), 1);
-        drop(std::panic::take_hook());
-        assert_eq!(guarded(|| Ok(7)).unwrap(), 7);
-    }
-}

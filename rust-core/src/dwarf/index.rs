@@ -21,7 +21,7 @@ pub struct TlsVariable {
 
 #[derive(Default, Debug, PartialEq)]
 pub struct Index {
-    /// The first defining DIE of each type, in unit order (every copy has the same layout).
+    /// The first defining DIE of each type in the unit (every copy has the same layout).
     types: FxHashMap<Arc<str>, DieRef>,
     type_names: FxHashMap<DieRef, Arc<str>>,
     subprograms: FxHashMap<u64, DieRef>,

@@ -315,9 +315,9 @@ impl DebugInfo {
     }
 
     /// The thread-locals whose path starts with `prefix` (`tokio::runtime::context::CONTEXT::`):
-    /// from the units holding the code of the module it is in, when one found there is a
-    /// symbol (rustc places a module's statics with its functions; it also emits decoys,
-    /// which have none); else from the units of the prefix's crate; else from every unit.
+    /// those of the first unit holding code of the module it is in where one is a symbol
+    /// (rustc places a module's statics with its functions; it also emits decoys, which
+    /// have none); else those of the units of the prefix's crate; else of every unit.
     pub fn tls_variables(&self, prefix: &str) -> Vec<TlsVariable> {
         let matching = |units: &[usize]| -> Vec<TlsVariable> {
             let variables = units.iter().flat_map(|&at| self.unit_index(at).tls_variables());
@@ -325,10 +325,16 @@ impl DebugInfo {
         };
         let segments: Vec<&str> = crate::names::split_path(prefix).into_iter().filter(|segment| !segment.is_empty()).collect();
         let module = segments[..segments.len().saturating_sub(1)].join("::");
-        let in_module = matching(&self.units_of_symbols_under(&module));
+        // The module's code is in many units (generics, inline copies); its crate's own first.
+        let mut module_units = self.units_of_symbols_under(&module);
+        let krate = segments.first().copied().unwrap_or_default();
+        module_units.sort_by_key(|&at| (&*self.directory.crate_of[at] != krate, at));
         let is_symbol = |variable: &TlsVariable| variable.linkage_name.as_ref().is_some_and(|name| self.elf.symbols.contains_key(name));
-        if in_module.iter().any(is_symbol) {
-            return in_module;
+        for at in module_units {
+            let found = matching(&[at]);
+            if found.iter().any(is_symbol) {
+                return found;
+            }
         }
         let in_crate = matching(&self.directory.units_named_by(prefix));
         if !in_crate.is_empty() {

@@ -100,6 +100,11 @@ pub fn resume_function_name(env_type: &str) -> String {
     }
 }
 
+/// A symbol's demangled path without its hash (legacy or v0 mangling; other names as they are).
+pub fn demangle(symbol: &str) -> String {
+    format!("{:#}", rustc_demangle::demangle(symbol))
+}
+
 /// DWARF paths name impl blocks `{impl#N}`; the demangled linkage name of the same function
 /// names the type instead (`Mutex<T>`, `<app::Foo as app::Trait>`). The segments after the
 /// last `{impl#N}` correspond one to one, so take the demangled prefix before them.
@@ -107,7 +112,7 @@ fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<Strin
     let Some(last_impl) = dwarf_path.iter().rposition(|segment| segment.starts_with("{impl#")) else {
         return dwarf_path.to_vec();
     };
-    let demangled = format!("{:#}", rustc_demangle::demangle(linkage_name));
+    let demangled = demangle(linkage_name);
     let demangled_segments = split_path(&demangled);
     let tail = &dwarf_path[last_impl + 1..];
     if demangled_segments.len() <= tail.len() {

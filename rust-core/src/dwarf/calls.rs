@@ -48,7 +48,7 @@ const MODRM_RIP_MASK: u8 = 0xc7;
 const MODRM_RIP: u8 = 0x05;
 const MOV_RIP_LEN: usize = 7;
 /// How far `specification`/`abstract_origin` links are followed.
-const MAX_ORIGIN_HOPS: usize = 4;
+pub(super) const MAX_ORIGIN_HOPS: usize = 4;
 
 impl DebugInfo {
     /// Every call site in the concrete code of the functions whose DWARF path, without the

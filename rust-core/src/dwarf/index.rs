@@ -19,7 +19,15 @@ pub struct TlsVariable {
     pub tls_offset: Option<u64>,
 }
 
-#[derive(Default, Debug, PartialEq)]
+impl TlsVariable {
+    /// Whether its linkage name is a symbol (`symbols`: the executable's, by name). rustc
+    /// emits decoys at the same location whose names are not.
+    pub fn is_symbol_in(&self, symbols: &FxHashMap<String, u64>) -> bool {
+        self.linkage_name.as_ref().is_some_and(|name| symbols.contains_key(name))
+    }
+}
+
+#[derive(Default, Debug)]
 pub struct Index {
     /// The first defining DIE of each type in the unit (every copy has the same layout).
     types: FxHashMap<Arc<str>, DieRef>,
@@ -312,7 +320,7 @@ const POLL_IMPLS: &[&str] = &[" as core::future::future::Future>::poll", " as fu
 
 /// `_ZN..` of `<a::B<T> as core::future::future::Future>::poll` -> `a::B`.
 pub(super) fn polled_type(linkage_name: &str) -> Option<String> {
-    let demangled = format!("{:#}", rustc_demangle::demangle(linkage_name));
+    let demangled = crate::names::demangle(linkage_name);
     let inner = demangled.strip_prefix('<')?;
     let (ty, _) = POLL_IMPLS.iter().find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
     Some(crate::names::strip_last_generics(ty))

@@ -274,7 +274,7 @@ impl DebugInfo {
     /// (to other units too), and the DIE that carries it.
     pub fn subprogram_path(&self, die: DieRef) -> Option<(&str, DieRef)> {
         let mut current = die;
-        for _ in 0..4 {
+        for _ in 0..super::calls::MAX_ORIGIN_HOPS {
             let index = self.unit_index(self.unit_position(current)?);
             if let Some(path) = index.subprogram_path_here(current) {
                 return Some((path, current));
@@ -329,10 +329,9 @@ impl DebugInfo {
         let mut module_units = self.units_of_symbols_under(&module);
         let krate = segments.first().copied().unwrap_or_default();
         module_units.sort_by_key(|&at| (&*self.directory.crate_of[at] != krate, at));
-        let is_symbol = |variable: &TlsVariable| variable.linkage_name.as_ref().is_some_and(|name| self.elf.symbols.contains_key(name));
         for at in module_units {
             let found = matching(&[at]);
-            if found.iter().any(is_symbol) {
+            if found.iter().any(|variable| variable.is_symbol_in(&self.elf.symbols)) {
                 return found;
             }
         }
@@ -357,7 +356,7 @@ impl DebugInfo {
             if address == 0 || !segments.iter().all(|segment| name.contains(segment.as_str())) {
                 continue;
             }
-            let demangled = format!("{:#}", rustc_demangle::demangle(name));
+            let demangled = crate::names::demangle(name);
             if demangled.strip_prefix('<').unwrap_or(&demangled).starts_with(prefix) {
                 add_new(&mut units, self.directory.units_at(address));
             }
@@ -494,7 +493,7 @@ fn body_symbols(symbols: &FxHashMap<String, u64>) -> BodySymbols {
         if address == 0 || !name.contains("closure") {
             continue;
         }
-        let demangled = format!("{:#}", rustc_demangle::demangle(name));
+        let demangled = crate::names::demangle(name);
         let segments = crate::names::split_path(&demangled);
         if let Some((key, _)) = body_key(&segments) {
             bodies.entry(key).or_default().push((demangled.clone(), address));

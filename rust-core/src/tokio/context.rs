@@ -31,7 +31,7 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
     }
     let chosen = candidates
         .iter()
-        .find(|variable| variable.linkage_name.as_ref().is_some_and(|name| debug.elf.symbols.contains_key(name)))
+        .find(|variable| variable.is_symbol_in(&debug.elf.symbols))
         .or_else(|| candidates.first())
         .unwrap();
     let tls_offset = chosen

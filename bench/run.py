@@ -104,17 +104,19 @@ LLDB_LOAD = ("script import time; start = time.perf_counter(); lldb.debugger.Han
              "print('LOAD', time.perf_counter() - start)")
 
 
-def load_seconds(argv, label="LOAD"):
-    """The best of LOAD_REPEATS runs of a command that prints `<label> <seconds>`."""
-    best = None
+def load_seconds(argv, labels=("LOAD",)):
+    """The best of LOAD_REPEATS runs of a command that prints `<label> <seconds>` for each of
+    `labels`: one number per label, in their order."""
+    best = {}
     for _ in range(LOAD_REPEATS):
         completed = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
-        lines = [line for line in completed.stdout.splitlines() if line.startswith(label + " ")]
-        if not lines:
-            raise RuntimeError("%s printed no time:\n%s\n%s" % (argv[0], completed.stdout[-2000:], completed.stderr[-2000:]))
-        seconds = float(lines[-1].split()[1])
-        best = seconds if best is None else min(best, seconds)
-    return best
+        for label in labels:
+            lines = [line for line in completed.stdout.splitlines() if line.startswith(label + " ")]
+            if not lines:
+                raise RuntimeError("%s printed no %s time:\n%s\n%s" % (argv[0], label, completed.stdout[-2000:], completed.stderr[-2000:]))
+            seconds = float(lines[-1].split()[1])
+            best[label] = min(best.get(label, seconds), seconds)
+    return [best[label] for label in labels]
 
 
 def debug_info_facts(binary):
@@ -131,12 +133,12 @@ def load_rows():
     for program, profile in LOAD_BINARIES:
         binary = build.fixture(program, profile)
         info_mb, units = debug_info_facts(binary)
+        ours, ours_all = load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary], ("LOAD", "ALL"))
+        [gdb] = load_seconds(["gdb", "-nx", "-batch", "-q", "-iex", "maint set dwarf synchronous on", "-ex", GDB_LOAD % binary])
+        [lldb] = load_seconds([LLDB, "--no-lldbinit", "-b", "-o", LLDB_LOAD % binary])
         row = {
             "binary": program, "profile": profile, "size_mb": os.path.getsize(binary) / 2**20, "info_mb": info_mb, "units": units,
-            "ours": load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary]),
-            "ours_all": load_seconds([sys.executable, "-c", OUR_LOAD % os.path.join(REPO, "python"), binary], "ALL"),
-            "gdb": load_seconds(["gdb", "-nx", "-batch", "-q", "-iex", "maint set dwarf synchronous on", "-ex", GDB_LOAD % binary]),
-            "lldb": load_seconds([LLDB, "--no-lldbinit", "-b", "-o", LLDB_LOAD % binary]),
+            "ours": ours, "ours_all": ours_all, "gdb": gdb, "lldb": lldb,
         }
         rows.append(row)
         print(format_load_row(row), flush=True)

@@ -30,6 +30,15 @@ STOPS = {
     "tokio-app-release-hang": ("tokio-app", "release", "attach", ["hang"]),
     "waits-app-dev": ("waits-app", "dev", "checkpoint", []),
     "deadlock-app-dev": ("deadlock-app", "dev", "checkpoint", []),
+    # Every decoder's kind of future, in both profiles: the stops the recorded reports
+    # (fuzz/reports, tests/recorded_reports.rs) keep byte for byte.
+    "tokio-app-release-current-thread": ("tokio-app", "release", "attach", ["hang", "current_thread"]),
+    "tokio-app-release-local-set": ("tokio-app", "release", "attach", ["hang", "local_set"]),
+    "waits-app-release": ("waits-app", "release", "checkpoint", []),
+    "deadlock-app-release": ("deadlock-app", "release", "checkpoint", []),
+    "services-app-dev": ("services-app", "dev", "checkpoint", []),
+    "services-app-release": ("services-app", "release", "checkpoint", []),
+    "many-tasks-dev": ("many-tasks", "dev", "checkpoint", ["120", "2"]),
 }
 
 

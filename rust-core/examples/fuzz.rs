@@ -34,7 +34,9 @@ use tokio_async_core::memory::Memory;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("record") if args.len() == 7 => record(&args[1], &args[2], &args[3], &args[4], &args[5], &args[6]),
+        Some("record") if args.len() == 7 => {
+            record(&args[1], &args[2], &args[3], &args[4], &args[5], &args[6])
+        }
         Some("run") => run(&args[1..]),
         Some("replay") => replay(&args[1..]),
         _ => {
@@ -72,10 +74,15 @@ impl Memory for PageRecorder<'_> {
 fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str, out: &str) {
     let debug = DebugInfo::load(&common::fixture(program, profile)).expect("fixture loads");
     let core = CoreFileMemory::open(Path::new(core)).expect("core opens");
-    let stop: serde_json::Value = serde_json::from_slice(&std::fs::read(stop_json).expect("stop json")).expect("stop json parses");
+    let stop: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(stop_json).expect("stop json"))
+            .expect("stop json parses");
     let load_bias = stop["load_bias"].as_u64().expect("load_bias");
     let request: Request = serde_json::from_value(stop["request"].clone()).expect("request parses");
-    let recorder = PageRecorder { inner: &core, pages: RefCell::default() };
+    let recorder = PageRecorder {
+        inner: &core,
+        pages: RefCell::default(),
+    };
     let report = inspect(&debug, &recorder, load_bias, &request).expect("the stop inspects");
     all_task_ids(&debug, &recorder, load_bias, &request).expect("the task ids read");
     let mut pages = rustc_hash::FxHashMap::default();
@@ -98,8 +105,21 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
     std::fs::write(out, &bytes).expect("image writes");
     // The image must give what the stop gave.
     let again = Image::decode(&bytes).expect("image decodes");
-    let replayed = inspect(&debug, &PatchedMemory { image: &again, writes: &[] }, load_bias, &again.request(FULL)).expect("image inspects");
-    assert_eq!(replayed.tasks.len(), report.tasks.len(), "the image gives the stop's tasks");
+    let replayed = inspect(
+        &debug,
+        &PatchedMemory {
+            image: &again,
+            writes: &[],
+        },
+        load_bias,
+        &again.request(FULL),
+    )
+    .expect("image inspects");
+    assert_eq!(
+        replayed.tasks.len(),
+        report.tasks.len(),
+        "the image gives the stop's tasks"
+    );
     println!(
         "{out}: {} pages ({} KiB encoded), {} threads, {} tasks, {} errors{}",
         again.pages.len(),
@@ -107,7 +127,11 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
         report.threads.len(),
         report.tasks.len(),
         report.errors.len(),
-        report.errors.iter().map(|e| format!("\n  error: {e}")).collect::<String>()
+        report
+            .errors
+            .iter()
+            .map(|e| format!("\n  error: {e}"))
+            .collect::<String>()
     );
 }
 
@@ -115,7 +139,8 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
 fn replay(paths: &[String]) {
     let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
     for path in paths {
-        let case = Case::parse(&std::fs::read_to_string(path).expect("case reads")).expect("case parses");
+        let case =
+            Case::parse(&std::fs::read_to_string(path).expect("case reads")).expect("case parses");
         harness.warm(&case);
         let begun = Instant::now();
         let outcome = harness.run(&case);
@@ -190,11 +215,22 @@ impl<'h> MemorySeed<'h> {
         let walk_sites = sites(&|memory| {
             fuzzing::task_lists(debug, image, memory, false);
         });
-        let report = inspect(debug, &memory, image.load_bias, &image.request(FULL)).expect("the image inspects");
-        let tasks = report.tasks.iter().filter_map(|t| u64::from_str_radix(t.address.trim_start_matches("0x"), 16).ok()).collect();
+        let report = inspect(debug, &memory, image.load_bias, &image.request(FULL))
+            .expect("the image inspects");
+        let tasks = report
+            .tasks
+            .iter()
+            .filter_map(|t| u64::from_str_radix(t.address.trim_start_matches("0x"), 16).ok())
+            .collect();
         let mut pages: Vec<u64> = image.pages.keys().copied().collect();
         pages.sort_unstable();
-        MemorySeed { image, decode_sites, walk_sites, tasks, pages }
+        MemorySeed {
+            image,
+            decode_sites,
+            walk_sites,
+            tasks,
+            pages,
+        }
     }
 
     fn original(&self, address: u64, width: usize) -> u64 {
@@ -208,7 +244,13 @@ impl<'h> MemorySeed<'h> {
     /// A value for `width` bytes at `address`, one of the ways structures break.
     fn value(&self, rng: &mut Rng, address: u64, width: usize, walk: bool) -> u64 {
         let original = self.original(address, width);
-        let task = |rng: &mut Rng| if self.tasks.is_empty() { 0 } else { *rng.pick(&self.tasks) };
+        let task = |rng: &mut Rng| {
+            if self.tasks.is_empty() {
+                0
+            } else {
+                *rng.pick(&self.tasks)
+            }
+        };
         let choice = if walk { rng.below(18) } else { rng.below(16) };
         match choice {
             0 => 0,
@@ -229,7 +271,11 @@ impl<'h> MemorySeed<'h> {
             // Itself: a list whose link points at the link.
             10 => address,
             // Another task (a cycle), or inside one.
-            11 => task(rng).wrapping_add(if rng.chance(70) { 0 } else { rng.next() % 0x200 }),
+            11 => task(rng).wrapping_add(if rng.chance(70) {
+                0
+            } else {
+                rng.next() % 0x200
+            }),
             // Dangling: unmapped, or just past a page the image has.
             12 => {
                 if rng.chance(50) {
@@ -253,7 +299,11 @@ impl<'h> MemorySeed<'h> {
 
     fn case(&self, rng: &mut Rng, target: TargetKind) -> Case {
         let walk = target == TargetKind::TaskLists;
-        let sites = if walk { &self.walk_sites } else { &self.decode_sites };
+        let sites = if walk {
+            &self.walk_sites
+        } else {
+            &self.decode_sites
+        };
         let most = if rng.chance(70) { 2 } else { 6 };
         let count = 1 + rng.below(most);
         let mut writes = Vec::new();
@@ -262,7 +312,10 @@ impl<'h> MemorySeed<'h> {
                 // Havoc: random bytes over a stretch the core reads.
                 let (address, len) = *rng.pick(sites);
                 let length = 1 + rng.below(len.clamp(8, 96));
-                writes.push(Write { address, bytes: (0..length).map(|_| rng.next() as u8).collect() });
+                writes.push(Write {
+                    address,
+                    bytes: (0..length).map(|_| rng.next() as u8).collect(),
+                });
                 continue;
             }
             let (address, width) = if !walk && rng.chance(10) {
@@ -274,13 +327,28 @@ impl<'h> MemorySeed<'h> {
                     (address, len)
                 } else {
                     let word = rng.below(len / 8) as u64 * 8;
-                    (address + word, if rng.chance(30) { 1 } else { 8.min(len - word as usize) })
+                    (
+                        address + word,
+                        if rng.chance(30) {
+                            1
+                        } else {
+                            8.min(len - word as usize)
+                        },
+                    )
                 }
             };
             let value = self.value(rng, address, width, walk);
-            writes.push(Write { address, bytes: value.to_le_bytes()[..width].to_vec() });
+            writes.push(Write {
+                address,
+                bytes: value.to_le_bytes()[..width].to_vec(),
+            });
         }
-        Case { target, subject: self.image.name.clone(), writes, truncate: None }
+        Case {
+            target,
+            subject: self.image.name.clone(),
+            writes,
+            truncate: None,
+        }
     }
 }
 
@@ -315,12 +383,26 @@ impl BinarySeed {
                 (size > 0).then(|| (section.name().unwrap_or("").to_string(), offset, size))
             })
             .collect();
-        BinarySeed { program: program.into(), profile: profile.into(), len: bytes.len() as u64, sections, headers }
+        BinarySeed {
+            program: program.into(),
+            profile: profile.into(),
+            len: bytes.len() as u64,
+            sections,
+            headers,
+        }
     }
 
     fn case(&self, rng: &mut Rng) -> Case {
-        let debug: Vec<&(String, u64, u64)> = self.sections.iter().filter(|(name, _, _)| name.starts_with(".debug_")).collect();
-        let other: Vec<&(String, u64, u64)> = self.sections.iter().filter(|(name, _, _)| !name.starts_with(".debug_")).collect();
+        let debug: Vec<&(String, u64, u64)> = self
+            .sections
+            .iter()
+            .filter(|(name, _, _)| name.starts_with(".debug_"))
+            .collect();
+        let other: Vec<&(String, u64, u64)> = self
+            .sections
+            .iter()
+            .filter(|(name, _, _)| !name.starts_with(".debug_"))
+            .collect();
         let mut writes = Vec::new();
         let most = if rng.chance(70) { 2 } else { 8 };
         for _ in 0..1 + rng.below(most) {
@@ -328,7 +410,14 @@ impl BinarySeed {
                 0..=69 => {
                     let (_, offset, size) = rng.pick(&debug);
                     // The starts of sections (unit headers, abbreviations) matter most.
-                    (*offset, if rng.chance(20) { (*size).min(256) } else { *size })
+                    (
+                        *offset,
+                        if rng.chance(20) {
+                            (*size).min(256)
+                        } else {
+                            *size
+                        },
+                    )
                 }
                 70..=84 => *rng.pick(&self.headers),
                 85..=94 => {
@@ -341,8 +430,19 @@ impl BinarySeed {
             let bytes: Vec<u8> = match rng.below(10) {
                 0..=2 => vec![rng.next() as u8],
                 3..=4 => vec![*rng.pick(&[0u8, 1, 0x7f, 0x80, 0xff, 0x40, 0x3f])],
-                5 => (0u32.wrapping_sub(1 + rng.below(3) as u32)).to_le_bytes().to_vec(),
-                6 => (*rng.pick(&[0u32, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x10, 0x1000_0000])).to_le_bytes().to_vec(),
+                5 => (0u32.wrapping_sub(1 + rng.below(3) as u32))
+                    .to_le_bytes()
+                    .to_vec(),
+                6 => (*rng.pick(&[
+                    0u32,
+                    0x7fff_ffff,
+                    0x8000_0000,
+                    0xffff_ffff,
+                    0x10,
+                    0x1000_0000,
+                ]))
+                .to_le_bytes()
+                .to_vec(),
                 7 => (*rng.pick(&HUGE)).to_le_bytes().to_vec(),
                 // An unterminated LEB128 or string.
                 8 => vec![*rng.pick(&[0x80u8, 0xff]); 1 + rng.below(24)],
@@ -351,7 +451,12 @@ impl BinarySeed {
             writes.push(Write { address, bytes });
         }
         let truncate = rng.chance(2).then(|| rng.next() % self.len);
-        Case { target: TargetKind::Loader, subject: format!("{} {}", self.program, self.profile), writes, truncate }
+        Case {
+            target: TargetKind::Loader,
+            subject: format!("{} {}", self.program, self.profile),
+            writes,
+            truncate,
+        }
     }
 }
 
@@ -379,35 +484,57 @@ fn run(args: &[String]) {
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
-            "--execs" => execs = rest.next().and_then(|n| n.replace('_', "").parse().ok()).expect("--execs N"),
+            "--execs" => {
+                execs = rest
+                    .next()
+                    .and_then(|n| n.replace('_', "").parse().ok())
+                    .expect("--execs N")
+            }
             "--seed" => seed = rest.next().and_then(|n| n.parse().ok()).expect("--seed S"),
             "--corpus" => corpus = Some(PathBuf::from(rest.next().expect("--corpus DIR"))),
             spec => {
                 // TARGET or TARGET=EXECS.
-                let (name, count) = spec.split_once('=').map_or((spec, None), |(name, count)| (name, Some(count)));
-                let target = TargetKind::named(name).unwrap_or_else(|| panic!("unknown target {name}"));
-                let count = count.map(|count| count.replace('_', "").parse::<u64>().expect("TARGET=EXECS"));
+                let (name, count) = spec
+                    .split_once('=')
+                    .map_or((spec, None), |(name, count)| (name, Some(count)));
+                let target =
+                    TargetKind::named(name).unwrap_or_else(|| panic!("unknown target {name}"));
+                let count =
+                    count.map(|count| count.replace('_', "").parse::<u64>().expect("TARGET=EXECS"));
                 targets.push((target, count));
             }
         }
     }
     if targets.is_empty() {
-        targets = TargetKind::ALL.iter().map(|&target| (target, None)).collect();
+        targets = TargetKind::ALL
+            .iter()
+            .map(|&target| (target, None))
+            .collect();
     }
     std::panic::set_hook(Box::new(|info| {
-        let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let message = info
             .payload()
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_default();
-        PANICS.lock().unwrap().push(format!("{location}: {message}"));
+        PANICS
+            .lock()
+            .unwrap()
+            .push(format!("{location}: {message}"));
     }));
     let fuzz_dir = fuzzing::fuzz_dir();
     let failures = fuzz_dir.join("failures");
     let harness = Harness::new(&fuzz_dir.join("images"), common::fixture);
-    assert!(!harness.images.is_empty(), "no images in {} (make fuzz-images)", fuzz_dir.join("images").display());
+    assert!(
+        !harness.images.is_empty(),
+        "no images in {} (make fuzz-images)",
+        fuzz_dir.join("images").display()
+    );
     let mut results = Vec::new();
     for (target, count) in targets {
         let execs = count.unwrap_or(execs);
@@ -415,25 +542,41 @@ fn run(args: &[String]) {
         let started = Instant::now();
         let memory_seeds: Vec<MemorySeed> = match target {
             TargetKind::Loader => Vec::new(),
-            _ => harness.images.iter().map(|image| MemorySeed::new(&harness, image)).collect(),
+            _ => harness
+                .images
+                .iter()
+                .map(|image| MemorySeed::new(&harness, image))
+                .collect(),
         };
         // Every binary that has an image: a load is then followed by inspecting its stop.
-        let mut binaries: Vec<(String, String)> =
-            harness.images.iter().map(|image| (image.program.clone(), image.profile.clone())).collect();
+        let mut binaries: Vec<(String, String)> = harness
+            .images
+            .iter()
+            .map(|image| (image.program.clone(), image.profile.clone()))
+            .collect();
         binaries.sort();
         binaries.dedup();
         let binary_seeds: Vec<BinarySeed> = match target {
-            TargetKind::Loader => binaries.iter().map(|(program, profile)| BinarySeed::new(&harness, program, profile)).collect(),
+            TargetKind::Loader => binaries
+                .iter()
+                .map(|(program, profile)| BinarySeed::new(&harness, program, profile))
+                .collect(),
             _ => Vec::new(),
         };
-        println!("{}: seeds ready in {:.1}s", target.name(), started.elapsed().as_secs_f64());
+        println!(
+            "{}: seeds ready in {:.1}s",
+            target.name(),
+            started.elapsed().as_secs_f64()
+        );
         let mut tally = Tally::default();
         // (subject, outcome) -> how often it came, and the first case that gave it.
         let mut candidates: HashMap<(String, String), (u64, Case)> = HashMap::new();
         let mut last_report = Instant::now();
         for exec in 0..execs {
             let case = match target {
-                TargetKind::Loader => binary_seeds[exec as usize % binary_seeds.len()].case(&mut rng),
+                TargetKind::Loader => {
+                    binary_seeds[exec as usize % binary_seeds.len()].case(&mut rng)
+                }
                 _ => memory_seeds[exec as usize % memory_seeds.len()].case(&mut rng, target),
             };
             harness.warm(&case);
@@ -450,22 +593,40 @@ fn run(args: &[String]) {
                 Err(_) => {
                     tally.panics += 1;
                     let message = PANICS.lock().unwrap().last().cloned().unwrap_or_default();
-                    println!("PANIC in {} ({}): {message}\n{}", target.name(), case.subject, case.to_text());
+                    println!(
+                        "PANIC in {} ({}): {message}\n{}",
+                        target.name(),
+                        case.subject,
+                        case.to_text()
+                    );
                     // A panic may leave the cached DWARF's locks poisoned: load it again.
                     harness.forget_debug_info();
                     Some(("panic", format!("# panic: {message}\n")))
                 }
                 Ok(_) if took > Duration::from_secs(1) => {
                     tally.slow += 1;
-                    println!("SLOW {} ({:.2}s): {}", target.name(), took.as_secs_f64(), case.to_text());
+                    println!(
+                        "SLOW {} ({:.2}s): {}",
+                        target.name(),
+                        took.as_secs_f64(),
+                        case.to_text()
+                    );
                     Some(("slow", format!("# took {:.2}s\n", took.as_secs_f64())))
                 }
                 Ok(_) => None,
             };
             if let Some((kind, note)) = failed {
-                let case = if kind == "panic" { minimise_panic(&harness, case.clone()) } else { case.clone() };
+                let case = if kind == "panic" {
+                    minimise_panic(&harness, case.clone())
+                } else {
+                    case.clone()
+                };
                 std::fs::create_dir_all(&failures).unwrap();
-                let path = failures.join(format!("{}-{kind}-{}.case", target.name(), hash(&case.to_text())));
+                let path = failures.join(format!(
+                    "{}-{kind}-{}.case",
+                    target.name(),
+                    hash(&case.to_text())
+                ));
                 std::fs::write(&path, note + &case.to_text()).unwrap();
             }
             if let Ok(Ok(outcome)) = result {
@@ -496,7 +657,13 @@ fn run(args: &[String]) {
         if let Some(dir) = &corpus {
             let choosing = Instant::now();
             tally.kept = keep_rarest(&harness, target, candidates, &dir.join(target.name()));
-            println!("{}: {} cases kept in {} ({:.0}s)", target.name(), tally.kept, dir.display(), choosing.elapsed().as_secs_f64());
+            println!(
+                "{}: {} cases kept in {} ({:.0}s)",
+                target.name(),
+                tally.kept,
+                dir.display(),
+                choosing.elapsed().as_secs_f64()
+            );
         }
         println!(
             "{}: {} execs in {:.0}s ({:.0} exec/s), slowest {:.1} ms, {} panics, {} over 1 s, {} cases kept",
@@ -531,7 +698,10 @@ fn run(args: &[String]) {
         slow += tally.slow;
         slowest = slowest.max(tally.slowest);
     }
-    println!("| total | {total} | | {:.1} ms | {panics} | {slow} |", slowest.as_secs_f64() * 1e3);
+    println!(
+        "| total | {total} | | {:.1} ms | {panics} | {slow} |",
+        slowest.as_secs_f64() * 1e3
+    );
     if panics + slow > 0 {
         println!("failing cases are in {}", failures.display());
         std::process::exit(1);
@@ -553,10 +723,18 @@ fn kept_per_subject(target: TargetKind) -> usize {
 
 /// Writes to `dir` the cases of the rarest outcomes of each subject, minimised: rare
 /// outcomes are the paths random writes seldom reach. Returns how many.
-fn keep_rarest(harness: &Harness, target: TargetKind, candidates: HashMap<(String, String), (u64, Case)>, dir: &Path) -> u64 {
+fn keep_rarest(
+    harness: &Harness,
+    target: TargetKind,
+    candidates: HashMap<(String, String), (u64, Case)>,
+    dir: &Path,
+) -> u64 {
     let mut by_subject: HashMap<String, Vec<(u64, String, Case)>> = HashMap::new();
     for ((subject, outcome), (count, case)) in candidates {
-        by_subject.entry(subject).or_default().push((count, outcome, case));
+        by_subject
+            .entry(subject)
+            .or_default()
+            .push((count, outcome, case));
     }
     std::fs::create_dir_all(dir).unwrap();
     let mut kept = 0;
@@ -566,7 +744,9 @@ fn keep_rarest(harness: &Harness, target: TargetKind, candidates: HashMap<(Strin
         // DWARF, and whose tasks are then read through it, is the deeper path: half of
         // the loader's cases are of that kind.
         if target == TargetKind::Loader {
-            let (loaded, failed): (Vec<_>, Vec<_>) = outcomes.into_iter().partition(|(_, outcome, _)| outcome.starts_with("loaded"));
+            let (loaded, failed): (Vec<_>, Vec<_>) = outcomes
+                .into_iter()
+                .partition(|(_, outcome, _)| outcome.starts_with("loaded"));
             let half = kept_per_subject(target) / 2;
             outcomes = loaded.into_iter().take(half).chain(failed).collect();
         }
@@ -585,7 +765,11 @@ fn minimise(harness: &Harness, mut case: Case, outcome: &str) -> Case {
     while i < case.writes.len() {
         let mut smaller = case.clone();
         smaller.writes.remove(i);
-        let same = catch_unwind(AssertUnwindSafe(|| harness.run(&smaller))).ok().and_then(|r| r.ok()).as_deref() == Some(outcome);
+        let same = catch_unwind(AssertUnwindSafe(|| harness.run(&smaller)))
+            .ok()
+            .and_then(|r| r.ok())
+            .as_deref()
+            == Some(outcome);
         if same {
             case = smaller;
         } else {

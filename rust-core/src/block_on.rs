@@ -3,8 +3,8 @@
 //! when optimized builds keep no location for that local, from a search of the stack.
 
 use crate::dwarf::{DieRef, PhysicalFrame, TypeTag};
-use crate::memory::MemoryExt;
 use crate::future::FutureDecoder;
+use crate::memory::MemoryExt;
 use crate::model::{CoroutineState, FutureNode};
 use crate::stack::ResolvedFrame;
 use crate::tokio::compat;
@@ -28,7 +28,10 @@ const DANGLING_LIMIT: u64 = 0x1000;
 pub fn find_block_on_frame(frames: &[ResolvedFrame<'_>]) -> Option<(usize, &'static str)> {
     frames.iter().enumerate().find_map(|(index, frame)| {
         let path = frame.path_without_generics()?;
-        compat::BLOCK_ON_FRAMES.iter().find(|(function, _)| *function == path).map(|(_, local)| (index, *local))
+        compat::BLOCK_ON_FRAMES
+            .iter()
+            .find(|(function, _)| *function == path)
+            .map(|(_, local)| (index, *local))
     })
 }
 
@@ -46,8 +49,14 @@ pub fn block_on_future(
     (index, local): (usize, &str),
 ) -> Result<FutureNode, String> {
     let frame = &frames[index];
-    let function = frame.function.as_ref().expect("block_on frames are resolved");
-    let params = target.debug.function_template_params(function.die).map_err(|error| error.message)?;
+    let function = frame
+        .function
+        .as_ref()
+        .expect("block_on frames are resolved");
+    let params = target
+        .debug
+        .function_template_params(function.die)
+        .map_err(|error| error.message)?;
     let future_type = params
         .iter()
         .find(|(name, _)| name == compat::BLOCK_ON_FUTURE_PARAM)
@@ -85,7 +94,12 @@ pub fn block_on_future(
 
 /// The pointer the `Pin<&mut F>` local holds: found from DWARF and the frame's stack
 /// pointer where that suffices, else as the debugger read it.
-fn local_pointer(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize, local: &str) -> Result<u64, String> {
+fn local_pointer(
+    target: &Target<'_>,
+    frames: &[ResolvedFrame<'_>],
+    index: usize,
+    local: &str,
+) -> Result<u64, String> {
     if let Some(pointer) = local_pointer_from_dwarf(target, frames, index, local) {
         return Ok(pointer);
     }
@@ -105,13 +119,25 @@ fn local_pointer(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize
 
 /// The local's value read where DWARF places it, in a physical frame (inlined calls have
 /// scopes of their own) whose stack pointer the debugger gave.
-fn local_pointer_from_dwarf(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize, local: &str) -> Option<u64> {
+fn local_pointer_from_dwarf(
+    target: &Target<'_>,
+    frames: &[ResolvedFrame<'_>],
+    index: usize,
+    local: &str,
+) -> Option<u64> {
     let input = frames[index].input;
     if input.inlined {
         return None;
     }
-    let frame = PhysicalFrame { pc: physical_pc(target, frames, index)?, sp: input.sp?, fp: input.fp };
-    let address = target.debug.local_address(frame, local, target.memory, target.load_bias).ok()??;
+    let frame = PhysicalFrame {
+        pc: physical_pc(target, frames, index)?,
+        sp: input.sp?,
+        fp: input.fp,
+    };
+    let address = target
+        .debug
+        .local_address(frame, local, target.memory, target.load_bias)
+        .ok()??;
     target.memory.read_u64(address).ok()
 }
 
@@ -119,8 +145,15 @@ fn local_pointer_from_dwarf(target: &Target<'_>, frames: &[ResolvedFrame<'_>], i
 /// innermost pc of its group of inlined frames (LLDB gives the others call-site
 /// addresses), less one in outer frames, whose pc is a return address.
 fn physical_pc(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize) -> Option<u64> {
-    let group_start = frames[..index].iter().rposition(|frame| !frame.input.inlined).map_or(0, |before| before + 1);
-    frames[group_start].input.pc.checked_sub(target.load_bias)?.checked_sub(u64::from(group_start > 0))
+    let group_start = frames[..index]
+        .iter()
+        .rposition(|frame| !frame.input.inlined)
+        .map_or(0, |before| before + 1);
+    frames[group_start]
+        .input
+        .pc
+        .checked_sub(target.load_bias)?
+        .checked_sub(u64::from(group_start > 0))
 }
 
 /// Where on the stack a pinned block_on future lies. `block_on` pins the future in its own
@@ -135,29 +168,56 @@ fn search_stack(
     index: usize,
     future_type: DieRef,
 ) -> Result<u64, String> {
-    let start = frames[index].input.sp.ok_or("the debugger gave no stack pointer for the block_on frame")?;
+    let start = frames[index]
+        .input
+        .sp
+        .ok_or("the debugger gave no stack pointer for the block_on frame")?;
     // Where each physical frame from block_on's out begins (inlined frames share one).
-    let mut frame_starts: Vec<u64> = frames[index..].iter().filter_map(|frame| frame.input.sp).filter(|&sp| sp >= start).collect();
+    let mut frame_starts: Vec<u64> = frames[index..]
+        .iter()
+        .filter_map(|frame| frame.input.sp)
+        .filter(|&sp| sp >= start)
+        .collect();
     frame_starts.sort_unstable();
     frame_starts.dedup();
-    let end = frame_starts.last().copied().unwrap_or(start).min(start.saturating_add(MAX_SEARCHED_STACK));
-    let info = target.debug.type_info(future_type).map_err(|error| error.message)?;
-    let size = info.size.filter(|&size| size > 0).ok_or_else(|| format!("{} has no size in DWARF", info.name))?;
+    let end = frame_starts
+        .last()
+        .copied()
+        .unwrap_or(start)
+        .min(start.saturating_add(MAX_SEARCHED_STACK));
+    let info = target
+        .debug
+        .type_info(future_type)
+        .map_err(|error| error.message)?;
+    let size = info
+        .size
+        .filter(|&size| size > 0)
+        .ok_or_else(|| format!("{} has no size in DWARF", info.name))?;
     if info.variant_part.is_none() {
-        return Err(format!("the stack is searched only for async fns and blocks, and {} is neither", info.name));
+        return Err(format!(
+            "the stack is searched only for async fns and blocks, and {} is neither",
+            info.name
+        ));
     }
     // rustc aligns a coroutine to its most aligned field, at least its discriminant's.
-    let step = [8, 4, 2, 1].into_iter().find(|step| size % step == 0).unwrap_or(1);
+    let step = [8, 4, 2, 1]
+        .into_iter()
+        .find(|step| size % step == 0)
+        .unwrap_or(1);
     let first = start.checked_next_multiple_of(step).unwrap_or(start);
     // Candidates in address order, so frame by frame from block_on's out; the innermost
     // frame holding a valid one decides (copies in outer frames are older, and a look-alike
     // there must not make the answer ambiguous).
-    let frame_of = |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
+    let frame_of =
+        |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
     let scratch = scratch_decoder(decoder);
     let mut decoded = 0;
     let mut valid: Vec<u64> = Vec::new();
     for address in (first..end.saturating_sub(size - 1)).step_by(step as usize) {
-        if valid.first().is_some_and(|&found| frame_of(address) > frame_of(found)) {
+        if valid
+            .first()
+            .is_some_and(|&found| frame_of(address) > frame_of(found))
+        {
             break;
         }
         if !is_suspended(target, future_type, address) {
@@ -165,11 +225,16 @@ fn search_stack(
         }
         decoded += 1;
         if decoded > MAX_CANDIDATES {
-            return Err(format!("stopped after {MAX_CANDIDATES} places on the stack that look like a suspended {}", info.name));
+            return Err(format!(
+                "stopped after {MAX_CANDIDATES} places on the stack that look like a suspended {}",
+                info.name
+            ));
         }
         let mut budget = MAX_PLAUSIBILITY_VALUES;
         if is_consistent_suspension(&scratch.decode(future_type, address))
-            && target.value(future_type, address).is_ok_and(|value| plausible(target, &value, 0, &mut budget))
+            && target
+                .value(future_type, address)
+                .is_ok_and(|value| plausible(target, &value, 0, &mut budget))
         {
             valid.push(address);
         }
@@ -200,22 +265,29 @@ fn plausible(target: &Target<'_>, value: &Value<'_>, depth: usize, budget: &mut 
     }
     *budget -= 1;
     let ty = &value.ty;
-    let points_somewhere = |address: u64| address < DANGLING_LIMIT || target.memory.read(address, &mut [0u8]).is_ok();
+    let points_somewhere =
+        |address: u64| address < DANGLING_LIMIT || target.memory.read(address, &mut [0u8]).is_ok();
     match ty.tag {
-        TypeTag::Pointer if ty.name.starts_with('&') => {
-            value.read_pointer().is_ok_and(|address| address != 0 && points_somewhere(address))
-        }
-        TypeTag::Struct if ty.name.starts_with(compat::NON_NULL_PREFIX) => {
-            value.read_pointer().is_ok_and(|address| address != 0 && points_somewhere(address))
-        }
+        TypeTag::Pointer if ty.name.starts_with('&') => value
+            .read_pointer()
+            .is_ok_and(|address| address != 0 && points_somewhere(address)),
+        TypeTag::Struct if ty.name.starts_with(compat::NON_NULL_PREFIX) => value
+            .read_pointer()
+            .is_ok_and(|address| address != 0 && points_somewhere(address)),
         TypeTag::Enumeration => value.variant().is_ok(),
-        TypeTag::Struct if ty.variant_part.is_some() => {
-            value.variant().is_ok_and(|(_, payload)| plausible(target, &payload, depth + 1, budget))
-        }
+        TypeTag::Struct if ty.variant_part.is_some() => value
+            .variant()
+            .is_ok_and(|(_, payload)| plausible(target, &payload, depth + 1, budget)),
         TypeTag::Struct => ty.fields.iter().all(|field| {
-            let Some(field_type) = field.ty else { return true };
-            let Some(address) = value.address.checked_add(field.offset) else { return false };
-            target.value(field_type, address).is_ok_and(|field| plausible(target, &field, depth + 1, budget))
+            let Some(field_type) = field.ty else {
+                return true;
+            };
+            let Some(address) = value.address.checked_add(field.offset) else {
+                return false;
+            };
+            target
+                .value(field_type, address)
+                .is_ok_and(|field| plausible(target, &field, depth + 1, budget))
         }),
         _ => true,
     }
@@ -233,7 +305,9 @@ fn scratch_decoder<'a>(decoder: &FutureDecoder<'a>) -> FutureDecoder<'a> {
 
 /// Whether `address` holds a coroutine of `ty` in one of its suspend states.
 fn is_suspended(target: &Target<'_>, ty: DieRef, address: u64) -> bool {
-    let Ok(value) = target.value(ty, address) else { return false };
+    let Ok(value) = target.value(ty, address) else {
+        return false;
+    };
     crate::future::coroutine_state(&value).is_ok_and(|state| state == CoroutineState::Suspended)
 }
 
@@ -247,7 +321,8 @@ fn is_consistent_suspension(root: &FutureNode) -> bool {
 }
 
 fn decodes_cleanly(node: &FutureNode) -> bool {
-    let awaiter_suspended = node.kind.is_coroutine() && node.state == Some(CoroutineState::Suspended);
+    let awaiter_suspended =
+        node.kind.is_coroutine() && node.state == Some(CoroutineState::Suspended);
     node.error.is_none()
         && node.children.iter().all(|child| {
             let awaited = awaiter_suspended && child.kind.is_coroutine() && child.branch.is_none();
@@ -272,5 +347,8 @@ fn parse_hex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;
     }
-    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
 }

@@ -51,7 +51,10 @@ fn default_bytes() -> u64 {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { nodes: DEFAULT_MAX_NODES, bytes: DEFAULT_MAX_BYTES }
+        Limits {
+            nodes: DEFAULT_MAX_NODES,
+            bytes: DEFAULT_MAX_BYTES,
+        }
     }
 }
 
@@ -72,11 +75,25 @@ pub struct Budget<'a> {
 
 impl<'a> Budget<'a> {
     pub fn new(limits: Limits, interrupted: Option<&'a InterruptCheck<'a>>) -> Self {
-        Budget { limits, nodes: Cell::new(0), bytes: Cell::new(0), interrupted, last_poll: Cell::new(Instant::now()), steps: Cell::new(0), stop: RefCell::new(None) }
+        Budget {
+            limits,
+            nodes: Cell::new(0),
+            bytes: Cell::new(0),
+            interrupted,
+            last_poll: Cell::new(Instant::now()),
+            steps: Cell::new(0),
+            stop: RefCell::new(None),
+        }
     }
 
     pub fn unlimited() -> Budget<'static> {
-        Budget::new(Limits { nodes: u64::MAX, bytes: u64::MAX }, None)
+        Budget::new(
+            Limits {
+                nodes: u64::MAX,
+                bytes: u64::MAX,
+            },
+            None,
+        )
     }
 
     /// Counts one decoded node; false once the command must stop.
@@ -85,18 +102,25 @@ impl<'a> Budget<'a> {
         if self.nodes.get() > self.limits.nodes {
             self.stop_with(Error::new(
                 ErrorKind::Budget,
-                format!("stopped after {} nodes (the budget; --max-nodes N raises it)", thousands(self.limits.nodes)),
+                format!(
+                    "stopped after {} nodes (the budget; --max-nodes N raises it)",
+                    thousands(self.limits.nodes)
+                ),
             ));
         }
         self.go_on()
     }
 
     fn spend_bytes(&self, count: usize) -> bool {
-        self.bytes.set(self.bytes.get().saturating_add(count as u64));
+        self.bytes
+            .set(self.bytes.get().saturating_add(count as u64));
         if self.bytes.get() > self.limits.bytes {
             self.stop_with(Error::new(
                 ErrorKind::Budget,
-                format!("stopped after reading {} bytes (the budget; --max-bytes N raises it)", thousands(self.limits.bytes)),
+                format!(
+                    "stopped after reading {} bytes (the budget; --max-bytes N raises it)",
+                    thousands(self.limits.bytes)
+                ),
             ));
         }
         self.go_on()
@@ -111,7 +135,10 @@ impl<'a> Budget<'a> {
         // `CLOCK_EVERY` steps, a few microseconds apart.
         let steps = self.steps.get().wrapping_add(1);
         self.steps.set(steps);
-        if let Some(interrupted) = self.interrupted.filter(|_| steps.is_multiple_of(CLOCK_EVERY)) {
+        if let Some(interrupted) = self
+            .interrupted
+            .filter(|_| steps.is_multiple_of(CLOCK_EVERY))
+        {
             let now = Instant::now();
             if now.duration_since(self.last_poll.get()) >= INTERRUPT_POLL {
                 self.last_poll.set(now);
@@ -145,7 +172,10 @@ pub struct Metered<'b, M: Memory + ?Sized> {
 impl<M: Memory + ?Sized> Memory for Metered<'_, M> {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         if !self.budget.spend_bytes(buf.len()) {
-            return Err(self.budget.stopped().unwrap_or_else(|| Error::new(ErrorKind::Budget, "stopped")));
+            return Err(self
+                .budget
+                .stopped()
+                .unwrap_or_else(|| Error::new(ErrorKind::Budget, "stopped")));
         }
         self.inner.read(address, buf)
     }
@@ -161,16 +191,31 @@ mod tests {
 
     #[test]
     fn stops_when_spent_or_interrupted() {
-        let budget = Budget::new(Limits { nodes: 3, bytes: 100 }, None);
+        let budget = Budget::new(
+            Limits {
+                nodes: 3,
+                bytes: 100,
+            },
+            None,
+        );
         assert!(budget.spend_node() && budget.spend_node() && budget.spend_node());
         assert!(!budget.spend_node());
-        assert_eq!(budget.stopped().map(|error| error.message).as_deref(), Some("stopped after 3 nodes (the budget; --max-nodes N raises it)"));
+        assert_eq!(
+            budget.stopped().map(|error| error.message).as_deref(),
+            Some("stopped after 3 nodes (the budget; --max-nodes N raises it)")
+        );
 
         let always: &InterruptCheck<'_> = &|| true;
         let budget = Budget::new(Limits::default(), Some(always));
         budget.last_poll.set(Instant::now() - INTERRUPT_POLL);
         let went_on: Vec<bool> = (0..CLOCK_EVERY).map(|_| budget.go_on()).collect();
-        assert_eq!(went_on.iter().filter(|&&went_on| went_on).count(), CLOCK_EVERY as usize - 1);
-        assert_eq!(budget.stopped().map(|error| error.kind), Some(ErrorKind::Interrupted));
+        assert_eq!(
+            went_on.iter().filter(|&&went_on| went_on).count(),
+            CLOCK_EVERY as usize - 1
+        );
+        assert_eq!(
+            budget.stopped().map(|error| error.kind),
+            Some(ErrorKind::Interrupted)
+        );
     }
 }

@@ -29,12 +29,19 @@ pub struct CoreFileMemory {
 
 impl CoreFileMemory {
     pub fn open(path: &Path) -> Result<Self> {
-        let failed = |why: String| Error::new(ErrorKind::Binary, format!("core file {}: {why}", path.display()));
+        let failed = |why: String| {
+            Error::new(
+                ErrorKind::Binary,
+                format!("core file {}: {why}", path.display()),
+            )
+        };
         let file = File::open(path).map_err(|error| failed(error.to_string()))?;
         // SAFETY: mapped read-only; a core rewritten meanwhile only gives wrong bytes, which
         // every reader already tolerates.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| failed(error.to_string()))?;
-        let elf = ElfFile64::<Endianness>::parse(&*map).map_err(|error| failed(error.to_string()))?;
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|error| failed(error.to_string()))?;
+        let elf =
+            ElfFile64::<Endianness>::parse(&*map).map_err(|error| failed(error.to_string()))?;
         let endian = elf.endian();
         if elf.elf_header().e_type(endian) != ET_CORE {
             return Err(failed("not a core file".into()));
@@ -49,7 +56,10 @@ impl CoreFileMemory {
                 offset: header.p_offset(endian),
             })
             .filter(|segment| {
-                segment.offset.checked_add(segment.size).is_some_and(|end| end <= map.len() as u64)
+                segment
+                    .offset
+                    .checked_add(segment.size)
+                    .is_some_and(|end| end <= map.len() as u64)
                     && segment.address.checked_add(segment.size).is_some()
             })
             .collect();
@@ -59,7 +69,9 @@ impl CoreFileMemory {
 
     /// The segment holding `address`.
     fn segment_at(&self, address: u64) -> Option<&Segment> {
-        let after = self.segments.partition_point(|segment| segment.address <= address);
+        let after = self
+            .segments
+            .partition_point(|segment| segment.address <= address);
         let segment = self.segments.get(after.checked_sub(1)?)?;
         (address - segment.address < segment.size).then_some(segment)
     }
@@ -80,7 +92,11 @@ pub fn truncation_note(path: &Path) -> Option<String> {
     let expected = elf
         .elf_program_headers()
         .iter()
-        .map(|header| header.p_offset(endian).saturating_add(header.p_filesz(endian)))
+        .map(|header| {
+            header
+                .p_offset(endian)
+                .saturating_add(header.p_filesz(endian))
+        })
         .max()?;
     let present = map.len() as u64;
     (expected > present).then(|| {
@@ -99,14 +115,21 @@ impl Memory for CoreFileMemory {
         // SAFETY: the mapping is private and read-only, so nothing is lost: a dropped page
         // reads back the same bytes from the file, and no reference into the map outlives
         // a `read` call.
-        let _ = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        let _ = unsafe {
+            self.map
+                .unchecked_advise(memmap2::UncheckedAdvice::DontNeed)
+        };
     }
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         let mut done = 0usize;
         while done < buf.len() {
-            let at = address.checked_add(done as u64).ok_or_else(|| Error::memory(address, buf.len()))?;
-            let segment = self.segment_at(at).ok_or_else(|| Error::memory(address, buf.len()))?;
+            let at = address
+                .checked_add(done as u64)
+                .ok_or_else(|| Error::memory(address, buf.len()))?;
+            let segment = self
+                .segment_at(at)
+                .ok_or_else(|| Error::memory(address, buf.len()))?;
             let within = at - segment.address;
             let take = ((segment.size - within) as usize).min(buf.len() - done);
             let start = (segment.offset + within) as usize;

@@ -54,7 +54,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into() }
+        Error {
+            kind,
+            message: message.into(),
+        }
     }
 
     pub fn layout(message: impl Into<String>) -> Self {
@@ -62,12 +65,18 @@ impl Error {
     }
 
     pub fn memory(address: u64, len: usize) -> Self {
-        Error::new(ErrorKind::Memory, format!("cannot read {len} bytes at {address:#x}"))
+        Error::new(
+            ErrorKind::Memory,
+            format!("cannot read {len} bytes at {address:#x}"),
+        )
     }
 
     /// Prefixes the message with what was being read, keeping the kind.
     pub fn context(self, what: impl fmt::Display) -> Self {
-        Error { kind: self.kind, message: format!("{what}: {}", self.message) }
+        Error {
+            kind: self.kind,
+            message: format!("{what}: {}", self.message),
+        }
     }
 }
 

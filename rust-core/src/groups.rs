@@ -18,7 +18,10 @@ pub fn group_tasks(tasks: &[TaskReport]) -> Vec<TaskGroup> {
         let mut hasher = FxHasher::default();
         hash_shape(&task.root, &mut hasher);
         let bucket = buckets.entry(hasher.finish()).or_default();
-        match bucket.iter().find(|&&group| same_shape(&members[group][0].root, &task.root)) {
+        match bucket
+            .iter()
+            .find(|&&group| same_shape(&members[group][0].root, &task.root))
+        {
             Some(&group) => members[group].push(task),
             None => {
                 bucket.push(members.len());
@@ -27,7 +30,11 @@ pub fn group_tasks(tasks: &[TaskReport]) -> Vec<TaskGroup> {
         }
     }
     let mut groups: Vec<TaskGroup> = members.into_iter().map(group_of).collect();
-    groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.tasks.first().cmp(&b.tasks.first())));
+    groups.sort_by(|a, b| {
+        b.count
+            .cmp(&a.count)
+            .then(a.tasks.first().cmp(&b.tasks.first()))
+    });
     groups
 }
 
@@ -36,24 +43,51 @@ fn group_of(tasks: Vec<&TaskReport>) -> TaskGroup {
     ids.sort_unstable();
     let mut states: Vec<StateCount> = Vec::new();
     for task in &tasks {
-        match states.iter_mut().find(|counted| counted.state == task.state) {
+        match states
+            .iter_mut()
+            .find(|counted| counted.state == task.state)
+        {
             Some(counted) => counted.count += 1,
-            None => states.push(StateCount { state: task.state, count: 1 }),
+            None => states.push(StateCount {
+                state: task.state,
+                count: 1,
+            }),
         }
     }
     states.sort_by(|a, b| b.count.cmp(&a.count).then(a.state.cmp(&b.state)));
-    let first = tasks.iter().min_by_key(|task| task.id).map(|task| task.root.clone());
-    TaskGroup { count: ids.len(), tasks: ids, states, root: first.expect("a group has a task") }
+    let first = tasks
+        .iter()
+        .min_by_key(|task| task.id)
+        .map(|task| task.root.clone());
+    TaskGroup {
+        count: ids.len(),
+        tasks: ids,
+        states,
+        root: first.expect("a group has a task"),
+    }
 }
 
 /// What a node contributes to its tree's shape; children are compared separately.
 fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
     (
-        (node.kind, node.function.as_deref(), &*node.type_name, node.state, node.await_point),
+        (
+            node.kind,
+            node.function.as_deref(),
+            &*node.type_name,
+            node.state,
+            node.await_point,
+        ),
         node.location.as_ref().map(|at| (&*at.path, at.line)),
         node.macro_location.as_ref().map(|at| (&*at.path, at.line)),
         node.boxed,
-        node.branch.as_ref().map(|branch| (branch.index, branch.status, branch.name.as_deref(), branch.location.as_ref().map(|at| at.line))),
+        node.branch.as_ref().map(|branch| {
+            (
+                branch.index,
+                branch.status,
+                branch.name.as_deref(),
+                branch.location.as_ref().map(|at| at.line),
+            )
+        }),
         node.via.as_deref(),
         node.running,
         node.error.is_some(),
@@ -69,5 +103,9 @@ fn hash_shape(node: &FutureNode, hasher: &mut FxHasher) {
 }
 
 fn same_shape(a: &FutureNode, b: &FutureNode) -> bool {
-    own_shape(a) == own_shape(b) && a.children.iter().zip(&b.children).all(|(a, b)| same_shape(a, b))
+    own_shape(a) == own_shape(b)
+        && a.children
+            .iter()
+            .zip(&b.children)
+            .all(|(a, b)| same_shape(a, b))
 }

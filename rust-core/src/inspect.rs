@@ -13,8 +13,8 @@ use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
 use crate::groups::group_tasks;
 use crate::memory::{Memory, WithExecutable};
 use crate::model::{
-    FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole, WorkerQueue, WorkerState,
-    REPORT_VERSION,
+    FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole,
+    WorkerQueue, WorkerState, REPORT_VERSION,
 };
 use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
@@ -61,18 +61,38 @@ pub struct Request {
     pub limits: Limits,
 }
 
-pub fn inspect(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Report> {
-    inspect_within(debug, memory, load_bias, request, &Budget::new(request.limits, None))
+pub fn inspect(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+) -> Result<Report> {
+    inspect_within(
+        debug,
+        memory,
+        load_bias,
+        request,
+        &Budget::new(request.limits, None),
+    )
 }
 
 /// `inspect` within a budget, which also tells whether the user interrupted.
-pub fn inspect_within(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request, budget: &Budget<'_>) -> Result<Report> {
+pub fn inspect_within(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+    budget: &Budget<'_>,
+) -> Result<Report> {
     // Split units not found, or units unreadable, may be why nothing could be read: say so.
     inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| {
         let problems = debug.problems();
         match problems.is_empty() {
             true => error,
-            false => Error { kind: error.kind, message: format!("{} ({})", error.message, problems.join("; ")) },
+            false => Error {
+                kind: error.kind,
+                message: format!("{} ({})", error.message, problems.join("; ")),
+            },
         }
     })
 }
@@ -85,44 +105,76 @@ fn inspect_with_debug_info(
     budget: &Budget<'_>,
 ) -> Result<Report> {
     let selection = Selection::new(&request.filter)?;
-    let memory = WithExecutable { inner: memory, debug, load_bias };
-    let memory = Metered { inner: &memory, budget };
+    let memory = WithExecutable {
+        inner: memory,
+        debug,
+        load_bias,
+    };
+    let memory = Metered {
+        inner: &memory,
+        budget,
+    };
     let target = Target::new(debug, &memory, load_bias).with_budget(budget);
     let (threads, runtimes) = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
-    let live = LiveProcess { pid: request.live_pid, now: request.live_pid.and_then(|_| monotonic_now()) };
-    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader).with_live_process(live).with_locals(request.locals);
+    let live = LiveProcess {
+        pid: request.live_pid,
+        now: request.live_pid.and_then(|_| monotonic_now()),
+    };
+    let decoder = FutureDecoder::new(&target)
+        .with_tasks(&task_reader)
+        .with_live_process(live)
+        .with_locals(request.locals);
     // block_on futures first: decoding them finds the LocalSets they run.
     let block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>> = threads
         .iter()
-        .map(|thread| find_block_on_frame(&thread.frames).map(|frame| block_on_future(&target, &decoder, &thread.frames, frame)))
+        .map(|thread| {
+            find_block_on_frame(&thread.frames)
+                .map(|frame| block_on_future(&target, &decoder, &thread.frames, frame))
+        })
         .collect();
-    let mut report =
-        Report {
-            version: REPORT_VERSION,
-            threads: Vec::new(),
-            tasks: Vec::new(),
-            runtimes: Vec::new(),
-            errors: Vec::new(),
-            memory_source: None,
-            groups: None,
-            deadlocks: Vec::new(),
-            futurelocks: Vec::new(),
-            waits: None,
-        };
+    let mut report = Report {
+        version: REPORT_VERSION,
+        threads: Vec::new(),
+        tasks: Vec::new(),
+        runtimes: Vec::new(),
+        errors: Vec::new(),
+        memory_source: None,
+        groups: None,
+        deadlocks: Vec::new(),
+        futurelocks: Vec::new(),
+        waits: None,
+    };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
     let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
-    let running_roots = walk_tasks(&task_reader, &decoder, &threads, &runtimes, sources, request.all, &mut report);
+    let running_roots = walk_tasks(
+        &task_reader,
+        &decoder,
+        &threads,
+        &runtimes,
+        sources,
+        request.all,
+        &mut report,
+    );
     if let Some(stop) = budget.stopped() {
         if stop.kind == ErrorKind::Interrupted {
             return Err(Error::new(
                 ErrorKind::Interrupted,
-                format!("interrupted (Ctrl-C) after decoding {} tasks", thousands(report.tasks.len() as u64)),
+                format!(
+                    "interrupted (Ctrl-C) after decoding {} tasks",
+                    thousands(report.tasks.len() as u64)
+                ),
             ));
         }
     }
-    report.threads = thread_reports(&task_reader, threads, block_on_futures, &running_roots, &mut report.errors);
+    report.threads = thread_reports(
+        &task_reader,
+        threads,
+        block_on_futures,
+        &running_roots,
+        &mut report.errors,
+    );
     crate::links::link_tasks(&mut report);
     crate::waits::analyse(&mut report, request.wait_edges);
     if let Some(stop) = budget.stopped() {
@@ -140,8 +192,17 @@ fn inspect_with_debug_info(
 
 /// The ids of every task of every runtime and LocalSet, lowest first, without decoding any
 /// future (what completing `async task <TAB>` needs).
-pub fn all_task_ids(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, request: &Request) -> Result<Vec<u64>> {
-    let memory = WithExecutable { inner: memory, debug, load_bias };
+pub fn all_task_ids(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+) -> Result<Vec<u64>> {
+    let memory = WithExecutable {
+        inner: memory,
+        debug,
+        load_bias,
+    };
     let target = Target::new(debug, &memory, load_bias);
     let (threads, runtimes) = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
@@ -156,7 +217,12 @@ pub fn all_task_ids(debug: &DebugInfo, memory: &dyn Memory, load_bias: u64, requ
         .into_iter()
         .filter_map(|(_, _, walk)| walk.ok())
         .flat_map(|walk| walk.addresses)
-        .filter_map(|address| task_reader.read_header(address).ok().map(|header| header.id))
+        .filter_map(|address| {
+            task_reader
+                .read_header(address)
+                .ok()
+                .map(|header| header.id)
+        })
         .collect();
     ids.sort_unstable();
     Ok(ids)
@@ -175,7 +241,10 @@ struct ThreadState<'t> {
 }
 
 /// Phase 1: each thread's tokio context (sorted by tid), and the runtimes they are in.
-fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec<ThreadState<'t>>, Vec<RuntimeHandle<'t>>)> {
+fn read_threads<'t>(
+    target: &'t Target<'t>,
+    request: &'t Request,
+) -> Result<(Vec<ThreadState<'t>>, Vec<RuntimeHandle<'t>>)> {
     let context_variable = find_context_variable(target.debug)?;
     let mut inputs: Vec<&ThreadInput> = request.threads.iter().collect();
     inputs.sort_by_key(|thread| thread.tid);
@@ -183,8 +252,7 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
     let mut runtimes: Vec<RuntimeHandle<'_>> = Vec::new();
     for input in inputs {
         let frames = resolve_frames(target.debug, target.load_bias, &input.frames);
-        let mut state =
-            ThreadState {
+        let mut state = ThreadState {
             input,
             frames,
             runtime: None,
@@ -195,11 +263,17 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
             error: None,
         };
         match input.fs_base {
-            None => state.error = Some("the debugger gave no thread pointer (fs_base) for this thread".into()),
+            None => {
+                state.error =
+                    Some("the debugger gave no thread pointer (fs_base) for this thread".into())
+            }
             Some(fs_base) => match read_thread_context(target, &context_variable, fs_base) {
                 Ok(Some(context)) => {
                     if let Some(handle) = &context.handle {
-                        if !runtimes.iter().any(|known| known.handle.address == handle.handle.address) {
+                        if !runtimes
+                            .iter()
+                            .any(|known| known.handle.address == handle.handle.address)
+                        {
                             runtimes.push(handle.clone());
                         }
                     }
@@ -216,7 +290,13 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<(Vec
         threads.push(state);
     }
     if runtimes.is_empty() {
-        if let Some(error) = threads.iter().find_map(|state| Some(format!("thread {}: {}", state.input.tid, state.error.as_ref()?))) {
+        if let Some(error) = threads.iter().find_map(|state| {
+            Some(format!(
+                "thread {}: {}",
+                state.input.tid,
+                state.error.as_ref()?
+            ))
+        }) {
             return Err(Error::new(ErrorKind::Memory, error));
         }
         return Err(Error::new(
@@ -242,11 +322,17 @@ fn task_lists(
         .iter()
         .map(|runtime| {
             let address = format!("{:#x}", runtime.handle.address);
-            (address, runtime.flavor.clone(), task_reader.task_addresses(&runtime.handle))
+            (
+                address,
+                runtime.flavor.clone(),
+                task_reader.task_addresses(&runtime.handle),
+            )
         })
         .collect();
     for (ty, address) in decoder.local_sets() {
-        let walk = target.value(ty, address).and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
+        let walk = target
+            .value(ty, address)
+            .and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
         sources.push((format!("{address:#x}"), LOCAL_SET_FLAVOR.to_string(), walk));
     }
     sources
@@ -283,24 +369,41 @@ fn walk_tasks(
         let mut walk = match walk {
             Ok(walk) => walk,
             Err(error) => {
-                report.errors.push(format!("runtime {runtime_address}: cannot walk its task list: {error}"));
+                report.errors.push(format!(
+                    "runtime {runtime_address}: cannot walk its task list: {error}"
+                ));
                 Default::default()
             }
         };
-        report.errors.extend(walk.problems.iter().map(|problem| format!("runtime {runtime_address}: {problem}")));
-        let inject = match inject_of.iter().find(|(address, _)| *address == runtime_address) {
+        report.errors.extend(
+            walk.problems
+                .iter()
+                .map(|problem| format!("runtime {runtime_address}: {problem}")),
+        );
+        let inject = match inject_of
+            .iter()
+            .find(|(address, _)| *address == runtime_address)
+        {
             Some((_, handle)) => match inject_queue(handle) {
-                Ok(headers) => {
-                    Some(task_ids(task_reader, &headers, &format!("runtime {runtime_address}: inject queue"), &mut report.errors))
-                }
+                Ok(headers) => Some(task_ids(
+                    task_reader,
+                    &headers,
+                    &format!("runtime {runtime_address}: inject queue"),
+                    &mut report.errors,
+                )),
                 Err(error) => {
-                    report.errors.push(format!("runtime {runtime_address}: cannot read its inject queue: {error}"));
+                    report.errors.push(format!(
+                        "runtime {runtime_address}: cannot read its inject queue: {error}"
+                    ));
                     None
                 }
             },
             None => None,
         };
-        let handle = inject_of.iter().find(|(address, _)| *address == runtime_address).map(|(_, handle)| handle);
+        let handle = inject_of
+            .iter()
+            .find(|(address, _)| *address == runtime_address)
+            .map(|(_, handle)| handle);
         let shutting_down = handle.and_then(|handle| {
             workers::shutting_down(handle)
                 .map_err(|error| report.errors.push(format!("runtime {runtime_address}: cannot read whether it is shutting down: {error}")))
@@ -366,19 +469,30 @@ fn walk_tasks(
                     node.error = Some(format!("the future is gone (task stage: {stage})"));
                     (node, None, false)
                 }
-                Err(error) => (error_node("<unknown>", address, error.clone()), Some(error.message), false),
+                Err(error) => (
+                    error_node("<unknown>", address, error.clone()),
+                    Some(error.message),
+                    false,
+                ),
             };
             if let Some(problem) = freed_task_problem(&header, future_in_place) {
-                report.errors.push(format!("task {} at {address:#x}: {problem}", header.id));
+                report
+                    .errors
+                    .push(format!("task {} at {address:#x}: {problem}", header.id));
                 error.get_or_insert_with(|| problem.to_string());
             }
             if running_on.is_some() {
                 roots_by_id.insert(header.id, root.clone());
             }
-            let spawned_at = task_reader.spawn_location(&header).unwrap_or_else(|problem| {
-                report.errors.push(format!("task {}: cannot read where it was spawned: {problem}", header.id));
-                None
-            });
+            let spawned_at = task_reader
+                .spawn_location(&header)
+                .unwrap_or_else(|problem| {
+                    report.errors.push(format!(
+                        "task {}: cannot read where it was spawned: {problem}",
+                        header.id
+                    ));
+                    None
+                });
             report.tasks.push(TaskReport {
                 id: header.id,
                 address: format!("{address:#x}"),
@@ -423,10 +537,21 @@ fn thread_reports(
             continue;
         };
         let mut error = state.error;
-        let current_task = state.current_task.filter(|id| running_roots.contains_key(id));
+        let current_task = state
+            .current_task
+            .filter(|id| running_roots.contains_key(id));
         let (worker_state, queue) = match (&state.worker_context, &state.current_thread_context) {
-            (Some(context), _) => worker_activity(task_reader, context, current_task.is_some(), state.input.tid, errors),
-            (None, Some(context)) => (None, current_thread_queue(task_reader, context, state.input.tid, errors)),
+            (Some(context), _) => worker_activity(
+                task_reader,
+                context,
+                current_task.is_some(),
+                state.input.tid,
+                errors,
+            ),
+            (None, Some(context)) => (
+                None,
+                current_thread_queue(task_reader, context, state.input.tid, errors),
+            ),
             (None, None) => (None, None),
         };
         let block_on_node = match block_on_result {
@@ -458,7 +583,9 @@ fn thread_reports(
             future,
             block_on_future: block_on_future_node,
             blocking_function: blocking.flatten(),
-            runtime: state.runtime.map(|runtime| format!("{:#x}", runtime.handle.address)),
+            runtime: state
+                .runtime
+                .map(|runtime| format!("{:#x}", runtime.handle.address)),
             error,
         });
     }
@@ -485,34 +612,64 @@ fn worker_activity(
                 WorkerState::Idle
             };
             let what = format!("thread {tid}: run queue");
-            let lifo_slot = core.lifo_slot.and_then(|header| task_ids(task_reader, &[header], &what, errors).first().copied());
+            let lifo_slot = core.lifo_slot.and_then(|header| {
+                task_ids(task_reader, &[header], &what, errors)
+                    .first()
+                    .copied()
+            });
             let local = task_ids(task_reader, &core.run_queue, &what, errors);
             (Some(state), Some(WorkerQueue { lifo_slot, local }))
         }
-        Ok(None) => (Some(if running { WorkerState::Running } else { WorkerState::Idle }), None),
+        Ok(None) => (
+            Some(if running {
+                WorkerState::Running
+            } else {
+                WorkerState::Idle
+            }),
+            None,
+        ),
         Err(error) => {
-            errors.push(format!("thread {tid}: cannot read its worker's core: {error}"));
+            errors.push(format!(
+                "thread {tid}: cannot read its worker's core: {error}"
+            ));
             (None, None)
         }
     }
 }
 
 /// A current_thread runtime's local run queue, as a queue without LIFO slot.
-fn current_thread_queue(task_reader: &TaskReader<'_>, context: &Value<'_>, tid: u64, errors: &mut Vec<String>) -> Option<WorkerQueue> {
+fn current_thread_queue(
+    task_reader: &TaskReader<'_>,
+    context: &Value<'_>,
+    tid: u64,
+    errors: &mut Vec<String>,
+) -> Option<WorkerQueue> {
     match workers::current_thread_queue(context) {
         Ok(headers) => headers.map(|headers| WorkerQueue {
             lifo_slot: None,
-            local: task_ids(task_reader, &headers, &format!("thread {tid}: run queue"), errors),
+            local: task_ids(
+                task_reader,
+                &headers,
+                &format!("thread {tid}: run queue"),
+                errors,
+            ),
         }),
         Err(error) => {
-            errors.push(format!("thread {tid}: cannot read its current_thread run queue: {error}"));
+            errors.push(format!(
+                "thread {tid}: cannot read its current_thread run queue: {error}"
+            ));
             None
         }
     }
 }
 
 /// The ids of the tasks whose headers these are; unreadable ones become errors.
-fn task_ids(task_reader: &TaskReader<'_>, headers: &[u64], what: &str, errors: &mut Vec<String>) -> Vec<u64> {
+fn task_ids(
+    task_reader: &TaskReader<'_>,
+    headers: &[u64],
+    what: &str,
+    errors: &mut Vec<String>,
+) -> Vec<u64> {
     headers
         .iter()
         .filter_map(|&header| match task_reader.read_header(header) {
@@ -528,14 +685,22 @@ fn task_ids(task_reader: &TaskReader<'_>, headers: &[u64], what: &str, errors: &
 /// For a blocking-pool thread: `Some(the closure it runs)`, `Some(None)` when idle; `None`
 /// for other threads.
 fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>> {
-    let paths: Vec<Option<String>> = frames.iter().map(ResolvedFrame::path_without_generics).collect();
-    if !paths.iter().flatten().any(|path| path == compat::BLOCKING_POOL_RUN) {
+    let paths: Vec<Option<String>> = frames
+        .iter()
+        .map(ResolvedFrame::path_without_generics)
+        .collect();
+    if !paths
+        .iter()
+        .flatten()
+        .any(|path| path == compat::BLOCKING_POOL_RUN)
+    {
         return None;
     }
     // Frames are innermost first: the closure is the nearest frame inside the poll.
     let poll = paths.iter().position(|path| {
         path.as_deref().is_some_and(|path| {
-            path.starts_with(compat::BLOCKING_TASK_MODULE) && path.rsplit("::").next() == Some(compat::BLOCKING_TASK_POLL)
+            path.starts_with(compat::BLOCKING_TASK_MODULE)
+                && path.rsplit("::").next() == Some(compat::BLOCKING_TASK_POLL)
         })
     });
     let closure = poll.and_then(|poll| {
@@ -551,9 +716,17 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
 
 /// Once the budget is spent every read fails alike: keep one line, the one saying where.
 fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
-    let mentions: Vec<usize> = (0..errors.len()).filter(|&i| errors[i].contains(stop)).collect();
-    let kept = mentions.iter().copied().find(|&i| errors[i].contains(" at task ")).or(mentions.first().copied());
-    let line = kept.map(|i| errors[i].clone()).unwrap_or_else(|| stop.to_string());
+    let mentions: Vec<usize> = (0..errors.len())
+        .filter(|&i| errors[i].contains(stop))
+        .collect();
+    let kept = mentions
+        .iter()
+        .copied()
+        .find(|&i| errors[i].contains(" at task "))
+        .or(mentions.first().copied());
+    let line = kept
+        .map(|i| errors[i].clone())
+        .unwrap_or_else(|| stop.to_string());
     errors.retain(|error| !error.contains(stop));
     errors.push(line);
 }
@@ -563,11 +736,14 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
 fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'static str> {
     if header.state_bits >> compat::state_bits::REF_COUNT_SHIFT == 0 {
         // The list holds a reference to every task on it.
-        return Some("its reference count is 0, yet its runtime lists it (freed or corrupt memory?)");
+        return Some(
+            "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)",
+        );
     }
     // tokio drops the future (or stores the output over it) before it marks a task complete.
-    (header.state() == TaskState::Complete && future_in_place)
-        .then_some("its state says complete, but its future is still in place (freed or corrupt memory?)")
+    (header.state() == TaskState::Complete && future_in_place).then_some(
+        "its state says complete, but its future is still in place (freed or corrupt memory?)",
+    )
 }
 
 /// The `flavor` reported for a LocalSet's task list.
@@ -575,7 +751,10 @@ const LOCAL_SET_FLAVOR: &str = "LocalSet";
 
 /// CLOCK_MONOTONIC of this machine, which a live local process shares.
 fn monotonic_now() -> Option<(i64, u32)> {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: clock_gettime only writes the timespec we pass.
     let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     (status == 0).then_some((now.tv_sec, now.tv_nsec as u32))

@@ -24,16 +24,32 @@ pub fn link_tasks(report: &mut Report) {
     if holders.is_empty() {
         return;
     }
-    let thread_futures = report.threads.iter_mut().flat_map(|thread| thread.future.iter_mut().chain(thread.block_on_future.iter_mut()));
-    for root in report.tasks.iter_mut().map(|task| &mut task.root).chain(thread_futures) {
+    let thread_futures = report.threads.iter_mut().flat_map(|thread| {
+        thread
+            .future
+            .iter_mut()
+            .chain(thread.block_on_future.iter_mut())
+    });
+    for root in report
+        .tasks
+        .iter_mut()
+        .map(|task| &mut task.root)
+        .chain(thread_futures)
+    {
         visit_mut(root, &mut |node| {
             let (key, channel) = match node.kind {
                 NodeKind::TowerBufferResponse => ("worker_task", detail_str(node, "channel")),
                 NodeKind::OneshotRecv => ("sender_task", detail_str(node, "address")),
                 _ => return,
             };
-            let Some(holder) = channel.and_then(|channel| holders.get(&channel).copied()) else { return };
-            if let Some(Json::Object(mut detail)) = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok()) {
+            let Some(holder) = channel.and_then(|channel| holders.get(&channel).copied()) else {
+                return;
+            };
+            if let Some(Json::Object(mut detail)) = node
+                .detail
+                .as_deref()
+                .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            {
                 detail.insert(key.to_string(), Json::from(holder));
                 node.detail = serde_json::value::to_raw_value(&detail).ok();
             }
@@ -41,7 +57,10 @@ pub fn link_tasks(report: &mut Report) {
                 NodeKind::TowerBufferResponse => {
                     format!("request held by the tower Buffer worker, task {holder}, until its service is ready")
                 }
-                _ => with_note(node.summary.as_deref().unwrap_or("recv on oneshot"), &format!("sender held by task {holder}")),
+                _ => with_note(
+                    node.summary.as_deref().unwrap_or("recv on oneshot"),
+                    &format!("sender held by task {holder}"),
+                ),
             });
         });
     }

@@ -27,8 +27,12 @@ pub struct ProcessMemory {
 impl ProcessMemory {
     pub fn open(pid: u32) -> Result<Self> {
         let path = format!("/proc/{pid}/mem");
-        let file = File::open(&path)
-            .map_err(|error| Error::new(crate::error::ErrorKind::Memory, format!("cannot open {path}: {error}")))?;
+        let file = File::open(&path).map_err(|error| {
+            Error::new(
+                crate::error::ErrorKind::Memory,
+                format!("cannot open {path}: {error}"),
+            )
+        })?;
         Ok(ProcessMemory { file })
     }
 }
@@ -62,7 +66,10 @@ impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
         self.inner.read(address, buf).or_else(|error| {
             address
                 .checked_sub(self.load_bias)
-                .and_then(|link_address| self.debug.executable_memory(link_address, self.load_bias, buf))
+                .and_then(|link_address| {
+                    self.debug
+                        .executable_memory(link_address, self.load_bias, buf)
+                })
                 .ok_or(error)
         })
     }
@@ -81,7 +88,11 @@ pub struct PageCache<M: Memory> {
 
 impl<M: Memory> PageCache<M> {
     pub fn new(inner: M) -> Self {
-        PageCache { inner, pages: RefCell::default(), backend_reads: Cell::new(0) }
+        PageCache {
+            inner,
+            pages: RefCell::default(),
+            backend_reads: Cell::new(0),
+        }
     }
 
     /// How many calls reached the backend (for benchmarks).
@@ -110,7 +121,9 @@ impl<M: Memory> Memory for PageCache<M> {
     }
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
-        let end = address.checked_add(buf.len() as u64).ok_or_else(|| Error::memory(address, buf.len()))?;
+        let end = address
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Error::memory(address, buf.len()))?;
         let mut cursor = address;
         while cursor < end {
             let page = cursor & !(PAGE_SIZE - 1);
@@ -178,8 +191,11 @@ pub mod testing {
 
     impl Memory for SparseMemory {
         fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
-            let (start, bytes) =
-                self.ranges.range(..=address).next_back().ok_or_else(|| Error::memory(address, buf.len()))?;
+            let (start, bytes) = self
+                .ranges
+                .range(..=address)
+                .next_back()
+                .ok_or_else(|| Error::memory(address, buf.len()))?;
             let offset = (address - start) as usize;
             if offset + buf.len() > bytes.len() {
                 return Err(Error::memory(address, buf.len()));

@@ -49,7 +49,10 @@ pub enum Party {
 }
 
 impl Serialize for Party {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         match self {
             Party::Task(id) => serializer.serialize_u64(*id),
@@ -195,11 +198,19 @@ pub struct ThreadReport {
 impl ThreadReport {
     /// The thread's block_on future, not the task it may be running (that is a task's).
     pub fn own_block_on_future(&self) -> Option<&FutureNode> {
-        if self.current_task.is_none() { self.future.as_ref() } else { self.block_on_future.as_ref() }
+        if self.current_task.is_none() {
+            self.future.as_ref()
+        } else {
+            self.block_on_future.as_ref()
+        }
     }
 
     pub fn own_block_on_future_mut(&mut self) -> Option<&mut FutureNode> {
-        if self.current_task.is_none() { self.future.as_mut() } else { self.block_on_future.as_mut() }
+        if self.current_task.is_none() {
+            self.future.as_mut()
+        } else {
+            self.block_on_future.as_mut()
+        }
     }
 }
 
@@ -327,7 +338,10 @@ impl NodeKind {
     ];
 
     pub fn is_coroutine(self) -> bool {
-        matches!(self, NodeKind::AsyncFn | NodeKind::AsyncBlock | NodeKind::AsyncClosure)
+        matches!(
+            self,
+            NodeKind::AsyncFn | NodeKind::AsyncBlock | NodeKind::AsyncClosure
+        )
     }
 }
 
@@ -346,7 +360,12 @@ pub struct Branch {
 
 impl Branch {
     pub fn new(index: usize, status: BranchStatus) -> Branch {
-        Branch { index, status, name: None, location: None }
+        Branch {
+            index,
+            status,
+            name: None,
+            location: None,
+        }
     }
 }
 

@@ -73,19 +73,29 @@ pub fn coroutine_kind(type_name: &str) -> Option<CoroutineKind> {
 /// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
 pub fn coroutine_function(debug: &DebugInfo, env: &TypeInfo) -> Option<String> {
     coroutine_kind(&env.name)?;
-    let dwarf_path: Vec<String> = split_path(&resume_function_name(&env.name)).iter().map(|s| s.to_string()).collect();
+    let dwarf_path: Vec<String> = split_path(&resume_function_name(&env.name))
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     // The resume function is compiled where its env type is (generic ones, in the crate
     // that instantiates them).
     // Only an `{impl#N}` segment needs the linkage name (see `replace_impl_segments`).
-    let has_impl = dwarf_path.iter().any(|segment| segment.starts_with("{impl#"));
-    let readable = match has_impl.then(|| debug.coroutine_linkage_name(&dwarf_path.join("::"), Some(env.die))).flatten() {
+    let has_impl = dwarf_path
+        .iter()
+        .any(|segment| segment.starts_with("{impl#"));
+    let readable = match has_impl
+        .then(|| debug.coroutine_linkage_name(&dwarf_path.join("::"), Some(env.die)))
+        .flatten()
+    {
         Some(linkage) => replace_impl_segments(&dwarf_path, linkage),
         None => dwarf_path,
     };
     let kept: Vec<&str> = readable
         .iter()
         .map(String::as_str)
-        .filter(|segment| !segment.starts_with("{async_fn#") && !segment.starts_with("{async_closure#"))
+        .filter(|segment| {
+            !segment.starts_with("{async_fn#") && !segment.starts_with("{async_closure#")
+        })
         .collect();
     Some(kept.join("::"))
 }
@@ -109,7 +119,10 @@ pub fn demangle(symbol: &str) -> String {
 /// names the type instead (`Mutex<T>`, `<app::Foo as app::Trait>`). The segments after the
 /// last `{impl#N}` correspond one to one, so take the demangled prefix before them.
 fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<String> {
-    let Some(last_impl) = dwarf_path.iter().rposition(|segment| segment.starts_with("{impl#")) else {
+    let Some(last_impl) = dwarf_path
+        .iter()
+        .rposition(|segment| segment.starts_with("{impl#"))
+    else {
         return dwarf_path.to_vec();
     };
     let demangled = demangle(linkage_name);
@@ -123,14 +136,20 @@ fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<Strin
     // where the legacy scheme writes `app::Service`: read both alike.
     let inherent: Vec<&str>;
     if let [only] = head {
-        if let Some(inner) = only.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')) {
+        if let Some(inner) = only
+            .strip_prefix('<')
+            .and_then(|rest| rest.strip_suffix('>'))
+        {
             if !inner.contains(" as ") {
                 inherent = split_path(inner);
                 head = &inherent;
             }
         }
     }
-    head.iter().map(|s| s.to_string()).chain(tail.iter().cloned()).collect()
+    head.iter()
+        .map(|s| s.to_string())
+        .chain(tail.iter().cloned())
+        .collect()
 }
 
 /// Whether a function path names the resume function of a coroutine (or a closure):
@@ -141,7 +160,9 @@ pub fn is_coroutine_body_path(path: &str) -> bool {
 
 /// Names rustc gives the resume functions of coroutines and closures.
 pub fn is_coroutine_body_name(name: &str) -> bool {
-    ["{async_fn#", "{async_block#", "{closure#"].iter().any(|prefix| name.starts_with(prefix))
+    ["{async_fn#", "{async_block#", "{closure#"]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
 }
 
 /// `a::b::f<T, U>` -> `a::b::f` (only the last segment's generic arguments).
@@ -169,8 +190,9 @@ pub fn crate_version(path: &str, name: &str) -> Option<String> {
         let rest = &path[at + marker.len()..];
         let version = &rest[..rest.find('/')?];
         let numeric = version.split(['-', '+']).next()?;
-        (numeric.split('.').count() == 3 && numeric.split('.').all(|part| part.parse::<u64>().is_ok()))
-            .then(|| version.to_string())
+        (numeric.split('.').count() == 3
+            && numeric.split('.').all(|part| part.parse::<u64>().is_ok()))
+        .then(|| version.to_string())
     })
 }
 
@@ -209,20 +231,33 @@ mod tests {
             split_path("a::B<c::D, e::F>::g::{async_fn_env#0}<u64>"),
             vec!["a", "B<c::D, e::F>", "g", "{async_fn_env#0}<u64>"]
         );
-        assert_eq!(split_path("<app::Foo as app::Trait>::run"), vec!["<app::Foo as app::Trait>", "run"]);
+        assert_eq!(
+            split_path("<app::Foo as app::Trait>::run"),
+            vec!["<app::Foo as app::Trait>", "run"]
+        );
         assert_eq!(
             split_path("tower::ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"),
             vec!["tower", "ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"]
         );
-        assert_eq!(coroutine_kind("tower::ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"), None);
+        assert_eq!(
+            coroutine_kind("tower::ServiceFn<fn(u32) -> app::call::{async_fn_env#0}>"),
+            None
+        );
     }
 
     #[test]
     fn impl_segments_take_the_demangled_type() {
-        let path: Vec<String> = ["tokio", "sync", "mutex", "{impl#10}", "lock", "{async_fn#0}"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let path: Vec<String> = [
+            "tokio",
+            "sync",
+            "mutex",
+            "{impl#10}",
+            "lock",
+            "{async_fn#0}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         // _ZN...Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h...E
         let linkage = "_ZN5tokio4sync5mutex14Mutex$LT$T$GT$4lock28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
         assert_eq!(
@@ -233,22 +268,40 @@ mod tests {
 
     #[test]
     fn inherent_impls_read_alike_in_v0_and_legacy_mangling() {
-        let path: Vec<String> =
-            ["tokio_app", "{impl#0}", "serve", "{async_fn#0}"].iter().map(|s| s.to_string()).collect();
+        let path: Vec<String> = ["tokio_app", "{impl#0}", "serve", "{async_fn#0}"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         // `<tokio_app::Service>::serve::{closure#0}` in v0.
         let v0 = "_RNCNvMCs3NPwzK4SogI_9tokio_appNtB4_7Service5serve0B4_";
-        assert_eq!(replace_impl_segments(&path, v0).join("::"), "tokio_app::Service::serve::{async_fn#0}");
-        let legacy = "_ZN9tokio_app7Service5serve28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
-        assert_eq!(replace_impl_segments(&path, legacy).join("::"), "tokio_app::Service::serve::{async_fn#0}");
+        assert_eq!(
+            replace_impl_segments(&path, v0).join("::"),
+            "tokio_app::Service::serve::{async_fn#0}"
+        );
+        let legacy =
+            "_ZN9tokio_app7Service5serve28_$u7b$$u7b$closure$u7d$$u7d$17h0123456789abcdefE";
+        assert_eq!(
+            replace_impl_segments(&path, legacy).join("::"),
+            "tokio_app::Service::serve::{async_fn#0}"
+        );
     }
 
     #[test]
     fn reads_crate_versions_from_source_paths() {
         let path = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.54.1/src/lib.rs/@/tokio.1-cgu.0";
         assert_eq!(crate_version(path, "tokio").as_deref(), Some("1.54.1"));
-        assert_eq!(crate_version("/x/tokio-stream-0.1.19/src/lib.rs", "tokio"), None);
-        assert_eq!(crate_version("/x/tokio-macros-2.6.0/src/lib.rs", "tokio"), None);
-        assert_eq!(crate_version("/work/vendor/tokio/src/lib.rs", "tokio"), None);
+        assert_eq!(
+            crate_version("/x/tokio-stream-0.1.19/src/lib.rs", "tokio"),
+            None
+        );
+        assert_eq!(
+            crate_version("/x/tokio-macros-2.6.0/src/lib.rs", "tokio"),
+            None
+        );
+        assert_eq!(
+            crate_version("/work/vendor/tokio/src/lib.rs", "tokio"),
+            None
+        );
     }
 
     #[test]
@@ -257,7 +310,10 @@ mod tests {
             short_path("/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/tokio-1.54.1/src/time/sleep.rs"),
             "tokio-1.54.1/src/time/sleep.rs"
         );
-        assert_eq!(short_path("/rustc/59807616e/library/core/src/future/mod.rs"), "library/core/src/future/mod.rs");
+        assert_eq!(
+            short_path("/rustc/59807616e/library/core/src/future/mod.rs"),
+            "library/core/src/future/mod.rs"
+        );
         assert_eq!(short_path("tokio-app/src/main.rs"), "tokio-app/src/main.rs");
     }
 }

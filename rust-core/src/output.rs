@@ -25,15 +25,24 @@ fn encoding_error(error: impl std::fmt::Display) -> Error {
 pub fn to_string(report: &Report, format: &Format) -> Result<String> {
     match format {
         Format::Text(options) => Ok(render_text(report, options)),
-        Format::Json(View::Task) => serde_json::to_string(&report.tasks.first()).map(|json| json + "\n").map_err(encoding_error),
-        Format::Json(_) => serde_json::to_string(report).map(|json| json + "\n").map_err(encoding_error),
+        Format::Json(View::Task) => serde_json::to_string(&report.tasks.first())
+            .map(|json| json + "\n")
+            .map_err(encoding_error),
+        Format::Json(_) => serde_json::to_string(report)
+            .map(|json| json + "\n")
+            .map_err(encoding_error),
     }
 }
 
 /// Writes the report to `path` and returns the one line the command prints instead:
 /// `wrote 10000 tasks and 3 threads (JSON, 11.9 MB) to /tmp/tasks.json`.
 pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> {
-    let failed = |error: std::io::Error| Error::new(ErrorKind::Output, format!("cannot write {}: {error}", path.display()));
+    let failed = |error: std::io::Error| {
+        Error::new(
+            ErrorKind::Output,
+            format!("cannot write {}: {error}", path.display()),
+        )
+    };
     let mut file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(failed)?);
     match format {
         Format::Text(options) => render_text_to(report, options, &mut file).map_err(failed)?,
@@ -49,7 +58,9 @@ pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> 
             file.write_all(b"\n").map_err(failed)?;
         }
     }
-    let file = file.into_inner().map_err(|error| failed(error.into_error()))?;
+    let file = file
+        .into_inner()
+        .map_err(|error| failed(error.into_error()))?;
     let bytes = file.metadata().map_err(failed)?.len();
     let (what, view) = match format {
         Format::Json(view) => ("JSON", *view),

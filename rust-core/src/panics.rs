@@ -18,7 +18,10 @@ struct Installed {
     previous: Option<Arc<Hook>>,
 }
 
-static INSTALLED: Mutex<Installed> = Mutex::new(Installed { calls: 0, previous: None });
+static INSTALLED: Mutex<Installed> = Mutex::new(Installed {
+    calls: 0,
+    previous: None,
+});
 
 thread_local! {
     /// Guarded calls running on this thread.
@@ -28,13 +31,17 @@ thread_local! {
 }
 
 fn enter() {
-    let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut installed = INSTALLED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     if installed.calls == 0 {
         let previous: Arc<Hook> = Arc::new(std::panic::take_hook());
         let delegate = previous.clone();
         std::panic::set_hook(Box::new(move |info| {
             if GUARDED.with(Cell::get) > 0 {
-                let place = info.location().map(|at| format!("{}:{}", at.file(), at.line()));
+                let place = info
+                    .location()
+                    .map(|at| format!("{}:{}", at.file(), at.line()));
                 PANICKED_AT.with(|at| *at.borrow_mut() = place);
             } else {
                 delegate(info);
@@ -48,7 +55,9 @@ fn enter() {
 
 fn leave() {
     GUARDED.with(|calls| calls.set(calls.get().saturating_sub(1)));
-    let mut installed = INSTALLED.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut installed = INSTALLED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     installed.calls = installed.calls.saturating_sub(1);
     if installed.calls == 0 {
         // Ours holds the only other reference to the previous hook: drop it first.
@@ -74,11 +83,17 @@ pub fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
             .cloned()
             .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "unknown panic".into());
-        let at = PANICKED_AT.with(|at| at.borrow_mut().take()).map(|at| format!(" at {at}")).unwrap_or_default();
+        let at = PANICKED_AT
+            .with(|at| at.borrow_mut().take())
+            .map(|at| format!(" at {at}"))
+            .unwrap_or_default();
         let reading = crate::budget::reading_task()
             .map(|(id, address)| format!(" while reading task {id} ({address:#x})"))
             .unwrap_or_default();
         crate::budget::note_reading_task(None);
-        Err(Error::new(ErrorKind::Internal, format!("internal error (a bug in tokio-async){at}{reading}: {message}")))
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!("internal error (a bug in tokio-async){at}{reading}: {message}"),
+        ))
     })
 }

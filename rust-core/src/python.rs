@@ -2,23 +2,23 @@
 //! integers; no Rust panic and no Rust error reaches Python as an exception.
 
 use std::cell::Cell;
-use std::rc::Rc;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::budget::{Budget, InterruptCheck};
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::budget::{Budget, InterruptCheck};
 use crate::inspect::{all_task_ids, inspect_within, Request};
-use crate::panics::guarded;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::{NodeKind, Report};
 use crate::output::{self, Format};
+use crate::panics::guarded;
 use crate::render::{Style, TextOptions, View};
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
@@ -39,7 +39,8 @@ impl Binary {
     /// units, in all): what the walks have read.
     #[getter]
     fn units_read(&self) -> (usize, usize, u64, u64) {
-        let ((units, all_units), (bytes, all_bytes)) = (self.debug.units_indexed(), self.debug.unit_bytes_indexed());
+        let ((units, all_units), (bytes, all_bytes)) =
+            (self.debug.units_indexed(), self.debug.unit_bytes_indexed());
         (units, all_units, bytes, all_bytes)
     }
 
@@ -65,10 +66,18 @@ impl Memory for PythonMemory<'_> {
                 self.interrupted.set(true);
                 return Error::new(ErrorKind::Interrupted, "interrupted");
             }
-            Error::new(ErrorKind::Memory, format!("cannot read {} bytes at {address:#x}: the debugger's read raised {error}", buf.len()))
+            Error::new(
+                ErrorKind::Memory,
+                format!(
+                    "cannot read {} bytes at {address:#x}: the debugger's read raised {error}",
+                    buf.len()
+                ),
+            )
         };
         let result = self.read.call1((address, buf.len())).map_err(raised)?;
-        let bytes = result.cast::<PyBytes>().map_err(|_| Error::memory(address, buf.len()))?;
+        let bytes = result
+            .cast::<PyBytes>()
+            .map_err(|_| Error::memory(address, buf.len()))?;
         let data = bytes.as_bytes();
         if data.len() != buf.len() {
             return Err(Error::memory(address, buf.len()));
@@ -93,7 +102,11 @@ fn outcome(result: Result<String>) -> Outcome {
 /// so by raising (LLDB delivers Ctrl-C as an exception).
 fn user_asks_to_stop(py: Python<'_>, interrupted: Option<&Bound<'_, PyAny>>) -> bool {
     py.check_signals().is_err()
-        || interrupted.is_some_and(|check| check.call0().map_or(true, |asked| asked.is_truthy().unwrap_or(false)))
+        || interrupted.is_some_and(|check| {
+            check
+                .call0()
+                .map_or(true, |asked| asked.is_truthy().unwrap_or(false))
+        })
 }
 
 /// How often a wait for the DWARF load looks for Ctrl-C.
@@ -118,7 +131,11 @@ impl PendingBinary {
     /// `interrupted()` turning true) stops the wait, not the load, which a later `wait`
     /// picks up.
     #[pyo3(signature = (interrupted=None))]
-    fn wait(&self, py: Python<'_>, interrupted: Option<Bound<'_, PyAny>>) -> (Option<Py<Binary>>, Option<Outcome>) {
+    fn wait(
+        &self,
+        py: Python<'_>,
+        interrupted: Option<Bound<'_, PyAny>>,
+    ) -> (Option<Py<Binary>>, Option<Outcome>) {
         let load = self.load.lock().ok().and_then(|mut load| load.take());
         let loaded = match load {
             Some(Load::Running(handle)) => {
@@ -133,11 +150,17 @@ impl PendingBinary {
                     py.detach(|| std::thread::sleep(WAIT_POLL));
                 }
                 handle.join().unwrap_or_else(|_| {
-                    Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): the DWARF loader panicked"))
+                    Err(Error::new(
+                        ErrorKind::Internal,
+                        "internal error (a bug in tokio-async): the DWARF loader panicked",
+                    ))
                 })
             }
             Some(Load::Done(loaded)) => *loaded,
-            None => Err(Error::new(ErrorKind::Internal, "internal error (a bug in tokio-async): waited twice for one load")),
+            None => Err(Error::new(
+                ErrorKind::Internal,
+                "internal error (a bug in tokio-async): waited twice for one load",
+            )),
         };
         match loaded {
             Ok(debug) => match Py::new(py, Binary { debug }) {
@@ -157,36 +180,59 @@ impl PendingBinary {
 /// Loading reads the units tokio's own; with `index_ahead`, a thread then indexes the rest.
 #[pyfunction]
 #[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None, index_ahead=true))]
-fn start_loading(path: String, debug_dirs: Vec<String>, only_if_tokio: bool, debugger_file: Option<String>, index_ahead: bool) -> PendingBinary {
+fn start_loading(
+    path: String,
+    debug_dirs: Vec<String>,
+    only_if_tokio: bool,
+    debugger_file: Option<String>,
+    index_ahead: bool,
+) -> PendingBinary {
     let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
     let debugger_file = debugger_file.map(PathBuf::from);
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
-            let debug = Arc::new(DebugInfo::load_for_debugger(&path, &debug_dirs, debugger_file.as_deref(), only_if_tokio)?);
+            let debug = Arc::new(DebugInfo::load_for_debugger(
+                &path,
+                &debug_dirs,
+                debugger_file.as_deref(),
+                only_if_tokio,
+            )?);
             debug.prepare();
             // With `index_ahead`, the units no command has needed yet are indexed behind the
             // commands, which wait only for the units they touch.
             if index_ahead {
                 let background = debug.clone();
-                let _ = std::thread::Builder::new().name("tokio-async-index".into()).spawn(move || {
-                    let _ = guarded(|| {
-                        background.index_all();
-                        Ok(())
+                let _ = std::thread::Builder::new()
+                    .name("tokio-async-index".into())
+                    .spawn(move || {
+                        let _ = guarded(|| {
+                            background.index_all();
+                            Ok(())
+                        });
                     });
-                });
             }
             Ok(debug)
         })
     };
-    let (thread_path, thread_dirs, thread_file) = (PathBuf::from(&path), debug_dirs.clone(), debugger_file.clone());
+    let (thread_path, thread_dirs, thread_file) = (
+        PathBuf::from(&path),
+        debug_dirs.clone(),
+        debugger_file.clone(),
+    );
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())
         .spawn(move || load(thread_path, thread_dirs, thread_file));
     let load = match spawned {
         Ok(handle) => Load::Running(handle),
-        Err(_) => Load::Done(Box::new(load(PathBuf::from(path), debug_dirs, debugger_file))),
+        Err(_) => Load::Done(Box::new(load(
+            PathBuf::from(path),
+            debug_dirs,
+            debugger_file,
+        ))),
     };
-    PendingBinary { load: Mutex::new(Some(load)) }
+    PendingBinary {
+        load: Mutex::new(Some(load)),
+    }
 }
 
 /// Builds the report. `request_json` is an `inspect::Request`; memory comes from
@@ -222,19 +268,39 @@ fn backtrace(
         move || read_interrupted.get() || user_asks_to_stop(py, interrupted.as_ref())
     };
     outcome(guarded(|| {
-        let bad_request = |error: serde_json::Error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}"));
+        let bad_request = |error: serde_json::Error| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("bad request from the glue: {error}"),
+            )
+        };
         let mut request: Request = serde_json::from_str(request_json).map_err(bad_request)?;
-        let presentation: Presentation = serde_json::from_str(presentation_json).map_err(bad_request)?;
+        let presentation: Presentation =
+            serde_json::from_str(presentation_json).map_err(bad_request)?;
         request.live_pid = live_pid;
         request.locals = full;
         let check: &InterruptCheck<'_> = &user_interrupt;
         let budget = Budget::new(request.limits, Some(check));
-        let memory_read = PythonMemory { read: read_memory, interrupted: read_interrupted.clone() };
+        let memory_read = PythonMemory {
+            read: read_memory,
+            interrupted: read_interrupted.clone(),
+        };
         // A truncated core explains every read that fails: say so first, or with the one error.
-        let truncated = core_path.as_deref().and_then(crate::core_file::truncation_note);
-        let mut report = with_memory(live_pid, core_path.as_deref(), debugger_memory, memory_read, |memory, source| {
-            Ok(Report { memory_source: Some(source), ..inspect_within(&debug, memory, load_bias, &request, &budget)? })
-        })
+        let truncated = core_path
+            .as_deref()
+            .and_then(crate::core_file::truncation_note);
+        let mut report = with_memory(
+            live_pid,
+            core_path.as_deref(),
+            debugger_memory,
+            memory_read,
+            |memory, source| {
+                Ok(Report {
+                    memory_source: Some(source),
+                    ..inspect_within(&debug, memory, load_bias, &request, &budget)?
+                })
+            },
+        )
         .map_err(|error| match &truncated {
             Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
             None => error,
@@ -248,7 +314,10 @@ fn backtrace(
             false => Format::Text(TextOptions {
                 locals: full,
                 view: presentation.view,
-                style: presentation.style.filter(|_| output_path.is_none()).unwrap_or_default(),
+                style: presentation
+                    .style
+                    .filter(|_| output_path.is_none())
+                    .unwrap_or_default(),
             }),
         };
         let output = match &output_path {
@@ -281,8 +350,12 @@ fn with_memory<T>(
     read_memory: PythonMemory<'_>,
     body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
 ) -> Result<T> {
-    let process = live_pid.filter(|_| !debugger_memory).and_then(|pid| ProcessMemory::open(pid).ok());
-    let core = core_path.filter(|_| !debugger_memory && process.is_none()).and_then(|path| CoreFileMemory::open(path).ok());
+    let process = live_pid
+        .filter(|_| !debugger_memory)
+        .and_then(|pid| ProcessMemory::open(pid).ok());
+    let core = core_path
+        .filter(|_| !debugger_memory && process.is_none())
+        .and_then(|path| CoreFileMemory::open(path).ok());
     match (process, core) {
         (Some(process), _) => body(&PageCache::new(process), "process"),
         // Mapped: no page cache needed.
@@ -304,10 +377,23 @@ fn task_ids(
 ) -> (String, Vec<u64>, String) {
     let debug = binary.get().debug.clone();
     let result = guarded(|| {
-        let request: Request = serde_json::from_str(request_json)
-            .map_err(|error| Error::new(ErrorKind::Internal, format!("bad request from the glue: {error}")))?;
-        let memory_read = PythonMemory { read: read_memory, interrupted: Rc::default() };
-        with_memory(live_pid, core_path.as_deref(), false, memory_read, |memory, _| all_task_ids(&debug, memory, load_bias, &request))
+        let request: Request = serde_json::from_str(request_json).map_err(|error| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("bad request from the glue: {error}"),
+            )
+        })?;
+        let memory_read = PythonMemory {
+            read: read_memory,
+            interrupted: Rc::default(),
+        };
+        with_memory(
+            live_pid,
+            core_path.as_deref(),
+            false,
+            memory_read,
+            |memory, _| all_task_ids(&debug, memory, load_bias, &request),
+        )
     });
     match result {
         Ok(ids) => ("ok".into(), ids, String::new()),
@@ -318,7 +404,15 @@ fn task_ids(
 /// The `kind` of every node, as JSON names it (what `--waiting-on` takes).
 #[pyfunction]
 fn node_kinds() -> Vec<String> {
-    NodeKind::ALL.iter().filter_map(|kind| serde_json::to_value(kind).ok()?.as_str().map(str::to_string)).collect()
+    NodeKind::ALL
+        .iter()
+        .filter_map(|kind| {
+            serde_json::to_value(kind)
+                .ok()?
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect()
 }
 
 /// How the report is shown, apart from its format.
@@ -334,13 +428,18 @@ struct Presentation {
 /// The GNU build id of the ELF file at `path`, in hex; None without one or when unreadable.
 #[pyfunction]
 fn build_id(path: String) -> Option<String> {
-    guarded(|| Ok(crate::dwarf::build_id_of(std::path::Path::new(&path)))).ok().flatten()
+    guarded(|| Ok(crate::dwarf::build_id_of(std::path::Path::new(&path))))
+        .ok()
+        .flatten()
 }
 
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
 fn block_on_frames() -> Vec<(String, String)> {
-    crate::block_on::block_on_frames().iter().map(|(f, l)| (f.to_string(), l.to_string())).collect()
+    crate::block_on::block_on_frames()
+        .iter()
+        .map(|(f, l)| (f.to_string(), l.to_string()))
+        .collect()
 }
 
 #[pymodule]

@@ -61,29 +61,62 @@ impl Selection {
         let name = filter
             .name
             .as_deref()
-            .map(|pattern| Regex::new(pattern).map_err(|error| usage(format!("--name: bad regex {pattern:?}: {}", first_line(&error.to_string())))))
+            .map(|pattern| {
+                Regex::new(pattern).map_err(|error| {
+                    usage(format!(
+                        "--name: bad regex {pattern:?}: {}",
+                        first_line(&error.to_string())
+                    ))
+                })
+            })
             .transpose()?;
         let state = filter.state.as_deref().map(parse_state).transpose()?;
         let waiting_on = filter.waiting_on.as_deref().map(parse_kind).transpose()?;
         let runtime = filter.runtime.as_deref().map(parse_address).transpose()?;
-        Ok(Selection { ids: filter.ids.clone(), name, state, waiting_on, runtime, limit: filter.limit })
+        Ok(Selection {
+            ids: filter.ids.clone(),
+            name,
+            state,
+            waiting_on,
+            runtime,
+            limit: filter.limit,
+        })
     }
 
     /// Keeps the tasks every criterion selects, then the first `limit` of them (the report's
     /// tasks are in id order). Asking for a task id that no runtime has is an error.
     pub fn apply(&self, report: &mut Report) -> Result<()> {
-        if let Some(missing) = self.ids.iter().flatten().find(|&&id| !report.tasks.iter().any(|task| task.id == id)) {
-            let total: usize = report.runtimes.iter().map(|runtime| runtime.task_count).sum();
+        if let Some(missing) = self
+            .ids
+            .iter()
+            .flatten()
+            .find(|&&id| !report.tasks.iter().any(|task| task.id == id))
+        {
+            let total: usize = report
+                .runtimes
+                .iter()
+                .map(|runtime| runtime.task_count)
+                .sum();
             return Err(usage(format!("no task {missing} among the {total} tasks of this program (`async tasks` lists them)")));
         }
         report.tasks.retain(|task| {
             self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
                 && self.state.is_none_or(|state| task.state == state)
-                && self.runtime.is_none_or(|runtime| parse_address(&task.runtime).ok() == Some(runtime))
-                && self.waiting_on.is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
-                && self.name.as_ref().is_none_or(|name| any_node(&task.root, &|node| {
-                    name.is_match(&node.type_name) || node.function.as_deref().is_some_and(|function| name.is_match(function))
-                }))
+                && self
+                    .runtime
+                    .is_none_or(|runtime| parse_address(&task.runtime).ok() == Some(runtime))
+                && self
+                    .waiting_on
+                    .is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
+                && self.name.as_ref().is_none_or(|name| {
+                    any_node(&task.root, &|node| {
+                        name.is_match(&node.type_name)
+                            || node
+                                .function
+                                .as_deref()
+                                .is_some_and(|function| name.is_match(function))
+                    })
+                })
         });
         if let Some(limit) = self.limit {
             report.tasks.truncate(limit);
@@ -93,7 +126,11 @@ impl Selection {
 }
 
 fn first_line(text: &str) -> String {
-    text.lines().rfind(|line| !line.trim().is_empty()).unwrap_or(text).trim().to_string()
+    text.lines()
+        .rfind(|line| !line.trim().is_empty())
+        .unwrap_or(text)
+        .trim()
+        .to_string()
 }
 
 const STATES: &str = "idle, scheduled, running, complete, cancelled";
@@ -110,8 +147,12 @@ fn parse_kind(word: &str) -> Result<NodeKind> {
 }
 
 fn parse_address(text: &str) -> Result<u64> {
-    let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
-    u64::from_str_radix(digits, 16).map_err(|_| usage(format!("--runtime: {text:?} is not an address (0x…)")))
+    let digits = text
+        .trim()
+        .trim_start_matches("0x")
+        .trim_start_matches("0X");
+    u64::from_str_radix(digits, 16)
+        .map_err(|_| usage(format!("--runtime: {text:?} is not an address (0x…)")))
 }
 
 fn any_node(node: &FutureNode, test: &dyn Fn(&FutureNode) -> bool) -> bool {
@@ -131,15 +172,41 @@ mod tests {
 
     #[test]
     fn rejects_bad_criteria_with_one_line() {
-        let bad = |filter: TaskFilter| Selection::new(&filter).err().map(|error| (error.kind, error.message));
-        let (kind, message) = bad(TaskFilter { name: Some("(".into()), ..Default::default() }).unwrap();
+        let bad = |filter: TaskFilter| {
+            Selection::new(&filter)
+                .err()
+                .map(|error| (error.kind, error.message))
+        };
+        let (kind, message) = bad(TaskFilter {
+            name: Some("(".into()),
+            ..Default::default()
+        })
+        .unwrap();
         assert_eq!(kind, ErrorKind::Usage);
         assert!(message.starts_with("--name: bad regex \"(\""), "{message}");
         assert!(!message.contains('\n'));
-        assert!(bad(TaskFilter { state: Some("sleepy".into()), ..Default::default() }).unwrap().1.contains("idle, scheduled"));
-        assert!(bad(TaskFilter { waiting_on: Some("nothing".into()), ..Default::default() }).is_some());
-        assert!(bad(TaskFilter { runtime: Some("zz".into()), ..Default::default() }).is_some());
-        assert!(bad(TaskFilter { waiting_on: Some("Mutex-Lock".into()), ..Default::default() }).is_none());
+        assert!(bad(TaskFilter {
+            state: Some("sleepy".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .1
+        .contains("idle, scheduled"));
+        assert!(bad(TaskFilter {
+            waiting_on: Some("nothing".into()),
+            ..Default::default()
+        })
+        .is_some());
+        assert!(bad(TaskFilter {
+            runtime: Some("zz".into()),
+            ..Default::default()
+        })
+        .is_some());
+        assert!(bad(TaskFilter {
+            waiting_on: Some("Mutex-Lock".into()),
+            ..Default::default()
+        })
+        .is_none());
         assert_eq!(parse_address("0x5555AB").unwrap(), 0x5555ab);
     }
 }

@@ -39,14 +39,20 @@ pub struct ResolvedFrame<'f> {
 impl ResolvedFrame<'_> {
     /// The function's path without the generic arguments of its last segment.
     pub fn path_without_generics(&self) -> Option<String> {
-        self.function.as_ref().map(|function| names::strip_last_generics(&function.path))
+        self.function
+            .as_ref()
+            .map(|function| names::strip_last_generics(&function.path))
     }
 }
 
 /// Names each frame's function from its pc. The debugger lists inlined calls as frames
 /// sharing one pc, innermost first, ending with the physical (not inlined) frame; DWARF
 /// gives the same chain outermost first.
-pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameInput]) -> Vec<ResolvedFrame<'f>> {
+pub fn resolve_frames<'f>(
+    debug: &DebugInfo,
+    load_bias: u64,
+    frames: &'f [FrameInput],
+) -> Vec<ResolvedFrame<'f>> {
     let mut resolved = Vec::with_capacity(frames.len());
     let mut group_start = 0;
     for end in 0..frames.len() {
@@ -58,13 +64,20 @@ pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameI
         // frame of a group the physical pc; LLDB gives inlined frames other addresses and
         // the true pc only to the innermost, so that one is used.
         let adjust = if group_start == 0 { 0 } else { 1 };
-        let pc = frames[group_start].pc.wrapping_sub(load_bias).wrapping_sub(adjust);
+        let pc = frames[group_start]
+            .pc
+            .wrapping_sub(load_bias)
+            .wrapping_sub(adjust);
         let chain = debug.functions_at(pc).unwrap_or_default();
         for (i, input) in group.iter().enumerate() {
             let function = if i + 1 == group.len() {
                 chain.first().cloned()
             } else {
-                chain.len().checked_sub(1 + i).filter(|&index| index > 0).map(|index| chain[index].clone())
+                chain
+                    .len()
+                    .checked_sub(1 + i)
+                    .filter(|&index| index > 0)
+                    .map(|index| chain[index].clone())
             };
             resolved.push(ResolvedFrame { input, function });
         }
@@ -72,4 +85,3 @@ pub fn resolve_frames<'f>(debug: &DebugInfo, load_bias: u64, frames: &'f [FrameI
     }
     resolved
 }
-

@@ -35,7 +35,11 @@ pub struct Value<'a> {
 /// `base + by` for addresses read from the target: a corrupt pointer must give an error,
 /// not wrap around (or panic in a debug build).
 pub fn offset(base: u64, by: u64) -> Result<u64> {
-    base.checked_add(by).ok_or_else(|| Error::layout(format!("address {base:#x} + {by:#x} overflows (a corrupt pointer?)")))
+    base.checked_add(by).ok_or_else(|| {
+        Error::layout(format!(
+            "address {base:#x} + {by:#x} overflows (a corrupt pointer?)"
+        ))
+    })
 }
 
 /// How deep `find_descendant` looks through nested fields.
@@ -45,7 +49,13 @@ const MAX_FIELD_SEARCH_DEPTH: u32 = 16;
 
 impl<'a> Target<'a> {
     pub fn new(debug: &'a DebugInfo, memory: &'a dyn Memory, load_bias: u64) -> Self {
-        Target { debug, memory, load_bias, list_lengths: RefCell::default(), budget: None }
+        Target {
+            debug,
+            memory,
+            load_bias,
+            list_lengths: RefCell::default(),
+            budget: None,
+        }
     }
 
     pub fn with_budget(mut self, budget: &'a Budget<'a>) -> Self {
@@ -59,11 +69,19 @@ impl<'a> Target<'a> {
     }
 
     pub fn value(&'a self, ty: DieRef, address: u64) -> Result<Value<'a>> {
-        Ok(Value { target: self, ty: self.debug.type_info(ty)?, address })
+        Ok(Value {
+            target: self,
+            ty: self.debug.type_info(ty)?,
+            address,
+        })
     }
 
     pub fn value_of_type(&'a self, ty: Arc<TypeInfo>, address: u64) -> Value<'a> {
-        Value { target: self, ty, address }
+        Value {
+            target: self,
+            ty,
+            address,
+        }
     }
 }
 
@@ -75,11 +93,14 @@ impl<'a> Value<'a> {
     /// The field called `name`.
     pub fn field(&self, name: &str) -> Result<Value<'a>> {
         let field = self.ty.field(name).ok_or_else(|| {
-            Error::layout(format!("type {} has no field `{name}` (unknown layout)", self.ty.name))
+            Error::layout(format!(
+                "type {} has no field `{name}` (unknown layout)",
+                self.ty.name
+            ))
         })?;
-        let ty = field
-            .ty
-            .ok_or_else(|| Error::layout(format!("field `{name}` of {} has no type", self.ty.name)))?;
+        let ty = field.ty.ok_or_else(|| {
+            Error::layout(format!("field `{name}` of {} has no type", self.ty.name))
+        })?;
         self.target.value(ty, offset(self.address, field.offset)?)
     }
 
@@ -98,7 +119,10 @@ impl<'a> Value<'a> {
             } else {
                 let (variant, payload) = value.variant()?;
                 if variant != *name {
-                    return Err(Error::layout(format!("{} at {:#x} is {variant}, not {name}", value.ty.name, value.address)));
+                    return Err(Error::layout(format!(
+                        "{} at {:#x} is {variant}, not {name}",
+                        value.ty.name, value.address
+                    )));
                 }
                 payload
             };
@@ -128,7 +152,9 @@ impl<'a> Value<'a> {
                 .iter()
                 .find(|(_, value)| *value == raw)
                 .map(|(name, _)| name.clone())
-                .ok_or_else(|| Error::layout(format!("{} holds unknown value {raw}", self.ty.name)))?;
+                .ok_or_else(|| {
+                    Error::layout(format!("{} holds unknown value {raw}", self.ty.name))
+                })?;
             return Ok((name, self.clone()));
         }
         let part = self
@@ -143,19 +169,37 @@ impl<'a> Value<'a> {
                     Some(ty) => self.target.debug.type_info(ty)?.size.unwrap_or(8),
                     None => 8,
                 };
-                let raw = self.target.memory.read_uint(offset(self.address, discriminant.offset)?, size)?;
+                let raw = self
+                    .target
+                    .memory
+                    .read_uint(offset(self.address, discriminant.offset)?, size)?;
                 part.variants
                     .iter()
                     .find(|variant| variant.discr_value == Some(raw))
-                    .or_else(|| part.variants.iter().find(|variant| variant.discr_value.is_none()))
+                    .or_else(|| {
+                        part.variants
+                            .iter()
+                            .find(|variant| variant.discr_value.is_none())
+                    })
             }
         }
-        .ok_or_else(|| Error::layout(format!("{} at {:#x} holds no known variant", self.ty.name, self.address)))?;
-        let ty = variant
-            .member
-            .ty
-            .ok_or_else(|| Error::layout(format!("variant {} of {} has no type", variant.member.name, self.ty.name)))?;
-        Ok((variant.member.name.clone(), self.target.value(ty, offset(self.address, variant.member.offset)?)?))
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "{} at {:#x} holds no known variant",
+                self.ty.name, self.address
+            ))
+        })?;
+        let ty = variant.member.ty.ok_or_else(|| {
+            Error::layout(format!(
+                "variant {} of {} has no type",
+                variant.member.name, self.ty.name
+            ))
+        })?;
+        Ok((
+            variant.member.name.clone(),
+            self.target
+                .value(ty, offset(self.address, variant.member.offset)?)?,
+        ))
     }
 
     /// The variant of an enum, or the type's own name for a non-enum.
@@ -189,7 +233,9 @@ impl<'a> Value<'a> {
                         .fields
                         .iter()
                         .find(|field| field.offset == 0 && field.ty.is_some())
-                        .ok_or_else(|| Error::layout(format!("{} is not a scalar", value.ty.name)))?;
+                        .ok_or_else(|| {
+                            Error::layout(format!("{} is not a scalar", value.ty.name))
+                        })?;
                     value = value.target.value(inner.ty.unwrap(), value.address)?;
                 }
                 _ => break,
@@ -217,16 +263,25 @@ impl<'a> Value<'a> {
                     .variants
                     .iter()
                     .find(|variant| variant.discr_value.is_none())
-                    .ok_or_else(|| Error::layout(format!("{} is not a nullable pointer", value.ty.name)))?;
-                let ty = some.member.ty.ok_or_else(|| Error::layout("variant without type"))?;
-                value = value.target.value(ty, offset(value.address, some.member.offset)?)?;
+                    .ok_or_else(|| {
+                        Error::layout(format!("{} is not a nullable pointer", value.ty.name))
+                    })?;
+                let ty = some
+                    .member
+                    .ty
+                    .ok_or_else(|| Error::layout("variant without type"))?;
+                value = value
+                    .target
+                    .value(ty, offset(value.address, some.member.offset)?)?;
                 continue;
             }
             let inner = value
                 .ty
                 .fields
                 .iter()
-                .find(|field| field.ty.is_some() && field.offset == 0 && !field.name.starts_with("_marker"))
+                .find(|field| {
+                    field.ty.is_some() && field.offset == 0 && !field.name.starts_with("_marker")
+                })
                 .ok_or_else(|| Error::layout(format!("{} is not a pointer", value.ty.name)))?;
             value = value.target.value(inner.ty.unwrap(), value.address)?;
         }
@@ -236,7 +291,9 @@ impl<'a> Value<'a> {
     /// The pointee type of a (possibly wrapped) thin pointer.
     pub fn pointer_target(&self) -> Result<DieRef> {
         let pointer = self.pointer_scalar()?;
-        pointer.ty.target.ok_or_else(|| Error::layout(format!("pointer {} has no pointee type", pointer.ty.name)))
+        pointer.ty.target.ok_or_else(|| {
+            Error::layout(format!("pointer {} has no pointee type", pointer.ty.name))
+        })
     }
 
     /// The nearest nested field with this name (breadth-first, through enum payloads).
@@ -247,7 +304,9 @@ impl<'a> Value<'a> {
             for value in frontier {
                 for field in &value.ty.fields {
                     let Some(ty) = field.ty else { continue };
-                    let child = value.target.value(ty, offset(value.address, field.offset)?)?;
+                    let child = value
+                        .target
+                        .value(ty, offset(value.address, field.offset)?)?;
                     if field.name == name {
                         return Ok(child);
                     }
@@ -261,7 +320,10 @@ impl<'a> Value<'a> {
             }
             frontier = next;
         }
-        Err(Error::layout(format!("no field `{name}` inside {}", self.ty.name)))
+        Err(Error::layout(format!(
+            "no field `{name}` inside {}",
+            self.ty.name
+        )))
     }
 
     /// The value a (possibly wrapped) pointer points to, typed by the pointer's DWARF.
@@ -271,10 +333,9 @@ impl<'a> Value<'a> {
         if address == 0 {
             return Err(Error::layout(format!("null pointer in {}", self.ty.name)));
         }
-        let target = pointer
-            .ty
-            .target
-            .ok_or_else(|| Error::layout(format!("pointer {} has no pointee type", pointer.ty.name)))?;
+        let target = pointer.ty.target.ok_or_else(|| {
+            Error::layout(format!("pointer {} has no pointee type", pointer.ty.name))
+        })?;
         self.target.value(target, address)
     }
 
@@ -294,13 +355,20 @@ impl<'a> Value<'a> {
                 }
                 for field in &value.ty.fields {
                     if let Some(ty) = field.ty {
-                        next.push(value.target.value(ty, offset(value.address, field.offset)?)?);
+                        next.push(
+                            value
+                                .target
+                                .value(ty, offset(value.address, field.offset)?)?,
+                        );
                     }
                 }
             }
             frontier = next;
         }
-        Err(Error::layout(format!("no matching field inside {}", self.ty.name)))
+        Err(Error::layout(format!(
+            "no matching field inside {}",
+            self.ty.name
+        )))
     }
 
     /// Elements of a `VecDeque<T>`, front first, at most `limit`.
@@ -322,15 +390,27 @@ impl<'a> Value<'a> {
             .template_param(vec_deque::ELEMENT_PARAM)
             .ok_or_else(|| Error::layout(format!("{} names no element type", self.ty.name)))?;
         let element = self.target.debug.type_info(element)?;
-        let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+        let stride = element
+            .size
+            .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
         (0..len)
             .map(|i| {
                 let slot = head.checked_add(i).map(|at| at % capacity);
                 let address = slot
-                    .ok_or_else(|| Error::layout(format!("{} head {head} past the address space", self.ty.name)))?
+                    .ok_or_else(|| {
+                        Error::layout(format!(
+                            "{} head {head} past the address space",
+                            self.ty.name
+                        ))
+                    })?
                     .checked_mul(stride)
                     .and_then(|offset| base.checked_add(offset))
-                    .ok_or_else(|| Error::layout(format!("{} slot {slot:?} past the address space", self.ty.name)))?;
+                    .ok_or_else(|| {
+                        Error::layout(format!(
+                            "{} slot {slot:?} past the address space",
+                            self.ty.name
+                        ))
+                    })?;
                 Ok(self.target.value_of_type(element.clone(), address))
             })
             .collect()
@@ -341,12 +421,26 @@ impl<'a> Value<'a> {
         let data = self.field("data_ptr")?;
         let length = self.field("length")?.read_uint()?;
         if length > limit {
-            return Err(Error::layout(format!("{} claims {length} elements (corrupt?)", self.ty.name)));
+            return Err(Error::layout(format!(
+                "{} claims {length} elements (corrupt?)",
+                self.ty.name
+            )));
         }
         let base = data.read_pointer()?;
-        let element = data.ty.target.ok_or_else(|| Error::layout("slice pointer without element type"))?;
+        let element = data
+            .ty
+            .target
+            .ok_or_else(|| Error::layout("slice pointer without element type"))?;
         let element = self.target.debug.type_info(element)?;
-        let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        (0..length).map(|i| Ok(self.target.value_of_type(element.clone(), offset(base, i.saturating_mul(stride))?))).collect()
+        let stride = element
+            .size
+            .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+        (0..length)
+            .map(|i| {
+                Ok(self
+                    .target
+                    .value_of_type(element.clone(), offset(base, i.saturating_mul(stride))?))
+            })
+            .collect()
     }
 }

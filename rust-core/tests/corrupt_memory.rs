@@ -27,17 +27,29 @@ impl NoiseMemory {
             state ^= state >> 7;
             state ^= state << 17;
             // Some words point back into the buffer, so walks go somewhere.
-            let word = if state.is_multiple_of(4) { 0x1000_0000 + (state >> 8) % (1 << 20) } else { state };
+            let word = if state.is_multiple_of(4) {
+                0x1000_0000 + (state >> 8) % (1 << 20)
+            } else {
+                state
+            };
             chunk.copy_from_slice(&word.to_le_bytes()[..chunk.len()]);
         }
-        NoiseMemory { base: 0x1000_0000, bytes }
+        NoiseMemory {
+            base: 0x1000_0000,
+            bytes,
+        }
     }
 }
 
 impl Memory for NoiseMemory {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
-        let start = address.checked_sub(self.base).ok_or_else(|| Error::memory(address, buf.len()))? as usize;
-        let slice = self.bytes.get(start..start + buf.len()).ok_or_else(|| Error::memory(address, buf.len()))?;
+        let start = address
+            .checked_sub(self.base)
+            .ok_or_else(|| Error::memory(address, buf.len()))? as usize;
+        let slice = self
+            .bytes
+            .get(start..start + buf.len())
+            .ok_or_else(|| Error::memory(address, buf.len()))?;
         buf.copy_from_slice(slice);
         Ok(())
     }
@@ -55,9 +67,18 @@ fn garbage_memory_gives_errors_not_panics() {
             .type_names_with_prefix("")
             .into_iter()
             .filter(|name| name.contains("{async_fn_env#") || name.contains("{async_block_env#"))
-            .filter(|name| !name.contains("::Suspend") && !name.ends_with("Unresumed") && !name.ends_with("Returned") && !name.ends_with("Panicked"))
+            .filter(|name| {
+                !name.contains("::Suspend")
+                    && !name.ends_with("Unresumed")
+                    && !name.ends_with("Returned")
+                    && !name.ends_with("Panicked")
+            })
             .collect();
-        assert!(envs.len() > 50, "{program}: only {} coroutine types", envs.len());
+        assert!(
+            envs.len() > 50,
+            "{program}: only {} coroutine types",
+            envs.len()
+        );
         for seed in 1..4u64 {
             let memory = NoiseMemory::new(seed);
             let target = Target::new(&debug, &memory, 0);
@@ -65,7 +86,8 @@ fn garbage_memory_gives_errors_not_panics() {
             let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
             for (i, env) in envs.iter().enumerate() {
                 let ty = debug.type_by_name(env, None).unwrap();
-                let address = memory.base + ((i as u64 * 4099 + seed * 977) % (1 << 19)) * 8 % (1 << 20);
+                let address =
+                    memory.base + ((i as u64 * 4099 + seed * 977) % (1 << 19)) * 8 % (1 << 20);
                 let node = decoder.decode(ty, address);
                 assert!(count(&node) < 200_000, "{env}: tree too large");
             }
@@ -85,10 +107,26 @@ fn garbage_under_library_futures_gives_errors_not_panics() {
     let futures: Vec<String> = debug
         .type_names_with_prefix("")
         .into_iter()
-        .filter(|name| ["hyper::", "hyper_util::", "axum::", "tower::", "tonic::", "reqwest::", "futures_util::"].iter().any(|krate| name.starts_with(krate)))
+        .filter(|name| {
+            [
+                "hyper::",
+                "hyper_util::",
+                "axum::",
+                "tower::",
+                "tonic::",
+                "reqwest::",
+                "futures_util::",
+            ]
+            .iter()
+            .any(|krate| name.starts_with(krate))
+        })
         .filter(|name| debug.has_poll_code(&tokio_async_core::names::strip_last_generics(name)))
         .collect();
-    assert!(futures.len() > 100, "only {} library future types", futures.len());
+    assert!(
+        futures.len() > 100,
+        "only {} library future types",
+        futures.len()
+    );
     for (i, name) in futures.iter().enumerate() {
         let ty = debug.type_by_name(name, None).unwrap();
         let address = memory.base + ((i as u64 * 4099) % (1 << 19)) * 8 % (1 << 20);

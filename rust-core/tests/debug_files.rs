@@ -18,19 +18,46 @@ fn answers(debug: &DebugInfo) -> Vec<String> {
     let mut out = Vec::new();
     for name in debug.type_names_with_prefix("tokio_app::") {
         let info = debug.type_named(&name).unwrap().unwrap();
-        let type_name = |die| debug.type_info(die).map(|t| t.name.clone()).unwrap_or_default();
-        out.push(format!("type {name} size {:?} target {:?}", info.size, info.target.map(type_name)));
+        let type_name = |die| {
+            debug
+                .type_info(die)
+                .map(|t| t.name.clone())
+                .unwrap_or_default()
+        };
+        out.push(format!(
+            "type {name} size {:?} target {:?}",
+            info.size,
+            info.target.map(type_name)
+        ));
         for field in &info.fields {
-            out.push(format!("  field {} +{} {:?} {:?}", field.name, field.offset, field.ty.map(type_name), field.decl));
+            out.push(format!(
+                "  field {} +{} {:?} {:?}",
+                field.name,
+                field.offset,
+                field.ty.map(type_name),
+                field.decl
+            ));
         }
         for variant in info.variant_part.iter().flat_map(|part| &part.variants) {
             let member = &variant.member;
-            out.push(format!("  variant {:?} {} {:?} {:?}", variant.discr_value, member.name, member.ty.map(type_name), member.decl));
+            out.push(format!(
+                "  variant {:?} {} {:?} {:?}",
+                variant.discr_value,
+                member.name,
+                member.ty.map(type_name),
+                member.decl
+            ));
         }
     }
     let context = find_context_variable(debug).expect("tokio CONTEXT found");
-    out.push(format!("context +{} {}", context.tls_offset, debug.type_info(context.storage_type).unwrap().name));
-    let level2 = debug.type_by_name("tokio_app::level2::{async_fn_env#0}", None).expect("level2's env");
+    out.push(format!(
+        "context +{} {}",
+        context.tls_offset,
+        debug.type_info(context.storage_type).unwrap().name
+    ));
+    let level2 = debug
+        .type_by_name("tokio_app::level2::{async_fn_env#0}", None)
+        .expect("level2's env");
     let mut calls: Vec<String> = debug
         .call_sites_in("tokio_app::level2::{async_fn#0}", level2)
         .iter()
@@ -45,7 +72,8 @@ fn answers(debug: &DebugInfo) -> Vec<String> {
 }
 
 fn assert_same_answers(variant: &Path, expected: &[String]) {
-    let debug = DebugInfo::load(variant).unwrap_or_else(|error| panic!("{}: {}", variant.display(), error.message));
+    let debug = DebugInfo::load(variant)
+        .unwrap_or_else(|error| panic!("{}: {}", variant.display(), error.message));
     assert!(debug.load_problems.is_empty(), "{:?}", debug.load_problems);
     let got = answers(&debug);
     for (got, expected) in got.iter().zip(expected) {
@@ -71,21 +99,35 @@ fn split_dwarf_packed_and_unpacked_give_the_dev_answers() {
 
 /// A scratch directory under the fixture target dir, emptied.
 fn scratch(name: &str) -> PathBuf {
-    let dir = common::repo_root().join("target").join("fixtures").join("debug-files-rust").join(name);
+    let dir = common::repo_root()
+        .join("target")
+        .join("fixtures")
+        .join("debug-files-rust")
+        .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 fn run(program: &str, args: &[&std::ffi::OsStr]) {
-    let status = Command::new(program).args(args).status().unwrap_or_else(|error| panic!("{program}: {error}"));
+    let status = Command::new(program)
+        .args(args)
+        .status()
+        .unwrap_or_else(|error| panic!("{program}: {error}"));
     assert!(status.success(), "{program} {args:?}");
 }
 
 fn build_id_path(binary: &Path) -> String {
-    let output = Command::new("readelf").arg("-n").arg(binary).output().unwrap();
+    let output = Command::new("readelf")
+        .arg("-n")
+        .arg(binary)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
-    let id = text.lines().find_map(|line| line.trim().strip_prefix("Build ID: ")).expect("the fixture has a build id");
+    let id = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Build ID: "))
+        .expect("the fixture has a build id");
     format!(".build-id/{}/{}.debug", &id[..2], &id[2..])
 }
 
@@ -97,7 +139,14 @@ fn separate_debug_files_by_debuglink_and_by_build_id() {
     let binary = dir.join("tokio-app");
     let debug_file = dir.join("tokio-app.debug");
     std::fs::copy(&dev, &binary).unwrap();
-    run("objcopy", &["--only-keep-debug".as_ref(), binary.as_os_str(), debug_file.as_os_str()]);
+    run(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            binary.as_os_str(),
+            debug_file.as_os_str(),
+        ],
+    );
     run("strip", &["--strip-debug".as_ref(), binary.as_os_str()]);
     let link = format!("--add-gnu-debuglink={}", debug_file.display());
     run("objcopy", &[link.as_ref(), binary.as_os_str()]);
@@ -118,10 +167,22 @@ fn separate_debug_files_by_debuglink_and_by_build_id() {
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
     std::fs::write(&other, &bytes).unwrap();
-    let error = DebugInfo::load_searching(&binary, &[dir.join("no-such-dir")]).map(|_| ()).expect_err("CRC mismatch");
+    let error = DebugInfo::load_searching(&binary, &[dir.join("no-such-dir")])
+        .map(|_| ())
+        .expect_err("CRC mismatch");
     assert_eq!(error.kind, ErrorKind::NoDebugInfo);
-    assert!(error.message.contains("tokio-app.debug (CRC 0x"), "{}", error.message);
-    assert!(error.message.contains(&format!("{}/no-such-dir/.build-id/", dir.display())), "{}", error.message);
+    assert!(
+        error.message.contains("tokio-app.debug (CRC 0x"),
+        "{}",
+        error.message
+    );
+    assert!(
+        error
+            .message
+            .contains(&format!("{}/no-such-dir/.build-id/", dir.display())),
+        "{}",
+        error.message
+    );
 
     // By build id under a debug directory given by the debugger (all symbols stripped too).
     let by_id = scratch("separate-build-id");
@@ -130,14 +191,29 @@ fn separate_debug_files_by_debuglink_and_by_build_id() {
     let debug_dir = by_id.join("debug");
     let target = debug_dir.join(build_id_path(&stripped));
     std::fs::create_dir_all(target.parent().unwrap()).unwrap();
-    run("objcopy", &["--only-keep-debug".as_ref(), stripped.as_os_str(), target.as_os_str()]);
+    run(
+        "objcopy",
+        &[
+            "--only-keep-debug".as_ref(),
+            stripped.as_os_str(),
+            target.as_os_str(),
+        ],
+    );
     run("strip", &["--strip-all".as_ref(), stripped.as_os_str()]);
     let debug = DebugInfo::load_searching(&stripped, std::slice::from_ref(&debug_dir)).unwrap();
     assert_eq!(debug.debug_file.as_deref(), Some(target.as_path()));
     // Symbols (the CONTEXT thread-local's linkage name) came from the debug file.
     assert_eq!(answers(&debug), expected);
-    let error = DebugInfo::load(&stripped).map(|_| ()).expect_err("not in the system's dir");
-    assert!(error.message.contains("no separate debug file at /usr/lib/debug/.build-id/"), "{}", error.message);
+    let error = DebugInfo::load(&stripped)
+        .map(|_| ())
+        .expect_err("not in the system's dir");
+    assert!(
+        error
+            .message
+            .contains("no separate debug file at /usr/lib/debug/.build-id/"),
+        "{}",
+        error.message
+    );
 }
 
 #[test]
@@ -148,10 +224,20 @@ fn compressed_debug_sections_zlib_and_zstd() {
     for kind in ["zlib", "zstd"] {
         let binary = dir.join(format!("tokio-app-{kind}"));
         let flag = format!("--compress-debug-sections={kind}");
-        run("objcopy", &[flag.as_ref(), dev.as_os_str(), binary.as_os_str()]);
-        let header = Command::new("readelf").arg("-t").arg(&binary).output().unwrap();
+        run(
+            "objcopy",
+            &[flag.as_ref(), dev.as_os_str(), binary.as_os_str()],
+        );
+        let header = Command::new("readelf")
+            .arg("-t")
+            .arg(&binary)
+            .output()
+            .unwrap();
         let wanted = if kind == "zlib" { "ZLIB" } else { "ZSTD" };
-        assert!(String::from_utf8_lossy(&header.stdout).contains(wanted), "objcopy compressed with {kind}");
+        assert!(
+            String::from_utf8_lossy(&header.stdout).contains(wanted),
+            "objcopy compressed with {kind}"
+        );
         assert_same_answers(&binary, &expected);
     }
 }
@@ -160,7 +246,16 @@ fn compressed_debug_sections_zlib_and_zstd() {
 fn dwarf5_fixture(profile: &str) -> PathBuf {
     let target = common::repo_root().join("target").join("fixtures-dwarf5");
     let status = Command::new("cargo")
-        .args(["+nightly", "build", "--quiet", "-p", "tokio-app", "--profile", profile, "--target-dir"])
+        .args([
+            "+nightly",
+            "build",
+            "--quiet",
+            "-p",
+            "tokio-app",
+            "--profile",
+            profile,
+            "--target-dir",
+        ])
         .arg(&target)
         .current_dir(common::repo_root().join("tests").join("fixtures"))
         .env("RUSTFLAGS", "-Zdwarf-version=5")
@@ -172,34 +267,81 @@ fn dwarf5_fixture(profile: &str) -> PathBuf {
         .status()
         .expect("cargo +nightly runs");
     assert!(status.success(), "building the DWARF 5 fixture failed");
-    target.join(if profile == "dev" { "debug" } else { profile }).join("tokio-app")
+    target
+        .join(if profile == "dev" { "debug" } else { profile })
+        .join("tokio-app")
 }
 
 #[test]
 fn dwarf5_units_give_layouts_lines_and_the_context() {
     let binary = dwarf5_fixture("dev");
     // Sections only DWARF 5 has (std's own units stay DWARF 4: it is not rebuilt).
-    let sections = Command::new("readelf").arg("-S").arg("-W").arg(&binary).output().unwrap();
+    let sections = Command::new("readelf")
+        .arg("-S")
+        .arg("-W")
+        .arg(&binary)
+        .output()
+        .unwrap();
     let sections = String::from_utf8_lossy(&sections.stdout);
-    for section in [".debug_str_offsets", ".debug_rnglists", ".debug_line_str", ".debug_loclists"] {
-        assert!(sections.contains(&format!(" {section} ")), "a DWARF 5 build has {section}");
+    for section in [
+        ".debug_str_offsets",
+        ".debug_rnglists",
+        ".debug_line_str",
+        ".debug_loclists",
+    ] {
+        assert!(
+            sections.contains(&format!(" {section} ")),
+            "a DWARF 5 build has {section}"
+        );
     }
     let debug = DebugInfo::load(&binary).unwrap();
     let markers = common::await_markers();
     let fns = common::fn_markers();
-    let level2 = debug.type_named("tokio_app::level2::{async_fn_env#0}").unwrap().expect("level2 env");
-    let part = level2.variant_part.as_ref().expect("coroutine variant part");
+    let level2 = debug
+        .type_named("tokio_app::level2::{async_fn_env#0}")
+        .unwrap()
+        .expect("level2 env");
+    let part = level2
+        .variant_part
+        .as_ref()
+        .expect("coroutine variant part");
     let (line, index) = markers["level2"];
-    let suspend = part.variants.iter().find(|v| v.discr_value == Some(3 + index)).unwrap();
+    let suspend = part
+        .variants
+        .iter()
+        .find(|v| v.discr_value == Some(3 + index))
+        .unwrap();
     let decl = suspend.member.decl.as_ref().unwrap();
-    assert_eq!((decl.file.as_str(), decl.line), ("tokio-app/src/main.rs", line));
-    let child = debug.type_named("tokio_app::child_task::{async_fn_env#0}").unwrap().unwrap();
-    let unresumed = child.variant_part.as_ref().unwrap().variants.iter().find(|v| v.discr_value == Some(0)).unwrap();
-    assert_eq!(unresumed.member.decl.as_ref().unwrap().line, fns["child_task"]);
+    assert_eq!(
+        (decl.file.as_str(), decl.line),
+        ("tokio-app/src/main.rs", line)
+    );
+    let child = debug
+        .type_named("tokio_app::child_task::{async_fn_env#0}")
+        .unwrap()
+        .unwrap();
+    let unresumed = child
+        .variant_part
+        .as_ref()
+        .unwrap()
+        .variants
+        .iter()
+        .find(|v| v.discr_value == Some(0))
+        .unwrap();
+    assert_eq!(
+        unresumed.member.decl.as_ref().unwrap().line,
+        fns["child_task"]
+    );
     // Same answers as the stable dev build for every fixture type and the context; the
     // compilers differ, so only the call lines (codegen) may differ.
-    let expected: Vec<String> = dev_answers().into_iter().filter(|line| !line.starts_with("call at")).collect();
-    let got: Vec<String> = answers(&debug).into_iter().filter(|line| !line.starts_with("call at")).collect();
+    let expected: Vec<String> = dev_answers()
+        .into_iter()
+        .filter(|line| !line.starts_with("call at"))
+        .collect();
+    let got: Vec<String> = answers(&debug)
+        .into_iter()
+        .filter(|line| !line.starts_with("call at"))
+        .collect();
     assert_eq!(got, expected);
 }
 

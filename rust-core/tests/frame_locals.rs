@@ -22,23 +22,45 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
         let request = image.request(FULL);
         for thread in &request.threads {
             let frames = resolve_frames(debug, image.load_bias, &thread.frames);
-            let Some((index, local)) = find_block_on_frame(&frames) else { continue };
+            let Some((index, local)) = find_block_on_frame(&frames) else {
+                continue;
+            };
             let input = frames[index].input;
-            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else { continue };
+            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else {
+                continue;
+            };
             if input.inlined {
                 continue;
             }
             // The physical frame's pc: its group's innermost (GDB gives them all the same).
-            let group_start = frames[..index].iter().rposition(|frame| !frame.input.inlined).map_or(0, |before| before + 1);
+            let group_start = frames[..index]
+                .iter()
+                .rposition(|frame| !frame.input.inlined)
+                .map_or(0, |before| before + 1);
             let pc = frames[group_start].input.pc - image.load_bias - u64::from(group_start > 0);
-            let frame = PhysicalFrame { pc, sp: input.sp.expect("block_on frames have a stack pointer"), fp: input.fp };
+            let frame = PhysicalFrame {
+                pc,
+                sp: input.sp.expect("block_on frames have a stack pointer"),
+                fp: input.fp,
+            };
             let address = debug
                 .local_address(frame, local, &memory, image.load_bias)
                 .unwrap_or_else(|error| panic!("{} thread {}: {error}", image.name, thread.tid))
-                .unwrap_or_else(|| panic!("{} thread {}: no DWARF location for `{local}`", image.name, thread.tid));
-            let value = memory.read_u64(address).unwrap_or_else(|error| panic!("{}: {error}", image.name));
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{} thread {}: no DWARF location for `{local}`",
+                        image.name, thread.tid
+                    )
+                });
+            let value = memory
+                .read_u64(address)
+                .unwrap_or_else(|error| panic!("{}: {error}", image.name));
             let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
-            assert_eq!(value, expected, "{} thread {}: `{local}`", image.name, thread.tid);
+            assert_eq!(
+                value, expected,
+                "{} thread {}: `{local}`",
+                image.name, thread.tid
+            );
             compared.push(format!("{} {}", image.name, thread.tid));
         }
     }
@@ -51,5 +73,8 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
 }
 
 fn hex_bytes(hex: &str) -> Vec<u8> {
-    (0..hex.len()).step_by(2).map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap()).collect()
+    (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
+        .collect()
 }

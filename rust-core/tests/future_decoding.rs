@@ -23,7 +23,11 @@ struct FakeMemory {
 
 impl FakeMemory {
     fn new(base: u64, len: usize) -> Self {
-        FakeMemory { base, bytes: RefCell::new(vec![0; len]), poked: BTreeMap::new() }
+        FakeMemory {
+            base,
+            bytes: RefCell::new(vec![0; len]),
+            poked: BTreeMap::new(),
+        }
     }
 
     fn poke(&mut self, address: u64, value: u8) {
@@ -35,8 +39,12 @@ impl FakeMemory {
 impl Memory for FakeMemory {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         let bytes = self.bytes.borrow();
-        let start = address.checked_sub(self.base).ok_or_else(|| Error::memory(address, buf.len()))? as usize;
-        let slice = bytes.get(start..start + buf.len()).ok_or_else(|| Error::memory(address, buf.len()))?;
+        let start = address
+            .checked_sub(self.base)
+            .ok_or_else(|| Error::memory(address, buf.len()))? as usize;
+        let slice = bytes
+            .get(start..start + buf.len())
+            .ok_or_else(|| Error::memory(address, buf.len()))?;
         buf.copy_from_slice(slice);
         Ok(())
     }
@@ -49,7 +57,11 @@ fn offsets(debug: &DebugInfo, ty: DieRef, suspend: Option<u64>) -> (u64, Option<
     let part = info.variant_part.as_ref().unwrap();
     let state = part.discriminant.as_ref().unwrap().offset;
     let awaitee = suspend.map(|index| {
-        let variant = part.variants.iter().find(|v| v.discr_value == Some(3 + index)).unwrap();
+        let variant = part
+            .variants
+            .iter()
+            .find(|v| v.discr_value == Some(3 + index))
+            .unwrap();
         let fields = debug.type_info(variant.member.ty.unwrap()).unwrap();
         let field = fields.field("__awaitee").unwrap();
         (variant.member.offset + field.offset, field.ty.unwrap())
@@ -58,7 +70,13 @@ fn offsets(debug: &DebugInfo, ty: DieRef, suspend: Option<u64>) -> (u64, Option<
 }
 
 /// (kind, function or type, state, await point, line) of one node.
-type ChainEntry = (NodeKind, String, Option<CoroutineState>, Option<u64>, Option<u64>);
+type ChainEntry = (
+    NodeKind,
+    String,
+    Option<CoroutineState>,
+    Option<u64>,
+    Option<u64>,
+);
 
 fn chain(node: &FutureNode) -> Vec<ChainEntry> {
     let mut out = Vec::new();
@@ -66,7 +84,10 @@ fn chain(node: &FutureNode) -> Vec<ChainEntry> {
     while let Some(node) = current {
         out.push((
             node.kind,
-            node.function.as_deref().unwrap_or(&node.type_name).to_string(),
+            node.function
+                .as_deref()
+                .unwrap_or(&node.type_name)
+                .to_string(),
             node.state,
             node.await_point,
             node.location.as_ref().map(|l| l.line),
@@ -83,7 +104,9 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
     let markers = common::await_markers();
     for profile in ["dev", "release"] {
         let debug = DebugInfo::load(&common::fixture("tokio-app", profile)).unwrap();
-        let level1 = debug.type_by_name("tokio_app::level1::{async_fn_env#0}", None).unwrap();
+        let level1 = debug
+            .type_by_name("tokio_app::level1::{async_fn_env#0}", None)
+            .unwrap();
         let size = debug.type_info(level1).unwrap().size.unwrap() as usize;
         let mut memory = FakeMemory::new(BASE, size);
 
@@ -103,7 +126,13 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
         let root = FutureDecoder::new(&target).decode(level1, BASE);
         let suspended = |function: &str, marker: &str| {
             let (line, index) = markers[marker];
-            (NodeKind::AsyncFn, function.to_string(), Some(CoroutineState::Suspended), Some(index), Some(line))
+            (
+                NodeKind::AsyncFn,
+                function.to_string(),
+                Some(CoroutineState::Suspended),
+                Some(index),
+                Some(line),
+            )
         };
         assert_eq!(
             chain(&root),
@@ -111,18 +140,29 @@ fn decodes_a_three_level_await_chain_from_synthesized_memory() {
                 suspended("tokio_app::level1", "level1"),
                 suspended("tokio_app::level2", "level2"),
                 suspended("tokio_app::level3", "level3"),
-                (NodeKind::OneshotRecv, "tokio::sync::oneshot::Receiver<u32>".to_string(), None, None, None),
+                (
+                    NodeKind::OneshotRecv,
+                    "tokio::sync::oneshot::Receiver<u32>".to_string(),
+                    None,
+                    None,
+                    None
+                ),
             ],
             "{profile}"
         );
-        assert_eq!(&*root.location.as_ref().unwrap().file, "tokio-app/src/main.rs");
+        assert_eq!(
+            &*root.location.as_ref().unwrap().file,
+            "tokio-app/src/main.rs"
+        );
     }
 }
 
 #[test]
 fn unresumed_corrupt_and_unreadable_futures() {
     let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
-    let child = debug.type_by_name("tokio_app::child_task::{async_fn_env#0}", None).unwrap();
+    let child = debug
+        .type_by_name("tokio_app::child_task::{async_fn_env#0}", None)
+        .unwrap();
     let size = debug.type_info(child).unwrap().size.unwrap() as usize;
     let (state, _) = offsets(&debug, child, None);
 
@@ -131,7 +171,10 @@ fn unresumed_corrupt_and_unreadable_futures() {
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE);
     assert_eq!(node.state, Some(CoroutineState::Unresumed));
-    assert_eq!(node.location.unwrap().line, common::fn_markers()["child_task"]);
+    assert_eq!(
+        node.location.unwrap().line,
+        common::fn_markers()["child_task"]
+    );
     assert!(node.children.is_empty());
 
     // A state no variant has: the node says so and stops.
@@ -140,14 +183,21 @@ fn unresumed_corrupt_and_unreadable_futures() {
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE);
     assert_eq!(node.function.as_deref(), Some("tokio_app::child_task"));
-    assert!(node.error.as_deref().unwrap().ends_with("has state 200, which no variant has (corrupt or freed memory?)"));
+    assert!(node
+        .error
+        .as_deref()
+        .unwrap()
+        .ends_with("has state 200, which no variant has (corrupt or freed memory?)"));
 
     // Unreadable memory: an error naming the address, no panic.
     let memory = FakeMemory::new(BASE, 0);
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE + 0x40);
     let error = node.error.unwrap();
-    assert!(error.contains(&format!("at {:#x}", BASE + 0x40)) && error.contains("cannot read 1 bytes"), "{error}");
+    assert!(
+        error.contains(&format!("at {:#x}", BASE + 0x40)) && error.contains("cannot read 1 bytes"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -155,7 +205,9 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     // A yield is never parked for long in a live process (the task runs again at once),
     // so this state is built in memory: level2 suspended at its `yield_now().await`.
     let debug = DebugInfo::load(&common::fixture("tokio-app", "dev")).unwrap();
-    let level2 = debug.type_by_name("tokio_app::level2::{async_fn_env#0}", None).unwrap();
+    let level2 = debug
+        .type_by_name("tokio_app::level2::{async_fn_env#0}", None)
+        .unwrap();
     let size = debug.type_info(level2).unwrap().size.unwrap() as usize;
     let (state, awaitee) = offsets(&debug, level2, Some(0));
     let (awaitee_offset, awaitee_type) = awaitee.unwrap();
@@ -168,15 +220,23 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     assert_eq!(root.children.len(), 1);
     let leaf = &root.children[0];
     assert_eq!(leaf.kind, NodeKind::YieldNow);
-    assert_eq!(leaf.function.as_deref(), Some("tokio::task::yield_now::yield_now"));
-    assert_eq!(leaf.summary.as_deref(), Some("yield_now (runs again on the next poll)"));
+    assert_eq!(
+        leaf.function.as_deref(),
+        Some("tokio::task::yield_now::yield_now")
+    );
+    assert_eq!(
+        leaf.summary.as_deref(),
+        Some("yield_now (runs again on the next poll)")
+    );
 }
 
 #[test]
 fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     // chain_top suspended at its JoinHandle await, the handle pointing at unreadable memory.
     let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
-    let chain_top = debug.type_by_name("waits_app::chain_top::{async_fn_env#0}", None).unwrap();
+    let chain_top = debug
+        .type_by_name("waits_app::chain_top::{async_fn_env#0}", None)
+        .unwrap();
     let size = debug.type_info(chain_top).unwrap().size.unwrap() as usize;
     let (state, awaitee) = offsets(&debug, chain_top, Some(0));
     let (handle_offset, _) = awaitee.unwrap();
@@ -185,13 +245,21 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     memory.poke(BASE + handle_offset, 0x10); // JoinHandle.raw.ptr = 0x10
     let target = Target::new(&debug, &memory, 0);
     let tasks = TaskReader::new(&target).unwrap();
-    let root = FutureDecoder::new(&target).with_tasks(&tasks).decode(chain_top, BASE);
+    let root = FutureDecoder::new(&target)
+        .with_tasks(&tasks)
+        .decode(chain_top, BASE);
     assert_eq!(root.function.as_deref(), Some("waits_app::chain_top"));
     assert_eq!(root.state, Some(CoroutineState::Suspended));
     assert!(root.error.is_none());
     let handle = &root.children[0];
-    assert_eq!(&*handle.type_name, "tokio::runtime::task::join::JoinHandle<()>");
-    let error = handle.error.as_deref().expect("the decoder's failure is on the node");
+    assert_eq!(
+        &*handle.type_name,
+        "tokio::runtime::task::join::JoinHandle<()>"
+    );
+    let error = handle
+        .error
+        .as_deref()
+        .expect("the decoder's failure is on the node");
     // The error names the path that led to it: each frame above, with its await point.
     assert_eq!(error, "waits_app::chain_top await #0 → tokio::runtime::task::join::JoinHandle<()>: cannot read 8 bytes at 0x10");
 }
@@ -205,7 +273,9 @@ fn only_types_that_can_hold_a_future_are_searched() {
     let target = Target::new(&debug, &memory, 0);
     let decoder = FutureDecoder::new(&target);
     let holds = |name: &str| {
-        let die = debug.type_by_name(name, None).unwrap_or_else(|| panic!("no type {name}"));
+        let die = debug
+            .type_by_name(name, None)
+            .unwrap_or_else(|| panic!("no type {name}"));
         decoder.can_hold_future(die, 0)
     };
     for name in [
@@ -223,6 +293,10 @@ fn only_types_that_can_hold_a_future_are_searched() {
     assert!(!holds("tokio::net::tcp::stream::TcpStream"));
     assert!(holds("tokio::time::sleep::Sleep"));
     assert!(holds("core::option::Option<tokio::time::sleep::Sleep>"));
-    assert!(holds("futures_util::future::future::fuse::Fuse<tokio::time::sleep::Sleep>"));
-    assert!(holds("core::pin::Pin<alloc::boxed::Box<tokio::time::sleep::Sleep, alloc::alloc::Global>>"));
+    assert!(holds(
+        "futures_util::future::future::fuse::Fuse<tokio::time::sleep::Sleep>"
+    ));
+    assert!(holds(
+        "core::pin::Pin<alloc::boxed::Box<tokio::time::sleep::Sleep, alloc::alloc::Global>>"
+    ));
 }

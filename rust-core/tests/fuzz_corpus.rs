@@ -25,7 +25,9 @@ fn corpus() -> Vec<PathBuf> {
     let mut cases = Vec::new();
     for target in TargetKind::ALL {
         let dir = fuzzing::fuzz_dir().join("corpus").join(target.name());
-        for entry in std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display())) {
+        for entry in
+            std::fs::read_dir(&dir).unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        {
             let path = entry.unwrap().path();
             if path.extension().is_some_and(|ext| ext == "case") {
                 cases.push(path);
@@ -40,8 +42,15 @@ fn corpus() -> Vec<PathBuf> {
 fn the_fuzz_corpus_runs_without_panics_or_hangs() {
     let cases = corpus();
     for target in TargetKind::ALL {
-        let count = cases.iter().filter(|path| path.parent().unwrap().ends_with(target.name())).count();
-        assert!(count >= 10, "only {count} {} cases in fuzz/corpus", target.name());
+        let count = cases
+            .iter()
+            .filter(|path| path.parent().unwrap().ends_with(target.name()))
+            .count();
+        assert!(
+            count >= 10,
+            "only {count} {} cases in fuzz/corpus",
+            target.name()
+        );
     }
     // The cases run on a thread of their own, so that a case that loops fails the test
     // instead of stalling it.
@@ -59,11 +68,17 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
             let started = Instant::now();
             let result = catch_unwind(AssertUnwindSafe(|| {
                 let memory = fuzzing::PatchedMemory { image, writes: &[] };
-                fuzzing::decoder(harness.debug_info(&image.program, &image.profile), image, &memory)
+                fuzzing::decoder(
+                    harness.debug_info(&image.program, &image.profile),
+                    image,
+                    &memory,
+                )
             }));
             let message = match result {
                 Ok(outcome) => {
-                    if !outcome.contains(&format!(" {} tasks (0 failing)", image.tasks)) || !outcome.ends_with("; ") {
+                    if !outcome.contains(&format!(" {} tasks (0 failing)", image.tasks))
+                        || !outcome.ends_with("; ")
+                    {
                         eprintln!("note: image {} is stale (now: {outcome}); `make fuzz-images` records it again", image.name);
                     }
                     None
@@ -73,7 +88,10 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
                     Some(panic_message(payload))
                 }
             };
-            if sender.send(Event::Finished(path, message, started.elapsed())).is_err() {
+            if sender
+                .send(Event::Finished(path, message, started.elapsed()))
+                .is_err()
+            {
                 return;
             }
         }
@@ -92,7 +110,10 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
                 harness.forget_debug_info();
                 panic_message(payload)
             });
-            if sender.send(Event::Finished(path, message, started.elapsed())).is_err() {
+            if sender
+                .send(Event::Finished(path, message, started.elapsed()))
+                .is_err()
+            {
                 return;
             }
         }
@@ -103,7 +124,11 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
     let mut finished = 0;
     let images = std::fs::read_dir(fuzzing::fuzz_dir().join("images"))
         .unwrap()
-        .filter(|entry| entry.as_ref().is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "img")))
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "img"))
+        })
         .count();
     while finished < cases.len() + images {
         let (path, message, took) = match receiver.recv_timeout(HANG) {
@@ -112,8 +137,12 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
                 continue;
             }
             Ok(Event::Finished(path, message, took)) => (path, message, took),
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{} ran for over {HANG:?}", running.display()),
-            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the replay stopped at {}", running.display()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("{} ran for over {HANG:?}", running.display())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                panic!("the replay stopped at {}", running.display())
+            }
         };
         finished += 1;
         if let Some(message) = message {
@@ -123,8 +152,19 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
             slowest = (took, path);
         }
     }
-    eprintln!("{} images and {} cases; slowest {:.2}s: {}", images, cases.len(), slowest.0.as_secs_f64(), slowest.1.display());
-    assert!(failures.is_empty(), "{} images or cases panicked:\n{}", failures.len(), failures.join("\n"));
+    eprintln!(
+        "{} images and {} cases; slowest {:.2}s: {}",
+        images,
+        cases.len(),
+        slowest.0.as_secs_f64(),
+        slowest.1.display()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} images or cases panicked:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {

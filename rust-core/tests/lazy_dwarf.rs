@@ -18,7 +18,8 @@ fn a_command_reads_only_the_units_it_needs_and_reports_as_with_every_unit() {
         let memory = PatchedMemory { image, writes: &[] };
         let request = image.request(FULL);
         let report = |debug: &DebugInfo| {
-            let report = inspect(debug, &memory, image.load_bias, &request).unwrap_or_else(|error| panic!("{}: {error}", image.name));
+            let report = inspect(debug, &memory, image.load_bias, &request)
+                .unwrap_or_else(|error| panic!("{}: {error}", image.name));
             serde_json::to_string(&report).unwrap()
         };
 
@@ -27,8 +28,16 @@ fn a_command_reads_only_the_units_it_needs_and_reports_as_with_every_unit() {
         let whole = DebugInfo::load(&path).unwrap();
         whole.index_all();
         assert_eq!(whole.units_indexed().0, whole.units_indexed().1);
-        assert!(lazy_report == report(&whole), "{}: the report differs with every unit indexed", image.name);
-        assert!(lazy_report.contains("\"tasks\":[{"), "{}: no tasks in {lazy_report:.300}", image.name);
+        assert!(
+            lazy_report == report(&whole),
+            "{}: the report differs with every unit indexed",
+            image.name
+        );
+        assert!(
+            lazy_report.contains("\"tasks\":[{"),
+            "{}: no tasks in {lazy_report:.300}",
+            image.name
+        );
 
         let (read, all) = lazy.unit_bytes_indexed();
         let (units, all_units) = lazy.units_indexed();
@@ -37,10 +46,19 @@ fn a_command_reads_only_the_units_it_needs_and_reports_as_with_every_unit() {
         // programs tokio's and std's units, where the threads' frames are, are most of the
         // DWARF (bench/RESULTS.md has a service's figures).
         if image.profile == "dev" {
-            assert!(units * 2 < all_units, "{}: {units} of {all_units} units read", image.name);
+            assert!(
+                units * 2 < all_units,
+                "{}: {units} of {all_units} units read",
+                image.name
+            );
         }
         assert!(read < all, "{}: every unit read", image.name);
-        compared.push(format!("{} {units}/{all_units} units, {}/{} KB", image.name, read / 1024, all / 1024));
+        compared.push(format!(
+            "{} {units}/{all_units} units, {}/{} KB",
+            image.name,
+            read / 1024,
+            all / 1024
+        ));
     }
     eprintln!("{}", compared.join("\n"));
     assert!(compared.len() >= 6, "compared only {compared:?}");

@@ -20,10 +20,13 @@ use tokio_async_core::render::{TextOptions, View};
 /// registry's sources and where this checkout is.
 fn machine_independent(text: &str) -> String {
     let mut text = text.replace(&common::repo_root().display().to_string(), "$REPO");
-    let home = std::env::var("CARGO_HOME").map(PathBuf::from).unwrap_or_else(|_| {
-        Path::new(&std::env::var("HOME").unwrap_or_default()).join(".cargo")
-    });
-    text = text.replace(&home.join("registry").join("src").display().to_string(), "$REGISTRY");
+    let home = std::env::var("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(&std::env::var("HOME").unwrap_or_default()).join(".cargo"));
+    text = text.replace(
+        &home.join("registry").join("src").display().to_string(),
+        "$REGISTRY",
+    );
     text
 }
 
@@ -35,28 +38,77 @@ fn reports(harness: &Harness, image: &Image) -> String {
     let mut section = |title: &str, options: RequestOptions, format: Format| {
         let _ = writeln!(out, "=== {title}");
         match inspect(debug, &memory, image.load_bias, &image.request(options)) {
-            Ok(report) => out.push_str(&output::to_string(&report, &format).unwrap_or_else(|error| error.message)),
+            Ok(report) => out.push_str(
+                &output::to_string(&report, &format).unwrap_or_else(|error| error.message),
+            ),
             Err(error) => {
                 let _ = writeln!(out, "error ({}): {}", error.kind.as_str(), error.message);
             }
         }
     };
-    let text = |view| Format::Text(TextOptions { locals: false, view, style: Default::default() });
-    let full = RequestOptions { all: true, locals: true, group: false, wait_edges: false };
-    let plain = RequestOptions { all: true, locals: false, group: false, wait_edges: false };
-    let grouped = RequestOptions { all: true, locals: false, group: true, wait_edges: false };
-    let waits = RequestOptions { all: true, locals: false, group: false, wait_edges: true };
-    let running = RequestOptions { all: false, locals: false, group: false, wait_edges: false };
-    section("async backtrace all full --json", full, Format::Json(View::Backtrace));
+    let text = |view| {
+        Format::Text(TextOptions {
+            locals: false,
+            view,
+            style: Default::default(),
+        })
+    };
+    let full = RequestOptions {
+        all: true,
+        locals: true,
+        group: false,
+        wait_edges: false,
+    };
+    let plain = RequestOptions {
+        all: true,
+        locals: false,
+        group: false,
+        wait_edges: false,
+    };
+    let grouped = RequestOptions {
+        all: true,
+        locals: false,
+        group: true,
+        wait_edges: false,
+    };
+    let waits = RequestOptions {
+        all: true,
+        locals: false,
+        group: false,
+        wait_edges: true,
+    };
+    let running = RequestOptions {
+        all: false,
+        locals: false,
+        group: false,
+        wait_edges: false,
+    };
+    section(
+        "async backtrace all full --json",
+        full,
+        Format::Json(View::Backtrace),
+    );
     section("async waits --json", waits, Format::Json(View::Waits));
-    section("async backtrace --json", running, Format::Json(View::Backtrace));
+    section(
+        "async backtrace --json",
+        running,
+        Format::Json(View::Backtrace),
+    );
     section(
         "async backtrace all full",
         full,
-        Format::Text(TextOptions { locals: true, view: View::Backtrace, style: Default::default() }),
+        Format::Text(TextOptions {
+            locals: true,
+            view: View::Backtrace,
+            style: Default::default(),
+        }),
     );
     section("async backtrace all", plain, text(View::Backtrace));
-    section("async backtrace all --group", grouped, text(View::Backtrace));
+    section(
+        "async backtrace all --group",
+        grouped,
+        text(View::Backtrace),
+    );
     section("async tasks", plain, text(View::Tasks));
     section("async tasks --group", grouped, text(View::Tasks));
     section("async waits", waits, text(View::Waits));
@@ -66,20 +118,32 @@ fn reports(harness: &Harness, image: &Image) -> String {
 /// Where two texts first differ: the line, and a little of each around that place (a JSON
 /// report is one long line).
 fn first_difference(recorded: &str, now: &str) -> String {
-    let at = recorded.bytes().zip(now.bytes()).position(|(a, b)| a != b).unwrap_or(recorded.len().min(now.len()));
+    let at = recorded
+        .bytes()
+        .zip(now.bytes())
+        .position(|(a, b)| a != b)
+        .unwrap_or(recorded.len().min(now.len()));
     let line = recorded[..at].matches('\n').count() + 1;
     let excerpt = |text: &str| {
         let start = text.floor_char_boundary(at.saturating_sub(80));
         let end = text.ceil_char_boundary((at + 80).min(text.len()));
         text[start..end].replace('\n', "⏎")
     };
-    format!("line {line}:\n  recorded: …{}…\n  now:      …{}…", excerpt(recorded), excerpt(now))
+    format!(
+        "line {line}:\n  recorded: …{}…\n  now:      …{}…",
+        excerpt(recorded),
+        excerpt(now)
+    )
 }
 
 #[test]
 fn every_recorded_stop_reports_as_recorded() {
     let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
-    assert!(harness.images.len() >= 8, "only {} recorded stops", harness.images.len());
+    assert!(
+        harness.images.len() >= 8,
+        "only {} recorded stops",
+        harness.images.len()
+    );
     let dir = fuzzing::fuzz_dir().join("reports");
     let record = std::env::var_os("TOKIO_ASYNC_RECORD_REPORTS").is_some();
     let mut differing = Vec::new();
@@ -91,11 +155,23 @@ fn every_recorded_stop_reports_as_recorded() {
             std::fs::write(&path, &now).unwrap();
             continue;
         }
-        let recorded = std::fs::read_to_string(&path)
-            .unwrap_or_else(|error| panic!("{}: {error} (record it: TOKIO_ASYNC_RECORD_REPORTS=1)", path.display()));
+        let recorded = std::fs::read_to_string(&path).unwrap_or_else(|error| {
+            panic!(
+                "{}: {error} (record it: TOKIO_ASYNC_RECORD_REPORTS=1)",
+                path.display()
+            )
+        });
         if recorded != now {
-            differing.push(format!("{}: {}", image.name, first_difference(&recorded, &now)));
+            differing.push(format!(
+                "{}: {}",
+                image.name,
+                first_difference(&recorded, &now)
+            ));
         }
     }
-    assert!(differing.is_empty(), "reports differ from fuzz/reports:\n{}", differing.join("\n"));
+    assert!(
+        differing.is_empty(),
+        "reports differ from fuzz/reports:\n{}",
+        differing.join("\n")
+    );
 }

@@ -72,8 +72,16 @@ impl DebugInfo {
     /// The line from which `function_path` calls a function whose first parameter is
     /// `Pin<&mut T>` for the type named `pinned` (the poll of an awaited `T`). `None` when no
     /// call is found or the calls disagree on the line.
-    pub fn line_of_poll_call(&self, function_path: &str, near: DieRef, pinned: &str) -> Option<SourceLocation> {
-        let key = ((function_path.to_string(), self.unit_position(near)), pinned.to_string());
+    pub fn line_of_poll_call(
+        &self,
+        function_path: &str,
+        near: DieRef,
+        pinned: &str,
+    ) -> Option<SourceLocation> {
+        let key = (
+            (function_path.to_string(), self.unit_position(near)),
+            pinned.to_string(),
+        );
         if let Some(found) = self.poll_call_lines.lock().unwrap().get(&key) {
             return found.clone();
         }
@@ -86,12 +94,20 @@ impl DebugInfo {
         lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         lines.dedup();
         let found = if lines.len() == 1 { lines.pop() } else { None };
-        self.poll_call_lines.lock().unwrap().insert(key, found.clone());
+        self.poll_call_lines
+            .lock()
+            .unwrap()
+            .insert(key, found.clone());
         found
     }
 
     /// The call sites in `function_path` of functions returning the type named `returned`.
-    pub fn calls_returning(&self, function_path: &str, near: DieRef, returned: &str) -> Vec<CallSite> {
+    pub fn calls_returning(
+        &self,
+        function_path: &str,
+        near: DieRef,
+        returned: &str,
+    ) -> Vec<CallSite> {
         self.call_sites_in(function_path, near)
             .iter()
             .filter(|site| {
@@ -105,8 +121,12 @@ impl DebugInfo {
     }
 
     fn first_parameter_is_pinned(&self, callee: DieRef, pinned: &str) -> bool {
-        let Some(parameter) = self.signature(callee).first_parameter else { return false };
-        let Ok(pin) = self.type_info(parameter) else { return false };
+        let Some(parameter) = self.signature(callee).first_parameter else {
+            return false;
+        };
+        let Ok(pin) = self.type_info(parameter) else {
+            return false;
+        };
         self.pin_pointer(&pin)
             .and_then(|pointer| self.type_info(pointer.target?).ok())
             .is_some_and(|pointee| pointee.name == pinned)
@@ -117,7 +137,10 @@ impl DebugInfo {
             return signature.clone();
         }
         let signature = self.function_signature(die).unwrap_or_default();
-        self.signatures.lock().unwrap().insert(die, signature.clone());
+        self.signatures
+            .lock()
+            .unwrap()
+            .insert(die, signature.clone());
         signature
     }
 
@@ -132,17 +155,27 @@ impl DebugInfo {
             let root = tree.root()?;
             let entry = root.entry();
             if signature.returns.is_none() {
-                signature.returns =
-                    entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
+                signature.returns = entry
+                    .attr_value(constants::DW_AT_type)
+                    .and_then(|value| unit.attr_die(value));
             }
-            let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
-                .into_iter()
-                .find_map(|attr| entry.attr_value(attr).and_then(|value| unit.attr_die(value)));
+            let origin = [
+                constants::DW_AT_specification,
+                constants::DW_AT_abstract_origin,
+            ]
+            .into_iter()
+            .find_map(|attr| {
+                entry
+                    .attr_value(attr)
+                    .and_then(|value| unit.attr_die(value))
+            });
             let mut children = root.children();
             while let Some(child) = children.next()? {
                 if child.entry().tag() == constants::DW_TAG_formal_parameter {
-                    signature.first_parameter =
-                        child.entry().attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
+                    signature.first_parameter = child
+                        .entry()
+                        .attr_value(constants::DW_AT_type)
+                        .and_then(|value| unit.attr_die(value));
                     break;
                 }
             }
@@ -162,11 +195,19 @@ impl DebugInfo {
     /// into its caller's), in the units `units_for_function` gives.
     fn concrete_functions(&self, function_path: &str, near: DieRef) -> Vec<DieRef> {
         let copies_in = |at: usize| match self.coroutine_bodies_in(at).get(function_path) {
-            Some(copies) => (copies.len(), copies.iter().filter(|copy| copy.inlined).count()),
+            Some(copies) => (
+                copies.len(),
+                copies.iter().filter(|copy| copy.inlined).count(),
+            ),
             None => (0, 0),
         };
         let units = self.units_for_function(function_path, Some(near), copies_in);
-        units.into_iter().filter_map(|at| self.coroutine_bodies_in(at).get(function_path)).flatten().map(|copy| copy.die).collect()
+        units
+            .into_iter()
+            .filter_map(|at| self.coroutine_bodies_in(at).get(function_path))
+            .flatten()
+            .map(|copy| copy.die)
+            .collect()
     }
 
     /// The code-bearing copies of coroutine resume functions in one unit, by path without the
@@ -177,10 +218,25 @@ impl DebugInfo {
             let mut by_path: FxHashMap<String, Vec<BodyCopy>> = FxHashMap::default();
             let copies = index
                 .concrete_subprograms()
-                .map(|die| (die, BodyCopy { die, inlined: false }))
-                .chain(index.inlined_subroutines().iter().map(|&(origin, die)| (origin, BodyCopy { die, inlined: true })));
+                .map(|die| {
+                    (
+                        die,
+                        BodyCopy {
+                            die,
+                            inlined: false,
+                        },
+                    )
+                })
+                .chain(
+                    index
+                        .inlined_subroutines()
+                        .iter()
+                        .map(|&(origin, die)| (origin, BodyCopy { die, inlined: true })),
+                );
             for (named, copy) in copies {
-                let Some((path, _)) = self.subprogram_path(named) else { continue };
+                let Some((path, _)) = self.subprogram_path(named) else {
+                    continue;
+                };
                 // Cheap first: a coroutine body's path names one (`{async_fn#0}`, `{closure#1}`).
                 if !path.contains("{async_") && !path.contains("{closure#") {
                     continue;
@@ -217,20 +273,34 @@ impl DebugInfo {
 
     /// Inlined calls made by this function's own body (through lexical blocks, not
     /// through other inlined functions, whose call lines are in their own sources).
-    fn inlined_calls(&self, unit: UnitView<'_>, node: gimli::EntriesTreeNode<'_, '_, Reader>, sites: &mut Vec<CallSite>) -> Result<()> {
+    fn inlined_calls(
+        &self,
+        unit: UnitView<'_>,
+        node: gimli::EntriesTreeNode<'_, '_, Reader>,
+        sites: &mut Vec<CallSite>,
+    ) -> Result<()> {
         unit.for_each_in_scope(node, &|_| true, &mut |entry| {
             if entry.tag() != constants::DW_TAG_inlined_subroutine {
                 return;
             }
-            let callee = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|v| unit.attr_die(v));
-            let file = entry.attr_value(constants::DW_AT_call_file).and_then(|value| match value {
-                AttributeValue::FileIndex(index) => Some(index),
-                other => other.udata_value(),
-            });
-            let line = entry.attr_value(constants::DW_AT_call_line).and_then(|value| value.udata_value());
+            let callee = entry
+                .attr_value(constants::DW_AT_abstract_origin)
+                .and_then(|v| unit.attr_die(v));
+            let file = entry
+                .attr_value(constants::DW_AT_call_file)
+                .and_then(|value| match value {
+                    AttributeValue::FileIndex(index) => Some(index),
+                    other => other.udata_value(),
+                });
+            let line = entry
+                .attr_value(constants::DW_AT_call_line)
+                .and_then(|value| value.udata_value());
             if let (Some(callee), Some(file), Some(line)) = (callee, file, line) {
                 if let Some(file) = unit.file_name(file) {
-                    sites.push(CallSite { callee, location: SourceLocation { file, line } });
+                    sites.push(CallSite {
+                        callee,
+                        location: SourceLocation { file, line },
+                    });
                 }
             }
         })
@@ -244,15 +314,24 @@ impl DebugInfo {
     fn direct_calls(&self, ranges: &[(u64, u64)]) -> Vec<(u64, DieRef)> {
         let mut calls = Vec::new();
         for &(start, end) in ranges {
-            let Some(code) = self.code_bytes(start, end) else { continue };
+            let Some(code) = self.code_bytes(start, end) else {
+                continue;
+            };
             for position in 0..code.len() {
                 let address = start + position as u64;
-                let Some((length, target)) = call_at(&code[position..]) else { continue };
+                let Some((length, target)) = call_at(&code[position..]) else {
+                    continue;
+                };
                 let next = address.wrapping_add(length as u64);
                 let callee_address = match target {
-                    CallTarget::Relative(displacement) => next.wrapping_add(displacement as i64 as u64),
+                    CallTarget::Relative(displacement) => {
+                        next.wrapping_add(displacement as i64 as u64)
+                    }
                     CallTarget::Slot(displacement) => {
-                        match self.code_slots().get(&next.wrapping_add(displacement as i64 as u64)) {
+                        match self
+                            .code_slots()
+                            .get(&next.wrapping_add(displacement as i64 as u64))
+                        {
                             Some(&target) => target,
                             None => continue,
                         }
@@ -267,20 +346,20 @@ impl DebugInfo {
     }
 
     pub(super) fn code_slots(&self) -> &FxHashMap<u64, u64> {
-        self.code_slots.get_or_init(|| match object::File::parse(&**self.file_bytes) {
-            Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
-            // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
-            Err(_) => FxHashMap::default(),
-        })
+        self.code_slots
+            .get_or_init(|| match object::File::parse(&**self.file_bytes) {
+                Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
+                // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
+                Err(_) => FxHashMap::default(),
+            })
     }
 
     /// The executable's bytes at link-time addresses `start..end`, when one code section holds them.
     fn code_bytes(&self, start: u64, end: u64) -> Option<&[u8]> {
-        let &(address, offset, _) = self
-            .elf
-            .code_sections
-            .iter()
-            .find(|&&(address, _, size)| address <= start && end <= address.checked_add(size).unwrap_or(0))?;
+        let &(address, offset, _) =
+            self.elf.code_sections.iter().find(|&&(address, _, size)| {
+                address <= start && end <= address.checked_add(size).unwrap_or(0)
+            })?;
         let from = usize::try_from(offset.checked_add(start - address)?).ok()?;
         let to = usize::try_from(offset.checked_add(end - address)?).ok()?;
         self.file_bytes.get(from..to)
@@ -288,11 +367,21 @@ impl DebugInfo {
 
     /// The line-table row of each address (sorted or not), from one pass over the unit's
     /// line program.
-    fn lines_at(&self, unit: UnitView<'_>, addresses: Vec<u64>) -> Result<Vec<Option<SourceLocation>>> {
+    fn lines_at(
+        &self,
+        unit: UnitView<'_>,
+        addresses: Vec<u64>,
+    ) -> Result<Vec<Option<SourceLocation>>> {
         let mut found: Vec<Option<(u64, u64)>> = vec![None; addresses.len()];
         // A split unit's addresses are in its skeleton's line table.
-        let Some(program) = unit.line_unit.line_program.clone() else { return Ok(vec![None; addresses.len()]) };
-        let mut sorted: Vec<(u64, usize)> = addresses.iter().enumerate().map(|(slot, &address)| (address, slot)).collect();
+        let Some(program) = unit.line_unit.line_program.clone() else {
+            return Ok(vec![None; addresses.len()]);
+        };
+        let mut sorted: Vec<(u64, usize)> = addresses
+            .iter()
+            .enumerate()
+            .map(|(slot, &address)| (address, slot))
+            .collect();
         sorted.sort_unstable();
         let mut rows = program.rows();
         // The row in force: (start address, file, line).
@@ -301,7 +390,10 @@ impl DebugInfo {
             let address = row.address();
             if let Some((start, file, line)) = previous {
                 let first = sorted.partition_point(|&(wanted, _)| wanted < start);
-                for &(wanted, slot) in sorted[first..].iter().take_while(|&&(wanted, _)| wanted < address) {
+                for &(wanted, slot) in sorted[first..]
+                    .iter()
+                    .take_while(|&&(wanted, _)| wanted < address)
+                {
                     debug_assert!(start <= wanted);
                     found[slot] = Some((file, line));
                 }
@@ -309,12 +401,20 @@ impl DebugInfo {
             previous = if row.end_sequence() {
                 None
             } else {
-                row.line().map(|line| (address, row.file_index(), line.get()))
+                row.line()
+                    .map(|line| (address, row.file_index(), line.get()))
             };
         }
         Ok(found
             .into_iter()
-            .map(|slot| slot.and_then(|(file, line)| Some(SourceLocation { file: unit.file_name(file)?, line })))
+            .map(|slot| {
+                slot.and_then(|(file, line)| {
+                    Some(SourceLocation {
+                        file: unit.file_name(file)?,
+                        line,
+                    })
+                })
+            })
             .collect())
     }
 }
@@ -328,11 +428,17 @@ enum CallTarget {
 
 /// The call (or GOT load) that starts `code`, if any: (instruction length, target).
 fn call_at(code: &[u8]) -> Option<(usize, CallTarget)> {
-    let disp = |at: usize| -> Option<i32> { Some(i32::from_le_bytes(code.get(at..at + 4)?.try_into().ok()?)) };
+    let disp = |at: usize| -> Option<i32> {
+        Some(i32::from_le_bytes(code.get(at..at + 4)?.try_into().ok()?))
+    };
     match *code.first()? {
         CALL_REL32 => Some((CALL_REL32_LEN, CallTarget::Relative(disp(1)?))),
-        CALL_INDIRECT if *code.get(1)? == MODRM_CALL_RIP => Some((CALL_RIP_LEN, CallTarget::Slot(disp(2)?))),
-        REX_W | REX_WR if *code.get(1)? == MOV_LOAD && code.get(2)? & MODRM_RIP_MASK == MODRM_RIP => {
+        CALL_INDIRECT if *code.get(1)? == MODRM_CALL_RIP => {
+            Some((CALL_RIP_LEN, CallTarget::Slot(disp(2)?)))
+        }
+        REX_W | REX_WR
+            if *code.get(1)? == MOV_LOAD && code.get(2)? & MODRM_RIP_MASK == MODRM_RIP =>
+        {
             Some((MOV_RIP_LEN, CallTarget::Slot(disp(3)?)))
         }
         _ => None,

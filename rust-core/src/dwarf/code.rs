@@ -21,7 +21,9 @@ const MAX_INLINE_DEPTH: u32 = 64;
 impl DebugInfo {
     /// Functions active at `address` (unbiased), outermost first.
     pub fn functions_at(&self, address: u64) -> Result<Vec<FunctionAt>> {
-        let Some(subprogram) = self.subprogram_containing(address) else { return Ok(Vec::new()) };
+        let Some(subprogram) = self.subprogram_containing(address) else {
+            return Ok(Vec::new());
+        };
         let mut chain = Vec::new();
         if let Some(function) = self.function_of(subprogram) {
             chain.push(function);
@@ -39,7 +41,10 @@ impl DebugInfo {
     }
 
     fn function_of(&self, die: DieRef) -> Option<FunctionAt> {
-        self.subprogram_path(die).map(|(path, named)| FunctionAt { path: path.to_string(), die: named })
+        self.subprogram_path(die).map(|(path, named)| FunctionAt {
+            path: path.to_string(),
+            die: named,
+        })
     }
 
     fn collect_inlined(
@@ -57,11 +62,14 @@ impl DebugInfo {
         while let Some(child) = children.next()? {
             let entry = child.entry();
             let tag = entry.tag();
-            if tag != constants::DW_TAG_inlined_subroutine && tag != constants::DW_TAG_lexical_block {
+            if tag != constants::DW_TAG_inlined_subroutine && tag != constants::DW_TAG_lexical_block
+            {
                 continue;
             }
             let ranges = unit.code_ranges(entry);
-            let covers = ranges.iter().any(|&(start, end)| start <= address && address < end);
+            let covers = ranges
+                .iter()
+                .any(|&(start, end)| start <= address && address < end);
             if tag == constants::DW_TAG_lexical_block {
                 if covers {
                     return self.collect_inlined(unit, child, address, chain, depth + 1);

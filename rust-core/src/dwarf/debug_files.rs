@@ -40,9 +40,18 @@ enum Proof<'a> {
 
 /// `debugger_file`: the debug file the debugger itself loaded for the executable, however
 /// it found it (debuginfod, `target symbols add`), tried first.
-pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBuf], debugger_file: Option<&Path>) -> Search {
+pub fn search(
+    executable: &Path,
+    object: &object::File<'_>,
+    debug_dirs: &[PathBuf],
+    debugger_file: Option<&Path>,
+) -> Search {
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for dir in debug_dirs.iter().cloned().chain([PathBuf::from(SYSTEM_DEBUG_DIR)]) {
+    for dir in debug_dirs
+        .iter()
+        .cloned()
+        .chain([PathBuf::from(SYSTEM_DEBUG_DIR)])
+    {
         if !dir.as_os_str().is_empty() && !dirs.contains(&dir) {
             dirs.push(dir);
         }
@@ -62,7 +71,12 @@ pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBu
         let hex: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
         let (head, rest) = hex.split_at(2);
         for dir in &dirs {
-            candidates.push((dir.join(".build-id").join(head).join(format!("{rest}.debug")), Proof::BuildId(id)));
+            candidates.push((
+                dir.join(".build-id")
+                    .join(head)
+                    .join(format!("{rest}.debug")),
+                Proof::BuildId(id),
+            ));
         }
     }
     if let Some((name, crc)) = debuglink {
@@ -82,30 +96,47 @@ pub fn search(executable: &Path, object: &object::File<'_>, debug_dirs: &[PathBu
     let mut looked = Vec::new();
     for (path, proof) in candidates {
         match check(&path, proof, build_id) {
-            Ok(map) => return Search { found: Some(DebugFile { path, map }), looked },
+            Ok(map) => {
+                return Search {
+                    found: Some(DebugFile { path, map }),
+                    looked,
+                }
+            }
             Err(None) => looked.push(path.display().to_string()),
             Err(Some(why)) => looked.push(format!("{} ({why})", path.display())),
         }
     }
-    Search { found: None, looked }
+    Search {
+        found: None,
+        looked,
+    }
 }
 
 /// The candidate mapped, if it is the executable's debug file; else why not (`None`: absent).
-fn check(path: &Path, proof: Proof<'_>, build_id: Option<&[u8]>) -> Result<memmap2::Mmap, Option<String>> {
+fn check(
+    path: &Path,
+    proof: Proof<'_>,
+    build_id: Option<&[u8]>,
+) -> Result<memmap2::Mmap, Option<String>> {
     let file = std::fs::File::open(path).map_err(|error| match error.kind() {
         std::io::ErrorKind::NotFound => None,
         _ => Some(error.to_string()),
     })?;
     // SAFETY: mapped read-only, like the executable itself (see `DebugInfo::load`).
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| Some(error.to_string()))?;
-    let object = object::File::parse(&*map).map_err(|error| Some(format!("not an object file: {error}")))?;
+    let object =
+        object::File::parse(&*map).map_err(|error| Some(format!("not an object file: {error}")))?;
     let own_id = object.build_id().ok().flatten();
     match proof {
-        Proof::BuildId(wanted) if own_id != Some(wanted) => return Err(Some("another build id".into())),
+        Proof::BuildId(wanted) if own_id != Some(wanted) => {
+            return Err(Some("another build id".into()))
+        }
         Proof::Crc(wanted) => {
             let crc = crc32fast::hash(&map);
             if crc != wanted {
-                return Err(Some(format!("CRC {crc:#010x}, the debuglink wants {wanted:#010x}")));
+                return Err(Some(format!(
+                    "CRC {crc:#010x}, the debuglink wants {wanted:#010x}"
+                )));
             }
             if let (Some(own), Some(wanted)) = (own_id, build_id) {
                 if own != wanted {

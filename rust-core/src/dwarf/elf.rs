@@ -36,12 +36,23 @@ impl ElfFacts {
             object::File::Elf64(elf) => {
                 let headers = elf.elf_program_headers();
                 (
-                    tls_segment::<object::elf::FileHeader64<object::Endianness>>(headers, elf.endian()),
-                    read_only_segments::<object::elf::FileHeader64<object::Endianness>>(headers, elf.endian()),
+                    tls_segment::<object::elf::FileHeader64<object::Endianness>>(
+                        headers,
+                        elf.endian(),
+                    ),
+                    read_only_segments::<object::elf::FileHeader64<object::Endianness>>(
+                        headers,
+                        elf.endian(),
+                    ),
                 )
             }
             object::File::Elf32(_) => (None, Vec::new()),
-            _ => return Err(Error::new(ErrorKind::Binary, "only ELF executables are supported")),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Binary,
+                    "only ELF executables are supported",
+                ))
+            }
         };
         let mut symbols = FxHashMap::default();
         add_symbols(&mut symbols, object);
@@ -54,7 +65,14 @@ impl ElfFacts {
             })
             .collect();
         let is_x86_64 = object.architecture() == object::Architecture::X86_64;
-        Ok(ElfFacts { tls, symbols, entry: object.entry(), code_sections, is_x86_64, read_only_segments })
+        Ok(ElfFacts {
+            tls,
+            symbols,
+            entry: object.entry(),
+            code_sections,
+            is_x86_64,
+            read_only_segments,
+        })
     }
 
     /// Takes the symbols of a separate debug file the executable lacks: one stripped with
@@ -84,13 +102,24 @@ fn add_symbols(symbols: &mut FxHashMap<String, u64>, object: &object::File<'_>) 
 /// GOT slots the dynamic relocations fill with an address inside a code section: slot ->
 /// target. Calls to another crate's functions go through these in position-independent
 /// executables.
-pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) -> FxHashMap<u64, u64> {
-    let in_code = |address: u64| code_sections.iter().any(|&(start, _, size)| start <= address && address - start < size);
+pub fn code_slots(
+    object: &object::File<'_>,
+    code_sections: &[(u64, u64, u64)],
+) -> FxHashMap<u64, u64> {
+    let in_code = |address: u64| {
+        code_sections
+            .iter()
+            .any(|&(start, _, size)| start <= address && address - start < size)
+    };
     let symbols = object.dynamic_symbol_table();
     let mut slots = FxHashMap::default();
-    let Some(relocations) = object.dynamic_relocations() else { return slots };
+    let Some(relocations) = object.dynamic_relocations() else {
+        return slots;
+    };
     for (slot, relocation) in relocations {
-        let Some(target) = link_time_value(&relocation, symbols.as_ref()) else { continue };
+        let Some(target) = link_time_value(&relocation, symbols.as_ref()) else {
+            continue;
+        };
         if in_code(target) {
             slots.insert(slot, target);
         }
@@ -101,16 +130,22 @@ pub fn code_slots(object: &object::File<'_>, code_sections: &[(u64, u64, u64)]) 
 /// The link-time address an x86-64 dynamic relocation writes into its slot (the load bias
 /// is added at run time); `None` for one that takes another object's symbol, or that
 /// writes no address.
-fn link_time_value(relocation: &object::Relocation, symbols: Option<&object::read::SymbolTable<'_, '_>>) -> Option<u64> {
-    let object::RelocationFlags::Elf { r_type } = relocation.flags() else { return None };
+fn link_time_value(
+    relocation: &object::Relocation,
+    symbols: Option<&object::read::SymbolTable<'_, '_>>,
+) -> Option<u64> {
+    let object::RelocationFlags::Elf { r_type } = relocation.flags() else {
+        return None;
+    };
     let base = match (r_type, relocation.target()) {
         (object::elf::R_X86_64_RELATIVE, _) => 0,
-        (object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64, object::RelocationTarget::Symbol(index)) => {
-            match symbols.and_then(|table| table.symbol_by_index(index).ok()) {
-                Some(symbol) if !symbol.is_undefined() => symbol.address(),
-                _ => return None,
-            }
-        }
+        (
+            object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64,
+            object::RelocationTarget::Symbol(index),
+        ) => match symbols.and_then(|table| table.symbol_by_index(index).ok()) {
+            Some(symbol) if !symbol.is_undefined() => symbol.address(),
+            _ => return None,
+        },
         _ => return None,
     };
     Some(base.wrapping_add(relocation.addend() as u64))
@@ -132,14 +167,29 @@ impl Relro {
     /// where the relocations are packed (`.relr.dyn`), which are not read here.
     pub fn read(object: &object::File<'_>) -> Option<Relro> {
         use object::read::elf::ProgramHeader;
-        let object::File::Elf64(elf) = object else { return None };
-        if object.architecture() != object::Architecture::X86_64 || object.section_by_name(".relr.dyn").is_some() {
+        let object::File::Elf64(elf) = object else {
+            return None;
+        };
+        if object.architecture() != object::Architecture::X86_64
+            || object.section_by_name(".relr.dyn").is_some()
+        {
             return None;
         }
         let endian = elf.endian();
-        let header = elf.elf_program_headers().iter().find(|header| header.p_type(endian) == object::elf::PT_GNU_RELRO)?;
-        let segment = (header.p_vaddr(endian), header.p_offset(endian), header.p_filesz(endian));
-        let inside = |address: u64| address.checked_sub(segment.0).is_some_and(|offset| offset < segment.2);
+        let header = elf
+            .elf_program_headers()
+            .iter()
+            .find(|header| header.p_type(endian) == object::elf::PT_GNU_RELRO)?;
+        let segment = (
+            header.p_vaddr(endian),
+            header.p_offset(endian),
+            header.p_filesz(endian),
+        );
+        let inside = |address: u64| {
+            address
+                .checked_sub(segment.0)
+                .is_some_and(|offset| offset < segment.2)
+        };
         let symbols = object.dynamic_symbol_table();
         let mut slots: Vec<(u64, Option<u64>)> = object
             .dynamic_relocations()?
@@ -155,13 +205,21 @@ impl Relro {
     pub fn fill(&self, file: &[u8], address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
         buf.copy_from_slice(segment_bytes(file, self.segment, address, buf.len())?);
         // Slots are 8 bytes: the first that can overlap starts up to 7 bytes before.
-        let first = self.slots.partition_point(|(slot, _)| slot.saturating_add(8) <= address);
+        let first = self
+            .slots
+            .partition_point(|(slot, _)| slot.saturating_add(8) <= address);
         let end_address = address.checked_add(buf.len() as u64)?;
-        for &(slot, value) in self.slots[first..].iter().take_while(|(slot, _)| *slot < end_address) {
+        for &(slot, value) in self.slots[first..]
+            .iter()
+            .take_while(|(slot, _)| *slot < end_address)
+        {
             let bytes = value?.wrapping_add(load_bias).to_le_bytes();
             for (position, byte) in bytes.iter().enumerate() {
                 let at = slot.wrapping_add(position as u64);
-                if let Some(index) = at.checked_sub(address).filter(|index| *index < buf.len() as u64) {
+                if let Some(index) = at
+                    .checked_sub(address)
+                    .filter(|index| *index < buf.len() as u64)
+                {
                     buf[index as usize] = *byte;
                 }
             }
@@ -172,7 +230,12 @@ impl Relro {
 
 /// The file's bytes at link-time `address..address + len`, when `segment` (link-time
 /// address, file offset, size in the file) holds all of them.
-pub fn segment_bytes(file: &[u8], (start, offset, size): (u64, u64, u64), address: u64, len: usize) -> Option<&[u8]> {
+pub fn segment_bytes(
+    file: &[u8],
+    (start, offset, size): (u64, u64, u64),
+    address: u64,
+    len: usize,
+) -> Option<&[u8]> {
     let skip = address.checked_sub(start)?;
     if skip.checked_add(len as u64)? > size {
         return None;
@@ -186,10 +249,13 @@ fn tls_segment<Elf: object::read::elf::FileHeader>(
     endian: Elf::Endian,
 ) -> Option<TlsSegment> {
     use object::read::elf::ProgramHeader;
-    headers.iter().find(|header| header.p_type(endian) == object::elf::PT_TLS).map(|header| TlsSegment {
-        memsz: header.p_memsz(endian).into(),
-        align: header.p_align(endian).into(),
-    })
+    headers
+        .iter()
+        .find(|header| header.p_type(endian) == object::elf::PT_TLS)
+        .map(|header| TlsSegment {
+            memsz: header.p_memsz(endian).into(),
+            align: header.p_align(endian).into(),
+        })
 }
 
 fn read_only_segments<Elf: object::read::elf::FileHeader>(
@@ -199,8 +265,17 @@ fn read_only_segments<Elf: object::read::elf::FileHeader>(
     use object::read::elf::ProgramHeader;
     headers
         .iter()
-        .filter(|header| header.p_type(endian) == object::elf::PT_LOAD && !header.p_flags(endian).contains(object::elf::PF_W))
-        .map(|header| (header.p_vaddr(endian).into(), header.p_offset(endian).into(), header.p_filesz(endian).into()))
+        .filter(|header| {
+            header.p_type(endian) == object::elf::PT_LOAD
+                && !header.p_flags(endian).contains(object::elf::PF_W)
+        })
+        .map(|header| {
+            (
+                header.p_vaddr(endian).into(),
+                header.p_offset(endian).into(),
+                header.p_filesz(endian).into(),
+            )
+        })
         .collect()
 }
 
@@ -217,7 +292,9 @@ pub fn build_id_of(path: &std::path::Path) -> Option<String> {
 
 /// Whether the object carries DWARF of its own (a `.debug_info` with bytes in the file).
 pub fn has_dwarf(object: &object::File<'_>) -> bool {
-    object.section_by_name(".debug_info").is_some_and(|section| section.file_range().is_some_and(|(_, size)| size > 0))
+    object
+        .section_by_name(".debug_info")
+        .is_some_and(|section| section.file_range().is_some_and(|(_, size)| size > 0))
 }
 
 pub fn endian(object: &object::File<'_>) -> gimli::RunTimeEndian {
@@ -241,7 +318,11 @@ pub enum SectionNames {
 /// decompressed bytes.
 #[derive(Clone)]
 pub enum SectionBytes {
-    Mapped { map: Arc<memmap2::Mmap>, start: usize, len: usize },
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        start: usize,
+        len: usize,
+    },
     Owned(Arc<[u8]>),
 }
 
@@ -273,29 +354,50 @@ pub fn empty_reader(endian: gimli::RunTimeEndian) -> Reader {
 }
 
 /// The bytes of one DWARF section of the object parsed from `map`.
-pub fn dwarf_section(object: &object::File<'_>, map: &Arc<memmap2::Mmap>, id: gimli::SectionId, names: SectionNames) -> Result<Reader> {
+pub fn dwarf_section(
+    object: &object::File<'_>,
+    map: &Arc<memmap2::Mmap>,
+    id: gimli::SectionId,
+    names: SectionNames,
+) -> Result<Reader> {
     let name = match names {
         SectionNames::Main => Some(id.name()),
         // Sections a split file never holds (.debug_addr, ...) come from the executable.
         SectionNames::Split => id.dwo_name(),
     };
-    let section = name.and_then(|name| object.section_by_name(name)).filter(|section| section.file_range().is_some());
-    let Some(section) = section else { return Ok(empty_reader(endian(object))) };
+    let section = name
+        .and_then(|name| object.section_by_name(name))
+        .filter(|section| section.file_range().is_some());
+    let Some(section) = section else {
+        return Ok(empty_reader(endian(object)));
+    };
     let data = section.uncompressed_data().map_err(|error| {
-        Error::new(ErrorKind::Binary, format!("cannot read section {}: {error}", name.unwrap_or_default()))
+        Error::new(
+            ErrorKind::Binary,
+            format!("cannot read section {}: {error}", name.unwrap_or_default()),
+        )
     })?;
     let bytes = match data {
-        std::borrow::Cow::Borrowed(slice) => match (slice.as_ptr() as usize).checked_sub(map.as_ptr() as usize) {
-            Some(start) if start + slice.len() <= map.len() => SectionBytes::Mapped { map: map.clone(), start, len: slice.len() },
-            _ => SectionBytes::Owned(Arc::from(slice)),
-        },
+        std::borrow::Cow::Borrowed(slice) => {
+            match (slice.as_ptr() as usize).checked_sub(map.as_ptr() as usize) {
+                Some(start) if start + slice.len() <= map.len() => SectionBytes::Mapped {
+                    map: map.clone(),
+                    start,
+                    len: slice.len(),
+                },
+                _ => SectionBytes::Owned(Arc::from(slice)),
+            }
+        }
         std::borrow::Cow::Owned(bytes) => SectionBytes::Owned(Arc::from(bytes)),
     };
     Ok(gimli::EndianReader::new(bytes, endian(object)))
 }
 
 /// The executable's (or its debug file's) DWARF.
-pub fn load_dwarf(object: &object::File<'_>, map: &Arc<memmap2::Mmap>) -> Result<gimli::Dwarf<Reader>> {
+pub fn load_dwarf(
+    object: &object::File<'_>,
+    map: &Arc<memmap2::Mmap>,
+) -> Result<gimli::Dwarf<Reader>> {
     gimli::Dwarf::load(|id| dwarf_section(object, map, id, SectionNames::Main))
 }
 
@@ -306,7 +408,14 @@ mod tests {
     #[test]
     fn relro_memory_is_the_file_with_each_slot_relocated() {
         let file: Vec<u8> = (0..0x40).collect();
-        let relro = Relro { segment: (0x1000, 0, 0x40), slots: vec![(0x1008, Some(0x2000)), (0x1014, Some(0x3000)), (0x1030, None)] };
+        let relro = Relro {
+            segment: (0x1000, 0, 0x40),
+            slots: vec![
+                (0x1008, Some(0x2000)),
+                (0x1014, Some(0x3000)),
+                (0x1030, None),
+            ],
+        };
         let bias = 0x5555_0000_0000u64;
         let mut word = [0u8; 8];
         assert_eq!(relro.fill(&file, 0x1008, bias, &mut word), Some(()));

@@ -23,7 +23,9 @@ impl TlsVariable {
     /// Whether its linkage name is a symbol (`symbols`: the executable's, by name). rustc
     /// emits decoys at the same location whose names are not.
     pub fn is_symbol_in(&self, symbols: &FxHashMap<String, u64>) -> bool {
-        self.linkage_name.as_ref().is_some_and(|name| symbols.contains_key(name))
+        self.linkage_name
+            .as_ref()
+            .is_some_and(|name| symbols.contains_key(name))
     }
 }
 
@@ -136,8 +138,12 @@ impl Index {
             let entry = &entry;
             let die = unit.die(offset);
             // Borrowed from the string section; copied only into the paths kept.
-            let name_bytes = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.dwarf.attr_string(unit.unit, value).ok());
-            let name = name_bytes.as_ref().and_then(|bytes| bytes.to_string_lossy().ok());
+            let name_bytes = entry
+                .attr_value(constants::DW_AT_name)
+                .and_then(|value| unit.dwarf.attr_string(unit.unit, value).ok());
+            let name = name_bytes
+                .as_ref()
+                .and_then(|bytes| bytes.to_string_lossy().ok());
             let mut child_scope: Option<(Arc<str>, bool)> = None;
             match tag {
                 constants::DW_TAG_namespace => {
@@ -174,10 +180,13 @@ impl Index {
                     for (start, end) in unit.code_ranges(entry) {
                         self.code_ranges.push((start, end, die));
                     }
-                    let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
-                        .into_iter()
-                        .find_map(|attr| entry.attr_value(attr))
-                        .and_then(|value| unit.attr_die(value));
+                    let origin = [
+                        constants::DW_AT_specification,
+                        constants::DW_AT_abstract_origin,
+                    ]
+                    .into_iter()
+                    .find_map(|attr| entry.attr_value(attr))
+                    .and_then(|value| unit.attr_die(value));
                     if let Some(origin) = origin {
                         self.subprogram_origins.insert(die, origin);
                     }
@@ -190,17 +199,25 @@ impl Index {
                             {
                                 // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
                                 let base = name.split('<').next().unwrap_or(name);
-                                self.coroutine_linkage.entry(paths.join(&parent, base).to_string()).or_insert(linkage);
+                                self.coroutine_linkage
+                                    .entry(paths.join(&parent, base).to_string())
+                                    .or_insert(linkage);
                             }
                         }
                     }
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
-                    if name.as_ref().is_some_and(|name| FUTURE_VTABLE_SUFFIXES.iter().any(|suffix| name.ends_with(suffix))) {
+                    if name.as_ref().is_some_and(|name| {
+                        FUTURE_VTABLE_SUFFIXES
+                            .iter()
+                            .any(|suffix| name.ends_with(suffix))
+                    }) {
                         if let (Some(address), Some(ty)) = (
                             static_address(unit, entry),
-                            entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value)),
+                            entry
+                                .attr_value(constants::DW_AT_type)
+                                .and_then(|value| unit.attr_die(value)),
                         ) {
                             self.future_vtables.insert(address, ty);
                         }
@@ -212,21 +229,35 @@ impl Index {
                                 let linkage_name = entry
                                     .attr_value(constants::DW_AT_linkage_name)
                                     .and_then(|value| unit.attr_string(value));
-                                let ty = entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value));
-                                self.tls_variables.push(TlsVariable { path, linkage_name, ty, tls_offset });
+                                let ty = entry
+                                    .attr_value(constants::DW_AT_type)
+                                    .and_then(|value| unit.attr_die(value));
+                                self.tls_variables.push(TlsVariable {
+                                    path,
+                                    linkage_name,
+                                    ty,
+                                    tls_offset,
+                                });
                             }
                         }
                     }
                 }
                 constants::DW_TAG_inlined_subroutine => {
-                    if let Some(origin) = entry.attr_value(constants::DW_AT_abstract_origin).and_then(|value| unit.attr_die(value)) {
+                    if let Some(origin) = entry
+                        .attr_value(constants::DW_AT_abstract_origin)
+                        .and_then(|value| unit.attr_die(value))
+                    {
                         self.inlined_subroutines.push((origin, die));
                     }
                 }
                 _ => {}
             }
             if let Some((path, in_function)) = child_scope.filter(|_| entry.has_children()) {
-                scopes.push(Scope { depth, path, in_function });
+                scopes.push(Scope {
+                    depth,
+                    path,
+                    in_function,
+                });
             }
         }
         Ok(())
@@ -271,7 +302,9 @@ impl Index {
 
     /// The concrete subprogram whose code contains `address` (unbiased).
     pub fn subprogram_containing(&self, address: u64) -> Option<DieRef> {
-        let position = self.code_ranges.partition_point(|&(start, _, _)| start <= address);
+        let position = self
+            .code_ranges
+            .partition_point(|&(start, _, _)| start <= address);
         self.code_ranges[..position]
             .iter()
             .rev()
@@ -316,19 +349,27 @@ const FUTURE_VTABLE_SUFFIXES: &[&str] = &[
     "as futures_core::stream::Stream>::{vtable}",
     "as http_body::Body>::{vtable}",
 ];
-const POLL_IMPLS: &[&str] = &[" as core::future::future::Future>::poll", " as futures_core::stream::Stream>::poll_next"];
+const POLL_IMPLS: &[&str] = &[
+    " as core::future::future::Future>::poll",
+    " as futures_core::stream::Stream>::poll_next",
+];
 
 /// `_ZN..` of `<a::B<T> as core::future::future::Future>::poll` -> `a::B`.
 pub(super) fn polled_type(linkage_name: &str) -> Option<String> {
     let demangled = crate::names::demangle(linkage_name);
     let inner = demangled.strip_prefix('<')?;
-    let (ty, _) = POLL_IMPLS.iter().find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
+    let (ty, _) = POLL_IMPLS
+        .iter()
+        .find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
     Some(crate::names::strip_last_generics(ty))
 }
 
 /// The link-time address of a static variable (`DW_OP_addr`, or `DW_OP_addrx` through
 /// .debug_addr); dead vtables are emitted at address 0 and are skipped.
-fn static_address(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<u64> {
+fn static_address(
+    unit: UnitView<'_>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<u64> {
     let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
         return None;
     };
@@ -344,7 +385,10 @@ fn static_address(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<R
 /// `Some(offset)` for a variable located at "offset in this module's TLS block";
 /// `Some(None)` when it is thread-local but the offset is not a constant. Split DWARF keeps
 /// the offset in .debug_addr (`DW_OP_constx`, `DW_OP_GNU_const_index`).
-fn tls_offset(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<Option<u64>> {
+fn tls_offset(
+    unit: UnitView<'_>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<Option<u64>> {
     let AttributeValue::Exprloc(expression) = entry.attr_value(constants::DW_AT_location)? else {
         return None;
     };
@@ -354,7 +398,9 @@ fn tls_offset(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reade
     while let Ok(Some(operation)) = operations.next() {
         match operation {
             gimli::Operation::UnsignedConstant { value } => constant = Some(value),
-            gimli::Operation::ConstantIndex { index } => constant = unit.dwarf.address(unit.unit, index).ok(),
+            gimli::Operation::ConstantIndex { index } => {
+                constant = unit.dwarf.address(unit.unit, index).ok()
+            }
             gimli::Operation::TLS => is_tls = true,
             _ => constant = None,
         }

@@ -5,7 +5,9 @@
 //! in an inlined frame, is left to the debugger. LLDB spends a whole-program name index
 //! (about 0.4 s on a 70 MB binary) on the first local it is asked for.
 
-use gimli::{constants, AttributeValue, EvaluationResult, Location, Reader as _, Value as DwarfValue};
+use gimli::{
+    constants, AttributeValue, EvaluationResult, Location, Reader as _, Value as DwarfValue,
+};
 
 use super::{DebugInfo, Reader, UnitView};
 use crate::error::{Error, Result};
@@ -42,29 +44,60 @@ impl DebugInfo {
     /// The address of local `name` in the function running at `frame.pc`, when DWARF says
     /// it from the stack and frame pointers (x86-64); `Ok(None)` when it cannot: no such
     /// local in scope, optimized out at the pc, or kept in another register.
-    pub fn local_address(&self, frame: PhysicalFrame, name: &str, memory: &dyn Memory, load_bias: u64) -> Result<Option<u64>> {
+    pub fn local_address(
+        &self,
+        frame: PhysicalFrame,
+        name: &str,
+        memory: &dyn Memory,
+        load_bias: u64,
+    ) -> Result<Option<u64>> {
         if !self.elf.is_x86_64 {
             return Ok(None);
         }
-        let Some(subprogram) = self.subprogram_containing(frame.pc) else { return Ok(None) };
+        let Some(subprogram) = self.subprogram_containing(frame.pc) else {
+            return Ok(None);
+        };
         let (unit, offset) = self.unit_of(subprogram)?;
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
-        let Some(frame_base) = frame_base(root.entry(), &frame) else { return Ok(None) };
-        let Some(location) = innermost_local(unit, root, frame.pc, name)? else { return Ok(None) };
-        let Some(expression) = expression_at(unit, location, frame.pc)? else { return Ok(None) };
-        evaluate(unit.encoding(), expression, frame_base, &frame, memory, load_bias)
+        let Some(frame_base) = frame_base(root.entry(), &frame) else {
+            return Ok(None);
+        };
+        let Some(location) = innermost_local(unit, root, frame.pc, name)? else {
+            return Ok(None);
+        };
+        let Some(expression) = expression_at(unit, location, frame.pc)? else {
+            return Ok(None);
+        };
+        evaluate(
+            unit.encoding(),
+            expression,
+            frame_base,
+            &frame,
+            memory,
+            load_bias,
+        )
     }
 }
 
 /// The subprogram's frame base: the value of the register its `DW_AT_frame_base` names,
 /// `DW_OP_reg7` (rsp) as LLVM emits for x86-64 code without a frame pointer, `DW_OP_reg6`
 /// (rbp) for code that keeps one.
-fn frame_base(entry: &gimli::DebuggingInformationEntry<Reader>, frame: &PhysicalFrame) -> Option<u64> {
-    let Some(AttributeValue::Exprloc(expression)) = entry.attr_value(constants::DW_AT_frame_base) else { return None };
+fn frame_base(
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+    frame: &PhysicalFrame,
+) -> Option<u64> {
+    let Some(AttributeValue::Exprloc(expression)) = entry.attr_value(constants::DW_AT_frame_base)
+    else {
+        return None;
+    };
     let bytes = expression.0.to_slice().ok()?;
-    let [operation] = bytes.as_ref() else { return None };
-    let register = operation.checked_sub(constants::DW_OP_reg0.0).filter(|&register| register < 32)?;
+    let [operation] = bytes.as_ref() else {
+        return None;
+    };
+    let register = operation
+        .checked_sub(constants::DW_OP_reg0.0)
+        .filter(|&register| register < 32)?;
     frame.register(u16::from(register))
 }
 
@@ -82,8 +115,14 @@ fn innermost_local(
         ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end)
     };
     unit.for_each_in_scope(function, &covers_pc, &mut |entry| {
-        if matches!(entry.tag(), constants::DW_TAG_variable | constants::DW_TAG_formal_parameter)
-            && entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value)).as_deref() == Some(name)
+        if matches!(
+            entry.tag(),
+            constants::DW_TAG_variable | constants::DW_TAG_formal_parameter
+        ) && entry
+            .attr_value(constants::DW_AT_name)
+            .and_then(|value| unit.attr_string(value))
+            .as_deref()
+            == Some(name)
         {
             found = entry.attr_value(constants::DW_AT_location);
         }
@@ -93,7 +132,11 @@ fn innermost_local(
 
 /// The location expression that holds at `pc`: the attribute's own, or its location
 /// list's entry for that pc (`None`: optimized out there).
-fn expression_at(unit: UnitView<'_>, location: AttributeValue<Reader>, pc: u64) -> Result<Option<gimli::Expression<Reader>>> {
+fn expression_at(
+    unit: UnitView<'_>,
+    location: AttributeValue<Reader>,
+    pc: u64,
+) -> Result<Option<gimli::Expression<Reader>>> {
     match location {
         AttributeValue::Exprloc(expression) => Ok(Some(expression)),
         AttributeValue::LocationListsRef(offset) => {
@@ -135,7 +178,8 @@ fn evaluate(
                 });
             }
             EvaluationResult::RequiresFrameBase => evaluation.resume_with_frame_base(frame_base)?,
-            EvaluationResult::RequiresRegister { register, .. } => match frame.register(register.0) {
+            EvaluationResult::RequiresRegister { register, .. } => match frame.register(register.0)
+            {
                 Some(value) => evaluation.resume_with_register(DwarfValue::Generic(value))?,
                 None => return Ok(None),
             },
@@ -143,10 +187,12 @@ fn evaluate(
                 let value = memory.read_uint(address, u64::from(size))?;
                 evaluation.resume_with_memory(DwarfValue::Generic(value))?
             }
-            EvaluationResult::RequiresRelocatedAddress(address) => match address.checked_add(load_bias) {
-                Some(address) => evaluation.resume_with_relocated_address(address)?,
-                None => return Ok(None),
-            },
+            EvaluationResult::RequiresRelocatedAddress(address) => {
+                match address.checked_add(load_bias) {
+                    Some(address) => evaluation.resume_with_relocated_address(address)?,
+                    None => return Ok(None),
+                }
+            }
             _ => return Ok(None),
         };
     }
@@ -161,36 +207,92 @@ mod tests {
     use crate::dwarf::elf::SectionBytes;
     use crate::memory::testing::SparseMemory;
 
-    const ENCODING: gimli::Encoding = gimli::Encoding { address_size: 8, format: gimli::Format::Dwarf32, version: 4 };
+    const ENCODING: gimli::Encoding = gimli::Encoding {
+        address_size: 8,
+        format: gimli::Format::Dwarf32,
+        version: 4,
+    };
 
-    fn run(bytes: &[u8], frame_base: u64, frame: PhysicalFrame, memory: &SparseMemory) -> Option<u64> {
-        let reader = gimli::EndianReader::new(SectionBytes::Owned(Arc::from(bytes)), gimli::RunTimeEndian::Little);
-        evaluate(ENCODING, gimli::Expression(reader), frame_base, &frame, memory, 0).unwrap()
+    fn run(
+        bytes: &[u8],
+        frame_base: u64,
+        frame: PhysicalFrame,
+        memory: &SparseMemory,
+    ) -> Option<u64> {
+        let reader = gimli::EndianReader::new(
+            SectionBytes::Owned(Arc::from(bytes)),
+            gimli::RunTimeEndian::Little,
+        );
+        evaluate(
+            ENCODING,
+            gimli::Expression(reader),
+            frame_base,
+            &frame,
+            memory,
+            0,
+        )
+        .unwrap()
     }
 
     #[test]
     fn an_expression_that_loops_stops() {
-        let frame = PhysicalFrame { pc: 0, sp: 0x7000, fp: None };
+        let frame = PhysicalFrame {
+            pc: 0,
+            sp: 0x7000,
+            fp: None,
+        };
         // DW_OP_skip -3: back to itself.
         let looping = [constants::DW_OP_skip.0, 0xfd, 0xff];
-        let reader = gimli::EndianReader::new(SectionBytes::Owned(Arc::from(&looping[..])), gimli::RunTimeEndian::Little);
-        assert!(evaluate(ENCODING, gimli::Expression(reader), 0, &frame, &SparseMemory::default(), 0).is_err());
+        let reader = gimli::EndianReader::new(
+            SectionBytes::Owned(Arc::from(&looping[..])),
+            gimli::RunTimeEndian::Little,
+        );
+        assert!(evaluate(
+            ENCODING,
+            gimli::Expression(reader),
+            0,
+            &frame,
+            &SparseMemory::default(),
+            0
+        )
+        .is_err());
     }
 
     #[test]
     fn locations_from_the_frame_base_the_registers_and_memory() {
-        let frame = PhysicalFrame { pc: 0, sp: 0x7000, fp: Some(0x7100) };
+        let frame = PhysicalFrame {
+            pc: 0,
+            sp: 0x7000,
+            fp: Some(0x7100),
+        };
         let mut memory = SparseMemory::default();
         memory.put(0x7058, &0x9000u64.to_le_bytes());
         let fbreg_88 = [constants::DW_OP_fbreg.0, 0xd8, 0x00];
         // rustc's debug builds: `DW_OP_fbreg +88`, and `+88, DW_OP_deref` for a reference.
         assert_eq!(run(&fbreg_88, 0x7000, frame, &memory), Some(0x7058));
-        assert_eq!(run(&[fbreg_88.as_slice(), &[constants::DW_OP_deref.0]].concat(), 0x7000, frame, &memory), Some(0x9000));
+        assert_eq!(
+            run(
+                &[fbreg_88.as_slice(), &[constants::DW_OP_deref.0]].concat(),
+                0x7000,
+                frame,
+                &memory
+            ),
+            Some(0x9000)
+        );
         // `DW_OP_breg6 -8` (rbp), and a register the frame does not know.
-        assert_eq!(run(&[constants::DW_OP_breg6.0, 0x78], 0, frame, &memory), Some(0x70f8));
-        assert_eq!(run(&[constants::DW_OP_breg3.0, 0x00], 0, frame, &memory), None);
+        assert_eq!(
+            run(&[constants::DW_OP_breg6.0, 0x78], 0, frame, &memory),
+            Some(0x70f8)
+        );
+        assert_eq!(
+            run(&[constants::DW_OP_breg3.0, 0x00], 0, frame, &memory),
+            None
+        );
         let without_fp = PhysicalFrame { fp: None, ..frame };
-        assert_eq!(run(&[constants::DW_OP_breg6.0, 0x78], 0, without_fp, &memory), None);
+        assert_eq!(
+            run(&[constants::DW_OP_breg6.0, 0x78], 0, without_fp, &memory),
+            None
+        );
         // A value in a register, not in memory: not an address.
         assert_eq!(run(&[constants::DW_OP_reg0.0], 0, frame, &memory), None);
     }

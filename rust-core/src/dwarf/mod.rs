@@ -23,7 +23,9 @@ pub use code::FunctionAt;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
 pub use locals::PhysicalFrame;
-pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX};
+pub use types::{
+    Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX,
+};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -111,16 +113,23 @@ impl UnitView<'_> {
         if name.starts_with('/') {
             return Some(name);
         }
-        let comp_dir = unit.comp_dir.as_ref().and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
+        let comp_dir = unit
+            .comp_dir
+            .as_ref()
+            .and_then(|dir| dir.to_string_lossy().ok().map(|d| d.into_owned()));
         let directory = file.directory(header).and_then(line_string);
         let joined = match directory {
-            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => format!("{dir}/{name}"),
+            Some(dir) if !dir.is_empty() && Some(&dir) != comp_dir.as_ref() => {
+                format!("{dir}/{name}")
+            }
             _ => name,
         };
         // A dependency compiled in its own crate directory: keep that directory, which
         // names the crate and its version.
         match comp_dir {
-            Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => Some(format!("{dir}/{joined}")),
+            Some(dir) if !joined.starts_with('/') && crate::names::is_dependency_dir(&dir) => {
+                Some(format!("{dir}/{joined}"))
+            }
             _ => Some(joined),
         }
     }
@@ -177,7 +186,11 @@ impl UnitView<'_> {
 }
 
 /// A string attribute's text, wherever the unit's sections keep it.
-fn string_attribute(dwarf: &gimli::Dwarf<Reader>, unit: &Unit, value: AttributeValue<Reader>) -> Option<String> {
+fn string_attribute(
+    dwarf: &gimli::Dwarf<Reader>,
+    unit: &Unit,
+    value: AttributeValue<Reader>,
+) -> Option<String> {
     let reader = dwarf.attr_string(unit, value).ok()?;
     Some(reader.to_string_lossy().ok()?.into_owned())
 }
@@ -252,21 +265,36 @@ impl DebugInfo {
         only_if_tokio: bool,
     ) -> Result<DebugInfo> {
         let refuse_unless_tokio = |elf: &ElfFacts| match only_if_tokio && !elf.links_tokio() {
-            true => Err(Error::new(ErrorKind::NotTokio, format!("{} does not link tokio", path.display()))),
+            true => Err(Error::new(
+                ErrorKind::NotTokio,
+                format!("{} does not link tokio", path.display()),
+            )),
             false => Ok(()),
         };
-        let file = std::fs::File::open(path)
-            .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot open {}: {error}", path.display())))?;
+        let file = std::fs::File::open(path).map_err(|error| {
+            Error::new(
+                ErrorKind::Binary,
+                format!("cannot open {}: {error}", path.display()),
+            )
+        })?;
         // SAFETY: the executable is mapped read-only, and its DWARF is read from the mapping
         // for the life of the session. Rewriting the file in place would give wrong answers,
         // which every later step tolerates; truncating it in place would fault, as it would
         // in GDB and LLDB, which map it too. Builds replace the file (a new inode), and each
         // command reloads a file whose size or time changed.
-        let map = unsafe { memmap2::Mmap::map(&file) }
-            .map_err(|error| Error::new(ErrorKind::Binary, format!("cannot map {}: {error}", path.display())))?;
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| {
+            Error::new(
+                ErrorKind::Binary,
+                format!("cannot map {}: {error}", path.display()),
+            )
+        })?;
         let map = Arc::new(map);
-        let object = object::File::parse(&**map)
-            .map_err(|error| Error::new(ErrorKind::Binary, format!("{} is not an executable: {error}", path.display())))?;
+        let object = object::File::parse(&**map).map_err(|error| {
+            Error::new(
+                ErrorKind::Binary,
+                format!("{} is not an executable: {error}", path.display()),
+            )
+        })?;
         let mut elf = ElfFacts::read(&object)?;
         let mut debug_file = None;
         let main = if elf::has_dwarf(&object) {
@@ -279,11 +307,18 @@ impl DebugInfo {
                     true => "it has neither a build id nor a .gnu_debuglink to find a separate debug file by".to_string(),
                     false => format!("no separate debug file at {}", search.looked.join(", ")),
                 };
-                return Err(no_type_info(path, "it has no DWARF debug information", &looked));
+                return Err(no_type_info(
+                    path,
+                    "it has no DWARF debug information",
+                    &looked,
+                ));
             };
             let debug_map = Arc::new(found.map);
             let debug_object = object::File::parse(&**debug_map).map_err(|error| {
-                Error::new(ErrorKind::Binary, format!("{} is not an object file: {error}", found.path.display()))
+                Error::new(
+                    ErrorKind::Binary,
+                    format!("{} is not an object file: {error}", found.path.display()),
+                )
             })?;
             elf.add_symbols_from(&debug_object);
             refuse_unless_tokio(&elf)?;
@@ -296,16 +331,27 @@ impl DebugInfo {
             return Err(no_type_info(path, "it has no DWARF debug information", ""));
         }
 
-        let mut sections = vec![SectionSet { base: 0, dwarf: main }];
+        let mut sections = vec![SectionSet {
+            base: 0,
+            dwarf: main,
+        }];
         let mut units = Vec::new();
         let mut headers = sections[0].dwarf.units();
         while let Some(header) = headers.next()? {
             let unit = sections[0].dwarf.unit(header)?;
-            units.push(LoadedUnit { unit, sections: 0, skeleton: None });
+            units.push(LoadedUnit {
+                unit,
+                sections: 0,
+                skeleton: None,
+            });
         }
-        let load_problems = load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
+        let load_problems =
+            load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
 
-        let unit_starts: Vec<u64> = units.iter().map(|unit| view(&sections, unit).start()).collect();
+        let unit_starts: Vec<u64> = units
+            .iter()
+            .map(|unit| view(&sections, unit).start())
+            .collect();
         let directory = units::UnitDirectory::new(&sections, &units);
         let unit_count = units.len();
         let tokio_version = units.iter().find_map(|loaded| {
@@ -347,13 +393,21 @@ impl DebugInfo {
     /// its relro segment relocated with `load_bias`. `None` elsewhere.
     pub fn executable_memory(&self, address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
         let read_only =
-            self.elf.read_only_segments.iter().find_map(|&segment| elf::segment_bytes(&self.file_bytes, segment, address, buf.len()));
+            self.elf.read_only_segments.iter().find_map(|&segment| {
+                elf::segment_bytes(&self.file_bytes, segment, address, buf.len())
+            });
         if let Some(bytes) = read_only {
             buf.copy_from_slice(bytes);
             return Some(());
         }
-        let relro = self.relro.get_or_init(|| object::File::parse(&**self.file_bytes).ok().and_then(|object| elf::Relro::read(&object)));
-        relro.as_ref()?.fill(&self.file_bytes, address, load_bias, buf)
+        let relro = self.relro.get_or_init(|| {
+            object::File::parse(&**self.file_bytes)
+                .ok()
+                .and_then(|object| elf::Relro::read(&object))
+        });
+        relro
+            .as_ref()?
+            .fill(&self.file_bytes, address, load_bias, buf)
     }
 
     fn view<'a>(&'a self, unit: &'a LoadedUnit) -> UnitView<'a> {
@@ -363,14 +417,21 @@ impl DebugInfo {
     fn unit_of(&self, die: DieRef) -> Result<(UnitView<'_>, gimli::UnitOffset<usize>)> {
         let position = match self.unit_starts.binary_search(&die.0) {
             Ok(position) => position,
-            Err(0) => return Err(Error::layout(format!("DIE {:#x} lies before the first unit", die.0))),
+            Err(0) => {
+                return Err(Error::layout(format!(
+                    "DIE {:#x} lies before the first unit",
+                    die.0
+                )))
+            }
             Err(position) => position - 1,
         };
         let view = self.view(&self.units[position]);
         let offset = die
             .0
             .checked_sub(view.base)
-            .and_then(|local| gimli::DebugInfoOffset(local as usize).to_unit_offset(&view.unit.header))
+            .and_then(|local| {
+                gimli::DebugInfoOffset(local as usize).to_unit_offset(&view.unit.header)
+            })
             .ok_or_else(|| Error::layout(format!("DIE {:#x} lies outside every unit", die.0)))?;
         Ok((view, offset))
     }
@@ -401,7 +462,11 @@ impl DebugInfo {
 
     /// `type_named`, looking first in `near`'s unit and crate (a type the name's generic
     /// arguments come from, where the generic type is instantiated).
-    pub fn type_named_near(&self, name: &str, near: Option<DieRef>) -> Result<Option<Arc<TypeInfo>>> {
+    pub fn type_named_near(
+        &self,
+        name: &str,
+        near: Option<DieRef>,
+    ) -> Result<Option<Arc<TypeInfo>>> {
         match self.type_by_name(name, near) {
             Some(die) => self.type_info(die).map(Some),
             None => Ok(None),
@@ -410,8 +475,13 @@ impl DebugInfo {
 
     /// Template type parameters (name, type) of the subprogram that starts at `address`
     /// (an address in the executable's own numbering, load bias removed).
-    pub fn subprogram_template_params(&self, address: u64) -> Result<Option<Vec<(String, DieRef)>>> {
-        let Some(die) = self.subprogram_at(address) else { return Ok(None) };
+    pub fn subprogram_template_params(
+        &self,
+        address: u64,
+    ) -> Result<Option<Vec<(String, DieRef)>>> {
+        let Some(die) = self.subprogram_at(address) else {
+            return Ok(None);
+        };
         types::template_params_of_subprogram(self, die).map(Some)
     }
 }
@@ -422,7 +492,13 @@ fn view<'a>(sections: &'a [SectionSet], loaded: &'a LoadedUnit) -> UnitView<'a> 
         Some(skeleton) => (skeleton, &sections[0].dwarf),
         None => (&loaded.unit, &set.dwarf),
     };
-    UnitView { unit: &loaded.unit, dwarf: &set.dwarf, base: set.base, line_unit, line_dwarf }
+    UnitView {
+        unit: &loaded.unit,
+        dwarf: &set.dwarf,
+        base: set.base,
+        line_unit,
+        line_dwarf,
+    }
 }
 
 /// Replaces each skeleton unit in `units` by its split unit, each with a section set of its
@@ -433,8 +509,12 @@ fn load_split_units(
     sections: &mut Vec<SectionSet>,
     units: &mut Vec<LoadedUnit>,
 ) -> Result<Vec<String>> {
-    let skeleton_positions: Vec<usize> =
-        units.iter().enumerate().filter(|(_, loaded)| loaded.unit.dwo_id.is_some()).map(|(position, _)| position).collect();
+    let skeleton_positions: Vec<usize> = units
+        .iter()
+        .enumerate()
+        .filter(|(_, loaded)| loaded.unit.dwo_id.is_some())
+        .map(|(position, _)| position)
+        .collect();
     if skeleton_positions.is_empty() {
         return Ok(Vec::new());
     }
@@ -445,7 +525,10 @@ fn load_split_units(
         packages.push(debug_file.with_extension("dwp"));
     }
     let executable_dir = executable.parent().unwrap_or(Path::new("."));
-    let skeletons: Vec<&Unit> = skeleton_positions.iter().map(|&position| &units[position].unit).collect();
+    let skeletons: Vec<&Unit> = skeleton_positions
+        .iter()
+        .map(|&position| &units[position].unit)
+        .collect();
     let found = split::load(&sections[0].dwarf, &skeletons, &packages, executable_dir)?;
     let mut next_base = sections[0].dwarf.debug_info.reader().len() as u64;
     let mut split_units = Vec::new();
@@ -454,8 +537,18 @@ fn load_split_units(
         let base = next_base;
         // One spare byte keeps an empty section's start from being the next one's.
         next_base = base + split.dwarf.debug_info.reader().len() as u64 + 1;
-        sections.push(SectionSet { dwarf: split.dwarf, base });
-        split_units.push((position, LoadedUnit { unit: split.unit, sections: sections.len() - 1, skeleton: None }));
+        sections.push(SectionSet {
+            dwarf: split.dwarf,
+            base,
+        });
+        split_units.push((
+            position,
+            LoadedUnit {
+                unit: split.unit,
+                sections: sections.len() - 1,
+                skeleton: None,
+            },
+        ));
     }
     // Each skeleton found moves into its split unit, which goes to the end (its DieRefs are
     // past every earlier one); skeletons not found stay, with nothing in them.
@@ -472,7 +565,12 @@ fn load_split_units(
         Some(package) => format!("not in {}", package.display()),
         None => format!("no {}", packages[0].display()),
     };
-    let mut dwo_files: Vec<String> = found.missing.iter().take(MISSING_NAMED).map(|path| path.display().to_string()).collect();
+    let mut dwo_files: Vec<String> = found
+        .missing
+        .iter()
+        .take(MISSING_NAMED)
+        .map(|path| path.display().to_string())
+        .collect();
     if found.missing.len() > MISSING_NAMED {
         dwo_files.push(format!("and {} more", found.missing.len() - MISSING_NAMED));
     }
@@ -488,7 +586,11 @@ fn load_split_units(
             ),
         ));
     }
-    Ok(vec![format!("split DWARF: {} of {} units not found: {looked}", found.missing.len(), skeleton_positions.len())])
+    Ok(vec![format!(
+        "split DWARF: {} of {} units not found: {looked}",
+        found.missing.len(),
+        skeleton_positions.len()
+    )])
 }
 
 /// `path` with `suffix` appended to its file name (`tokio-app` -> `tokio-app.dwp`).
@@ -501,7 +603,11 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// The one line for an executable without usable DWARF; `looked` says where else it was
 /// looked for, if anywhere.
 fn no_type_info(path: &Path, why: &str, looked: &str) -> Error {
-    let looked = if looked.is_empty() { String::new() } else { format!("; {looked}") };
+    let looked = if looked.is_empty() {
+        String::new()
+    } else {
+        format!("; {looked}")
+    };
     Error::new(
         ErrorKind::NoDebugInfo,
         format!(
@@ -531,28 +637,50 @@ mod tests {
 
         let lazy = DebugInfo::load(&path).unwrap();
         let (at_load, _) = lazy.units_indexed();
-        assert!(at_load * 4 < total, "{at_load} of {total} units indexed at load");
-        let header = lazy.type_by_name("tokio::runtime::task::core::Header", None).unwrap();
-        assert_eq!(lazy.indexed_type_name(header), Some("tokio::runtime::task::core::Header"));
-        assert_eq!(lazy.units_indexed().0, at_load, "tokio's own units answer for its types");
+        assert!(
+            at_load * 4 < total,
+            "{at_load} of {total} units indexed at load"
+        );
+        let header = lazy
+            .type_by_name("tokio::runtime::task::core::Header", None)
+            .unwrap();
+        assert_eq!(
+            lazy.indexed_type_name(header),
+            Some("tokio::runtime::task::core::Header")
+        );
+        assert_eq!(
+            lazy.units_indexed().0,
+            at_load,
+            "tokio's own units answer for its types"
+        );
 
         let mut types = 0;
         let mut subprograms = 0;
         for at in 0..total {
             let index = whole.unit_index(at);
             for (name, _) in index.types().take(20) {
-                let found = lazy.type_by_name(name, None).unwrap_or_else(|| panic!("{name} not found"));
+                let found = lazy
+                    .type_by_name(name, None)
+                    .unwrap_or_else(|| panic!("{name} not found"));
                 assert_eq!(lazy.indexed_type_name(found), Some(name));
                 types += 1;
             }
             for &(start, _, _) in index.code_range_list().iter().take(20) {
-                let first_anywhere = (0..total).find_map(|unit| whole.unit_index(unit).subprogram_at(start));
+                let first_anywhere =
+                    (0..total).find_map(|unit| whole.unit_index(unit).subprogram_at(start));
                 assert_eq!(lazy.subprogram_at(start), first_anywhere, "{start:#x}");
-                assert_eq!(lazy.subprogram_containing(start), whole.subprogram_containing(start), "{start:#x}");
+                assert_eq!(
+                    lazy.subprogram_containing(start),
+                    whole.subprogram_containing(start),
+                    "{start:#x}"
+                );
                 subprograms += 1;
             }
         }
-        assert!(types > 1_000 && subprograms > 1_000, "{types} types, {subprograms} subprograms");
+        assert!(
+            types > 1_000 && subprograms > 1_000,
+            "{types} types, {subprograms} subprograms"
+        );
         assert!(lazy.subprogram_at(0x10).is_none());
     }
 
@@ -576,16 +704,29 @@ mod tests {
         // Its abbreviation code: one no table defines.
         let second_die = section_offset + last_unit.0 + last_unit.1;
         bytes[second_die..second_die + 5].copy_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
-        let copy = std::env::temp_dir().join(format!("tokio-async-unreadable-{}", std::process::id()));
+        let copy =
+            std::env::temp_dir().join(format!("tokio-async-unreadable-{}", std::process::id()));
         std::fs::write(&copy, &bytes).unwrap();
 
         let debug = DebugInfo::load(&copy).unwrap();
-        assert!(debug.type_by_name("tokio::runtime::task::core::Header", None).is_some());
-        assert!(debug.unreadable_units().is_empty(), "{:?}", debug.unreadable_units());
+        assert!(debug
+            .type_by_name("tokio::runtime::task::core::Header", None)
+            .is_some());
+        assert!(
+            debug.unreadable_units().is_empty(),
+            "{:?}",
+            debug.unreadable_units()
+        );
         debug.index_all();
         let unreadable = debug.unreadable_units();
         std::fs::remove_file(&copy).unwrap();
         assert_eq!(unreadable.len(), 1, "{unreadable:?}");
-        assert!(unreadable[0].starts_with(&format!("the DWARF unit at {:#x} is unreadable: ", last_unit.0)), "{unreadable:?}");
+        assert!(
+            unreadable[0].starts_with(&format!(
+                "the DWARF unit at {:#x} is unreadable: ",
+                last_unit.0
+            )),
+            "{unreadable:?}"
+        );
     }
 }

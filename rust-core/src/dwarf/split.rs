@@ -38,7 +38,11 @@ pub(super) fn load(
         Some(path) => Some(load_package(path)?),
         None => None,
     };
-    let mut result = SplitUnits { units: Vec::new(), missing: Vec::new(), package: package.cloned() };
+    let mut result = SplitUnits {
+        units: Vec::new(),
+        missing: Vec::new(),
+        package: package.cloned(),
+    };
     for skeleton in skeletons {
         let Some(dwo_id) = skeleton.dwo_id else {
             result.units.push(None);
@@ -57,7 +61,12 @@ pub(super) fn load(
             }
         }
         let candidates = dwo_candidates(main, skeleton, executable_dir);
-        let Some(path) = candidates.iter().find(|path| path.is_file()).or(candidates.first()).cloned() else {
+        let Some(path) = candidates
+            .iter()
+            .find(|path| path.is_file())
+            .or(candidates.first())
+            .cloned()
+        else {
             result.units.push(None);
             continue;
         };
@@ -77,7 +86,11 @@ pub(super) fn load(
 
 /// The compilation unit with this dwo id in a split file's sections, with the skeleton's
 /// relocated attributes (low_pc, addr_base, DWARF 4's ranges base).
-fn split_unit(dwarf: gimli::Dwarf<Reader>, skeleton: &Unit, dwo_id: gimli::DwoId) -> Result<Option<SplitUnit>> {
+fn split_unit(
+    dwarf: gimli::Dwarf<Reader>,
+    skeleton: &Unit,
+    dwo_id: gimli::DwoId,
+) -> Result<Option<SplitUnit>> {
     let mut headers = dwarf.units();
     while let Some(header) = headers.next()? {
         let mut unit = dwarf.unit(header)?;
@@ -90,37 +103,63 @@ fn split_unit(dwarf: gimli::Dwarf<Reader>, skeleton: &Unit, dwo_id: gimli::DwoId
 }
 
 fn load_package(path: &Path) -> Result<gimli::DwarfPackage<Reader>> {
-    let cannot = |why: String| Error::new(ErrorKind::Binary, format!("cannot read the DWARF package {}: {why}", path.display()));
+    let cannot = |why: String| {
+        Error::new(
+            ErrorKind::Binary,
+            format!("cannot read the DWARF package {}: {why}", path.display()),
+        )
+    };
     let file = std::fs::File::open(path).map_err(|error| cannot(error.to_string()))?;
     // SAFETY: mapped read-only, like the executable (see `DebugInfo::load`).
-    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?);
+    let map = std::sync::Arc::new(
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?,
+    );
     let object = object::File::parse(&**map).map_err(|error| cannot(error.to_string()))?;
     let empty = elf::empty_reader(elf::endian(&object));
-    gimli::DwarfPackage::load(|id| elf::dwarf_section(&object, &map, id, SectionNames::Split), empty)
-        .map_err(|error: Error| cannot(error.message))
+    gimli::DwarfPackage::load(
+        |id| elf::dwarf_section(&object, &map, id, SectionNames::Split),
+        empty,
+    )
+    .map_err(|error: Error| cannot(error.message))
 }
 
 fn load_dwo(path: &Path, main: &gimli::Dwarf<Reader>) -> Result<gimli::Dwarf<Reader>> {
-    let cannot = |why: String| Error::new(ErrorKind::Binary, format!("cannot read {}: {why}", path.display()));
+    let cannot = |why: String| {
+        Error::new(
+            ErrorKind::Binary,
+            format!("cannot read {}: {why}", path.display()),
+        )
+    };
     let file = std::fs::File::open(path).map_err(|error| cannot(error.to_string()))?;
     // SAFETY: as above.
-    let map = std::sync::Arc::new(unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?);
+    let map = std::sync::Arc::new(
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|error| cannot(error.to_string()))?,
+    );
     let object = object::File::parse(&**map).map_err(|error| cannot(error.to_string()))?;
-    let mut dwarf = gimli::Dwarf::load(|id| elf::dwarf_section(&object, &map, id, SectionNames::Split))?;
+    let mut dwarf =
+        gimli::Dwarf::load(|id| elf::dwarf_section(&object, &map, id, SectionNames::Split))?;
     dwarf.make_dwo(main);
     Ok(dwarf)
 }
 
 /// Where the skeleton's `.dwo` file may be: as named (joined to its compilation directory
 /// when relative), then by its file name next to the executable (a build tree moved with it).
-fn dwo_candidates(main: &gimli::Dwarf<Reader>, skeleton: &Unit, executable_dir: &Path) -> Vec<PathBuf> {
+fn dwo_candidates(
+    main: &gimli::Dwarf<Reader>,
+    skeleton: &Unit,
+    executable_dir: &Path,
+) -> Vec<PathBuf> {
     use gimli::Reader as _;
     let Some(name) = skeleton
         .dwo_name()
         .ok()
         .flatten()
         .and_then(|value| main.attr_string(skeleton, value).ok())
-        .and_then(|name| name.to_string_lossy().ok().map(|name| PathBuf::from(name.as_ref())))
+        .and_then(|name| {
+            name.to_string_lossy()
+                .ok()
+                .map(|name| PathBuf::from(name.as_ref()))
+        })
     else {
         return Vec::new();
     };

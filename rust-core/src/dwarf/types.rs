@@ -72,7 +72,10 @@ impl TypeInfo {
     }
 
     pub fn template_param(&self, name: &str) -> Option<DieRef> {
-        self.template_params.iter().find(|(param, _)| param == name).map(|(_, die)| *die)
+        self.template_params
+            .iter()
+            .find(|(param, _)| param == name)
+            .map(|(_, die)| *die)
     }
 }
 
@@ -84,12 +87,17 @@ const MAX_TYPEDEF_CHAIN: u32 = 16;
 
 pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<TypeInfo> {
     if chain > MAX_TYPEDEF_CHAIN {
-        return Err(Error::layout(format!("typedef chain too long at DIE {:#x}", die.0)));
+        return Err(Error::layout(format!(
+            "typedef chain too long at DIE {:#x}",
+            die.0
+        )));
     }
     let (unit, offset) = debug.unit_of(die)?;
     let entry = unit.entry(offset)?;
     let tag = match entry.tag() {
-        constants::DW_TAG_typedef | constants::DW_TAG_const_type | constants::DW_TAG_volatile_type => {
+        constants::DW_TAG_typedef
+        | constants::DW_TAG_const_type
+        | constants::DW_TAG_volatile_type => {
             let target = type_attr(unit, &entry)
                 .ok_or_else(|| Error::layout(format!("qualifier DIE {:#x} has no type", die.0)))?;
             return parse_type(debug, target, chain + 1);
@@ -102,13 +110,17 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
         constants::DW_TAG_array_type => TypeTag::Array,
         _ => TypeTag::Other,
     };
-    let own_name = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value));
+    let own_name = entry
+        .attr_value(constants::DW_AT_name)
+        .and_then(|value| unit.attr_string(value));
     let name = debug
         .indexed_type_name(die)
         .map(str::to_string)
         .or(own_name)
         .unwrap_or_else(|| "<anonymous>".to_string());
-    let size = entry.attr_value(constants::DW_AT_byte_size).and_then(|value| value.udata_value());
+    let size = entry
+        .attr_value(constants::DW_AT_byte_size)
+        .and_then(|value| value.udata_value());
     let mut info = TypeInfo {
         die,
         name,
@@ -150,13 +162,21 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
                 }
             }
             constants::DW_TAG_subrange_type => {
-                let count = child_entry.attr_value(constants::DW_AT_count).and_then(constant_value);
-                let upper = child_entry.attr_value(constants::DW_AT_upper_bound).and_then(constant_value);
+                let count = child_entry
+                    .attr_value(constants::DW_AT_count)
+                    .and_then(constant_value);
+                let upper = child_entry
+                    .attr_value(constants::DW_AT_upper_bound)
+                    .and_then(constant_value);
                 info.array_len = count.or_else(|| upper.and_then(|upper| upper.checked_add(1)));
             }
             constants::DW_TAG_enumerator => {
-                let name = child_entry.attr_value(constants::DW_AT_name).and_then(|v| unit.attr_string(v));
-                let value = child_entry.attr_value(constants::DW_AT_const_value).and_then(constant_value);
+                let name = child_entry
+                    .attr_value(constants::DW_AT_name)
+                    .and_then(|v| unit.attr_string(v));
+                let value = child_entry
+                    .attr_value(constants::DW_AT_const_value)
+                    .and_then(constant_value);
                 if let (Some(name), Some(value)) = (name, value) {
                     info.enumerators.push((name, value));
                 }
@@ -175,21 +195,31 @@ fn parse_variant_part(
         Some(AttributeValue::UnitRef(offset)) => Some(offset),
         _ => None,
     };
-    let mut part = VariantPart { discriminant: None, variants: Vec::new() };
+    let mut part = VariantPart {
+        discriminant: None,
+        variants: Vec::new(),
+    };
     let mut children = node.children();
     while let Some(child) = children.next()? {
         let entry = child.entry();
         match entry.tag() {
-            constants::DW_TAG_member if Some(entry.offset()) == discr_offset || part.discriminant.is_none() => {
+            constants::DW_TAG_member
+                if Some(entry.offset()) == discr_offset || part.discriminant.is_none() =>
+            {
                 part.discriminant = parse_member(unit, entry);
             }
             constants::DW_TAG_variant => {
-                let discr_value = entry.attr_value(constants::DW_AT_discr_value).and_then(constant_value);
+                let discr_value = entry
+                    .attr_value(constants::DW_AT_discr_value)
+                    .and_then(constant_value);
                 let mut members = child.children();
                 while let Some(member) = members.next()? {
                     if member.entry().tag() == constants::DW_TAG_member {
                         if let Some(field) = parse_member(unit, member.entry()) {
-                            part.variants.push(Variant { discr_value, member: field });
+                            part.variants.push(Variant {
+                                discr_value,
+                                member: field,
+                            });
                         }
                         break;
                     }
@@ -201,7 +231,10 @@ fn parse_variant_part(
     Ok(part)
 }
 
-fn parse_member(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<Field> {
+fn parse_member(
+    unit: UnitView<'_>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<Field> {
     let name = entry
         .attr_value(constants::DW_AT_name)
         .and_then(|value| unit.attr_string(value))
@@ -211,28 +244,46 @@ fn parse_member(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Rea
         None => 0,
     };
     let decl = match (
-        entry.attr_value(constants::DW_AT_decl_file).and_then(|v| match v {
-            AttributeValue::FileIndex(index) => Some(index),
-            other => other.udata_value(),
-        }),
-        entry.attr_value(constants::DW_AT_decl_line).and_then(|v| v.udata_value()),
+        entry
+            .attr_value(constants::DW_AT_decl_file)
+            .and_then(|v| match v {
+                AttributeValue::FileIndex(index) => Some(index),
+                other => other.udata_value(),
+            }),
+        entry
+            .attr_value(constants::DW_AT_decl_line)
+            .and_then(|v| v.udata_value()),
     ) {
-        (Some(file), Some(line)) => unit.file_name(file).map(|file| SourceLocation { file, line }),
+        (Some(file), Some(line)) => unit
+            .file_name(file)
+            .map(|file| SourceLocation { file, line }),
         _ => None,
     };
-    Some(Field { name, offset, ty: type_attr(unit, entry), decl })
+    Some(Field {
+        name,
+        offset,
+        ty: type_attr(unit, entry),
+        decl,
+    })
 }
 
 fn parse_template_param(
     unit: UnitView<'_>,
     entry: &gimli::DebuggingInformationEntry<Reader>,
 ) -> Option<(String, DieRef)> {
-    let name = entry.attr_value(constants::DW_AT_name).and_then(|value| unit.attr_string(value))?;
+    let name = entry
+        .attr_value(constants::DW_AT_name)
+        .and_then(|value| unit.attr_string(value))?;
     Some((name, type_attr(unit, entry)?))
 }
 
-fn type_attr(unit: UnitView<'_>, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<DieRef> {
-    entry.attr_value(constants::DW_AT_type).and_then(|value| unit.attr_die(value))
+fn type_attr(
+    unit: UnitView<'_>,
+    entry: &gimli::DebuggingInformationEntry<Reader>,
+) -> Option<DieRef> {
+    entry
+        .attr_value(constants::DW_AT_type)
+        .and_then(|value| unit.attr_die(value))
 }
 
 fn constant_value(value: AttributeValue<Reader>) -> Option<u64> {
@@ -249,16 +300,26 @@ fn constant_value(value: AttributeValue<Reader>) -> Option<u64> {
 
 /// Template type parameters of a subprogram, following `DW_AT_specification` and
 /// `DW_AT_abstract_origin` (release builds put them on the declaration).
-pub(super) fn template_params_of_subprogram(debug: &DebugInfo, die: DieRef) -> Result<Vec<(String, DieRef)>> {
+pub(super) fn template_params_of_subprogram(
+    debug: &DebugInfo,
+    die: DieRef,
+) -> Result<Vec<(String, DieRef)>> {
     let mut current = die;
     for _ in 0..4 {
         let (unit, offset) = debug.unit_of(current)?;
         let mut params = Vec::new();
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
-        let origin = [constants::DW_AT_specification, constants::DW_AT_abstract_origin]
-            .into_iter()
-            .find_map(|attr| root.entry().attr_value(attr).and_then(|value| unit.attr_die(value)));
+        let origin = [
+            constants::DW_AT_specification,
+            constants::DW_AT_abstract_origin,
+        ]
+        .into_iter()
+        .find_map(|attr| {
+            root.entry()
+                .attr_value(attr)
+                .and_then(|value| unit.attr_die(value))
+        });
         let mut children = root.children();
         while let Some(child) = children.next()? {
             if child.entry().tag() == constants::DW_TAG_template_type_parameter {

@@ -60,11 +60,19 @@ impl UnitDirectory {
             let name = [Some(&loaded.unit), loaded.skeleton.as_ref()]
                 .into_iter()
                 .flatten()
-                .find_map(|unit| unit.name.as_ref().and_then(|name| name.to_string_lossy().ok().map(|name| name.into_owned())));
+                .find_map(|unit| {
+                    unit.name
+                        .as_ref()
+                        .and_then(|name| name.to_string_lossy().ok().map(|name| name.into_owned()))
+                });
             let krate: Arc<str> = Arc::from(crate_of_unit(name.as_deref().unwrap_or("")));
             by_crate.entry(krate.clone()).or_default().push(position);
             crate_of.push(krate);
-            let dwarf = if loaded.skeleton.is_some() { main } else { &sections[loaded.sections].dwarf };
+            let dwarf = if loaded.skeleton.is_some() {
+                main
+            } else {
+                &sections[loaded.sections].dwarf
+            };
             if let Ok(mut unit_ranges) = dwarf.unit_ranges(main_unit) {
                 while let Ok(Some(range)) = unit_ranges.next() {
                     if range.begin != 0 && range.begin < range.end {
@@ -76,7 +84,9 @@ impl UnitDirectory {
         }
         let mut headers = main.debug_aranges.headers();
         while let Ok(Some(header)) = headers.next() {
-            let Some(&position) = by_main_offset.get(&header.debug_info_offset().0) else { continue };
+            let Some(&position) = by_main_offset.get(&header.debug_info_offset().0) else {
+                continue;
+            };
             let mut entries = header.entries();
             while let Ok(Some(entry)) = entries.next() {
                 let range = entry.range();
@@ -95,7 +105,9 @@ impl UnitDirectory {
                 Some(*largest)
             })
             .collect();
-        let unplaced = (0..units.len()).filter(|&position| !placed[position]).collect();
+        let unplaced = (0..units.len())
+            .filter(|&position| !placed[position])
+            .collect();
         UnitDirectory {
             by_crate,
             crate_of,
@@ -113,7 +125,9 @@ impl UnitDirectory {
 
     /// The units that claim `address`, and every unit that claims none, in unit order.
     fn units_at(&self, address: u64) -> Vec<usize> {
-        let after = self.ranges.partition_point(|&(start, _, _)| start <= address);
+        let after = self
+            .ranges
+            .partition_point(|&(start, _, _)| start <= address);
         let mut found: Vec<usize> = (0..after)
             .rev()
             .take_while(|&at| self.ranges_end_max[at] > address)
@@ -146,7 +160,11 @@ impl DebugInfo {
             self.directory.indexed.fetch_add(1, Ordering::Relaxed);
             let view = self.view(&self.units[position]);
             Index::of_unit(view).unwrap_or_else(|error| {
-                let line = format!("the DWARF unit at {:#x} is unreadable: {}", view.start(), error.message);
+                let line = format!(
+                    "the DWARF unit at {:#x} is unreadable: {}",
+                    view.start(),
+                    error.message
+                );
                 if let Ok(mut unreadable) = self.directory.unreadable.lock() {
                     unreadable.push(line);
                 }
@@ -157,32 +175,50 @@ impl DebugInfo {
 
     /// The units indexing could not read so far, one line each.
     pub fn unreadable_units(&self) -> Vec<String> {
-        self.directory.unreadable.lock().map(|lines| lines.clone()).unwrap_or_default()
+        self.directory
+            .unreadable
+            .lock()
+            .map(|lines| lines.clone())
+            .unwrap_or_default()
     }
 
     /// What loading did without (split units not found) and the units indexing could not
     /// read so far, one line each.
     pub fn problems(&self) -> Vec<String> {
-        self.load_problems.iter().cloned().chain(self.unreadable_units()).collect()
+        self.load_problems
+            .iter()
+            .cloned()
+            .chain(self.unreadable_units())
+            .collect()
     }
 
     /// (units indexed so far, units in the binary).
     pub fn units_indexed(&self) -> (usize, usize) {
-        (self.directory.indexed.load(Ordering::Relaxed), self.units.len())
+        (
+            self.directory.indexed.load(Ordering::Relaxed),
+            self.units.len(),
+        )
     }
 
     /// (bytes of DWARF in the units indexed so far, in all units).
     pub fn unit_bytes_indexed(&self) -> (u64, u64) {
         let size = |at: usize| self.units[at].unit.header.length_including_self() as u64;
-        let indexed = (0..self.units.len()).filter(|&at| self.directory.indexes[at].get().is_some()).map(size).sum();
+        let indexed = (0..self.units.len())
+            .filter(|&at| self.directory.indexes[at].get().is_some())
+            .map(size)
+            .sum();
         (indexed, (0..self.units.len()).map(size).sum())
     }
 
     /// Indexes every unit not yet indexed, on up to `MAX_THREADS` threads.
     pub fn index_all(&self) {
         self.directory.all_indexed.get_or_init(|| {
-            let threads = std::thread::available_parallelism().map_or(1, |count| count.get()).clamp(1, MAX_THREADS);
-            let missing: Vec<usize> = (0..self.units.len()).filter(|&at| self.directory.indexes[at].get().is_none()).collect();
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |count| count.get())
+                .clamp(1, MAX_THREADS);
+            let missing: Vec<usize> = (0..self.units.len())
+                .filter(|&at| self.directory.indexes[at].get().is_none())
+                .collect();
             if threads == 1 || missing.len() < 2 {
                 for &at in &missing {
                     self.unit_index(at);
@@ -195,7 +231,8 @@ impl DebugInfo {
                     scope.spawn(|| {
                         // A panic here leaves the unit unindexed; `unit_index` retries it.
                         let _ = crate::panics::guarded(|| {
-                            while let Some(&at) = missing.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            while let Some(&at) = missing.get(next.fetch_add(1, Ordering::Relaxed))
+                            {
                                 self.unit_index(at);
                             }
                             Ok(())
@@ -207,7 +244,11 @@ impl DebugInfo {
     }
 
     /// The first answer from `first` (in its order), else from any unit (in unit order).
-    fn first_answer<'a, T>(&'a self, first: &[usize], find: impl Fn(&'a Index) -> Option<T>) -> Option<T> {
+    fn first_answer<'a, T>(
+        &'a self,
+        first: &[usize],
+        find: impl Fn(&'a Index) -> Option<T>,
+    ) -> Option<T> {
         if let Some(found) = first.iter().find_map(|&at| find(self.unit_index(at))) {
             return Some(found);
         }
@@ -217,7 +258,9 @@ impl DebugInfo {
 
     /// The position of the unit holding `die`.
     pub(super) fn unit_position(&self, die: DieRef) -> Option<usize> {
-        self.unit_starts.partition_point(|&start| start <= die.0).checked_sub(1)
+        self.unit_starts
+            .partition_point(|&start| start <= die.0)
+            .checked_sub(1)
     }
 
     /// Units to ask about a name: `near`'s (a DIE of the unit the name was met in), the
@@ -236,7 +279,9 @@ impl DebugInfo {
     /// A defining DIE of the type with this qualified name (any of its per-unit copies),
     /// looked for where `units_for_name` says first.
     pub fn type_by_name(&self, name: &str, near: Option<DieRef>) -> Option<DieRef> {
-        self.first_answer(&self.units_for_name(name, near), |index| index.type_by_name(name))
+        self.first_answer(&self.units_for_name(name, near), |index| {
+            index.type_by_name(name)
+        })
     }
 
     /// The qualified name the index gave the type at `die`.
@@ -248,7 +293,13 @@ impl DebugInfo {
     pub fn type_names_with_prefix(&self, prefix: &str) -> Vec<String> {
         self.index_all();
         let mut names: Vec<String> = (0..self.units.len())
-            .flat_map(|at| self.unit_index(at).type_names().filter(|name| name.starts_with(prefix)).map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|at| {
+                self.unit_index(at)
+                    .type_names()
+                    .filter(|name| name.starts_with(prefix))
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .collect();
         names.sort_unstable();
         names.dedup();
@@ -257,17 +308,29 @@ impl DebugInfo {
 
     /// Whether any unit of the crate `krate` (or, when it has none, any unit) defines a type.
     pub(super) fn has_types(&self, krate: &str) -> bool {
-        let units = self.directory.by_crate.get(krate).map(Vec::as_slice).unwrap_or(&[]);
-        self.first_answer(units, |index| (index.type_count() > 0).then_some(())).is_some()
+        let units = self
+            .directory
+            .by_crate
+            .get(krate)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        self.first_answer(units, |index| (index.type_count() > 0).then_some(()))
+            .is_some()
     }
 
     pub fn subprogram_at(&self, address: u64) -> Option<DieRef> {
-        self.directory.units_at(address).into_iter().find_map(|at| self.unit_index(at).subprogram_at(address))
+        self.directory
+            .units_at(address)
+            .into_iter()
+            .find_map(|at| self.unit_index(at).subprogram_at(address))
     }
 
     /// The concrete subprogram whose code contains `address` (unbiased).
     pub fn subprogram_containing(&self, address: u64) -> Option<DieRef> {
-        self.directory.units_at(address).into_iter().find_map(|at| self.unit_index(at).subprogram_containing(address))
+        self.directory
+            .units_at(address)
+            .into_iter()
+            .find_map(|at| self.unit_index(at).subprogram_containing(address))
     }
 
     /// The qualified path of a subprogram, following its specification/abstract origin
@@ -298,8 +361,13 @@ impl DebugInfo {
     /// impl. A hint: the DWARF decides.
     fn units_of_body_symbols(&self, body_path: &str) -> Vec<usize> {
         let segments = crate::names::split_path(body_path);
-        let Some((key, module)) = body_key(&segments) else { return Vec::new() };
-        let symbols = self.directory.body_symbols.get_or_init(|| body_symbols(&self.elf.symbols));
+        let Some((key, module)) = body_key(&segments) else {
+            return Vec::new();
+        };
+        let symbols = self
+            .directory
+            .body_symbols
+            .get_or_init(|| body_symbols(&self.elf.symbols));
         let mut units = Vec::new();
         for (demangled, address) in symbols.get(&key).into_iter().flatten() {
             if demangled.starts_with('<') || demangled.starts_with(&module) {
@@ -311,7 +379,9 @@ impl DebugInfo {
 
     /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
     pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
-        self.first_answer(&self.directory.units_at(address), |index| index.vtable_type(address))
+        self.first_answer(&self.directory.units_at(address), |index| {
+            index.vtable_type(address)
+        })
     }
 
     /// The thread-locals whose path starts with `prefix` (`tokio::runtime::context::CONTEXT::`):
@@ -320,10 +390,18 @@ impl DebugInfo {
     /// have none); else those of the units of the prefix's crate; else of every unit.
     pub fn tls_variables(&self, prefix: &str) -> Vec<TlsVariable> {
         let matching = |units: &[usize]| -> Vec<TlsVariable> {
-            let variables = units.iter().flat_map(|&at| self.unit_index(at).tls_variables());
-            variables.filter(|variable| variable.path.starts_with(prefix)).cloned().collect()
+            let variables = units
+                .iter()
+                .flat_map(|&at| self.unit_index(at).tls_variables());
+            variables
+                .filter(|variable| variable.path.starts_with(prefix))
+                .cloned()
+                .collect()
         };
-        let segments: Vec<&str> = crate::names::split_path(prefix).into_iter().filter(|segment| !segment.is_empty()).collect();
+        let segments: Vec<&str> = crate::names::split_path(prefix)
+            .into_iter()
+            .filter(|segment| !segment.is_empty())
+            .collect();
         let module = segments[..segments.len().saturating_sub(1)].join("::");
         // The module's code is in many units (generics, inline copies); its crate's own first.
         let mut module_units = self.units_of_symbols_under(&module);
@@ -331,7 +409,10 @@ impl DebugInfo {
         module_units.sort_by_key(|&at| (&*self.directory.crate_of[at] != krate, at));
         for at in module_units {
             let found = matching(&[at]);
-            if found.iter().any(|variable| variable.is_symbol_in(&self.elf.symbols)) {
+            if found
+                .iter()
+                .any(|variable| variable.is_symbol_in(&self.elf.symbols))
+            {
                 return found;
             }
         }
@@ -350,14 +431,25 @@ impl DebugInfo {
         if prefix.is_empty() {
             return Vec::new();
         }
-        let segments: Vec<String> = crate::names::split_path(prefix).iter().map(|segment| format!("{}{segment}", segment.len())).collect();
+        let segments: Vec<String> = crate::names::split_path(prefix)
+            .iter()
+            .map(|segment| format!("{}{segment}", segment.len()))
+            .collect();
         let mut units = Vec::new();
         for (name, &address) in &self.elf.symbols {
-            if address == 0 || !segments.iter().all(|segment| name.contains(segment.as_str())) {
+            if address == 0
+                || !segments
+                    .iter()
+                    .all(|segment| name.contains(segment.as_str()))
+            {
                 continue;
             }
             let demangled = crate::names::demangle(name);
-            if demangled.strip_prefix('<').unwrap_or(&demangled).starts_with(prefix) {
+            if demangled
+                .strip_prefix('<')
+                .unwrap_or(&demangled)
+                .starts_with(prefix)
+            {
                 add_new(&mut units, self.directory.units_at(address));
             }
         }
@@ -370,7 +462,10 @@ impl DebugInfo {
     /// sections, which every subprogram's `DW_AT_linkage_name` points into, without
     /// reading any unit.
     pub fn has_poll_code(&self, type_path: &str) -> bool {
-        self.directory.polled_types.get_or_init(|| polled_types(&self.sections)).contains(type_path)
+        self.directory
+            .polled_types
+            .get_or_init(|| polled_types(&self.sections))
+            .contains(type_path)
     }
 
     /// The units to search for every copy of a coroutine body: those its symbols' code is
@@ -378,7 +473,12 @@ impl DebugInfo {
     /// code, where each copy has a symbol); else also the units `units_for_name` gives
     /// (optimized code inlines copies into other functions' units), and every unit when
     /// those hold none. `found(unit)`: (copies in the unit, inlined ones among them).
-    pub(super) fn units_for_function(&self, function_path: &str, near: Option<DieRef>, found: impl Fn(usize) -> (usize, usize)) -> Vec<usize> {
+    pub(super) fn units_for_function(
+        &self,
+        function_path: &str,
+        near: Option<DieRef>,
+        found: impl Fn(usize) -> (usize, usize),
+    ) -> Vec<usize> {
         let mut units = self.units_of_body_symbols(function_path);
         add_new(&mut units, near.and_then(|die| self.unit_position(die)));
         let (copies, inlined) = units.iter().fold((0, 0), |(copies, inlined), &at| {
@@ -425,7 +525,10 @@ fn add_new(units: &mut Vec<usize>, more: impl IntoIterator<Item = usize>) {
 /// a wrong crate costs a slower search, never a wrong answer.
 fn crate_of_unit(name: &str) -> String {
     let (root, codegen_unit) = name.split_once("/@/").unwrap_or((name, ""));
-    if let Some((krate, _)) = codegen_unit.split_once('.').filter(|(krate, _)| !krate.is_empty() && !krate.contains('/')) {
+    if let Some((krate, _)) = codegen_unit
+        .split_once('.')
+        .filter(|(krate, _)| !krate.is_empty() && !krate.contains('/'))
+    {
         return krate.replace('-', "_");
     }
     let mut parts = root.rsplit('/');
@@ -443,7 +546,13 @@ fn crate_of_unit(name: &str) -> String {
 /// `tokio-1.54.1` -> `tokio`; a name with no version stays as it is.
 fn without_version(package: &str) -> &str {
     match package.rsplit_once('-') {
-        Some((name, version)) if version.split('.').next().is_some_and(|major| !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit())) => name,
+        Some((name, version))
+            if version.split('.').next().is_some_and(|major| {
+                !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit())
+            }) =>
+        {
+            name
+        }
         _ => package,
     }
 }
@@ -456,12 +565,18 @@ fn crates_named_in(name: &str) -> Vec<&str> {
     let mut at = 0;
     while at < bytes.len() {
         let starts_identifier = (bytes[at].is_ascii_alphabetic() || bytes[at] == b'_')
-            && (at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || matches!(bytes[at - 1], b'_' | b':' | b'#')));
+            && (at == 0
+                || !(bytes[at - 1].is_ascii_alphanumeric()
+                    || matches!(bytes[at - 1], b'_' | b':' | b'#')));
         if !starts_identifier {
             at += 1;
             continue;
         }
-        let end = at + bytes[at..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        let end = at
+            + bytes[at..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
         if bytes[end..].starts_with(b"::") && !crates.contains(&&name[at..end]) {
             crates.push(&name[at..end]);
         }
@@ -473,16 +588,32 @@ fn crates_named_in(name: &str) -> Vec<&str> {
 /// Whether a path segment names a closure or coroutine body, in DWARF (`{async_fn#0}`,
 /// `{closure#1}`) or in a demangled symbol (`{{closure}}`, v0's `{closure#0}`).
 fn is_body_segment(segment: &str) -> bool {
-    segment == "{{closure}}" || crate::names::is_coroutine_body_name(segment) || segment.starts_with("{async_closure#")
+    segment == "{{closure}}"
+        || crate::names::is_coroutine_body_name(segment)
+        || segment.starts_with("{async_closure#")
 }
 
 /// (last named segment, body segments after it) of a body's path, and the module before
 /// its first `{impl#N}` (or its whole named prefix); `None` for a path that names no body.
 fn body_key(segments: &[&str]) -> Option<((String, usize), String)> {
-    let bodies = segments.iter().rev().take_while(|segment| is_body_segment(segment)).count();
-    let named = segments.len().checked_sub(bodies + 1).filter(|_| bodies > 0)?;
-    let name = segments[named].split('<').next().unwrap_or(segments[named]).to_string();
-    let module_end = segments.iter().position(|segment| segment.starts_with("{impl#")).unwrap_or(named + 1);
+    let bodies = segments
+        .iter()
+        .rev()
+        .take_while(|segment| is_body_segment(segment))
+        .count();
+    let named = segments
+        .len()
+        .checked_sub(bodies + 1)
+        .filter(|_| bodies > 0)?;
+    let name = segments[named]
+        .split('<')
+        .next()
+        .unwrap_or(segments[named])
+        .to_string();
+    let module_end = segments
+        .iter()
+        .position(|segment| segment.starts_with("{impl#"))
+        .unwrap_or(named + 1);
     Some(((name, bodies), segments[..module_end].join("::")))
 }
 
@@ -496,7 +627,10 @@ fn body_symbols(symbols: &FxHashMap<String, u64>) -> BodySymbols {
         let demangled = crate::names::demangle(name);
         let segments = crate::names::split_path(&demangled);
         if let Some((key, _)) = body_key(&segments) {
-            bodies.entry(key).or_default().push((demangled.clone(), address));
+            bodies
+                .entry(key)
+                .or_default()
+                .push((demangled.clone(), address));
         }
     }
     bodies
@@ -507,12 +641,23 @@ fn body_symbols(symbols: &FxHashMap<String, u64>) -> BodySymbols {
 fn polled_types(sections: &[SectionSet]) -> FxHashSet<String> {
     let mut types = FxHashSet::default();
     for set in sections {
-        let Ok(strings) = set.dwarf.debug_str.reader().to_slice() else { continue };
+        let Ok(strings) = set.dwarf.debug_str.reader().to_slice() else {
+            continue;
+        };
         for needle in [&b"4poll"[..], b"9poll_next"] {
             for at in memchr::memmem::find_iter(&strings, needle) {
-                let start = strings[..at].iter().rposition(|&b| b == 0).map_or(0, |nul| nul + 1);
-                let end = strings[at..].iter().position(|&b| b == 0).map_or(strings.len(), |nul| at + nul);
-                if let Some(path) = std::str::from_utf8(&strings[start..end]).ok().and_then(polled_type) {
+                let start = strings[..at]
+                    .iter()
+                    .rposition(|&b| b == 0)
+                    .map_or(0, |nul| nul + 1);
+                let end = strings[at..]
+                    .iter()
+                    .position(|&b| b == 0)
+                    .map_or(strings.len(), |nul| at + nul);
+                if let Some(path) = std::str::from_utf8(&strings[start..end])
+                    .ok()
+                    .and_then(polled_type)
+                {
                     types.insert(path);
                 }
             }
@@ -546,11 +691,22 @@ mod tests {
     fn a_body_and_its_symbols_share_a_key() {
         let key = |path: &str| body_key(&crate::names::split_path(path));
         let dwarf = key("tonic::client::grpc::{impl#0}::unary::{async_fn#0}").unwrap();
-        assert_eq!(dwarf, (("unary".to_string(), 1), "tonic::client::grpc".to_string()));
-        for symbol in ["tonic::client::grpc::Grpc<T>::unary::{{closure}}", "<tonic::client::grpc::Grpc<_>>::unary::{closure#0}"] {
+        assert_eq!(
+            dwarf,
+            (("unary".to_string(), 1), "tonic::client::grpc".to_string())
+        );
+        for symbol in [
+            "tonic::client::grpc::Grpc<T>::unary::{{closure}}",
+            "<tonic::client::grpc::Grpc<_>>::unary::{closure#0}",
+        ] {
             assert_eq!(key(symbol).unwrap().0, dwarf.0, "{symbol}");
         }
-        assert_eq!(key("app::main::{async_block#1}::{closure#0}::{async_closure#0}").unwrap().0, ("main".to_string(), 3));
+        assert_eq!(
+            key("app::main::{async_block#1}::{closure#0}::{async_closure#0}")
+                .unwrap()
+                .0,
+            ("main".to_string(), 3)
+        );
         assert_eq!(key("app::main::{async_block#1}").unwrap().1, "app::main");
         assert_eq!(key("app::run"), None);
         assert_eq!(key("{closure#0}"), None);
@@ -562,8 +718,14 @@ mod tests {
             crates_named_in("tokio::runtime::task::core::Cell<app::Fut, alloc::sync::Arc<tokio::x::H, alloc::alloc::Global>>"),
             ["tokio", "app", "alloc"]
         );
-        assert_eq!(crates_named_in("<app::Foo as core::future::future::Future>::poll"), ["app", "core"]);
-        assert_eq!(crates_named_in("app::run::{impl#3}::go::{async_fn#0}"), ["app"]);
+        assert_eq!(
+            crates_named_in("<app::Foo as core::future::future::Future>::poll"),
+            ["app", "core"]
+        );
+        assert_eq!(
+            crates_named_in("app::run::{impl#3}::go::{async_fn#0}"),
+            ["app"]
+        );
         assert_eq!(crates_named_in("u64"), Vec::<&str>::new());
     }
 }

@@ -12,23 +12,34 @@ use crate::names;
 const MACRO_CONVERSION: &str = "into_future";
 
 fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -> bool {
-    debug
-        .subprogram_path(site.callee)
-        .is_some_and(|(path, _)| names::strip_last_generics(path).rsplit("::").next() == Some(function))
+    debug.subprogram_path(site.callee).is_some_and(|(path, _)| {
+        names::strip_last_generics(path).rsplit("::").next() == Some(function)
+    })
 }
 
 /// Rust's coroutine variant for "not started": its `decl_file` is the coroutine's own file.
 const UNRESUMED_STATE: u64 = 0;
 
 pub fn location_of(decl: &SourceLocation) -> Location {
-    Location { file: names::short_path(&decl.file).into(), line: decl.line, path: decl.file.as_str().into() }
+    Location {
+        file: names::short_path(&decl.file).into(),
+        line: decl.line,
+        path: decl.file.as_str().into(),
+    }
 }
 
 /// The file the coroutine is written in (its `Unresumed` variant's `decl_file`).
 fn home_file(env: &TypeInfo) -> Option<&str> {
     let part = env.variant_part.as_ref()?;
-    let unresumed = part.variants.iter().find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
-    unresumed.member.decl.as_ref().map(|decl| decl.file.as_str())
+    let unresumed = part
+        .variants
+        .iter()
+        .find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+    unresumed
+        .member
+        .decl
+        .as_ref()
+        .map(|decl| decl.file.as_str())
 }
 
 /// Whether a suspend point's line is in another file than its coroutine: a macro's.
@@ -38,9 +49,15 @@ pub fn is_macro_await(env: &TypeInfo, suspend: &Location) -> bool {
 
 /// The user's line for the await of `awaitee` inside the coroutine `env`: the line of the
 /// resume function's call that polls it.
-pub fn user_await_location(debug: &DebugInfo, env: &TypeInfo, awaitee: &TypeInfo) -> Option<Location> {
+pub fn user_await_location(
+    debug: &DebugInfo,
+    env: &TypeInfo,
+    awaitee: &TypeInfo,
+) -> Option<Location> {
     let resume = names::resume_function_name(&env.name);
-    debug.line_of_poll_call(&resume, env.die, &awaitee.name).map(|decl| location_of(&decl))
+    debug
+        .line_of_poll_call(&resume, env.die, &awaitee.name)
+        .map(|decl| location_of(&decl))
 }
 
 /// Where each branch future of a macro is written, in branch order. An async block is
@@ -54,9 +71,15 @@ pub fn branch_locations(
     macro_line: Option<&Location>,
     branches: &[&TypeInfo],
 ) -> Vec<Option<Location>> {
-    let (Some(home), Some(macro_line)) = (home_file(env), macro_line) else { return vec![None; branches.len()] };
+    let (Some(home), Some(macro_line)) = (home_file(env), macro_line) else {
+        return vec![None; branches.len()];
+    };
     let resume = names::resume_function_name(&env.name);
-    let next_await = await_lines(debug, env).into_iter().filter(|&line| line > macro_line.line).min().unwrap_or(u64::MAX);
+    let next_await = await_lines(debug, env)
+        .into_iter()
+        .filter(|&line| line > macro_line.line)
+        .min()
+        .unwrap_or(u64::MAX);
     let in_macro_call = |location: &Location| {
         &*location.path == home && macro_line.line <= location.line && location.line < next_await
     };
@@ -66,18 +89,31 @@ pub fn branch_locations(
         .map(|branch| {
             if names::coroutine_kind(&branch.name) == Some(names::CoroutineKind::AsyncBlock) {
                 let part = branch.variant_part.as_ref()?;
-                let unresumed = part.variants.iter().find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+                let unresumed = part
+                    .variants
+                    .iter()
+                    .find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
                 let location = unresumed.member.decl.as_ref().map(location_of)?;
-                return (&*location.path == home && location.line >= macro_line.line).then_some(location);
+                return (&*location.path == home && location.line >= macro_line.line)
+                    .then_some(location);
             }
-            if let Some((_, lines)) = lines_by_type.iter_mut().find(|(name, _)| *name == branch.name) {
+            if let Some((_, lines)) = lines_by_type
+                .iter_mut()
+                .find(|(name, _)| *name == branch.name)
+            {
                 return lines.next();
             }
-            let mut lines: Vec<Location> =
-                creation_lines(debug, &resume, env.die, &branch.name).iter().map(location_of).filter(in_macro_call).collect();
+            let mut lines: Vec<Location> = creation_lines(debug, &resume, env.die, &branch.name)
+                .iter()
+                .map(location_of)
+                .filter(in_macro_call)
+                .collect();
             lines.sort_by_key(|location| location.line);
             lines.dedup();
-            let same_type = branches.iter().filter(|other| other.name == branch.name).count();
+            let same_type = branches
+                .iter()
+                .filter(|other| other.name == branch.name)
+                .count();
             if lines.len() != same_type {
                 lines.clear();
             }
@@ -92,7 +128,12 @@ pub fn branch_locations(
 /// Lines where `resume` calls what creates a future of type `future`: a function returning
 /// it, or, for an async fn's env (whose function DWARF gives no return type), a function of
 /// the same name in the same module (`Receiver<T>::recv` for `{impl#0}::recv::{async_fn_env#0}`).
-fn creation_lines(debug: &DebugInfo, resume: &str, env: DieRef, future: &str) -> Vec<SourceLocation> {
+fn creation_lines(
+    debug: &DebugInfo,
+    resume: &str,
+    env: DieRef,
+    future: &str,
+) -> Vec<SourceLocation> {
     if names::coroutine_kind(future) != Some(names::CoroutineKind::AsyncFn) {
         return debug
             .calls_returning(resume, env, future)
@@ -102,8 +143,14 @@ fn creation_lines(debug: &DebugInfo, resume: &str, env: DieRef, future: &str) ->
             .collect();
     }
     let env_path = names::split_path(future);
-    let [module @ .., function, _env] = env_path.as_slice() else { return Vec::new() };
-    let module: Vec<&str> = module.iter().copied().filter(|segment| !segment.starts_with("{impl#")).collect();
+    let [module @ .., function, _env] = env_path.as_slice() else {
+        return Vec::new();
+    };
+    let module: Vec<&str> = module
+        .iter()
+        .copied()
+        .filter(|segment| !segment.starts_with("{impl#"))
+        .collect();
     let module = module.join("::");
     debug
         .call_sites_in(resume, env)
@@ -121,11 +168,17 @@ fn creation_lines(debug: &DebugInfo, resume: &str, env: DieRef, future: &str) ->
 /// The user's line of every await of a coroutine: its `decl_line` where that is in the
 /// coroutine's own file, else the line of the call that polls its awaitee.
 fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
-    let (Some(home), Some(part)) = (home_file(env), env.variant_part.as_ref()) else { return Vec::new() };
+    let (Some(home), Some(part)) = (home_file(env), env.variant_part.as_ref()) else {
+        return Vec::new();
+    };
     let resume = names::resume_function_name(&env.name);
     part.variants
         .iter()
-        .filter(|variant| variant.discr_value.is_some_and(|value| value >= FIRST_SUSPEND_STATE))
+        .filter(|variant| {
+            variant
+                .discr_value
+                .is_some_and(|value| value >= FIRST_SUSPEND_STATE)
+        })
         .filter_map(|variant| {
             let decl = variant.member.decl.as_ref()?;
             if decl.file == home {
@@ -133,7 +186,10 @@ fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
             }
             let fields = debug.type_info(variant.member.ty?).ok()?;
             let awaitee = debug.type_info(fields.field(AWAITEE_FIELD)?.ty?).ok()?;
-            debug.line_of_poll_call(&resume, env.die, &awaitee.name).filter(|call| call.file == home).map(|call| call.line)
+            debug
+                .line_of_poll_call(&resume, env.die, &awaitee.name)
+                .filter(|call| call.file == home)
+                .map(|call| call.line)
         })
         .collect()
 }

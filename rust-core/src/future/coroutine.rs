@@ -57,8 +57,15 @@ pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
             info.name
         ))
     })?;
-    let variant_ty = variant.member.ty.ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    Ok(ActiveVariant { raw_state, fields: target.value(variant_ty, offset(address, variant.member.offset)?)?, index })
+    let variant_ty = variant
+        .member
+        .ty
+        .ok_or_else(|| Error::layout("coroutine variant without a type"))?;
+    Ok(ActiveVariant {
+        raw_state,
+        fields: target.value(variant_ty, offset(address, variant.member.offset)?)?,
+        index,
+    })
 }
 
 /// A coroutine env's state, without decoding anything else.
@@ -77,7 +84,12 @@ fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
 
 /// Decodes one coroutine level: fills state, location (and with `with_locals`, the saved
 /// locals) of `node`, and returns what it awaits (`None` when it awaits nothing).
-pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals: bool) -> Result<Option<Decoded>> {
+pub fn step(
+    plans: &Plans,
+    value: &Value<'_>,
+    node: &mut FutureNode,
+    with_locals: bool,
+) -> Result<Option<Decoded>> {
     let active = active_variant(value)?;
     let (state, await_point) = state_of(active.raw_state);
     node.state = Some(state);
@@ -86,7 +98,11 @@ pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals
         CoroutineState::Suspended => active.fields.field(AWAITEE_FIELD).ok(),
         _ => None,
     };
-    let suspend = value.ty.variant_part.as_ref().and_then(|part| part.variants[active.index].member.decl.as_ref());
+    let suspend = value
+        .ty
+        .variant_part
+        .as_ref()
+        .and_then(|part| part.variants[active.index].member.decl.as_ref());
     let plan = plans.await_at(
         value.target.debug,
         &value.ty,
@@ -102,9 +118,19 @@ pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals
     if with_locals {
         node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
     }
-    node.holds = holdings::of_saved_locals(&plans.holding_types, value, &active.fields, &[AWAITEE_FIELD, BRANCHES_LOCAL, SELECT_DISABLED_LOCAL]);
-    let Some(awaitee) = awaitee else { return Ok(None) };
-    if crate::tokio::compat::MACRO_POLL_FNS.iter().any(|prefix| awaitee.ty.name.starts_with(prefix)) {
+    node.holds = holdings::of_saved_locals(
+        &plans.holding_types,
+        value,
+        &active.fields,
+        &[AWAITEE_FIELD, BRANCHES_LOCAL, SELECT_DISABLED_LOCAL],
+    );
+    let Some(awaitee) = awaitee else {
+        return Ok(None);
+    };
+    if crate::tokio::compat::MACRO_POLL_FNS
+        .iter()
+        .any(|prefix| awaitee.ty.name.starts_with(prefix))
+    {
         let macro_call = MacroCall {
             plans,
             env: value,
@@ -116,10 +142,20 @@ pub fn step(plans: &Plans, value: &Value<'_>, node: &mut FutureNode, with_locals
             None => futures_macro_branches(&macro_call, &active.fields, &awaitee)?,
         };
         if let Some(tree) = tree {
-            return Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![tree] }));
+            return Ok(Some(Decoded {
+                kind: NodeKind::Future,
+                detail: None,
+                summary: None,
+                children: vec![tree],
+            }));
         }
     }
-    Ok(Some(Decoded { kind: NodeKind::Future, detail: None, summary: None, children: vec![Child::of(&awaitee)] }))
+    Ok(Some(Decoded {
+        kind: NodeKind::Future,
+        detail: None,
+        summary: None,
+        children: vec![Child::of(&awaitee)],
+    }))
 }
 
 /// The coroutine a macro's await is in, and the user's line of the macro call.
@@ -134,13 +170,18 @@ impl MacroCall<'_, '_> {
     /// Gives each branch the line its future is written at.
     fn locate(&self, children: &mut [Child]) {
         let debug = self.env.target.debug;
-        let types: Vec<std::sync::Arc<crate::dwarf::TypeInfo>> =
-            children.iter().map(|child| debug.type_info(child.ty)).collect::<Result<_>>().unwrap_or_default();
+        let types: Vec<std::sync::Arc<crate::dwarf::TypeInfo>> = children
+            .iter()
+            .map(|child| debug.type_info(child.ty))
+            .collect::<Result<_>>()
+            .unwrap_or_default();
         if types.len() != children.len() {
             return;
         }
         let types: Vec<&crate::dwarf::TypeInfo> = types.iter().map(|info| &**info).collect();
-        let lines = self.plans.branch_lines(debug, &self.env.ty, self.raw_state, self.line, &types);
+        let lines = self
+            .plans
+            .branch_lines(debug, &self.env.ty, self.raw_state, self.line, &types);
         for (child, line) in children.iter_mut().zip(lines.iter()) {
             if let Some(branch) = child.branch.as_mut() {
                 branch.location = line.clone();
@@ -152,8 +193,14 @@ impl MacroCall<'_, '_> {
 /// `tokio::select!` / `tokio::join!` (and `try_join!`): the awaited `PollFn` polls the
 /// futures kept in the sibling local `futures`. The child shown for the `PollFn` is a
 /// select or join node with one branch per future.
-fn macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
-    let Ok(branches) = fields.field(BRANCHES_LOCAL) else { return Ok(None) };
+fn macro_branches<'a>(
+    call: &MacroCall<'_, 'a>,
+    fields: &Value<'a>,
+    awaitee: &Value<'a>,
+) -> Result<Option<Child>> {
+    let Ok(branches) = fields.field(BRANCHES_LOCAL) else {
+        return Ok(None);
+    };
     if !branches.ty.name.starts_with('(') {
         return Ok(None);
     }
@@ -164,17 +211,30 @@ fn macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Va
     let mut children = Vec::new();
     for (index, element) in branches.ty.fields.iter().enumerate() {
         let Some(ty) = element.ty else { continue };
-        let future = fields.target.value(ty, offset(branches.address, element.offset)?)?;
+        let future = fields
+            .target
+            .value(ty, offset(branches.address, element.offset)?)?;
         children.push(match disabled {
             Some(mask) => {
-                let status = if mask & (1 << index) != 0 { BranchStatus::Disabled } else { BranchStatus::Pending };
+                let status = if mask & (1 << index) != 0 {
+                    BranchStatus::Disabled
+                } else {
+                    BranchStatus::Pending
+                };
                 // A disabled branch's future is still in place (finished or never polled).
-                Child { branch: Some(Branch::new(index, status)), ..Child::of(&future) }
+                Child {
+                    branch: Some(Branch::new(index, status)),
+                    ..Child::of(&future)
+                }
             }
             None => maybe_done_branch(&future, index)?,
         });
     }
-    let (kind, word) = if disabled.is_some() { (NodeKind::Select, "select!") } else { (NodeKind::Join, "join!") };
+    let (kind, word) = if disabled.is_some() {
+        (NodeKind::Select, "select!")
+    } else {
+        (NodeKind::Join, "join!")
+    };
     call.locate(&mut children);
     Ok(Some(macro_tree(kind, word, children, awaitee)))
 }
@@ -182,19 +242,29 @@ fn macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Va
 /// `futures::join!` keeps its futures in sibling locals `_fut0`, `_fut1`, ... (each a
 /// `MaybeDone`); `futures::select!` polls the user's own futures through references the
 /// `PollFn` closure captures (`_ref__NAME`).
-fn futures_macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awaitee: &Value<'a>) -> Result<Option<Child>> {
+fn futures_macro_branches<'a>(
+    call: &MacroCall<'_, 'a>,
+    fields: &Value<'a>,
+    awaitee: &Value<'a>,
+) -> Result<Option<Child>> {
     let mut children = Vec::new();
     for index in 0.. {
-        let Ok(future) = fields.field(&format!("_fut{index}")) else { break };
+        let Ok(future) = fields.field(&format!("_fut{index}")) else {
+            break;
+        };
         children.push(maybe_done_branch(&future, index)?);
     }
     let mut named = false;
     let kind = if !children.is_empty() {
         NodeKind::Join
     } else {
-        let Ok(closure) = awaitee.field("f") else { return Ok(None) };
+        let Ok(closure) = awaitee.field("f") else {
+            return Ok(None);
+        };
         for field in &closure.ty.fields {
-            let Some(name) = field.name.strip_prefix("_ref__") else { continue };
+            let Some(name) = field.name.strip_prefix("_ref__") else {
+                continue;
+            };
             let reference = closure.field(&field.name)?;
             let pointee = reference.pointee()?;
             if pointee.ty.tag == crate::dwarf::TypeTag::Base {
@@ -203,7 +273,10 @@ fn futures_macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awai
             let index = children.len();
             named = true;
             children.push(Child {
-                branch: Some(Branch { name: Some(name.to_string()), ..Branch::new(index, BranchStatus::Pending) }),
+                branch: Some(Branch {
+                    name: Some(name.to_string()),
+                    ..Branch::new(index, BranchStatus::Pending)
+                }),
                 ..Child::of(&pointee)
             });
         }
@@ -212,7 +285,11 @@ fn futures_macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awai
         }
         NodeKind::Select
     };
-    let word = if kind == NodeKind::Join { "join!" } else { "select!" };
+    let word = if kind == NodeKind::Join {
+        "join!"
+    } else {
+        "select!"
+    };
     if !named {
         // `futures::select!` polls the user's own variables, named already.
         call.locate(&mut children);
@@ -223,7 +300,10 @@ fn futures_macro_branches<'a>(call: &MacroCall<'_, 'a>, fields: &Value<'a>, awai
 /// The node shown for a macro's `PollFn`: a select or join over `children`.
 fn macro_tree(kind: NodeKind, word: &str, children: Vec<Child>, poll_fn: &Value<'_>) -> Child {
     let decoded = Decoded::tree(kind, word, children, json!({}));
-    Child { prepared: Some(Box::new(decoded)), ..Child::of(poll_fn) }
+    Child {
+        prepared: Some(Box::new(decoded)),
+        ..Child::of(poll_fn)
+    }
 }
 
 /// A `join!` branch: `MaybeDone::Future(f)` is pending, `Done` finished, `Gone` taken.
@@ -241,9 +321,16 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
             .template_params
             .first()
             .map(|(_, ty)| *ty)
-            .or_else(|| generic_argument(&value.ty.name).and_then(|name| value.target.debug.type_by_name(name, Some(value.ty.die))))
+            .or_else(|| {
+                generic_argument(&value.ty.name)
+                    .and_then(|name| value.target.debug.type_by_name(name, Some(value.ty.die)))
+            })
             .unwrap_or(value.ty.die);
-        return Ok(Child { branch: Some(Branch::new(index, status)), describe_only: true, ..Child::at(ty, value.address) });
+        return Ok(Child {
+            branch: Some(Branch::new(index, status)),
+            describe_only: true,
+            ..Child::at(ty, value.address)
+        });
     }
     let inner = payload.first_path(&[&["future"], &["__0"]])?;
     Ok(Child {
@@ -256,8 +343,10 @@ pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
 /// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
 /// executing, not suspended, so its await point, awaitee and locals are stale.
 pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
-    let frame_paths: Vec<(String, &ResolvedFrame<'_>)> =
-        frames.iter().filter_map(|frame| frame.path_without_generics().map(|path| (path, frame))).collect();
+    let frame_paths: Vec<(String, &ResolvedFrame<'_>)> = frames
+        .iter()
+        .filter_map(|frame| frame.path_without_generics().map(|path| (path, frame)))
+        .collect();
     let mut deepest: Option<(usize, &ResolvedFrame<'_>)> = None;
     let mut node = &*root;
     let mut depth = 0;
@@ -276,7 +365,9 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
             _ => break,
         }
     }
-    let Some((target_depth, frame)) = deepest else { return };
+    let Some((target_depth, frame)) = deepest else {
+        return;
+    };
     let mut node = root;
     for _ in 0..target_depth {
         node = &mut node.children[0];
@@ -290,7 +381,11 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     // the line is where the thread is.
     node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
         (Some(own), _, Some(line)) => Some(Location { line, ..own }),
-        (None, Some(file), Some(line)) => Some(Location { file: names::short_path(file).into(), line, path: file.as_str().into() }),
+        (None, Some(file), Some(line)) => Some(Location {
+            file: names::short_path(file).into(),
+            line,
+            path: file.as_str().into(),
+        }),
         _ => None,
     };
 }

@@ -24,7 +24,12 @@ const MAX_VISITED: usize = 512;
 const MAX_TYPE_DEPTH: usize = 48;
 /// Types with a `Future`/`Stream` impl that only forwards to what they hold: the search
 /// looks inside them (the active variant, the boxed value) instead of stopping there.
-const CONTAINERS: &[&str] = &["core::option::Option", "alloc::boxed::Box", "core::pin::Pin", "either::Either"];
+const CONTAINERS: &[&str] = &[
+    "core::option::Option",
+    "alloc::boxed::Box",
+    "core::pin::Pin",
+    "either::Either",
+];
 
 /// A future found inside another, with the field path that leads to it.
 pub struct Found<'a> {
@@ -59,22 +64,36 @@ impl<'a> FutureDecoder<'a> {
     /// anything else (an I/O object, a body) is searched like any other field.
     fn pins_a_future(&self, pin: &TypeInfo) -> bool {
         let debug = self.target().debug;
-        let Some(pointer) = debug.pin_pointer(pin) else { return false };
+        let Some(pointer) = debug.pin_pointer(pin) else {
+            return false;
+        };
         if boxed::is_dyn_future(&pointer) {
             return true;
         }
         pointer.tag == TypeTag::Pointer
-            && pointer.target.and_then(|target| debug.type_info(target).ok()).is_some_and(|pointee| self.is_future(&pointee))
+            && pointer
+                .target
+                .and_then(|target| debug.type_info(target).ok())
+                .is_some_and(|pointee| self.is_future(&pointee))
     }
 
     /// The nearest futures inside `value`'s fields (not `value` itself).
     pub(crate) fn inner_futures(&self, value: &Value<'a>) -> Result<Vec<Found<'a>>> {
-        let mut search = Search { found: Vec::new(), visited: 0 };
+        let mut search = Search {
+            found: Vec::new(),
+            visited: 0,
+        };
         self.search_fields(value, "", 0, &mut search)?;
         Ok(search.found)
     }
 
-    fn search_fields(&self, value: &Value<'a>, via: &str, depth: usize, search: &mut Search<'a>) -> Result<()> {
+    fn search_fields(
+        &self,
+        value: &Value<'a>,
+        via: &str,
+        depth: usize,
+        search: &mut Search<'a>,
+    ) -> Result<()> {
         if depth > MAX_FIELD_DEPTH {
             return Ok(());
         }
@@ -83,7 +102,9 @@ impl<'a> FutureDecoder<'a> {
             if !self.can_hold_future(ty, 0) {
                 continue;
             }
-            let child = value.target.value(ty, offset(value.address, field.offset)?)?;
+            let child = value
+                .target
+                .value(ty, offset(value.address, field.offset)?)?;
             self.visit(child, &join(via, &field.name), depth, search)?;
         }
         if value.ty.variant_part.is_some() {
@@ -95,13 +116,22 @@ impl<'a> FutureDecoder<'a> {
         Ok(())
     }
 
-    fn visit(&self, value: Value<'a>, via: &str, depth: usize, search: &mut Search<'a>) -> Result<()> {
+    fn visit(
+        &self,
+        value: Value<'a>,
+        via: &str,
+        depth: usize,
+        search: &mut Search<'a>,
+    ) -> Result<()> {
         search.visited += 1;
         if search.visited > MAX_VISITED {
             return Ok(());
         }
         if self.is_future(&value.ty) {
-            search.found.push(Found { via: via.to_string(), value });
+            search.found.push(Found {
+                via: via.to_string(),
+                value,
+            });
             return Ok(());
         }
         if boxed::is_dyn_body(&value.ty) {
@@ -130,26 +160,43 @@ impl<'a> FutureDecoder<'a> {
         if depth > MAX_TYPE_DEPTH {
             return false;
         }
-        self.type_facts.borrow_mut().can_hold_future.insert(ty, false);
-        let Ok(info) = self.target().debug.type_info(ty) else { return false };
+        self.type_facts
+            .borrow_mut()
+            .can_hold_future
+            .insert(ty, false);
+        let Ok(info) = self.target().debug.type_info(ty) else {
+            return false;
+        };
         // What a boxed body holds is known only at run time.
         let holds = if self.is_future(&info) || boxed::is_dyn_body(&info) {
             true
         } else {
             match info.tag {
                 TypeTag::Pointer => {
-                    info.name.starts_with(compat::BOX_PREFIX) && info.target.is_some_and(|target| self.can_hold_future(target, depth + 1))
+                    info.name.starts_with(compat::BOX_PREFIX)
+                        && info
+                            .target
+                            .is_some_and(|target| self.can_hold_future(target, depth + 1))
                 }
                 TypeTag::Struct => {
-                    info.fields.iter().filter_map(|field| field.ty).any(|field| self.can_hold_future(field, depth + 1))
+                    info.fields
+                        .iter()
+                        .filter_map(|field| field.ty)
+                        .any(|field| self.can_hold_future(field, depth + 1))
                         || info.variant_part.as_ref().is_some_and(|part| {
-                            part.variants.iter().filter_map(|variant| variant.member.ty).any(|v| self.can_hold_future(v, depth + 1))
+                            part.variants
+                                .iter()
+                                .filter_map(|variant| variant.member.ty)
+                                .any(|v| self.can_hold_future(v, depth + 1))
                         })
                 }
                 _ => false,
             }
         };
-        self.type_facts.borrow_mut().can_hold_future.insert(ty, holds);
+        self.type_facts
+            .borrow_mut()
+            .can_hold_future
+            .insert(ty, holds);
         holds
     }
 }

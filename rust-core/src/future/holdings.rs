@@ -13,8 +13,8 @@ use crate::dwarf::{DebugInfo, DieRef, TypeTag};
 use crate::error::{Error, Result};
 use crate::model::{Holding, Resource};
 use crate::names;
-use crate::tokio::compat::holdings::{self, HoldingType, Step};
 use crate::tokio::compat;
+use crate::tokio::compat::holdings::{self, HoldingType, Step};
 use crate::value::Value;
 
 /// How deep values are searched for holdings (structs in enums in coroutines …).
@@ -34,20 +34,33 @@ pub struct HoldingTypes {
 
 impl HoldingTypes {
     fn may_hold(&self, debug: &DebugInfo, ty: DieRef) -> bool {
-        self.may_hold.borrow_mut().reaches_holding(ty, &mut |ty| match debug.type_info(ty) {
-            Ok(info) if holding_type(&info.name).is_some() || info.name == holdings::ACQUIRE_TYPE => TypeShape::Holding,
-            Ok(info) if info.name.starts_with(compat::BOX_PREFIX) => TypeShape::Owns(info.target.into_iter().collect()),
-            Ok(info) if info.name.starts_with(compat::VEC_PREFIX) => {
-                TypeShape::Owns(info.template_param(compat::VEC_ELEMENT_PARAM).into_iter().collect())
-            }
-            Ok(info) if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
-            Ok(info) => {
-                let members = info.fields.iter().filter_map(|field| field.ty);
-                let variants = info.variant_part.iter().flat_map(|part| part.variants.iter().filter_map(|variant| variant.member.ty));
-                TypeShape::Owns(members.chain(variants).collect())
-            }
-            Err(_) => TypeShape::Owns(Vec::new()),
-        })
+        self.may_hold
+            .borrow_mut()
+            .reaches_holding(ty, &mut |ty| match debug.type_info(ty) {
+                Ok(info)
+                    if holding_type(&info.name).is_some()
+                        || info.name == holdings::ACQUIRE_TYPE =>
+                {
+                    TypeShape::Holding
+                }
+                Ok(info) if info.name.starts_with(compat::BOX_PREFIX) => {
+                    TypeShape::Owns(info.target.into_iter().collect())
+                }
+                Ok(info) if info.name.starts_with(compat::VEC_PREFIX) => TypeShape::Owns(
+                    info.template_param(compat::VEC_ELEMENT_PARAM)
+                        .into_iter()
+                        .collect(),
+                ),
+                Ok(info) if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
+                Ok(info) => {
+                    let members = info.fields.iter().filter_map(|field| field.ty);
+                    let variants = info.variant_part.iter().flat_map(|part| {
+                        part.variants.iter().filter_map(|variant| variant.member.ty)
+                    });
+                    TypeShape::Owns(members.chain(variants).collect())
+                }
+                Err(_) => TypeShape::Owns(Vec::new()),
+            })
     }
 }
 
@@ -82,7 +95,11 @@ const MAX_TYPE_NESTING: usize = 512;
 
 impl<T> Default for TypeGraphSearch<T> {
     fn default() -> Self {
-        TypeGraphSearch { known: FxHashMap::default(), open: FxHashMap::default(), stack: Vec::new() }
+        TypeGraphSearch {
+            known: FxHashMap::default(),
+            open: FxHashMap::default(),
+            stack: Vec::new(),
+        }
     }
 }
 
@@ -105,7 +122,14 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
             }
             TypeShape::Owns(owned) => owned,
         };
-        self.open.insert(ty, OpenType { order, lowest_reached: order, holds: false });
+        self.open.insert(
+            ty,
+            OpenType {
+                order,
+                lowest_reached: order,
+                holds: false,
+            },
+        );
         self.stack.push(ty);
         for member in owned {
             let reached = match self.known.get(&member) {
@@ -114,7 +138,10 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
                     self.visit(member, nesting + 1, shape);
                     match self.known.get(&member) {
                         Some(&holds) => (holds, None),
-                        None => (false, self.open.get(&member).map(|open| open.lowest_reached)),
+                        None => (
+                            false,
+                            self.open.get(&member).map(|open| open.lowest_reached),
+                        ),
                     }
                 }
                 // Open: in the set being worked out, which decides for all its types at once.
@@ -126,10 +153,20 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
             }
         }
         // The first type of a set closes it: the set is it and what lies above it on the stack.
-        let closes = self.open.get(&ty).is_some_and(|this| this.lowest_reached == this.order);
-        if let Some(start) = self.stack.iter().rposition(|open| *open == ty).filter(|_| closes) {
+        let closes = self
+            .open
+            .get(&ty)
+            .is_some_and(|this| this.lowest_reached == this.order);
+        if let Some(start) = self
+            .stack
+            .iter()
+            .rposition(|open| *open == ty)
+            .filter(|_| closes)
+        {
             let set: Vec<T> = self.stack.drain(start..).collect();
-            let holds = set.iter().any(|member| self.open.get(member).is_some_and(|open| open.holds));
+            let holds = set
+                .iter()
+                .any(|member| self.open.get(member).is_some_and(|open| open.holds));
             for member in set {
                 self.known.insert(member, holds);
             }
@@ -138,34 +175,56 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
 }
 
 fn holding_type(name: &str) -> Option<&'static HoldingType> {
-    holdings::TYPES.iter().find(|(prefix, ..)| name.starts_with(prefix))
+    holdings::TYPES
+        .iter()
+        .find(|(prefix, ..)| name.starts_with(prefix))
 }
 
 /// The holdings among a coroutine's saved locals (the fields of its active variant, at
 /// `fields`, of the env `env`), but `skip` (the future it awaits, which is being polled)
 /// and the branch futures of a `select!`/`join!` (decoded as its children, each with its
 /// own holdings).
-pub fn of_saved_locals(types: &HoldingTypes, env: &Value<'_>, fields: &Value<'_>, skip: &[&str]) -> Vec<Holding> {
+pub fn of_saved_locals(
+    types: &HoldingTypes,
+    env: &Value<'_>,
+    fields: &Value<'_>,
+    skip: &[&str],
+) -> Vec<Holding> {
     let debug = fields.target.debug;
     let captured = captured_variables(env);
     let mut found = Vec::new();
     let mut seen = FxHashSet::default();
     for field in &fields.ty.fields {
         let Some(ty) = field.ty else { continue };
-        if skip.contains(&field.name.as_str()) || field.name.starts_with("_fut") || !seen.insert(field.offset) {
+        if skip.contains(&field.name.as_str())
+            || field.name.starts_with("_fut")
+            || !seen.insert(field.offset)
+        {
             continue;
         }
         if !types.may_hold(debug, ty) {
             continue;
         }
-        let Some(address) = fields.address.checked_add(field.offset) else { continue };
-        let Ok(value) = fields.target.value(ty, address) else { continue };
+        let Some(address) = fields.address.checked_add(field.offset) else {
+            continue;
+        };
+        let Ok(value) = fields.target.value(ty, address) else {
+            continue;
+        };
         let before = found.len();
-        let mut search = Search { types, found: &mut found };
+        let mut search = Search {
+            types,
+            found: &mut found,
+        };
         search.visit(&value, field.name.clone(), false, 0);
         let offset_in_env = address.wrapping_sub(env.address);
-        if captured.iter().any(|(offset, name)| *offset == offset_in_env && *name == field.name) {
-            found[before..].iter_mut().for_each(|holding| holding.captured = true);
+        if captured
+            .iter()
+            .any(|(offset, name)| *offset == offset_in_env && *name == field.name)
+        {
+            found[before..]
+                .iter_mut()
+                .for_each(|holding| holding.captured = true);
         }
     }
     found
@@ -176,7 +235,11 @@ pub fn of_saved_locals(types: &HoldingTypes, env: &Value<'_>, fields: &Value<'_>
 pub fn of_fields(types: &HoldingTypes, value: &Value<'_>) -> Vec<Holding> {
     let mut found = Vec::new();
     if types.may_hold(value.target.debug, value.ty.die) {
-        Search { types, found: &mut found }.visit_fields(value, "self", false, 0);
+        Search {
+            types,
+            found: &mut found,
+        }
+        .visit_fields(value, "self", false, 0);
     }
     found
 }
@@ -184,12 +247,27 @@ pub fn of_fields(types: &HoldingTypes, value: &Value<'_>) -> Vec<Holding> {
 /// Where a coroutine keeps what it captured (an async fn's arguments): the fields of its
 /// `Unresumed` variant, by offset in the env and name.
 fn captured_variables(env: &Value<'_>) -> Vec<(u64, String)> {
-    let Some(part) = env.ty.variant_part.as_ref() else { return Vec::new() };
-    let Some(unresumed) = part.variants.iter().find(|variant| variant.discr_value == Some(super::coroutine::UNRESUMED_STATE)) else {
+    let Some(part) = env.ty.variant_part.as_ref() else {
         return Vec::new();
     };
-    let Some(info) = unresumed.member.ty.and_then(|ty| env.target.debug.type_info(ty).ok()) else { return Vec::new() };
-    info.fields.iter().map(|field| (unresumed.member.offset + field.offset, field.name.clone())).collect()
+    let Some(unresumed) = part
+        .variants
+        .iter()
+        .find(|variant| variant.discr_value == Some(super::coroutine::UNRESUMED_STATE))
+    else {
+        return Vec::new();
+    };
+    let Some(info) = unresumed
+        .member
+        .ty
+        .and_then(|ty| env.target.debug.type_info(ty).ok())
+    else {
+        return Vec::new();
+    };
+    info.fields
+        .iter()
+        .map(|field| (unresumed.member.offset + field.offset, field.name.clone()))
+        .collect()
 }
 
 struct Search<'s> {
@@ -225,8 +303,17 @@ impl Search<'_> {
             return;
         }
         if name.starts_with(compat::VEC_PREFIX) {
-            for (position, element) in vec_first_elements(value, MAX_VEC_ELEMENTS).unwrap_or_default().iter().enumerate() {
-                self.visit(element, format!("{path}[{position}]"), idle_future, depth + 1);
+            for (position, element) in vec_first_elements(value, MAX_VEC_ELEMENTS)
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                self.visit(
+                    element,
+                    format!("{path}[{position}]"),
+                    idle_future,
+                    depth + 1,
+                );
             }
             return;
         }
@@ -249,16 +336,39 @@ impl Search<'_> {
     fn visit_fields(&mut self, value: &Value<'_>, path: &str, idle_future: bool, depth: usize) {
         for field in &value.ty.fields {
             let Some(ty) = field.ty else { continue };
-            let Some(address) = value.address.checked_add(field.offset) else { continue };
+            let Some(address) = value.address.checked_add(field.offset) else {
+                continue;
+            };
             if let Ok(inner) = value.target.value(ty, address) {
-                self.visit(&inner, format!("{path}.{}", field.name), idle_future, depth + 1);
+                self.visit(
+                    &inner,
+                    format!("{path}.{}", field.name),
+                    idle_future,
+                    depth + 1,
+                );
             }
         }
     }
 
-    fn push(&mut self, kind: &'static str, resource_kind: &'static str, address: u64, local: String, idle_future: bool) {
-        let resource = Resource { kind: resource_kind, address: format!("{address:#x}") };
-        let holding = Holding { kind, resource, local, idle_future, captured: false };
+    fn push(
+        &mut self,
+        kind: &'static str,
+        resource_kind: &'static str,
+        address: u64,
+        local: String,
+        idle_future: bool,
+    ) {
+        let resource = Resource {
+            kind: resource_kind,
+            address: format!("{address:#x}"),
+        };
+        let holding = Holding {
+            kind,
+            resource,
+            local,
+            idle_future,
+            captured: false,
+        };
         if !self.found.contains(&holding) {
             self.found.push(holding);
         }
@@ -292,7 +402,9 @@ fn assigned_permits(acquire: &Value<'_>) -> Result<Option<u64>> {
     }
     let wanted = acquire.field(holdings::ACQUIRE_PERMITS)?.read_uint()?;
     let remaining = acquire.path(holdings::ACQUIRE_REMAINING)?.read_uint()?;
-    let assigned = wanted.checked_sub(remaining).ok_or_else(|| Error::layout("an acquire waiter needs more permits than it asked for"))?;
+    let assigned = wanted
+        .checked_sub(remaining)
+        .ok_or_else(|| Error::layout("an acquire waiter needs more permits than it asked for"))?;
     if assigned == 0 {
         return Ok(None);
     }
@@ -313,7 +425,9 @@ mod tests {
     }
 
     fn chain(length: u32) -> Vec<(u32, Vec<u32>)> {
-        (1..=length).map(|ty| (ty, vec![if ty == length { 0 } else { ty + 1 }])).collect()
+        (1..=length)
+            .map(|ty| (ty, vec![if ty == length { 0 } else { ty + 1 }]))
+            .collect()
     }
 
     #[test]
@@ -325,7 +439,13 @@ mod tests {
         assert!(search.reaches_holding(2, &mut graph(&owns)));
         assert!(search.reaches_holding(3, &mut graph(&owns)));
         // The same with the guard found last, from the Box's side.
-        let owns = [(1, vec![2]), (2, vec![3, 4]), (3, vec![1]), (4, vec![5]), (5, vec![0])];
+        let owns = [
+            (1, vec![2]),
+            (2, vec![3, 4]),
+            (3, vec![1]),
+            (4, vec![5]),
+            (5, vec![0]),
+        ];
         let mut search = TypeGraphSearch::default();
         assert!(search.reaches_holding(3, &mut graph(&owns)));
         assert!(search.reaches_holding(1, &mut graph(&owns)));
@@ -346,7 +466,9 @@ mod tests {
     #[test]
     fn every_type_is_worked_out_once() {
         // 30 types that each own all the others, and a list node { next: Box<Node>, value }.
-        let everyone: Vec<(u32, Vec<u32>)> = (1..=30).map(|ty| (ty, (1..=30).filter(|other| *other != ty).collect())).collect();
+        let everyone: Vec<(u32, Vec<u32>)> = (1..=30)
+            .map(|ty| (ty, (1..=30).filter(|other| *other != ty).collect()))
+            .collect();
         let node = [(41, vec![42, 44]), (42, vec![41])];
         for (owns, types) in [(&everyone[..], 30), (&node[..], 3)] {
             let mut search = TypeGraphSearch::default();
@@ -356,7 +478,9 @@ mod tests {
                 graph(owns)(ty)
             };
             assert!(!search.reaches_holding(owns[0].0, &mut counting));
-            assert!(owns.iter().all(|(ty, _)| !search.reaches_holding(*ty, &mut counting)));
+            assert!(owns
+                .iter()
+                .all(|(ty, _)| !search.reaches_holding(*ty, &mut counting)));
             assert_eq!(asked, types);
         }
     }

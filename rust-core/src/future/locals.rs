@@ -18,13 +18,24 @@ pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
     let mut seen = FxHashSet::default();
     let mut locals = Vec::new();
     for field in &fields.ty.fields {
-        let temporary = field.name.strip_prefix("__").is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));
-        if field.name == skip || field.name.is_empty() || temporary || !seen.insert((field.name.clone(), field.offset)) {
+        let temporary = field
+            .name
+            .strip_prefix("__")
+            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));
+        if field.name == skip
+            || field.name.is_empty()
+            || temporary
+            || !seen.insert((field.name.clone(), field.offset))
+        {
             continue;
         }
         let Some(ty) = field.ty else { continue };
-        let Some(address) = fields.address.checked_add(field.offset) else { continue };
-        let Ok(value) = fields.target.value(ty, address) else { continue };
+        let Some(address) = fields.address.checked_add(field.offset) else {
+            continue;
+        };
+        let Ok(value) = fields.target.value(ty, address) else {
+            continue;
+        };
         locals.push(Local {
             name: field.name.clone(),
             type_name: value.ty.name.clone(),
@@ -61,7 +72,11 @@ pub fn simple_value(value: &Value<'_>) -> Option<Json> {
     if name == "alloc::string::String" {
         let vec = value.field("vec").ok()?;
         let length = vec.field("len").ok()?.read_uint().ok()?;
-        let pointer = vec.find_descendant(|ty| ty.tag == TypeTag::Pointer).ok()?.read_pointer().ok()?;
+        let pointer = vec
+            .find_descendant(|ty| ty.tag == TypeTag::Pointer)
+            .ok()?
+            .read_pointer()
+            .ok()?;
         return read_text(value, pointer, length);
     }
     if name.starts_with("core::option::Option<") {
@@ -77,7 +92,11 @@ pub fn simple_value(value: &Value<'_>) -> Option<Json> {
 
 fn read_text(value: &Value<'_>, pointer: u64, length: u64) -> Option<Json> {
     let shown = length.min(MAX_STRING);
-    let bytes = value.target.memory.read_bytes(pointer, shown as usize).ok()?;
+    let bytes = value
+        .target
+        .memory
+        .read_bytes(pointer, shown as usize)
+        .ok()?;
     let mut text = String::from_utf8_lossy(&bytes).into_owned();
     if shown < length {
         text.push('…');

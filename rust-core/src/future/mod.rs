@@ -4,10 +4,10 @@
 //! unknown ends the chain as a plain `future` with its type name.
 
 mod await_lines;
-mod holdings;
 pub(crate) mod coroutine;
 mod decoders;
 mod descent;
+mod holdings;
 pub(crate) mod locals;
 mod plans;
 mod registry;
@@ -44,15 +44,30 @@ pub struct Decoded {
 
 impl Decoded {
     pub fn leaf(kind: NodeKind, detail: serde_json::Value, summary: String) -> Decoded {
-        Decoded { kind, detail: Some(detail), summary: Some(summary), children: Vec::new() }
+        Decoded {
+            kind,
+            detail: Some(detail),
+            summary: Some(summary),
+            children: Vec::new(),
+        }
     }
 
     /// A tree of futures: `detail` gets `len` and `pending` (plus `extra`), the summary
     /// reads "`what` of N (M pending)".
-    pub fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Decoded {
+    pub fn tree(
+        kind: NodeKind,
+        what: &str,
+        children: Vec<Child>,
+        extra: serde_json::Value,
+    ) -> Decoded {
         let pending = children
             .iter()
-            .filter(|child| child.branch.as_ref().is_some_and(|branch| branch.status == crate::model::BranchStatus::Pending))
+            .filter(|child| {
+                child
+                    .branch
+                    .as_ref()
+                    .is_some_and(|branch| branch.status == crate::model::BranchStatus::Pending)
+            })
             .count();
         let mut detail = serde_json::json!({"len": children.len(), "pending": pending});
         if let (Some(detail), Some(extra)) = (detail.as_object_mut(), extra.as_object()) {
@@ -83,7 +98,15 @@ pub struct Child {
 
 impl Child {
     pub fn at(ty: DieRef, address: u64) -> Child {
-        Child { ty, address, boxed: false, branch: None, describe_only: false, prepared: None, via: None }
+        Child {
+            ty,
+            address,
+            boxed: false,
+            branch: None,
+            describe_only: false,
+            prepared: None,
+            via: None,
+        }
     }
 
     pub fn of(value: &Value<'_>) -> Child {
@@ -190,7 +213,13 @@ impl<'a> FutureDecoder<'a> {
         node
     }
 
-    fn decode_at(&self, ty: DieRef, address: u64, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) -> FutureNode {
+    fn decode_at(
+        &self,
+        ty: DieRef,
+        address: u64,
+        depth: usize,
+        seen: &mut FxHashSet<(u64, DieRef)>,
+    ) -> FutureNode {
         let info = match self.target.debug.type_info(ty) {
             Ok(info) => info,
             Err(error) => return error_node("<unknown>", address, error),
@@ -198,16 +227,22 @@ impl<'a> FutureDecoder<'a> {
         let mut node = self.bare_node(&info, address);
         if let Some(budget) = self.target.budget {
             if !budget.spend_node() {
-                node.error = budget.stopped().map(|stop| format!("not decoded: {}", stop.message));
+                node.error = budget
+                    .stopped()
+                    .map(|stop| format!("not decoded: {}", stop.message));
                 return node;
             }
         }
         if depth >= MAX_AWAIT_DEPTH {
-            node.error = Some(format!("await chain deeper than {MAX_AWAIT_DEPTH}; stopped"));
+            node.error = Some(format!(
+                "await chain deeper than {MAX_AWAIT_DEPTH}; stopped"
+            ));
             return node;
         }
         if !seen.insert((address, ty)) {
-            node.error = Some(format!("cycle: this future was already seen at {address:#x}"));
+            node.error = Some(format!(
+                "cycle: this future was already seen at {address:#x}"
+            ));
             return node;
         }
         let value = self.target.value_of_type(info.clone(), address);
@@ -236,7 +271,10 @@ impl<'a> FutureDecoder<'a> {
         node.holds = holdings::of_fields(&self.plans.holding_types, &value);
         match self.inner_futures(&value) {
             Ok(found) => {
-                let children = found.into_iter().map(|found| Child { via: Some(found.via), ..Child::of(&found.value) });
+                let children = found.into_iter().map(|found| Child {
+                    via: Some(found.via),
+                    ..Child::of(&found.value)
+                });
                 for child in children.take(MAX_CHILDREN) {
                     node.children.push(self.child_node(child, depth, seen));
                 }
@@ -268,21 +306,35 @@ impl<'a> FutureDecoder<'a> {
     /// layouts differ between versions (`compat.rs`).
     fn explain(&self, error: Error) -> String {
         match (&self.target.debug.tokio_version, error.kind) {
-            (Some(version), crate::error::ErrorKind::Layout) => format!("{} (tokio {version})", error.message),
+            (Some(version), crate::error::ErrorKind::Layout) => {
+                format!("{} (tokio {version})", error.message)
+            }
             _ => error.message,
         }
     }
 
-    fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) {
+    fn apply(
+        &self,
+        node: &mut FutureNode,
+        decoded: Decoded,
+        depth: usize,
+        seen: &mut FxHashSet<(u64, DieRef)>,
+    ) {
         // A coroutine stays a coroutine unless a decoder names what it really is.
         if decoded.kind != NodeKind::Future {
             node.kind = decoded.kind;
         }
-        node.detail = decoded.detail.and_then(|detail| serde_json::value::to_raw_value(&detail).ok());
+        node.detail = decoded
+            .detail
+            .and_then(|detail| serde_json::value::to_raw_value(&detail).ok());
         node.summary = decoded.summary;
         // Exactly as many as needed: most nodes have one child, and a node is 400 bytes.
-        node.children.reserve_exact(decoded.children.len().min(MAX_CHILDREN));
-        let name = node.function.clone().unwrap_or_else(|| node.type_name.clone());
+        node.children
+            .reserve_exact(decoded.children.len().min(MAX_CHILDREN));
+        let name = node
+            .function
+            .clone()
+            .unwrap_or_else(|| node.type_name.clone());
         self.trail.borrow_mut().push((name, node.await_point));
         for child in decoded.children.into_iter().take(MAX_CHILDREN) {
             node.children.push(self.child_node(child, depth, seen));
@@ -290,7 +342,12 @@ impl<'a> FutureDecoder<'a> {
         self.trail.borrow_mut().pop();
     }
 
-    fn child_node(&self, child: Child, depth: usize, seen: &mut FxHashSet<(u64, DieRef)>) -> FutureNode {
+    fn child_node(
+        &self,
+        child: Child,
+        depth: usize,
+        seen: &mut FxHashSet<(u64, DieRef)>,
+    ) -> FutureNode {
         let mut node = if let Some(decoded) = child.prepared {
             let mut node = self.describe_type(child.ty, child.address);
             self.apply(&mut node, *decoded, depth + 1, seen);

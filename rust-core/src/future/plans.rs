@@ -52,8 +52,15 @@ impl Plans {
             Some(CoroutineKind::AsyncClosure) => NodeKind::AsyncClosure,
             None => NodeKind::Future,
         };
-        let function = kind.is_coroutine().then(|| names::coroutine_function(debug, info)).flatten();
-        let head = Rc::new(NodeHead { kind, type_name: info.name.as_str().into(), function: function.map(Into::into) });
+        let function = kind
+            .is_coroutine()
+            .then(|| names::coroutine_function(debug, info))
+            .flatten();
+        let head = Rc::new(NodeHead {
+            kind,
+            type_name: info.name.as_str().into(),
+            function: function.map(Into::into),
+        });
         self.heads.borrow_mut().insert(info.die, head.clone());
         head
     }
@@ -73,7 +80,10 @@ impl Plans {
             return plan.clone();
         }
         let suspend = suspend.map(await_lines::location_of);
-        let mut plan = AwaitPlan { location: suspend.clone(), macro_location: None };
+        let mut plan = AwaitPlan {
+            location: suspend.clone(),
+            macro_location: None,
+        };
         if let (Some(suspend), Some(awaitee)) = (&suspend, awaitee) {
             if await_lines::is_macro_await(env, suspend) {
                 if let Some(user_line) = await_lines::user_await_location(debug, env, awaitee) {
@@ -96,11 +106,17 @@ impl Plans {
         macro_line: Option<&Location>,
         branches: &[&TypeInfo],
     ) -> Rc<Vec<Option<Location>>> {
-        let key = (env.die, raw_state, branches.iter().map(|branch| branch.die).collect::<Vec<_>>());
+        let key = (
+            env.die,
+            raw_state,
+            branches.iter().map(|branch| branch.die).collect::<Vec<_>>(),
+        );
         if let Some(lines) = self.branches.borrow().get(&key) {
             return lines.clone();
         }
-        let lines = Rc::new(await_lines::branch_locations(debug, env, macro_line, branches));
+        let lines = Rc::new(await_lines::branch_locations(
+            debug, env, macro_line, branches,
+        ));
         self.branches.borrow_mut().insert(key, lines.clone());
         lines
     }

@@ -1,12 +1,15 @@
 //! The one table that maps a future's type to its decoder. Adding a decoder is a small
 //! file under `decoders/` and one line here. Earlier entries win.
 
-use super::decoders::{boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tonic, tower, trivial, wrappers};
-use crate::tokio::compat;
+use super::decoders::{
+    boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tonic, tower,
+    trivial, wrappers,
+};
 use super::{FutureDecoder, Outcome};
 use crate::dwarf::{TypeInfo, TypeTag};
 use crate::error::Result;
 use crate::names;
+use crate::tokio::compat;
 use crate::value::Value;
 
 pub type DecodeFn = for<'a> fn(&FutureDecoder<'a>, &Value<'a>) -> Result<Outcome>;
@@ -15,84 +18,315 @@ pub enum Pattern {
     /// The type's name starts with this.
     Type(&'static str),
     /// The env of an async fn `name` defined under `module` (any impl block).
-    AsyncFn { module: &'static str, name: &'static str },
+    AsyncFn {
+        module: &'static str,
+        name: &'static str,
+    },
 }
 
 use Pattern::{AsyncFn, Type};
 
 const TABLE: &[(Pattern, DecodeFn)] = &[
     // See-through wrappers.
-    (Type("tokio::runtime::task::trace::Root<"), wrappers::taskdump_root),
+    (
+        Type("tokio::runtime::task::trace::Root<"),
+        wrappers::taskdump_root,
+    ),
     (Type("core::pin::Pin<"), wrappers::pin),
-    (Type("core::mem::manually_drop::ManuallyDrop<"), wrappers::single_field),
-    (Type("core::mem::maybe_dangling::MaybeDangling<"), wrappers::single_field),
+    (
+        Type("core::mem::manually_drop::ManuallyDrop<"),
+        wrappers::single_field,
+    ),
+    (
+        Type("core::mem::maybe_dangling::MaybeDangling<"),
+        wrappers::single_field,
+    ),
     (Type("tokio::task::coop::Coop<"), wrappers::coop),
-    (Type("tokio::task::local::RunUntil<"), wrappers::local_set_run_until),
-    (Type("futures_util::stream::stream::next::Next<"), wrappers::stream_next),
-    (Type("tokio_stream::stream_ext::next::Next<"), wrappers::stream_next),
-    (Type("futures_util::future::future::Map<"), wrappers::futures_map),
-    (Type("futures_util::future::future::Then<"), wrappers::futures_then),
-    (Type("futures_util::future::try_future::AndThen<"), wrappers::futures_and_then),
-    (Type("futures_util::future::future::fuse::Fuse<"), wrappers::futures_fuse),
-    (Type("futures_util::future::maybe_done::MaybeDone<"), wrappers::futures_maybe_done),
-    (Type("futures_util::future::either::Either<"), wrappers::futures_either),
-    (Type("tracing::instrument::Instrumented<"), wrappers::instrumented),
+    (
+        Type("tokio::task::local::RunUntil<"),
+        wrappers::local_set_run_until,
+    ),
+    (
+        Type("futures_util::stream::stream::next::Next<"),
+        wrappers::stream_next,
+    ),
+    (
+        Type("tokio_stream::stream_ext::next::Next<"),
+        wrappers::stream_next,
+    ),
+    (
+        Type("futures_util::future::future::Map<"),
+        wrappers::futures_map,
+    ),
+    (
+        Type("futures_util::future::future::Then<"),
+        wrappers::futures_then,
+    ),
+    (
+        Type("futures_util::future::try_future::AndThen<"),
+        wrappers::futures_and_then,
+    ),
+    (
+        Type("futures_util::future::future::fuse::Fuse<"),
+        wrappers::futures_fuse,
+    ),
+    (
+        Type("futures_util::future::maybe_done::MaybeDone<"),
+        wrappers::futures_maybe_done,
+    ),
+    (
+        Type("futures_util::future::either::Either<"),
+        wrappers::futures_either,
+    ),
+    (
+        Type("tracing::instrument::Instrumented<"),
+        wrappers::instrumented,
+    ),
     (Type("tokio::time::timeout::Timeout<"), sleep::timeout),
     // Leaves.
     (Type("tokio::time::sleep::Sleep"), sleep::sleep),
-    (AsyncFn { module: "tokio::time::interval::", name: "tick" }, sleep::interval_tick),
-    (Type("tokio::runtime::task::join::JoinHandle<"), join_handle::join_handle),
-    (AsyncFn { module: "tokio::sync::mutex::", name: "lock" }, semaphore::mutex_lock),
-    (AsyncFn { module: "tokio::sync::mutex::", name: "lock_owned" }, semaphore::mutex_lock),
-    (AsyncFn { module: "tokio::sync::rwlock::", name: "read" }, semaphore::rwlock_read),
-    (AsyncFn { module: "tokio::sync::rwlock::", name: "read_owned" }, semaphore::rwlock_read),
-    (AsyncFn { module: "tokio::sync::rwlock::", name: "write" }, semaphore::rwlock_write),
-    (AsyncFn { module: "tokio::sync::rwlock::", name: "write_owned" }, semaphore::rwlock_write),
-    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire" }, semaphore::semaphore_acquire),
-    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_owned" }, semaphore::semaphore_acquire),
-    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_many" }, semaphore::semaphore_acquire),
-    (AsyncFn { module: "tokio::sync::semaphore::", name: "acquire_many_owned" }, semaphore::semaphore_acquire),
-    (Type("tokio::sync::batch_semaphore::Acquire"), semaphore::acquire_leaf),
+    (
+        AsyncFn {
+            module: "tokio::time::interval::",
+            name: "tick",
+        },
+        sleep::interval_tick,
+    ),
+    (
+        Type("tokio::runtime::task::join::JoinHandle<"),
+        join_handle::join_handle,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::mutex::",
+            name: "lock",
+        },
+        semaphore::mutex_lock,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::mutex::",
+            name: "lock_owned",
+        },
+        semaphore::mutex_lock,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::rwlock::",
+            name: "read",
+        },
+        semaphore::rwlock_read,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::rwlock::",
+            name: "read_owned",
+        },
+        semaphore::rwlock_read,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::rwlock::",
+            name: "write",
+        },
+        semaphore::rwlock_write,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::rwlock::",
+            name: "write_owned",
+        },
+        semaphore::rwlock_write,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::semaphore::",
+            name: "acquire",
+        },
+        semaphore::semaphore_acquire,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::semaphore::",
+            name: "acquire_owned",
+        },
+        semaphore::semaphore_acquire,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::semaphore::",
+            name: "acquire_many",
+        },
+        semaphore::semaphore_acquire,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::semaphore::",
+            name: "acquire_many_owned",
+        },
+        semaphore::semaphore_acquire,
+    ),
+    (
+        Type("tokio::sync::batch_semaphore::Acquire"),
+        semaphore::acquire_leaf,
+    ),
     (Type("tokio::sync::notify::Notified"), notify::notified),
-    (AsyncFn { module: "tokio::sync::mpsc::bounded::", name: "recv" }, channels::mpsc_recv),
-    (AsyncFn { module: "tokio::sync::mpsc::bounded::", name: "recv_many" }, channels::mpsc_recv),
-    (AsyncFn { module: "tokio::sync::mpsc::unbounded::", name: "recv" }, channels::mpsc_recv),
-    (AsyncFn { module: "tokio::sync::mpsc::unbounded::", name: "recv_many" }, channels::mpsc_recv),
-    (Type("tokio::sync::oneshot::Receiver<"), channels::oneshot_recv),
-    (AsyncFn { module: "tokio::sync::watch::", name: "changed" }, channels::watch_changed),
-    (AsyncFn { module: "tokio::sync::broadcast::", name: "recv" }, channels::broadcast_recv),
-    (AsyncFn { module: "tokio::net::", name: "accept" }, io::socket_wait),
-    (AsyncFn { module: "tokio::net::", name: "readable" }, io::socket_wait),
-    (AsyncFn { module: "tokio::net::", name: "writable" }, io::socket_wait),
-    (AsyncFn { module: "tokio::net::", name: "ready" }, io::socket_wait),
+    (
+        AsyncFn {
+            module: "tokio::sync::mpsc::bounded::",
+            name: "recv",
+        },
+        channels::mpsc_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::mpsc::bounded::",
+            name: "recv_many",
+        },
+        channels::mpsc_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::mpsc::unbounded::",
+            name: "recv",
+        },
+        channels::mpsc_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::mpsc::unbounded::",
+            name: "recv_many",
+        },
+        channels::mpsc_recv,
+    ),
+    (
+        Type("tokio::sync::oneshot::Receiver<"),
+        channels::oneshot_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::watch::",
+            name: "changed",
+        },
+        channels::watch_changed,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::broadcast::",
+            name: "recv",
+        },
+        channels::broadcast_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::net::",
+            name: "accept",
+        },
+        io::socket_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::net::",
+            name: "readable",
+        },
+        io::socket_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::net::",
+            name: "writable",
+        },
+        io::socket_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::net::",
+            name: "ready",
+        },
+        io::socket_wait,
+    ),
     (Type("tokio::io::util::read::Read<"), io::read),
     (Type("tokio::io::util::read_exact::ReadExact<"), io::read),
     (Type("tokio::io::util::read_buf::ReadBuf<"), io::read),
     (Type("tokio::io::util::write::Write<"), io::write),
     (Type("tokio::io::util::write_all::WriteAll<"), io::write),
-    (Type("tokio::runtime::io::scheduled_io::Readiness"), io::readiness_leaf),
-    (AsyncFn { module: "tokio::task::yield_now::", name: "yield_now" }, trivial::yield_now),
+    (
+        Type("tokio::runtime::io::scheduled_io::Readiness"),
+        io::readiness_leaf,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::task::yield_now::",
+            name: "yield_now",
+        },
+        trivial::yield_now,
+    ),
     (Type("core::future::pending::Pending<"), trivial::pending),
-    (Type("futures_util::future::pending::Pending<"), trivial::pending),
+    (
+        Type("futures_util::future::pending::Pending<"),
+        trivial::pending,
+    ),
     (Type("core::future::ready::Ready<"), trivial::ready),
     (Type("futures_util::future::ready::Ready<"), trivial::ready),
     // Trees.
-    (Type("futures_util::stream::futures_unordered::FuturesUnordered<"), sets::futures_unordered),
-    (Type("futures_util::stream::futures_ordered::FuturesOrdered<"), sets::futures_ordered),
+    (
+        Type("futures_util::stream::futures_unordered::FuturesUnordered<"),
+        sets::futures_unordered,
+    ),
+    (
+        Type("futures_util::stream::futures_ordered::FuturesOrdered<"),
+        sets::futures_ordered,
+    ),
     (Type("tokio::task::join_set::JoinSet<"), sets::join_set),
-    (AsyncFn { module: "tokio::task::join_set::", name: "join_next" }, sets::join_set_join_next),
-    (Type("futures_util::future::join_all::JoinAll<"), sets::join_all),
-    (Type("futures_util::future::select_all::SelectAll<"), sets::select_all),
+    (
+        AsyncFn {
+            module: "tokio::task::join_set::",
+            name: "join_next",
+        },
+        sets::join_set_join_next,
+    ),
+    (
+        Type("futures_util::future::join_all::JoinAll<"),
+        sets::join_all,
+    ),
+    (
+        Type("futures_util::future::select_all::SelectAll<"),
+        sets::select_all,
+    ),
     (Type("futures_util::future::select::Select<"), sets::select),
     // Streams and libraries.
-    (Type(compat::tokio_stream::STREAM_MAP_TYPE), streams::stream_map),
-    (Type(compat::tokio_stream::RECEIVER_STREAM), channels::mpsc_receiver_stream),
-    (Type(compat::tokio_stream::UNBOUNDED_RECEIVER_STREAM), channels::mpsc_receiver_stream),
-    (Type(compat::tokio_stream::TCP_LISTENER_STREAM), io::listener_stream),
-    (Type(compat::tokio_stream::UNIX_LISTENER_STREAM), io::listener_stream),
-    (Type(compat::async_stream::STREAM_TYPE), streams::async_stream),
-    (Type(compat::hyper::SERVER_DISPATCHER), hyper::server_connection),
-    (Type(compat::hyper::CLIENT_DISPATCHER), hyper::client_connection),
+    (
+        Type(compat::tokio_stream::STREAM_MAP_TYPE),
+        streams::stream_map,
+    ),
+    (
+        Type(compat::tokio_stream::RECEIVER_STREAM),
+        channels::mpsc_receiver_stream,
+    ),
+    (
+        Type(compat::tokio_stream::UNBOUNDED_RECEIVER_STREAM),
+        channels::mpsc_receiver_stream,
+    ),
+    (
+        Type(compat::tokio_stream::TCP_LISTENER_STREAM),
+        io::listener_stream,
+    ),
+    (
+        Type(compat::tokio_stream::UNIX_LISTENER_STREAM),
+        io::listener_stream,
+    ),
+    (
+        Type(compat::async_stream::STREAM_TYPE),
+        streams::async_stream,
+    ),
+    (
+        Type(compat::hyper::SERVER_DISPATCHER),
+        hyper::server_connection,
+    ),
+    (
+        Type(compat::hyper::CLIENT_DISPATCHER),
+        hyper::client_connection,
+    ),
     (Type(compat::tonic::STREAMING), tonic::streaming),
     (Type(compat::tower::BUFFER_RESPONSE), tower::buffer_response),
     (Type(compat::tower::BUFFER_WORKER), tower::buffer_worker),
@@ -106,7 +340,10 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
     if boxed::is_dyn_future(info) || boxed::is_dyn_body(info) {
         return Some(boxed::dyn_future);
     }
-    TABLE.iter().find(|(pattern, _)| matches(pattern, &info.name)).map(|(_, decode)| *decode)
+    TABLE
+        .iter()
+        .find(|(pattern, _)| matches(pattern, &info.name))
+        .map(|(_, decode)| *decode)
 }
 
 fn matches(pattern: &Pattern, type_name: &str) -> bool {
@@ -131,9 +368,18 @@ mod tests {
 
     #[test]
     fn async_fn_patterns_ignore_impl_numbers_and_generics() {
-        let lock = AsyncFn { module: "tokio::sync::mutex::", name: "lock" };
-        assert!(matches(&lock, "tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>"));
-        assert!(!matches(&lock, "tokio::sync::mutex::{impl#10}::lock::{async_fn#0}::{async_block_env#0}<u32>"));
+        let lock = AsyncFn {
+            module: "tokio::sync::mutex::",
+            name: "lock",
+        };
+        assert!(matches(
+            &lock,
+            "tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>"
+        ));
+        assert!(!matches(
+            &lock,
+            "tokio::sync::mutex::{impl#10}::lock::{async_fn#0}::{async_block_env#0}<u32>"
+        ));
         assert!(!matches(&lock, "app::mutex::lock::{async_fn_env#0}"));
     }
 }

@@ -12,8 +12,8 @@ use std::fmt::Write;
 use serde::Deserialize;
 
 use crate::model::{
-    BranchStatus, CoroutineState, FutureNode, NodeKind, Report, StateCount, TaskGroup, TaskReport, TaskState, ThreadReport,
-    ThreadRole, WorkerState,
+    BranchStatus, CoroutineState, FutureNode, NodeKind, Report, StateCount, TaskGroup, TaskReport,
+    TaskState, ThreadReport, ThreadRole, WorkerState,
 };
 pub use style::Style;
 use style::{id_preview, pad, thousands, visible_width};
@@ -49,7 +49,11 @@ pub fn render_text(report: &Report, options: &TextOptions) -> String {
 }
 
 /// Renders into `sink` a thread or task at a time, so 100,000 tasks never make one string.
-pub fn render_text_to(report: &Report, options: &TextOptions, sink: &mut impl std::io::Write) -> std::io::Result<()> {
+pub fn render_text_to(
+    report: &Report,
+    options: &TextOptions,
+    sink: &mut impl std::io::Write,
+) -> std::io::Result<()> {
     let mut out = String::new();
     let mut flush = |out: &mut String| {
         let result = sink.write_all(out.as_bytes());
@@ -109,13 +113,29 @@ fn render_header(out: &mut String, report: &Report) {
     if report.runtimes.is_empty() {
         return;
     }
-    let total: usize = report.runtimes.iter().map(|runtime| runtime.task_count).sum();
+    let total: usize = report
+        .runtimes
+        .iter()
+        .map(|runtime| runtime.task_count)
+        .sum();
     let shown = match report.tasks.len() == total {
         true => counted(total, "task"),
-        false => format!("{} of {}", thousands(report.tasks.len() as u64), counted(total, "task")),
+        false => format!(
+            "{} of {}",
+            thousands(report.tasks.len() as u64),
+            counted(total, "task")
+        ),
     };
-    let version = report.runtimes.iter().find_map(|runtime| runtime.tokio_version.as_deref()).unwrap_or("(version unknown)");
-    let flavors: Vec<&str> = report.runtimes.iter().map(|runtime| runtime.flavor.as_str()).collect();
+    let version = report
+        .runtimes
+        .iter()
+        .find_map(|runtime| runtime.tokio_version.as_deref())
+        .unwrap_or("(version unknown)");
+    let flavors: Vec<&str> = report
+        .runtimes
+        .iter()
+        .map(|runtime| runtime.flavor.as_str())
+        .collect();
     let _ = writeln!(
         out,
         "tokio {version}: {} ({}), {}",
@@ -125,10 +145,19 @@ fn render_header(out: &mut String, report: &Report) {
     );
     for runtime in &report.runtimes {
         if runtime.shutting_down == Some(true) {
-            let _ = writeln!(out, "runtime {}: shutting down (its task list is closed)", runtime.address);
+            let _ = writeln!(
+                out,
+                "runtime {}: shutting down (its task list is closed)",
+                runtime.address
+            );
         }
         if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
-            let _ = writeln!(out, "runtime {}: inject queue: {}", runtime.address, task_list(inject));
+            let _ = writeln!(
+                out,
+                "runtime {}: inject queue: {}",
+                runtime.address,
+                task_list(inject)
+            );
         }
     }
     out.push('\n');
@@ -154,13 +183,22 @@ fn task_list(ids: &[u64]) -> String {
 }
 
 fn render_thread(out: &mut String, thread: &ThreadReport, options: &TextOptions) {
-    let name = thread.name.as_deref().map(|name| format!(" \"{name}\"")).unwrap_or_default();
+    let name = thread
+        .name
+        .as_deref()
+        .map(|name| format!(" \"{name}\""))
+        .unwrap_or_default();
     let role = match thread.role {
         ThreadRole::Worker => {
-            let index = thread.worker.map(|w| w.to_string()).unwrap_or_else(|| "?".into());
+            let index = thread
+                .worker
+                .map(|w| w.to_string())
+                .unwrap_or_else(|| "?".into());
             match (thread.current_task, thread.state) {
                 (Some(task), _) => format!("worker {index}, running task {task}"),
-                (None, Some(WorkerState::Searching)) => format!("worker {index}, searching for work"),
+                (None, Some(WorkerState::Searching)) => {
+                    format!("worker {index}, searching for work")
+                }
                 (None, Some(WorkerState::Parked)) => format!("worker {index}, parked"),
                 _ => format!("worker {index}, idle"),
             }
@@ -203,10 +241,18 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: &TextOptions)
 
 fn render_task(out: &mut String, task: &TaskReport, options: &TextOptions) {
     let spawned = match &task.spawned_at {
-        Some(at) => format!(", spawned at {}", options.style.file(&format!("{}:{}", at.file, at.line))),
+        Some(at) => format!(
+            ", spawned at {}",
+            options.style.file(&format!("{}:{}", at.file, at.line))
+        ),
         None => String::new(),
     };
-    let _ = writeln!(out, "Task {} ({}{spawned})", task.id, options.style.state(state_name(task.state)));
+    let _ = writeln!(
+        out,
+        "Task {} ({}{spawned})",
+        task.id,
+        options.style.state(state_name(task.state))
+    );
     render_stack(out, &task.root, options);
     out.push('\n');
 }
@@ -217,7 +263,12 @@ fn render_group(out: &mut String, group: &TaskGroup, options: &TextOptions) {
         [only] => format!("id {}", thousands(*only)),
         ids => format!("ids {}", id_preview(ids)),
     };
-    let _ = writeln!(out, "{} ({ids}): {}", counted(group.count, "task"), group_states(&group.states, &options.style));
+    let _ = writeln!(
+        out,
+        "{} ({ids}): {}",
+        counted(group.count, "task"),
+        group_states(&group.states, &options.style)
+    );
     render_stack(out, &group.root, options);
     out.push('\n');
 }
@@ -228,7 +279,13 @@ pub(crate) fn group_states(states: &[StateCount], style: &Style) -> String {
         [only] => style.state(state_name(only.state)),
         states => states
             .iter()
-            .map(|counted| format!("{} {}", thousands(counted.count as u64), style.state(state_name(counted.state))))
+            .map(|counted| {
+                format!(
+                    "{} {}",
+                    thousands(counted.count as u64),
+                    style.state(state_name(counted.state))
+                )
+            })
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -248,7 +305,12 @@ pub(crate) fn state_name(state: TaskState) -> &'static str {
 fn render_stack(out: &mut String, root: &FutureNode, options: &TextOptions) {
     let mut lines = Vec::new();
     collect_lines(root, 0, "", options, &mut lines);
-    let width = lines.iter().filter(|line| !line.tail.is_empty()).map(|line| visible_width(&line.head)).max().unwrap_or(0);
+    let width = lines
+        .iter()
+        .filter(|line| !line.tail.is_empty())
+        .map(|line| visible_width(&line.head))
+        .max()
+        .unwrap_or(0);
     for line in lines {
         if line.tail.is_empty() {
             let _ = writeln!(out, "{}", line.head);
@@ -285,10 +347,20 @@ fn is_pass_through(node: &FutureNode) -> bool {
 /// Runs shorter than this are printed in full.
 const MIN_FOLDED_RUN: usize = 2;
 
-fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOptions, lines: &mut Vec<Line>) {
+fn collect_lines(
+    node: &FutureNode,
+    frame: usize,
+    indent: &str,
+    options: &TextOptions,
+    lines: &mut Vec<Line>,
+) {
     if !options.locals {
         let mut run = vec![node];
-        while let Some(next) = run.last().filter(|last| is_pass_through(last)).map(|last| &last.children[0]) {
+        while let Some(next) = run
+            .last()
+            .filter(|last| is_pass_through(last))
+            .map(|last| &last.children[0])
+        {
             run.push(next);
         }
         // The last node of `run` is the first one worth reading.
@@ -296,20 +368,35 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOp
             let folded = &run[..run.len() - 1];
             let mut crates: Vec<&str> = Vec::new();
             for passed in folded {
-                let krate = crate::names::split_path(passed.type_name.trim_start_matches(['<', '&', '*']))[0];
+                let krate =
+                    crate::names::split_path(passed.type_name.trim_start_matches(['<', '&', '*']))
+                        [0];
                 if !crates.contains(&krate) {
                     crates.push(krate);
                 }
             }
-            let head = format!("{indent}#{frame} … {} frames in {}", folded.len(), crates.join(", "));
-            lines.push(Line { head, tail: String::new() });
+            let head = format!(
+                "{indent}#{frame} … {} frames in {}",
+                folded.len(),
+                crates.join(", ")
+            );
+            lines.push(Line {
+                head,
+                tail: String::new(),
+            });
             collect_lines(run[run.len() - 1], frame + 1, indent, options, lines);
             return;
         }
     }
     let coroutine = node.kind.is_coroutine();
     let body = match &node.summary {
-        _ if coroutine => format!("{}{}", label(node.kind), options.style.function(node.function.as_deref().unwrap_or(&node.type_name))),
+        _ if coroutine => format!(
+            "{}{}",
+            label(node.kind),
+            options
+                .style
+                .function(node.function.as_deref().unwrap_or(&node.type_name))
+        ),
         Some(summary) => summary.clone(),
         None => node.type_name.to_string(),
     };
@@ -320,7 +407,13 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOp
     let mut tail = String::new();
     if coroutine {
         if let Some(location) = &node.location {
-            let _ = write!(tail, "at {}", options.style.file(&format!("{}:{}", location.file, location.line)));
+            let _ = write!(
+                tail,
+                "at {}",
+                options
+                    .style
+                    .file(&format!("{}:{}", location.file, location.line))
+            );
         }
         let state = match (node.state, node.await_point) {
             _ if node.running => "(running)".to_string(),
@@ -340,12 +433,22 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOp
     lines.push(Line { head, tail });
     if options.locals {
         for local in &node.locals {
-            let value = local.value.as_ref().map(|v| format!(" = {v}")).unwrap_or_default();
-            lines.push(Line { head: format!("{indent}      {}: {}{value}", local.name, local.type_name), tail: String::new() });
+            let value = local
+                .value
+                .as_ref()
+                .map(|v| format!(" = {v}"))
+                .unwrap_or_default();
+            lines.push(Line {
+                head: format!("{indent}      {}: {}{value}", local.name, local.type_name),
+                tail: String::new(),
+            });
         }
     }
     if let Some(error) = &node.error {
-        lines.push(Line { head: format!("{indent}   error: {error}"), tail: String::new() });
+        lines.push(Line {
+            head: format!("{indent}   error: {error}"),
+            tail: String::new(),
+        });
     }
     match node.children.as_slice() {
         [] => {}
@@ -356,13 +459,30 @@ fn collect_lines(node: &FutureNode, frame: usize, indent: &str, options: &TextOp
                     Some(info) => (
                         info.index,
                         info.status,
-                        info.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default(),
-                        info.location.as_ref().map(|l| format!(" at {}", options.style.file(&format!("{}:{}", l.file, l.line)))).unwrap_or_default(),
+                        info.name
+                            .as_deref()
+                            .map(|n| format!(" `{n}`"))
+                            .unwrap_or_default(),
+                        info.location
+                            .as_ref()
+                            .map(|l| {
+                                format!(
+                                    " at {}",
+                                    options.style.file(&format!("{}:{}", l.file, l.line))
+                                )
+                            })
+                            .unwrap_or_default(),
                     ),
                     None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };
-                let status = serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                lines.push(Line { head: format!("{indent}   branch {index}{name} ({status}){at}:"), tail: String::new() });
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                lines.push(Line {
+                    head: format!("{indent}   branch {index}{name} ({status}){at}:"),
+                    tail: String::new(),
+                });
                 collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
             }
         }

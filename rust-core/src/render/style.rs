@@ -69,7 +69,11 @@ const IDS_SHOWN: usize = 6;
 /// `3, 5, 9` / `3, 5, 9, 12, 15, 21, … 1,023`.
 pub fn id_preview(ids: &[u64]) -> String {
     let shown: Vec<String> = match ids.len() > IDS_SHOWN + 1 {
-        true => ids[..IDS_SHOWN].iter().map(|&id| thousands(id)).chain([format!("… {}", thousands(ids[ids.len() - 1]))]).collect(),
+        true => ids[..IDS_SHOWN]
+            .iter()
+            .map(|&id| thousands(id))
+            .chain([format!("… {}", thousands(ids[ids.len() - 1]))])
+            .collect(),
         false => ids.iter().map(|&id| thousands(id)).collect(),
     };
     shown.join(", ")
@@ -86,12 +90,18 @@ mod tests {
         assert_eq!(thousands(1_000_000), "1,000,000");
         assert_eq!(id_preview(&[3, 5, 9]), "3, 5, 9");
         assert_eq!(id_preview(&[1, 2, 3, 4, 5, 6, 7]), "1, 2, 3, 4, 5, 6, 7");
-        assert_eq!(id_preview(&[1, 2, 3, 4, 5, 6, 7, 1023]), "1, 2, 3, 4, 5, 6, … 1,023");
+        assert_eq!(
+            id_preview(&[1, 2, 3, 4, 5, 6, 7, 1023]),
+            "1, 2, 3, 4, 5, 6, … 1,023"
+        );
     }
 
     #[test]
     fn pads_by_what_shows() {
-        let style = Style { function: "\x1b[33m".into(), ..Default::default() };
+        let style = Style {
+            function: "\x1b[33m".into(),
+            ..Default::default()
+        };
         let painted = style.function("main");
         assert_eq!(visible_width(&painted), 4);
         assert_eq!(visible_width(&pad(&painted, 6)), 6);

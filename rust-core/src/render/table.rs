@@ -15,12 +15,25 @@ pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) 
         return;
     }
     let spawned = tasks.iter().any(|task| task.spawned_at.is_some());
-    let mut rows = vec![header(&["ID", "STATE", "RUNTIME", "ROOT", "WAITING AT"], spawned)];
+    let mut rows = vec![header(
+        &["ID", "STATE", "RUNTIME", "ROOT", "WAITING AT"],
+        spawned,
+    )];
     for task in tasks {
-        let mut row = vec![thousands(task.id), style.state(state_name(task.state)), task.runtime.clone()];
+        let mut row = vec![
+            thousands(task.id),
+            style.state(state_name(task.state)),
+            task.runtime.clone(),
+        ];
         row.extend(where_it_stands(&task.root, style));
         if spawned {
-            row.insert(row.len() - 1, task.spawned_at.as_ref().map(|at| style.file(&format!("{}:{}", at.file, at.line))).unwrap_or_else(|| "-".into()));
+            row.insert(
+                row.len() - 1,
+                task.spawned_at
+                    .as_ref()
+                    .map(|at| style.file(&format!("{}:{}", at.file, at.line)))
+                    .unwrap_or_else(|| "-".into()),
+            );
         }
         rows.push(row);
     }
@@ -35,13 +48,21 @@ pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style)
     let mut rows = vec![header(&["TASKS", "STATE", "ROOT", "WAITING AT"], false)];
     rows[0].push("IDS".into());
     for group in groups {
-        let mut row = vec![thousands(group.count as u64), group_states(&group.states, style)];
+        let mut row = vec![
+            thousands(group.count as u64),
+            group_states(&group.states, style),
+        ];
         row.extend(where_it_stands(&group.root, style));
         row.push(id_preview(&group.tasks));
         rows.push(row);
     }
     write_rows(out, &rows, &[0]);
-    let _ = writeln!(out, "\n{} in {}", counted(groups.iter().map(|group| group.count).sum(), "task"), counted(groups.len(), "group"));
+    let _ = writeln!(
+        out,
+        "\n{} in {}",
+        counted(groups.iter().map(|group| group.count).sum(), "task"),
+        counted(groups.len(), "group")
+    );
 }
 
 fn header(columns: &[&str], spawned: bool) -> Vec<String> {
@@ -56,14 +77,24 @@ fn header(columns: &[&str], spawned: bool) -> Vec<String> {
 /// Columns padded to their widest cell; `right` columns aligned right; the last unpadded.
 fn write_rows(out: &mut String, rows: &[Vec<String>], right: &[usize]) {
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..columns).map(|c| rows.iter().filter_map(|row| row.get(c)).map(|cell| super::visible_width(cell)).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|row| row.get(c))
+                .map(|cell| super::visible_width(cell))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     for row in rows {
         let mut line = String::new();
         for (c, cell) in row.iter().enumerate() {
             let last = c + 1 == row.len();
             let padded = match (right.contains(&c), last) {
-                (true, _) => format!("{}{cell}", " ".repeat(widths[c].saturating_sub(super::visible_width(cell)))),
+                (true, _) => format!(
+                    "{}{cell}",
+                    " ".repeat(widths[c].saturating_sub(super::visible_width(cell)))
+                ),
                 (false, false) => pad(cell, widths[c]),
                 (false, true) => cell.clone(),
             };
@@ -85,9 +116,19 @@ fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
     let user_frame = chain
         .iter()
         .rev()
-        .find(|node| node.kind.is_coroutine() && node.location.as_ref().is_some_and(|at| is_users_own(&at.path)))
+        .find(|node| {
+            node.kind.is_coroutine()
+                && node
+                    .location
+                    .as_ref()
+                    .is_some_and(|at| is_users_own(&at.path))
+        })
         .map(|node| {
-            let at = node.location.as_ref().map(|at| format!(" at {}", style.file(&format!("{}:{}", at.file, at.line)))).unwrap_or_default();
+            let at = node
+                .location
+                .as_ref()
+                .map(|at| format!(" at {}", style.file(&format!("{}:{}", at.file, at.line))))
+                .unwrap_or_default();
             format!("{}{at}", style.function(&frame_name(node)))
         })
         .unwrap_or_else(|| "-".into());
@@ -153,7 +194,10 @@ mod tests {
 
     #[test]
     fn elides_generic_arguments() {
-        assert_eq!(elide_generics("tokio::sync::oneshot::Receiver<alloc::string::String>"), "tokio::sync::oneshot::Receiver<…>");
+        assert_eq!(
+            elide_generics("tokio::sync::oneshot::Receiver<alloc::string::String>"),
+            "tokio::sync::oneshot::Receiver<…>"
+        );
         assert_eq!(elide_generics("a::B<c::D<e>>::f<g>"), "a::B<…>::f<…>");
         assert_eq!(elide_generics("<a::B as c::D>::e"), "<…>::e");
     }

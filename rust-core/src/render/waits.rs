@@ -39,7 +39,10 @@ pub fn render_locks(out: &mut String, report: &Report, style: &Style) {
 }
 
 fn at(location: &Option<Location>, style: &Style) -> String {
-    location.as_ref().map(|at| style.file(&format!("{}:{}", at.file, at.line))).unwrap_or_else(|| "?".into())
+    location
+        .as_ref()
+        .map(|at| style.file(&format!("{}:{}", at.file, at.line)))
+        .unwrap_or_else(|| "?".into())
 }
 
 /// `Mutex 0x…` / `JoinHandle of task 8` (the task waited for, `to`).
@@ -61,12 +64,24 @@ fn edge_line(edge: &WaitEdge, style: &Style) -> String {
     let to = party_name(edge.to);
     match (edge.resource.kind, edge.possible) {
         ("task", _) => format!("{from} waits for {to} to finish"),
-        (_, true) => format!("{from} may be woken by {to} (it holds the Notify at {})", at(&edge.held_at, style)),
+        (_, true) => format!(
+            "{from} may be woken by {to} (it holds the Notify at {})",
+            at(&edge.held_at, style)
+        ),
         ("mpsc" | "oneshot" | "watch" | "broadcast", _) => {
-            format!("{from} waits for {to} to send (it holds a sender at {})", at(&edge.held_at, style))
+            format!(
+                "{from} waits for {to} to send (it holds a sender at {})",
+                at(&edge.held_at, style)
+            )
         }
-        _ if edge.idle_future => format!("{from} waits for {to} (holding it at {}, in an idle future: a futurelock)", at(&edge.held_at, style)),
-        _ => format!("{from} waits for {to} (holding it at {})", at(&edge.held_at, style)),
+        _ if edge.idle_future => format!(
+            "{from} waits for {to} (holding it at {}, in an idle future: a futurelock)",
+            at(&edge.held_at, style)
+        ),
+        _ => format!(
+            "{from} waits for {to} (holding it at {})",
+            at(&edge.held_at, style)
+        ),
     }
 }
 
@@ -74,7 +89,13 @@ fn edge_line(edge: &WaitEdge, style: &Style) -> String {
 pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
     let mut line = String::from("deadlock:");
     for edge in &deadlock.edges {
-        let _ = write!(line, " {} ({}) → {} →", party_name(edge.from), at(&edge.location, style), resource_name(&edge.resource, edge.to));
+        let _ = write!(
+            line,
+            " {} ({}) → {} →",
+            party_name(edge.from),
+            at(&edge.location, style),
+            resource_name(&edge.resource, edge.to)
+        );
     }
     match deadlock.edges.first() {
         Some(first) => line.push_str(&format!(" {}", party_name(first.from))),
@@ -88,12 +109,22 @@ fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
     let blocked = match futurelock.blocked.as_slice() {
         [] => "nobody waits for it yet".to_string(),
         [one] => format!("waiting for it: task {one}"),
-        many => format!("waiting for it: tasks {}", many.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+        many => format!(
+            "waiting for it: tasks {}",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     format!(
         "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",
         futurelock.task,
-        futurelock.local.split('.').next().unwrap_or(&futurelock.local),
+        futurelock
+            .local
+            .split('.')
+            .next()
+            .unwrap_or(&futurelock.local),
         at(&futurelock.location, style),
         resource_name(&futurelock.resource, Party::Task(futurelock.task))
     )

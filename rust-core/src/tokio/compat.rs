@@ -15,9 +15,15 @@ pub const TLS_STORAGE_ALIVE_VARIANT: &str = "Alive";
 /// `Context.current.handle`: `RefCell<Option<scheduler::Handle>>`, then its value.
 pub const CONTEXT_HANDLE: &[&[&str]] = &[&["current", "handle", "value", "value"]];
 /// `Context.scheduler`: `Scoped<scheduler::Context>` holding a raw pointer.
-pub const CONTEXT_SCHEDULER: &[&[&str]] = &[&["scheduler", "inner", "value", "value"], &["scheduler", "inner", "value"]];
+pub const CONTEXT_SCHEDULER: &[&[&str]] = &[
+    &["scheduler", "inner", "value", "value"],
+    &["scheduler", "inner", "value"],
+];
 /// `Context.current_task_id`: `Cell<Option<Id>>`.
-pub const CONTEXT_CURRENT_TASK: &[&[&str]] = &[&["current_task_id", "value", "value"], &["current_task_id", "value"]];
+pub const CONTEXT_CURRENT_TASK: &[&[&str]] = &[
+    &["current_task_id", "value", "value"],
+    &["current_task_id", "value"],
+];
 
 /// Variants of `scheduler::Handle` and `scheduler::Context`.
 pub const MULTI_THREAD_VARIANT: &str = "MultiThread";
@@ -52,8 +58,14 @@ pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
 /// `Trailer.owned: Pointers<Header>`, the task's links in its owner's list.
 pub const TRAILER_POINTERS: &str = "owned";
 /// Inside a `linked_list::Pointers<T>`: `inner: UnsafeCell<PointersInner{prev, next}>`.
-pub const POINTERS_NEXT: &[&[&str]] = &[&["inner", "value", "next"], &["inner", "__0", "value", "next"]];
-pub const POINTERS_PREV: &[&[&str]] = &[&["inner", "value", "prev"], &["inner", "__0", "value", "prev"]];
+pub const POINTERS_NEXT: &[&[&str]] = &[
+    &["inner", "value", "next"],
+    &["inner", "__0", "value", "next"],
+];
+pub const POINTERS_PREV: &[&[&str]] = &[
+    &["inner", "value", "prev"],
+    &["inner", "__0", "value", "prev"],
+];
 /// The field of a tokio linked-list node holding its `Pointers`.
 pub const NODE_POINTERS: &str = "pointers";
 /// `core::pin::Pin<P>`'s pointer (renamed `__pointer` in newer std).
@@ -86,19 +98,26 @@ pub mod state_bits {
 /// (DWARF path without generics, local name). Their template parameter `F` is its type.
 pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
     ("tokio::runtime::park::CachedParkThread::block_on", "f"),
-    ("tokio::runtime::scheduler::current_thread::CoreGuard::block_on", "future"),
+    (
+        "tokio::runtime::scheduler::current_thread::CoreGuard::block_on",
+        "future",
+    ),
 ];
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 /// Before 1.54 `CoreGuard::block_on<F>` took `future: F` with F = `Pin<&mut X>`: the local
 /// then holds the pointer to X itself, and X is the future.
-pub const BLOCK_ON_BY_VALUE_FRAME: &str = "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
+pub const BLOCK_ON_BY_VALUE_FRAME: &str =
+    "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
 pub const MUT_REFERENCE_PREFIX: &str = "&mut ";
 pub const NON_NULL_PREFIX: &str = "core::ptr::non_null::NonNull<";
 
 /// The `PollFn` that `select!`/`join!`/`try_join!` await: core's (tokio 1.41+), tokio's own
 /// (before), and the futures crate's.
-pub const MACRO_POLL_FNS: &[&str] =
-    &["core::future::poll_fn::PollFn<", "tokio::future::poll_fn::PollFn<", "futures_util::future::poll_fn::PollFn<"];
+pub const MACRO_POLL_FNS: &[&str] = &[
+    "core::future::poll_fn::PollFn<",
+    "tokio::future::poll_fn::PollFn<",
+    "futures_util::future::poll_fn::PollFn<",
+];
 
 /// A blocking-pool thread runs `blocking::pool::Inner::run`; while it runs a closure, the
 /// closure is called from `<BlockingTask<T> as Future>::poll` (DWARF: `task::{impl#N}::poll`),
@@ -130,9 +149,11 @@ pub mod tokio_stream {
     pub const STREAM_MAP_TYPE: &str = "tokio_stream::stream_map::StreamMap<";
     pub const STREAM_MAP_ENTRIES: &str = "entries";
     pub const RECEIVER_STREAM: &str = "tokio_stream::wrappers::mpsc_bounded::ReceiverStream<";
-    pub const UNBOUNDED_RECEIVER_STREAM: &str = "tokio_stream::wrappers::mpsc_unbounded::UnboundedReceiverStream<";
+    pub const UNBOUNDED_RECEIVER_STREAM: &str =
+        "tokio_stream::wrappers::mpsc_unbounded::UnboundedReceiverStream<";
     pub const TCP_LISTENER_STREAM: &str = "tokio_stream::wrappers::tcp_listener::TcpListenerStream";
-    pub const UNIX_LISTENER_STREAM: &str = "tokio_stream::wrappers::unix_listener::UnixListenerStream";
+    pub const UNIX_LISTENER_STREAM: &str =
+        "tokio_stream::wrappers::unix_listener::UnixListenerStream";
     pub const WRAPPER_INNER: &str = "inner";
 }
 
@@ -147,8 +168,10 @@ pub mod async_stream {
 /// State{reading, writing, ..}, ..}, dispatch: D, ..}` with `D` = `Server{in_flight:
 /// Pin<Box<Option<S::Future>>>, ..}` or `Client{callback: Option<Callback>, ..}`.
 pub mod hyper {
-    pub const SERVER_DISPATCHER: &str = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Server<";
-    pub const CLIENT_DISPATCHER: &str = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Client<";
+    pub const SERVER_DISPATCHER: &str =
+        "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Server<";
+    pub const CLIENT_DISPATCHER: &str =
+        "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Client<";
     pub const READING: &[&str] = &["conn", "state", "reading"];
     pub const WRITING: &[&str] = &["conn", "state", "writing"];
     pub const IN_FLIGHT: &[&str] = &["dispatch", "in_flight"];
@@ -191,8 +214,11 @@ pub mod leaves {
     pub const INSTANT_NANOS: &str = "tv_nsec";
     /// `Sleep`'s deadline `Instant`: `deadline` (1.53+); `entry: Timer::Traditional(TimerEntry)`
     /// (1.49–1.52); `entry: TimerEntry` (1.38–1.48).
-    pub const SLEEP_DEADLINE: &[&[&str]] =
-        &[&["deadline"], &["entry", "Traditional", "__0", "deadline"], &["entry", "deadline"]];
+    pub const SLEEP_DEADLINE: &[&[&str]] = &[
+        &["deadline"],
+        &["entry", "Traditional", "__0", "deadline"],
+        &["entry", "deadline"],
+    ];
     /// `Interval{delay: Pin<Box<Sleep>>, period: Duration{secs, nanos}}`.
     pub const INTERVAL_SLEEP: &str = "delay";
     pub const INTERVAL_PERIOD: &str = "period";
@@ -293,7 +319,9 @@ pub mod workers {
     /// `Synced` sits in the worker `Shared.synced: Mutex<worker::Synced{inject, ..}>`.
     /// current_thread (1.38 to 1.54): `Shared.inject: Inject{synced: Mutex<Synced{head}>}`.
     pub const INJECT_HEAD: &[&[&str]] = &[
-        &["shared", "inject", "value", "Locked", "__0", "synced", "__1", "data", "value", "head"],
+        &[
+            "shared", "inject", "value", "Locked", "__0", "synced", "__1", "data", "value", "head",
+        ],
         &["shared", "synced", "__1", "data", "value", "inject", "head"],
         &["shared", "inject", "synced", "__1", "data", "value", "head"],
     ];
@@ -336,29 +364,114 @@ pub mod holdings {
     pub type HoldingType = (&'static str, &'static str, &'static str, &'static [Step]);
 
     pub const TYPES: &[HoldingType] = &[
-        ("tokio::sync::mutex::MutexGuard<", "lock_guard", "mutex", &[Field("lock"), Deref, Field("s")]),
-        ("tokio::sync::mutex::OwnedMutexGuard<", "lock_guard", "mutex", &[Field("lock"), Arc, Field("s")]),
-        ("tokio::sync::mutex::MappedMutexGuard<", "lock_guard", "mutex", &[Field("s"), Deref]),
-        ("tokio::sync::mutex::OwnedMappedMutexGuard<", "lock_guard", "mutex", &[Field("lock"), Arc, Field("s")]),
-        ("tokio::sync::rwlock::read_guard::RwLockReadGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
-        ("tokio::sync::rwlock::write_guard::RwLockWriteGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
-        ("tokio::sync::rwlock::write_guard_mapped::RwLockMappedWriteGuard<", "lock_guard", "rwlock", &[Field("s"), Deref]),
-        ("tokio::sync::rwlock::owned_read_guard::OwnedRwLockReadGuard<", "lock_guard", "rwlock", &[Field("lock"), Arc, Field("s")]),
-        ("tokio::sync::rwlock::owned_write_guard::OwnedRwLockWriteGuard<", "lock_guard", "rwlock", &[Field("lock"), Arc, Field("s")]),
+        (
+            "tokio::sync::mutex::MutexGuard<",
+            "lock_guard",
+            "mutex",
+            &[Field("lock"), Deref, Field("s")],
+        ),
+        (
+            "tokio::sync::mutex::OwnedMutexGuard<",
+            "lock_guard",
+            "mutex",
+            &[Field("lock"), Arc, Field("s")],
+        ),
+        (
+            "tokio::sync::mutex::MappedMutexGuard<",
+            "lock_guard",
+            "mutex",
+            &[Field("s"), Deref],
+        ),
+        (
+            "tokio::sync::mutex::OwnedMappedMutexGuard<",
+            "lock_guard",
+            "mutex",
+            &[Field("lock"), Arc, Field("s")],
+        ),
+        (
+            "tokio::sync::rwlock::read_guard::RwLockReadGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("s"), Deref],
+        ),
+        (
+            "tokio::sync::rwlock::write_guard::RwLockWriteGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("s"), Deref],
+        ),
+        (
+            "tokio::sync::rwlock::write_guard_mapped::RwLockMappedWriteGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("s"), Deref],
+        ),
+        (
+            "tokio::sync::rwlock::owned_read_guard::OwnedRwLockReadGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("lock"), Arc, Field("s")],
+        ),
+        (
+            "tokio::sync::rwlock::owned_write_guard::OwnedRwLockWriteGuard<",
+            "lock_guard",
+            "rwlock",
+            &[Field("lock"), Arc, Field("s")],
+        ),
         (
             "tokio::sync::rwlock::owned_write_guard_mapped::OwnedRwLockMappedWriteGuard<",
             "lock_guard",
             "rwlock",
             &[Field("lock"), Arc, Field("s")],
         ),
-        ("tokio::sync::semaphore::SemaphorePermit", "permit", "semaphore", &[Field("sem"), Deref, Field("ll_sem")]),
-        ("tokio::sync::semaphore::OwnedSemaphorePermit", "permit", "semaphore", &[Field("sem"), Arc, Field("ll_sem")]),
-        ("tokio::sync::mpsc::bounded::Sender<", "sender", "mpsc", &[Field("chan"), Field("inner"), Arc]),
-        ("tokio::sync::mpsc::unbounded::UnboundedSender<", "sender", "mpsc", &[Field("chan"), Field("inner"), Arc]),
-        ("tokio::sync::oneshot::Sender<", "sender", "oneshot", &[Field("inner"), Some, Arc]),
-        ("tokio::sync::watch::Sender<", "sender", "watch", &[Field("shared"), Arc]),
-        ("tokio::sync::broadcast::Sender<", "sender", "broadcast", &[Field("shared"), Arc]),
-        ("alloc::sync::Arc<tokio::sync::notify::Notify", "notify", "notify", &[Arc]),
+        (
+            "tokio::sync::semaphore::SemaphorePermit",
+            "permit",
+            "semaphore",
+            &[Field("sem"), Deref, Field("ll_sem")],
+        ),
+        (
+            "tokio::sync::semaphore::OwnedSemaphorePermit",
+            "permit",
+            "semaphore",
+            &[Field("sem"), Arc, Field("ll_sem")],
+        ),
+        (
+            "tokio::sync::mpsc::bounded::Sender<",
+            "sender",
+            "mpsc",
+            &[Field("chan"), Field("inner"), Arc],
+        ),
+        (
+            "tokio::sync::mpsc::unbounded::UnboundedSender<",
+            "sender",
+            "mpsc",
+            &[Field("chan"), Field("inner"), Arc],
+        ),
+        (
+            "tokio::sync::oneshot::Sender<",
+            "sender",
+            "oneshot",
+            &[Field("inner"), Some, Arc],
+        ),
+        (
+            "tokio::sync::watch::Sender<",
+            "sender",
+            "watch",
+            &[Field("shared"), Arc],
+        ),
+        (
+            "tokio::sync::broadcast::Sender<",
+            "sender",
+            "broadcast",
+            &[Field("shared"), Arc],
+        ),
+        (
+            "alloc::sync::Arc<tokio::sync::notify::Notify",
+            "notify",
+            "notify",
+            &[Arc],
+        ),
         ("&tokio::sync::notify::Notify", "notify", "notify", &[Deref]),
     ];
 

@@ -25,7 +25,10 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
                 debug.path.display()
             )
         } else {
-            format!("{} is not a tokio program: it has no tokio runtime in its DWARF", debug.path.display())
+            format!(
+                "{} is not a tokio program: it has no tokio runtime in its DWARF",
+                debug.path.display()
+            )
         };
         return Err(Error::new(ErrorKind::NotTokio, message));
     }
@@ -40,14 +43,22 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
         .and_then(|name| debug.elf.symbols.get(name).copied())
         .or(chosen.tls_offset)
         .ok_or_else(|| Error::layout("the CONTEXT thread-local has no static TLS offset"))?;
-    let storage_type = chosen.ty.ok_or_else(|| Error::layout("the CONTEXT thread-local has no type"))?;
-    Ok(ContextVariable { tls_offset, storage_type })
+    let storage_type = chosen
+        .ty
+        .ok_or_else(|| Error::layout("the CONTEXT thread-local has no type"))?;
+    Ok(ContextVariable {
+        tls_offset,
+        storage_type,
+    })
 }
 
 /// The address of a variable in the main executable's static TLS block (x86_64 variant II:
 /// the block ends at the thread pointer).
 pub fn tls_address(debug: &DebugInfo, fs_base: u64, tls_offset: u64) -> Result<u64> {
-    let segment = debug.elf.tls.ok_or_else(|| Error::layout("the executable has no PT_TLS segment"))?;
+    let segment = debug
+        .elf
+        .tls
+        .ok_or_else(|| Error::layout("the executable has no PT_TLS segment"))?;
     let align = segment.align.max(1);
     let block = segment.memsz.div_ceil(align) * align;
     Ok(fs_base.wrapping_sub(block).wrapping_add(tls_offset))
@@ -79,7 +90,10 @@ pub fn read_thread_context<'a>(
     let address = tls_address(target.debug, fs_base, variable.tls_offset)?;
     let storage = target.value(variable.storage_type, address)?;
     if storage.has_field(compat::TLS_STORAGE_STATE_FIELD) {
-        let (state, _) = storage.field(compat::TLS_STORAGE_STATE_FIELD)?.find_descendant(is_enum)?.variant()?;
+        let (state, _) = storage
+            .field(compat::TLS_STORAGE_STATE_FIELD)?
+            .find_descendant(is_enum)?
+            .variant()?;
         if state != compat::TLS_STORAGE_ALIVE_VARIANT {
             return Ok(None);
         }
@@ -88,24 +102,40 @@ pub fn read_thread_context<'a>(
     let handle = match context.first_path(compat::CONTEXT_HANDLE)?.variant()? {
         (name, some) if name == "Some" => {
             let (flavor, payload) = some.field("__0")?.variant()?;
-            Some(RuntimeHandle { handle: payload.field("__0")?.arc_data()?, flavor })
+            Some(RuntimeHandle {
+                handle: payload.field("__0")?.arc_data()?,
+                flavor,
+            })
         }
         _ => None,
     };
     let scheduler = read_scheduler_context(&context).unwrap_or(None);
     let current_thread_context = match &scheduler {
-        Some((flavor, payload)) if flavor == compat::CURRENT_THREAD_VARIANT => Some(payload.clone()),
+        Some((flavor, payload)) if flavor == compat::CURRENT_THREAD_VARIANT => {
+            Some(payload.clone())
+        }
         _ => None,
     };
     let (worker_index, worker_context) = match scheduler {
-        Some((flavor, payload)) if flavor == compat::MULTI_THREAD_VARIANT => read_worker(payload).ok().unzip(),
+        Some((flavor, payload)) if flavor == compat::MULTI_THREAD_VARIANT => {
+            read_worker(payload).ok().unzip()
+        }
         _ => (None, None),
     };
-    let current_task = match context.first_path(compat::CONTEXT_CURRENT_TASK)?.variant()? {
+    let current_task = match context
+        .first_path(compat::CONTEXT_CURRENT_TASK)?
+        .variant()?
+    {
         (name, some) if name == "Some" => Some(some.field("__0")?.read_uint()?),
         _ => None,
     };
-    Ok(Some(ThreadContext { handle, worker_index, worker_context, current_thread_context, current_task }))
+    Ok(Some(ThreadContext {
+        handle,
+        worker_index,
+        worker_context,
+        current_thread_context,
+        current_task,
+    }))
 }
 
 /// The scheduler context the thread is inside of: its flavor and the flavor's `Context`.
@@ -121,7 +151,10 @@ fn read_scheduler_context<'a>(context: &Value<'a>) -> Result<Option<(String, Val
 /// A multi_thread worker's index and its `worker::Context`.
 fn read_worker(worker_context: Value<'_>) -> Result<(u64, Value<'_>)> {
     let worker = worker_context.field("worker")?.arc_data()?;
-    Ok((worker.path(compat::WORKER_INDEX)?.read_uint()?, worker_context))
+    Ok((
+        worker.path(compat::WORKER_INDEX)?.read_uint()?,
+        worker_context,
+    ))
 }
 
 fn is_enum(ty: &crate::dwarf::TypeInfo) -> bool {

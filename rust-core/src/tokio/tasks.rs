@@ -9,8 +9,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::dwarf::{DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::memory::MemoryExt;
-use crate::names;
 use crate::model::{Location, TaskState};
+use crate::names;
 use crate::tokio::compat::{self, state_bits};
 use crate::value::{offset, Target, Value};
 
@@ -49,9 +49,15 @@ impl TaskHeader {
 
 /// The future inside a task: its type and address, or why there is none to decode.
 pub enum TaskFuture {
-    Running { ty: DieRef, address: u64 },
+    Running {
+        ty: DieRef,
+        address: u64,
+    },
     /// The future was dropped (output stored or consumed); only its type is known.
-    Gone { ty: DieRef, stage: String },
+    Gone {
+        ty: DieRef,
+        stage: String,
+    },
 }
 
 /// Offsets inside a task's vtable and header, from DWARF, read once per command.
@@ -102,27 +108,34 @@ pub struct TaskReader<'a> {
 impl<'a> TaskReader<'a> {
     pub fn new(target: &'a Target<'a>) -> Result<Self> {
         let debug = target.debug;
-        let header = debug
-            .type_named(compat::HEADER_TYPE)?
-            .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::HEADER_TYPE)))?;
+        let header = debug.type_named(compat::HEADER_TYPE)?.ok_or_else(|| {
+            Error::layout(format!("no type {} in the DWARF", compat::HEADER_TYPE))
+        })?;
         let vtable_ty = header
             .field("vtable")
             .and_then(|field| field.ty)
             .ok_or_else(|| Error::layout("task Header has no `vtable` field"))?;
         let vtable_pointer = debug.type_info(vtable_ty)?;
         let vtable = debug.type_info(
-            vtable_pointer.target.ok_or_else(|| Error::layout("task Header.vtable is not a pointer"))?,
+            vtable_pointer
+                .target
+                .ok_or_else(|| Error::layout("task Header.vtable is not a pointer"))?,
         )?;
-        let trailer = debug
-            .type_named(compat::TRAILER_TYPE)?
-            .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE)))?;
-        let pointers = target.value_of_type(trailer, 0).field(compat::TRAILER_POINTERS)?;
+        let trailer = debug.type_named(compat::TRAILER_TYPE)?.ok_or_else(|| {
+            Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE))
+        })?;
+        let pointers = target
+            .value_of_type(trailer, 0)
+            .field(compat::TRAILER_POINTERS)?;
         let trailer_next = pointers.first_path(compat::POINTERS_NEXT)?.address;
         let trailer_prev = pointers.first_path(compat::POINTERS_PREV)?.address;
         let field_offset = |ty: &Arc<TypeInfo>, name: &str| {
-            ty.field(name)
-                .map(|field| field.offset)
-                .ok_or_else(|| Error::layout(format!("{} has no field `{name}` (unknown tokio layout)", ty.name)))
+            ty.field(name).map(|field| field.offset).ok_or_else(|| {
+                Error::layout(format!(
+                    "{} has no field `{name}` (unknown tokio layout)",
+                    ty.name
+                ))
+            })
         };
         let layouts = Layouts {
             header_state: field_offset(&header, "state")?,
@@ -134,21 +147,32 @@ impl<'a> TaskReader<'a> {
             trailer_next,
             trailer_prev,
         };
-        Ok(TaskReader { target, layouts, by_poll_fn: Default::default(), spawn_locations: Default::default() })
+        Ok(TaskReader {
+            target,
+            layouts,
+            by_poll_fn: Default::default(),
+            spawn_locations: Default::default(),
+        })
     }
 
     /// Addresses of every task header in the runtime whose scheduler handle is `handle`,
     /// and what could not be read. A task whose links are unreadable loses only itself:
     /// each shard is walked forward from its head and, if that breaks, back from its tail.
     pub fn task_addresses(&self, handle: &Value<'a>) -> Result<TaskWalk> {
-        let owned = handle.first_path(compat::HANDLE_OWNED_TASKS).context_with(|| "runtime handle")?;
-        let shards = owned.first_path(compat::OWNED_TASKS_SHARDS)?.boxed_slice(MAX_SHARDS)?;
+        let owned = handle
+            .first_path(compat::HANDLE_OWNED_TASKS)
+            .context_with(|| "runtime handle")?;
+        let shards = owned
+            .first_path(compat::OWNED_TASKS_SHARDS)?
+            .boxed_slice(MAX_SHARDS)?;
         let mut walk = TaskWalk::default();
         let mut seen = FxHashSet::default();
         for (shard_index, shard) in shards.iter().enumerate() {
             self.walk_list(shard, shard_index, &mut seen, &mut walk)?;
             if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
-                walk.problems.push(format!("stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"));
+                walk.problems.push(format!(
+                    "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
+                ));
                 break;
             }
         }
@@ -157,7 +181,10 @@ impl<'a> TaskReader<'a> {
 
     /// The tasks a `LocalSet` owns (`context.shared.local_state.owned`): one list, not shards.
     pub fn local_set_task_addresses(&self, local_set: &Value<'a>) -> Result<TaskWalk> {
-        let context = local_set.field(compat::LOCAL_SET_CONTEXT)?.pointee()?.field(compat::RC_INNER_VALUE)?;
+        let context = local_set
+            .field(compat::LOCAL_SET_CONTEXT)?
+            .pointee()?
+            .field(compat::RC_INNER_VALUE)?;
         let shared = context.field(compat::LOCAL_CONTEXT_SHARED)?.arc_data()?;
         let owned = shared.first_path(compat::LOCAL_SHARED_OWNED_TASKS)?;
         let mut walk = TaskWalk::default();
@@ -167,8 +194,15 @@ impl<'a> TaskReader<'a> {
 
     /// Walks the intrusive task list inside `holder` forward from its head and, if a link
     /// breaks, back from its tail.
-    fn walk_list(&self, holder: &Value<'a>, shard: usize, seen: &mut FxHashSet<u64>, walk: &mut TaskWalk) -> Result<()> {
-        let list = holder.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
+    fn walk_list(
+        &self,
+        holder: &Value<'a>,
+        shard: usize,
+        seen: &mut FxHashSet<u64>,
+        walk: &mut TaskWalk,
+    ) -> Result<()> {
+        let list =
+            holder.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
         let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
         if self.follow(head, self.layouts.trailer_next, shard, seen, walk) {
             let tail = list.field(compat::LINKED_LIST_TAIL)?.read_pointer()?;
@@ -178,25 +212,49 @@ impl<'a> TaskReader<'a> {
     }
 
     /// Follows one link direction from `start`; true if a link could not be read.
-    fn follow(&self, start: u64, link_offset: u64, shard: usize, seen: &mut FxHashSet<u64>, walk: &mut TaskWalk) -> bool {
+    fn follow(
+        &self,
+        start: u64,
+        link_offset: u64,
+        shard: usize,
+        seen: &mut FxHashSet<u64>,
+        walk: &mut TaskWalk,
+    ) -> bool {
         let mut next = start;
         while next != 0 && walk.addresses.len() < MAX_TASKS_PER_RUNTIME {
             if !seen.insert(next) {
                 return false;
             }
-            if walk.addresses.len().is_multiple_of(LINKS_PER_INTERRUPT_CHECK) && !self.target.go_on() {
-                walk.problems.push(format!("task list shard {shard}: stopped walking (interrupted or out of budget)"));
+            if walk
+                .addresses
+                .len()
+                .is_multiple_of(LINKS_PER_INTERRUPT_CHECK)
+                && !self.target.go_on()
+            {
+                walk.problems.push(format!(
+                    "task list shard {shard}: stopped walking (interrupted or out of budget)"
+                ));
                 return false;
             }
             walk.addresses.push(next);
             let link = self
                 .read_vtable(next)
-                .and_then(|vtable| self.target.memory.read_u64(offset(vtable, self.layouts.vtable_trailer_offset)?))
-                .and_then(|trailer| self.target.memory.read_u64(offset(offset(next, trailer)?, link_offset)?));
+                .and_then(|vtable| {
+                    self.target
+                        .memory
+                        .read_u64(offset(vtable, self.layouts.vtable_trailer_offset)?)
+                })
+                .and_then(|trailer| {
+                    self.target
+                        .memory
+                        .read_u64(offset(offset(next, trailer)?, link_offset)?)
+                });
             match link {
                 Ok(address) => next = address,
                 Err(error) => {
-                    walk.problems.push(format!("task list shard {shard}: cannot follow the task at {next:#x}: {error}"));
+                    walk.problems.push(format!(
+                        "task list shard {shard}: cannot follow the task at {next:#x}: {error}"
+                    ));
                     walk.unreadable.insert(next);
                     return true;
                 }
@@ -206,46 +264,92 @@ impl<'a> TaskReader<'a> {
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {
-        let vtable = self.target.memory.read_u64(offset(header, self.layouts.header_vtable)?)?;
+        let vtable = self
+            .target
+            .memory
+            .read_u64(offset(header, self.layouts.header_vtable)?)?;
         if vtable == 0 {
-            return Err(Error::layout(format!("task {header:#x} has a null vtable (freed?)")));
+            return Err(Error::layout(format!(
+                "task {header:#x} has a null vtable (freed?)"
+            )));
         }
         // A vtable is static data: reading its first word proves the pointer is sane.
-        self.target.memory.read_u64(vtable).context_with(|| format!("vtable of task {header:#x}"))?;
+        self.target
+            .memory
+            .read_u64(vtable)
+            .context_with(|| format!("vtable of task {header:#x}"))?;
         Ok(vtable)
     }
 
     pub fn read_header(&self, address: u64) -> Result<TaskHeader> {
-        let state_bits = self.target.memory.read_u64(offset(address, self.layouts.header_state)?)?;
+        let state_bits = self
+            .target
+            .memory
+            .read_u64(offset(address, self.layouts.header_state)?)?;
         let vtable = self.read_vtable(address)?;
-        let id_offset = self.target.memory.read_u64(offset(vtable, self.layouts.vtable_id_offset)?)?;
+        let id_offset = self
+            .target
+            .memory
+            .read_u64(offset(vtable, self.layouts.vtable_id_offset)?)?;
         let id = self.target.memory.read_u64(offset(address, id_offset)?)?;
-        Ok(TaskHeader { address, id, state_bits, vtable })
+        Ok(TaskHeader {
+            address,
+            id,
+            state_bits,
+            vtable,
+        })
     }
 
     /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
     pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
-        let poll = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
-        let core_offset = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
+        let poll = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
+        let core_offset = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
         let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
-        let stage = self.target.value_of_type(layout.stage, offset(offset(header.address, core_offset)?, layout.stage_offset)?);
+        let stage = self.target.value_of_type(
+            layout.stage,
+            offset(offset(header.address, core_offset)?, layout.stage_offset)?,
+        );
         let (variant, payload) = stage.variant()?;
         if variant != compat::STAGE_RUNNING_VARIANT {
-            return Ok(TaskFuture::Gone { ty: layout.future_type, stage: variant.to_lowercase() });
+            return Ok(TaskFuture::Gone {
+                ty: layout.future_type,
+                stage: variant.to_lowercase(),
+            });
         }
         let future = payload.field(compat::STAGE_RUNNING_FUTURE)?;
-        Ok(TaskFuture::Running { ty: layout.future_type, address: future.address })
+        Ok(TaskFuture::Running {
+            ty: layout.future_type,
+            address: future.address,
+        })
     }
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
     pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
-        let poll = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
-        let Some(core) = self.core_layout(poll.wrapping_sub(self.target.load_bias))?.core_with_spawn_location else {
+        let poll = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
+        let Some(core) = self
+            .core_layout(poll.wrapping_sub(self.target.load_bias))?
+            .core_with_spawn_location
+        else {
             return Ok(None);
         };
-        let core_offset = self.target.memory.read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
+        let core_offset = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
         let core_address = offset(header.address, core_offset)?;
-        let field = self.target.value_of_type(core, core_address).field(compat::CORE_SPAWNED_AT)?;
+        let field = self
+            .target
+            .value_of_type(core, core_address)
+            .field(compat::CORE_SPAWNED_AT)?;
         let pointer = field.read_pointer()?;
         if let Some(known) = self.spawn_locations.borrow().get(&pointer) {
             return Ok(known.clone());
@@ -255,11 +359,21 @@ impl<'a> TaskReader<'a> {
         let length = file.field(compat::STR_LENGTH)?.read_uint()?;
         let data = file.field(compat::STR_DATA)?.read_pointer()?;
         let line = location.field(compat::LOCATION_LINE)?.read_uint()?;
-        let read = if length <= MAX_FILE_NAME { self.target.memory.read_bytes(data, length as usize).ok() } else { None };
+        let read = if length <= MAX_FILE_NAME {
+            self.target.memory.read_bytes(data, length as usize).ok()
+        } else {
+            None
+        };
         let spawned_at = read
             .and_then(|bytes| String::from_utf8(bytes).ok())
-            .map(|file| Location { file: names::short_path(&file).into(), line, path: file.into() });
-        self.spawn_locations.borrow_mut().insert(pointer, spawned_at.clone());
+            .map(|file| Location {
+                file: names::short_path(&file).into(),
+                line,
+                path: file.into(),
+            });
+        self.spawn_locations
+            .borrow_mut()
+            .insert(pointer, spawned_at.clone());
         Ok(spawned_at)
     }
 
@@ -280,14 +394,26 @@ impl<'a> TaskReader<'a> {
                 format!("no DWARF for the task's poll function at {poll:#x} (is the debug info complete?)"),
             )
         })?;
-        let find = |name: &str| params.iter().find(|(param, _)| param == name).map(|(_, die)| *die);
+        let find = |name: &str| {
+            params
+                .iter()
+                .find(|(param, _)| param == name)
+                .map(|(_, die)| *die)
+        };
         let (future_ty, scheduler_ty) = match (find("T"), find("S")) {
             (Some(t), Some(s)) => (t, s),
-            _ => return Err(Error::layout(format!("poll function at {poll:#x} has no T and S parameters"))),
+            _ => {
+                return Err(Error::layout(format!(
+                    "poll function at {poll:#x} has no T and S parameters"
+                )))
+            }
         };
         let future_name = debug.type_info(future_ty)?.name.clone();
         let scheduler_name = debug.type_info(scheduler_ty)?.name.clone();
-        let core_name = format!("{}{future_name}, {scheduler_name}>", compat::CORE_TYPE_PREFIX);
+        let core_name = format!(
+            "{}{future_name}, {scheduler_name}>",
+            compat::CORE_TYPE_PREFIX
+        );
         let core = debug
             .type_named_near(&core_name, Some(future_ty))?
             .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
@@ -295,7 +421,15 @@ impl<'a> TaskReader<'a> {
             .target
             .value_of_type(core.clone(), 0)
             .find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
-        let core_with_spawn_location = core.field(compat::CORE_SPAWNED_AT).is_some().then_some(core);
-        Ok(CoreLayout { future_type: future_ty, stage_offset: stage.address, stage: stage.ty, core_with_spawn_location })
+        let core_with_spawn_location = core
+            .field(compat::CORE_SPAWNED_AT)
+            .is_some()
+            .then_some(core);
+        Ok(CoreLayout {
+            future_type: future_ty,
+            stage_offset: stage.address,
+            stage: stage.ty,
+            core_with_spawn_location,
+        })
     }
 }

@@ -26,36 +26,56 @@ pub struct WorkerCore {
 /// The core of the worker whose `worker::Context` this is; `None` when the worker has
 /// handed its core away (`block_in_place`) or not taken it yet.
 pub fn worker_core(context: &Value<'_>) -> Result<Option<WorkerCore>> {
-    let Some(core) = context_core(context)? else { return Ok(None) };
+    let Some(core) = context_core(context)? else {
+        return Ok(None);
+    };
     let searching = core.field(workers::IS_SEARCHING)?.read_uint()? != 0;
     let (parker, _) = core.field(workers::PARKER)?.variant()?;
     let lifo_slot = match core.field(workers::LIFO_SLOT)?.variant()? {
-        (variant, some) if variant == "Some" => Some(notified_header(&some.field(compat::TUPLE_FIRST)?)?),
+        (variant, some) if variant == "Some" => {
+            Some(notified_header(&some.field(compat::TUPLE_FIRST)?)?)
+        }
         _ => None,
     };
-    Ok(Some(WorkerCore { searching, parked: parker == "None", lifo_slot, run_queue: run_queue(&core)? }))
+    Ok(Some(WorkerCore {
+        searching,
+        parked: parker == "None",
+        lifo_slot,
+        run_queue: run_queue(&core)?,
+    }))
 }
 
 /// The headers in a worker's local run queue, oldest first.
 fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
     let inner = core.path(workers::RUN_QUEUE)?.arc_data()?;
-    let head = inner.field(workers::QUEUE_HEAD)?.read_uint()? & ((1u64 << workers::QUEUE_REAL_HEAD_BITS) - 1);
+    let head = inner.field(workers::QUEUE_HEAD)?.read_uint()?
+        & ((1u64 << workers::QUEUE_REAL_HEAD_BITS) - 1);
     let tail = inner.field(workers::QUEUE_TAIL)?.read_uint()?;
     let buffer = inner.field(workers::QUEUE_BUFFER)?;
     let array = inner.target.debug.type_info(buffer.pointer_target()?)?;
-    let slot = inner.target.debug.type_info(array.target.ok_or_else(|| Error::layout("run queue buffer has no element type"))?)?;
-    let (Some(capacity), Some(stride)) = (array.array_len, slot.size.filter(|&size| size > 0)) else {
+    let slot = inner.target.debug.type_info(
+        array
+            .target
+            .ok_or_else(|| Error::layout("run queue buffer has no element type"))?,
+    )?;
+    let (Some(capacity), Some(stride)) = (array.array_len, slot.size.filter(|&size| size > 0))
+    else {
         return Err(Error::layout("run queue buffer has no length"));
     };
     let queued = (tail as u32).wrapping_sub(head as u32) as u64;
     if capacity == 0 || !capacity.is_power_of_two() || queued > capacity {
-        return Err(Error::layout(format!("run queue claims {queued} tasks in {capacity} slots (corrupt or mid-update?)")));
+        return Err(Error::layout(format!(
+            "run queue claims {queued} tasks in {capacity} slots (corrupt or mid-update?)"
+        )));
     }
     let base = buffer.read_pointer()?;
     (0..queued)
         .map(|i| {
             let index = head.wrapping_add(i) & (capacity - 1);
-            let address = index.checked_mul(stride).and_then(|at| base.checked_add(at)).ok_or_else(|| Error::layout("run queue slot past the address space"))?;
+            let address = index
+                .checked_mul(stride)
+                .and_then(|at| base.checked_add(at))
+                .ok_or_else(|| Error::layout("run queue slot past the address space"))?;
             notified_header(&inner.target.value_of_type(slot.clone(), address))
         })
         .collect()
@@ -65,15 +85,27 @@ fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
 /// `current_thread::Context` of the thread driving it holds its core; `None` while the core
 /// is out of the context (taken by another `block_on`, say).
 pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
-    let Some(core) = context_core(context)? else { return Ok(None) };
-    let tasks = core.field(workers::CURRENT_THREAD_TASKS)?.vec_deque_items(MAX_QUEUED as u64)?;
-    tasks.iter().map(notified_header).collect::<Result<Vec<u64>>>().map(Some)
+    let Some(core) = context_core(context)? else {
+        return Ok(None);
+    };
+    let tasks = core
+        .field(workers::CURRENT_THREAD_TASKS)?
+        .vec_deque_items(MAX_QUEUED as u64)?;
+    tasks
+        .iter()
+        .map(notified_header)
+        .collect::<Result<Vec<u64>>>()
+        .map(Some)
 }
 
 /// Whether the runtime is shutting down: it has closed its task list, so it takes no new
 /// task and shuts down (drops) those it still lists.
 pub fn shutting_down(handle: &Value<'_>) -> Result<bool> {
-    Ok(handle.first_path(compat::HANDLE_OWNED_TASKS)?.field(compat::OWNED_TASKS_CLOSED)?.read_uint()? != 0)
+    Ok(handle
+        .first_path(compat::HANDLE_OWNED_TASKS)?
+        .field(compat::OWNED_TASKS_CLOSED)?
+        .read_uint()?
+        != 0)
 }
 
 /// The headers in a runtime's inject queue, oldest first.
@@ -86,17 +118,27 @@ pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
         .ok_or_else(|| Error::layout(format!("no type {}", compat::HEADER_TYPE)))?;
     let next_offset = header_type
         .field(workers::HEADER_QUEUE_NEXT)
-        .ok_or_else(|| Error::layout(format!("{} has no `{}`", compat::HEADER_TYPE, workers::HEADER_QUEUE_NEXT)))?
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "{} has no `{}`",
+                compat::HEADER_TYPE,
+                workers::HEADER_QUEUE_NEXT
+            ))
+        })?
         .offset;
     let mut headers = Vec::new();
     let mut seen = FxHashSet::default();
     let mut node = head;
     while node != 0 {
         if !seen.insert(node) || headers.len() >= MAX_QUEUED {
-            return Err(Error::layout(format!("inject queue loops or runs past {MAX_QUEUED} tasks at {node:#x}")));
+            return Err(Error::layout(format!(
+                "inject queue loops or runs past {MAX_QUEUED} tasks at {node:#x}"
+            )));
         }
         headers.push(node);
-        let link = node.checked_add(next_offset).ok_or_else(|| Error::layout("inject queue link past the address space"))?;
+        let link = node
+            .checked_add(next_offset)
+            .ok_or_else(|| Error::layout("inject queue link past the address space"))?;
         node = handle.target.memory.read_u64(link)?;
     }
     Ok(headers)
@@ -112,5 +154,7 @@ fn context_core<'a>(context: &Value<'a>) -> Result<Option<Value<'a>>> {
 }
 
 fn notified_header(notified: &Value<'_>) -> Result<u64> {
-    notified.first_path(workers::NOTIFIED_HEADER)?.read_pointer()
+    notified
+        .first_path(workers::NOTIFIED_HEADER)?
+        .read_pointer()
 }

@@ -37,7 +37,9 @@ impl Condition {
         match self {
             Condition::Free | Condition::Wait(Party::Thread(_), _) => {}
             Condition::Wait(Party::Task(id), edge) => out.push((*id, (**edge).clone())),
-            Condition::All(parts) | Condition::Any(parts) => parts.iter().for_each(|part| part.waited_tasks(out)),
+            Condition::All(parts) | Condition::Any(parts) => {
+                parts.iter().for_each(|part| part.waited_tasks(out))
+            }
         }
     }
 }
@@ -48,7 +50,10 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
     // Start from "every task is stuck" and free those whose condition holds, then those
     // that waited on them, until nothing changes: a worklist, so 100,000 tasks stay linear.
     let mut stuck: FxHashSet<u64> = conditions.iter().map(|(id, _)| *id).collect();
-    let by_id: FxHashMap<u64, &Condition> = conditions.iter().map(|(id, condition)| (*id, condition)).collect();
+    let by_id: FxHashMap<u64, &Condition> = conditions
+        .iter()
+        .map(|(id, condition)| (*id, condition))
+        .collect();
     let mut waiters_of: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
     let mut waited: FxHashMap<u64, Vec<(u64, WaitEdge)>> = FxHashMap::default();
     for (id, condition) in conditions {
@@ -74,9 +79,21 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
     // Cycles among the stuck: one per strongly connected component.
     let graph: FxHashMap<u64, Vec<(u64, WaitEdge)>> = stuck
         .iter()
-        .map(|id| (*id, waited[id].iter().filter(|(target, _)| stuck.contains(target)).cloned().collect()))
+        .map(|id| {
+            (
+                *id,
+                waited[id]
+                    .iter()
+                    .filter(|(target, _)| stuck.contains(target))
+                    .cloned()
+                    .collect(),
+            )
+        })
         .collect();
-    let mut deadlocks: Vec<Deadlock> = components(&graph).into_iter().filter_map(|component| cycle_in(&graph, &component)).collect();
+    let mut deadlocks: Vec<Deadlock> = components(&graph)
+        .into_iter()
+        .filter_map(|component| cycle_in(&graph, &component))
+        .collect();
     deadlocks.sort_by_key(|deadlock| deadlock.tasks.clone());
     deadlocks
 }
@@ -189,7 +206,10 @@ mod tests {
         let edge = WaitEdge {
             from: Party::Task(from),
             to: Party::Task(to),
-            resource: Resource { kind: "mutex", address: format!("{to:#x}") },
+            resource: Resource {
+                kind: "mutex",
+                address: format!("{to:#x}"),
+            },
             location: None,
             held_at: None,
             possible: false,
@@ -215,9 +235,23 @@ mod tests {
             (9, wait(9, 9)),
         ];
         let found = find(&conditions);
-        let cycles: Vec<Vec<u64>> = found.iter().map(|deadlock| deadlock.tasks.clone()).collect();
+        let cycles: Vec<Vec<u64>> = found
+            .iter()
+            .map(|deadlock| deadlock.tasks.clone())
+            .collect();
         assert_eq!(cycles, vec![vec![1, 2], vec![6, 7, 8], vec![9]]);
-        let hops: Vec<(Party, Party)> = found[1].edges.iter().map(|edge| (edge.from, edge.to)).collect();
-        assert_eq!(hops, vec![(Party::Task(6), Party::Task(7)), (Party::Task(7), Party::Task(8)), (Party::Task(8), Party::Task(6))]);
+        let hops: Vec<(Party, Party)> = found[1]
+            .edges
+            .iter()
+            .map(|edge| (edge.from, edge.to))
+            .collect();
+        assert_eq!(
+            hops,
+            vec![
+                (Party::Task(6), Party::Task(7)),
+                (Party::Task(7), Party::Task(8)),
+                (Party::Task(8), Party::Task(6))
+            ]
+        );
     }
 }

@@ -10,7 +10,8 @@ use serde_json::{Map, Value as Json};
 
 use crate::links::visit;
 use crate::model::{
-    BranchStatus, Futurelock, FutureNode, Holding, Location, NodeKind, Party, Report, Resource, TaskState, WaitEdge,
+    BranchStatus, FutureNode, Futurelock, Holding, Location, NodeKind, Party, Report, Resource,
+    TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
 
@@ -33,9 +34,18 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
     let mut labels: FxHashMap<String, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
-    let waiting_tasks: Vec<(Party, bool)> = report.tasks.iter().map(|task| (Party::Task(task.id), task.state == TaskState::Idle)).collect();
+    let waiting_tasks: Vec<(Party, bool)> = report
+        .tasks
+        .iter()
+        .map(|task| (Party::Task(task.id), task.state == TaskState::Idle))
+        .collect();
     for ((party, idle), task) in waiting_tasks.into_iter().zip(report.tasks.iter_mut()) {
-        let mut walk = Walk { party, holders: &holders, labels: &mut labels, edges: &mut edges };
+        let mut walk = Walk {
+            party,
+            holders: &holders,
+            labels: &mut labels,
+            edges: &mut edges,
+        };
         let condition = walk.visit(&mut task.root, None);
         if idle {
             if let Party::Task(id) = party {
@@ -46,7 +56,13 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
     for thread in &mut report.threads {
         let party = Party::Thread(thread.tid);
         if let Some(root) = thread.own_block_on_future_mut() {
-            Walk { party, holders: &holders, labels: &mut labels, edges: &mut edges }.visit(root, None);
+            Walk {
+                party,
+                holders: &holders,
+                labels: &mut labels,
+                edges: &mut edges,
+            }
+            .visit(root, None);
         }
     }
     report.deadlocks = deadlocks::find(&conditions);
@@ -63,8 +79,15 @@ fn collect_holders(report: &Report) -> Holders {
     let mut add = |party: Party, root: &FutureNode| {
         visit(root, &mut |node| {
             for holding in &node.holds {
-                let holder = Holder { party, location: node.location.clone(), holding: holding.clone() };
-                holders.entry(holding.resource.address.clone()).or_default().push(holder);
+                let holder = Holder {
+                    party,
+                    location: node.location.clone(),
+                    holding: holding.clone(),
+                };
+                holders
+                    .entry(holding.resource.address.clone())
+                    .or_default()
+                    .push(holder);
             }
         })
     };
@@ -132,26 +155,72 @@ fn waiting(node: &FutureNode) -> Option<Waiting> {
     // select!'s detail is never read.
     let parsed = std::cell::OnceCell::new();
     let detail = || {
-        parsed.get_or_init(|| node.detail.as_deref().and_then(|raw| serde_json::from_str::<WaitDetail>(raw.get()).ok())).as_ref()
+        parsed
+            .get_or_init(|| {
+                node.detail
+                    .as_deref()
+                    .and_then(|raw| serde_json::from_str::<WaitDetail>(raw.get()).ok())
+            })
+            .as_ref()
     };
     type Key = fn(&WaitDetail) -> &Option<Json>;
     let text = |key: Key| Some(key(detail()?).as_ref()?.as_str()?.to_string());
     let number = |key: Key| key(detail()?).as_ref()?.as_u64();
-    let flag = |key: Key| detail().and_then(|detail| key(detail).as_ref()?.as_bool()).unwrap_or(false);
+    let flag = |key: Key| {
+        detail()
+            .and_then(|detail| key(detail).as_ref()?.as_bool())
+            .unwrap_or(false)
+    };
     let (kind, key, relation, waits, expected, held_by) = match node.kind {
         // One holder at a time.
-        NodeKind::MutexLock => ("mutex", text(|d| &d.semaphore)?, Relation::AllOf, true, Some(1), "held by"),
-        NodeKind::RwlockRead | NodeKind::RwlockWrite => ("rwlock", text(|d| &d.semaphore)?, Relation::AllOf, true, None, "held by"),
-        NodeKind::SemaphoreAcquire => ("semaphore", text(|d| &d.semaphore)?, Relation::AnyOf, true, None, "held by"),
-        NodeKind::MpscRecv => {
-            ("mpsc", text(|d| &d.address)?, Relation::AnyOf, number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed), number(|d| &d.senders), "sender held by")
-        }
-        NodeKind::OneshotRecv => {
-            ("oneshot", text(|d| &d.address)?, Relation::AnyOf, !flag(|d| &d.value_sent) && !flag(|d| &d.closed), Some(1), "sender held by")
-        }
-        NodeKind::BroadcastRecv => {
-            ("broadcast", text(|d| &d.address)?, Relation::AnyOf, number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed), number(|d| &d.senders), "sender held by")
-        }
+        NodeKind::MutexLock => (
+            "mutex",
+            text(|d| &d.semaphore)?,
+            Relation::AllOf,
+            true,
+            Some(1),
+            "held by",
+        ),
+        NodeKind::RwlockRead | NodeKind::RwlockWrite => (
+            "rwlock",
+            text(|d| &d.semaphore)?,
+            Relation::AllOf,
+            true,
+            None,
+            "held by",
+        ),
+        NodeKind::SemaphoreAcquire => (
+            "semaphore",
+            text(|d| &d.semaphore)?,
+            Relation::AnyOf,
+            true,
+            None,
+            "held by",
+        ),
+        NodeKind::MpscRecv => (
+            "mpsc",
+            text(|d| &d.address)?,
+            Relation::AnyOf,
+            number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed),
+            number(|d| &d.senders),
+            "sender held by",
+        ),
+        NodeKind::OneshotRecv => (
+            "oneshot",
+            text(|d| &d.address)?,
+            Relation::AnyOf,
+            !flag(|d| &d.value_sent) && !flag(|d| &d.closed),
+            Some(1),
+            "sender held by",
+        ),
+        NodeKind::BroadcastRecv => (
+            "broadcast",
+            text(|d| &d.address)?,
+            Relation::AnyOf,
+            number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed),
+            number(|d| &d.senders),
+            "sender held by",
+        ),
         NodeKind::WatchChanged => (
             "watch",
             text(|d| &d.address)?,
@@ -160,11 +229,25 @@ fn waiting(node: &FutureNode) -> Option<Waiting> {
             None,
             "sender held by",
         ),
-        NodeKind::Notified => ("notify", text(|d| &d.address)?, Relation::Possibly, !flag(|d| &d.permit_stored), None, "possible notifiers:"),
+        NodeKind::Notified => (
+            "notify",
+            text(|d| &d.address)?,
+            Relation::Possibly,
+            !flag(|d| &d.permit_stored),
+            None,
+            "possible notifiers:",
+        ),
         _ => return None,
     };
     let address = text(|d| &d.address).unwrap_or_else(|| key.clone());
-    Some(Waiting { resource: Resource { kind, address }, key, relation, waits, expected_holders: expected, held_by })
+    Some(Waiting {
+        resource: Resource { kind, address },
+        key,
+        relation,
+        waits,
+        expected_holders: expected,
+        held_by,
+    })
 }
 
 struct Walk<'w> {
@@ -184,7 +267,11 @@ impl Walk<'_> {
         }
         // The await line of the innermost coroutine: a field apart from the children, so
         // it is borrowed down the walk and copied only into the edges made.
-        let at = if node.kind.is_coroutine() { node.location.as_ref().or(at) } else { at };
+        let at = if node.kind.is_coroutine() {
+            node.location.as_ref().or(at)
+        } else {
+            at
+        };
         if node.kind == NodeKind::JoinHandle {
             let at = at.cloned();
             return self.join_handle(node, at);
@@ -193,8 +280,16 @@ impl Walk<'_> {
             let at = at.cloned();
             return self.wait_on(node, waiting, at);
         }
-        let all = matches!(node.kind, NodeKind::Join | NodeKind::JoinAll | NodeKind::FuturesOrdered);
-        let pending = node.children.iter_mut().filter(|child| child.branch.as_ref().is_none_or(|branch| branch.status == BranchStatus::Pending));
+        let all = matches!(
+            node.kind,
+            NodeKind::Join | NodeKind::JoinAll | NodeKind::FuturesOrdered
+        );
+        let pending = node.children.iter_mut().filter(|child| {
+            child
+                .branch
+                .as_ref()
+                .is_none_or(|branch| branch.status == BranchStatus::Pending)
+        });
         let conditions: Vec<Condition> = pending.map(|child| self.visit(child, at)).collect();
         match conditions.len() {
             0 => Condition::Free,
@@ -207,16 +302,32 @@ impl Walk<'_> {
     }
 
     fn join_handle(&mut self, node: &FutureNode, at: Option<Location>) -> Condition {
-        let detail: Option<JoinDetail> = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok());
-        let Some(detail) = detail else { return Condition::Free };
-        let (Some(task), Some(state)) = (detail.task_id.as_ref().and_then(Json::as_u64), detail.task_state.as_ref().and_then(Json::as_str)) else {
+        let detail: Option<JoinDetail> = node
+            .detail
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok());
+        let Some(detail) = detail else {
             return Condition::Free;
         };
-        let address = detail.task_address.as_ref().and_then(Json::as_str).unwrap_or_default().to_string();
+        let (Some(task), Some(state)) = (
+            detail.task_id.as_ref().and_then(Json::as_u64),
+            detail.task_state.as_ref().and_then(Json::as_str),
+        ) else {
+            return Condition::Free;
+        };
+        let address = detail
+            .task_address
+            .as_ref()
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string();
         let edge = WaitEdge {
             from: self.party,
             to: Party::Task(task),
-            resource: Resource { kind: "task", address },
+            resource: Resource {
+                kind: "task",
+                address,
+            },
             location: at,
             held_at: None,
             possible: false,
@@ -229,9 +340,19 @@ impl Walk<'_> {
         }
     }
 
-    fn wait_on(&mut self, node: &mut FutureNode, waiting: Waiting, at: Option<Location>) -> Condition {
-        self.labels.insert(waiting.key.clone(), waiting.resource.clone());
-        let mut holders: Vec<&Holder> = self.holders.get(&waiting.key).map(|holders| holders.iter().collect()).unwrap_or_default();
+    fn wait_on(
+        &mut self,
+        node: &mut FutureNode,
+        waiting: Waiting,
+        at: Option<Location>,
+    ) -> Condition {
+        self.labels
+            .insert(waiting.key.clone(), waiting.resource.clone());
+        let mut holders: Vec<&Holder> = self
+            .holders
+            .get(&waiting.key)
+            .map(|holders| holders.iter().collect())
+            .unwrap_or_default();
         if matches!(waiting.relation, Relation::Possibly) {
             // The waiter keeps its own handle to wait with.
             holders.retain(|holder| holder.party != self.party);
@@ -241,8 +362,13 @@ impl Walk<'_> {
         holders.sort_by_key(|holder| (holder.party, holder.holding.captured));
         holders.dedup_by_key(|holder| holder.party);
         if let Some(expected) = waiting.expected_holders {
-            let sure: Vec<&Holder> = holders.iter().copied().filter(|holder| !holder.holding.captured).collect();
-            if holders.len() as u64 > expected && !sure.is_empty() && sure.len() as u64 <= expected {
+            let sure: Vec<&Holder> = holders
+                .iter()
+                .copied()
+                .filter(|holder| !holder.holding.captured)
+                .collect();
+            if holders.len() as u64 > expected && !sure.is_empty() && sure.len() as u64 <= expected
+            {
                 holders = sure;
             }
         }
@@ -263,12 +389,19 @@ impl Walk<'_> {
             })
             .collect();
         self.edges.extend(edges.iter().cloned());
-        let every_holder_known = waiting.expected_holders.is_none_or(|count| count == holders.len() as u64);
-        let only_tasks = holders.iter().all(|holder| matches!(holder.party, Party::Task(_)));
+        let every_holder_known = waiting
+            .expected_holders
+            .is_none_or(|count| count == holders.len() as u64);
+        let only_tasks = holders
+            .iter()
+            .all(|holder| matches!(holder.party, Party::Task(_)));
         if !waiting.waits || possible || edges.is_empty() || !every_holder_known || !only_tasks {
             return Condition::Free;
         }
-        let waits = edges.into_iter().map(|edge| Condition::Wait(edge.to, Box::new(edge))).collect();
+        let waits = edges
+            .into_iter()
+            .map(|edge| Condition::Wait(edge.to, Box::new(edge)))
+            .collect();
         match waiting.relation {
             Relation::AllOf => Condition::All(waits),
             _ => Condition::Any(waits),
@@ -287,7 +420,10 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
                 Party::Task(id) => entry.insert("task".into(), Json::from(id)),
                 Party::Thread(tid) => entry.insert("thread".into(), Json::from(tid)),
             };
-            entry.insert("location".into(), serde_json::to_value(&holder.location).unwrap_or(Json::Null));
+            entry.insert(
+                "location".into(),
+                serde_json::to_value(&holder.location).unwrap_or(Json::Null),
+            );
             entry.insert("local".into(), Json::from(holder.holding.local.clone()));
             if holder.holding.idle_future {
                 entry.insert("idle_future".into(), Json::from(true));
@@ -295,25 +431,48 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
             Json::Object(entry)
         })
         .collect();
-    if let Some(Json::Object(mut detail)) = node.detail.as_deref().and_then(|raw| serde_json::from_str(raw.get()).ok()) {
-        let key = if waiting.held_by.starts_with("possible") { "notifiers" } else if waiting.held_by.starts_with("sender") { "senders_held_by" } else { "holders" };
+    if let Some(Json::Object(mut detail)) = node
+        .detail
+        .as_deref()
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+    {
+        let key = if waiting.held_by.starts_with("possible") {
+            "notifiers"
+        } else if waiting.held_by.starts_with("sender") {
+            "senders_held_by"
+        } else {
+            "holders"
+        };
         detail.insert(key.into(), Json::Array(listed));
         node.detail = serde_json::value::to_raw_value(&detail).ok();
     }
     let note = format!("{} {}", waiting.held_by, party_list(holders));
-    node.summary = node.summary.take().map(|summary| match summary.strip_suffix(')') {
-        Some(open) => format!("{open}; {note})"),
-        None => format!("{summary} ({note})"),
-    });
+    node.summary = node
+        .summary
+        .take()
+        .map(|summary| match summary.strip_suffix(')') {
+            Some(open) => format!("{open}; {note})"),
+            None => format!("{summary} ({note})"),
+        });
 }
 
 /// `task 4 at src/bank.rs:27` / `tasks 4, 7` / `thread 1201 at src/main.rs:9`; an idle
 /// future's holding says so.
 fn party_list(holders: &[&Holder]) -> String {
-    let idle = |holder: &Holder| if holder.holding.idle_future { " (an idle future)" } else { "" };
+    let idle = |holder: &Holder| {
+        if holder.holding.idle_future {
+            " (an idle future)"
+        } else {
+            ""
+        }
+    };
     match holders {
         [holder] => {
-            let at = holder.location.as_ref().map(|at| format!(" at {}:{}", at.file, at.line)).unwrap_or_default();
+            let at = holder
+                .location
+                .as_ref()
+                .map(|at| format!(" at {}:{}", at.file, at.line))
+                .unwrap_or_default();
             format!("{}{at}{}", party_name(holder.party), idle(holder))
         }
         holders => {
@@ -338,12 +497,21 @@ pub fn party_name(party: Party) -> String {
 
 /// Idle futures in tasks keeping what others wait for (or could): each with the tasks
 /// waiting on that resource.
-fn futurelocks(holders: &Holders, labels: &FxHashMap<String, Resource>, edges: &[WaitEdge]) -> Vec<Futurelock> {
+fn futurelocks(
+    holders: &Holders,
+    labels: &FxHashMap<String, Resource>,
+    edges: &[WaitEdge],
+) -> Vec<Futurelock> {
     let mut found = Vec::new();
     for (key, holders) in holders {
         for holder in holders.iter().filter(|holder| holder.holding.idle_future) {
-            let Party::Task(task) = holder.party else { continue };
-            let resource = labels.get(key).cloned().unwrap_or_else(|| holder.holding.resource.clone());
+            let Party::Task(task) = holder.party else {
+                continue;
+            };
+            let resource = labels
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| holder.holding.resource.clone());
             let mut blocked: Vec<u64> = edges
                 .iter()
                 .filter(|edge| edge.to == holder.party && edge.resource == resource)
@@ -354,7 +522,13 @@ fn futurelocks(holders: &Holders, labels: &FxHashMap<String, Resource>, edges: &
                 .collect();
             blocked.sort_unstable();
             blocked.dedup();
-            found.push(Futurelock { task, resource, local: holder.holding.local.clone(), location: holder.location.clone(), blocked });
+            found.push(Futurelock {
+                task,
+                resource,
+                local: holder.holding.local.clone(),
+                location: holder.location.clone(),
+                blocked,
+            });
         }
     }
     found.sort_by(|a, b| (a.task, &a.resource).cmp(&(b.task, &b.resource)));

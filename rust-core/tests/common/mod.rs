@@ -9,7 +9,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Builds `program` in `profile` into the shared fixture target dir; returns its path.
@@ -23,13 +26,24 @@ pub fn fixture(program: &str, profile: &str) -> PathBuf {
     }
     let target = repo_root().join("target").join("fixtures");
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--quiet", "-p", program, "--profile", profile, "--target-dir"])
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            program,
+            "--profile",
+            profile,
+            "--target-dir",
+        ])
         .arg(&target)
         .current_dir(repo_root().join("tests").join("fixtures"))
         .env_remove("RUSTFLAGS")
         .status()
         .expect("cargo runs");
-    assert!(status.success(), "building fixture {program} ({profile}) failed");
+    assert!(
+        status.success(),
+        "building fixture {program} ({profile}) failed"
+    );
     let dir = match profile {
         "dev" => "debug",
         other => other,
@@ -49,11 +63,15 @@ pub fn await_markers() -> HashMap<String, (u64, u64)> {
 
 /// `// @fn NAME` markers: name -> line.
 pub fn fn_markers() -> HashMap<String, u64> {
-    markers("fn").into_iter().map(|(name, (line, _))| (name, line)).collect()
+    markers("fn")
+        .into_iter()
+        .map(|(name, (line, _))| (name, line))
+        .collect()
 }
 
 fn markers(kind: &str) -> HashMap<String, (u64, Option<u64>)> {
-    let source = std::fs::read_to_string(repo_root().join("tests/fixtures/tokio-app/src/main.rs")).unwrap();
+    let source =
+        std::fs::read_to_string(repo_root().join("tests/fixtures/tokio-app/src/main.rs")).unwrap();
     let tag = format!("// @{kind} ");
     let mut found = HashMap::new();
     for (number, line) in source.lines().enumerate() {
@@ -63,7 +81,10 @@ fn markers(kind: &str) -> HashMap<String, (u64, Option<u64>)> {
         if let Some(position) = line.find(&tag) {
             let mut words = line[position + tag.len()..].split_whitespace();
             let name = words.next().unwrap().to_string();
-            let index = words.next().and_then(|w| w.strip_prefix('#')).map(|n| n.parse().unwrap());
+            let index = words
+                .next()
+                .and_then(|w| w.strip_prefix('#'))
+                .map(|n| n.parse().unwrap());
             found.insert(name, (number as u64 + 1, index));
         }
     }

@@ -67,12 +67,18 @@ impl Image {
         addresses.sort_unstable();
         for address in addresses {
             out.extend_from_slice(&address.to_le_bytes());
-            let words: Vec<u64> = self.pages[&address].chunks(8).map(|w| u64::from_le_bytes(w.try_into().unwrap())).collect();
+            let words: Vec<u64> = self.pages[&address]
+                .chunks(8)
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+                .collect();
             let mut i = 0;
             while i < words.len() {
                 let zeros = words[i..].iter().take_while(|&&w| w == 0).count();
                 let start = i + zeros;
-                let literals = words[start..].iter().position(|&w| w == 0).unwrap_or(words.len() - start);
+                let literals = words[start..]
+                    .iter()
+                    .position(|&w| w == 0)
+                    .unwrap_or(words.len() - start);
                 out.extend_from_slice(&(zeros as u16).to_le_bytes());
                 out.extend_from_slice(&(literals as u16).to_le_bytes());
                 for word in &words[start..start + literals] {
@@ -117,7 +123,12 @@ impl Image {
             }
             pages.insert(address, page.into_boxed_slice());
         }
-        let text = |key: &str| header[key].as_str().map(str::to_string).ok_or(format!("no {key}"));
+        let text = |key: &str| {
+            header[key]
+                .as_str()
+                .map(str::to_string)
+                .ok_or(format!("no {key}"))
+        };
         Ok(Image {
             name: text("name")?,
             program: text("program")?,
@@ -130,7 +141,8 @@ impl Image {
     }
 
     pub fn load(path: &Path) -> Image {
-        let bytes = std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+        let bytes =
+            std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
         Image::decode(&bytes).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
     }
 
@@ -146,7 +158,9 @@ impl Image {
 
     /// The byte at `address`, if a page holds it.
     pub fn byte(&self, address: u64) -> Option<u8> {
-        self.pages.get(&(address & !(PAGE - 1))).map(|page| page[(address % PAGE) as usize])
+        self.pages
+            .get(&(address & !(PAGE - 1)))
+            .map(|page| page[(address % PAGE) as usize])
     }
 }
 
@@ -159,7 +173,12 @@ pub struct RequestOptions {
     pub wait_edges: bool,
 }
 
-pub const FULL: RequestOptions = RequestOptions { all: true, locals: true, group: true, wait_edges: true };
+pub const FULL: RequestOptions = RequestOptions {
+    all: true,
+    locals: true,
+    group: true,
+    wait_edges: true,
+};
 
 /// An image's memory with a case's writes laid over it; nothing outside the pages reads.
 pub struct PatchedMemory<'a> {
@@ -205,7 +224,10 @@ pub struct Tracing<'a> {
 
 impl<'a> Tracing<'a> {
     pub fn new(inner: &'a dyn Memory) -> Self {
-        Tracing { inner, reads: RefCell::default() }
+        Tracing {
+            inner,
+            reads: RefCell::default(),
+        }
     }
 }
 
@@ -236,7 +258,11 @@ pub enum TargetKind {
 }
 
 impl TargetKind {
-    pub const ALL: [TargetKind; 3] = [TargetKind::Decoder, TargetKind::TaskLists, TargetKind::Loader];
+    pub const ALL: [TargetKind; 3] = [
+        TargetKind::Decoder,
+        TargetKind::TaskLists,
+        TargetKind::Loader,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -277,12 +303,21 @@ impl Case {
     }
 
     pub fn parse(text: &str) -> std::result::Result<Case, String> {
-        let mut lines = text.lines().filter(|line| !line.trim().is_empty() && !line.starts_with('#'));
+        let mut lines = text
+            .lines()
+            .filter(|line| !line.trim().is_empty() && !line.starts_with('#'));
         let first = lines.next().ok_or("empty case")?;
         let (target, subject) = first.split_once(' ').ok_or("no subject")?;
         let target = TargetKind::named(target).ok_or(format!("unknown target {target}"))?;
-        let mut case = Case { target, subject: subject.trim().to_string(), writes: Vec::new(), truncate: None };
-        let number = |text: &str| u64::from_str_radix(text.trim_start_matches("0x"), 16).map_err(|e| e.to_string());
+        let mut case = Case {
+            target,
+            subject: subject.trim().to_string(),
+            writes: Vec::new(),
+            truncate: None,
+        };
+        let number = |text: &str| {
+            u64::from_str_radix(text.trim_start_matches("0x"), 16).map_err(|e| e.to_string())
+        };
         for line in lines {
             let words: Vec<&str> = line.split_whitespace().collect();
             match words.as_slice() {
@@ -291,7 +326,10 @@ impl Case {
                         .step_by(2)
                         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|e| e.to_string()))
                         .collect::<std::result::Result<Vec<u8>, String>>()?;
-                    case.writes.push(Write { address: number(address)?, bytes });
+                    case.writes.push(Write {
+                        address: number(address)?,
+                        bytes,
+                    });
                 }
                 ["truncate", length] => case.truncate = Some(number(length)?),
                 _ => return Err(format!("bad line: {line}")),
@@ -318,13 +356,22 @@ impl Harness {
     /// The images in `images_dir`; `build` gives a fixture binary's path (building it).
     pub fn new(images_dir: &Path, build: fn(&str, &str) -> PathBuf) -> Harness {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(images_dir)
-            .map(|dir| dir.filter_map(|entry| entry.ok().map(|entry| entry.path())).collect())
+            .map(|dir| {
+                dir.filter_map(|entry| entry.ok().map(|entry| entry.path()))
+                    .collect()
+            })
             .unwrap_or_default();
         paths.retain(|path| path.extension().is_some_and(|ext| ext == "img"));
         paths.sort();
         let images = paths.iter().map(|path| Image::load(path)).collect();
         let scratch = std::env::temp_dir().join(format!("tokio-async-fuzz-{}", std::process::id()));
-        Harness { images, debug: RefCell::default(), binaries: RefCell::default(), build, scratch }
+        Harness {
+            images,
+            debug: RefCell::default(),
+            binaries: RefCell::default(),
+            build,
+            scratch,
+        }
     }
 
     pub fn image(&self, name: &str) -> Option<&Image> {
@@ -336,7 +383,10 @@ impl Harness {
         let key = (program.to_string(), profile.to_string());
         self.debug.borrow_mut().entry(key).or_insert_with(|| {
             let path = (self.build)(program, profile);
-            Box::leak(Box::new(DebugInfo::load(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))))
+            Box::leak(Box::new(
+                DebugInfo::load(&path)
+                    .unwrap_or_else(|error| panic!("{}: {error}", path.display())),
+            ))
         })
     }
 
@@ -351,7 +401,9 @@ impl Harness {
         self.binaries.borrow_mut().entry(key).or_insert_with(|| {
             let path = (self.build)(program, profile);
             let mut bytes = Vec::new();
-            std::fs::File::open(&path).and_then(|mut file| file.read_to_end(&mut bytes)).expect("fixture binary reads");
+            std::fs::File::open(&path)
+                .and_then(|mut file| file.read_to_end(&mut bytes))
+                .expect("fixture binary reads");
             Box::leak(bytes.into_boxed_slice())
         })
     }
@@ -372,16 +424,24 @@ impl Harness {
     pub fn run(&self, case: &Case) -> std::result::Result<Outcome, String> {
         match case.target {
             TargetKind::Decoder | TargetKind::TaskLists => {
-                let image = self.image(&case.subject).ok_or(format!("no image {}", case.subject))?;
+                let image = self
+                    .image(&case.subject)
+                    .ok_or(format!("no image {}", case.subject))?;
                 let debug = self.debug_info(&image.program, &image.profile);
-                let memory = PatchedMemory { image, writes: &case.writes };
+                let memory = PatchedMemory {
+                    image,
+                    writes: &case.writes,
+                };
                 Ok(match case.target {
                     TargetKind::Decoder => decoder(debug, image, &memory),
                     _ => task_lists(debug, image, &memory, false),
                 })
             }
             TargetKind::Loader => {
-                let (program, profile) = case.subject.split_once(' ').ok_or("loader cases name PROGRAM PROFILE")?;
+                let (program, profile) = case
+                    .subject
+                    .split_once(' ')
+                    .ok_or("loader cases name PROGRAM PROFILE")?;
                 Ok(self.loader(program, profile, case))
             }
         }
@@ -391,7 +451,9 @@ impl Harness {
         let seed = self.binary(program, profile);
         let mut bytes = seed.to_vec();
         for write in &case.writes {
-            let Ok(start) = usize::try_from(write.address) else { continue };
+            let Ok(start) = usize::try_from(write.address) else {
+                continue;
+            };
             let end = (start + write.bytes.len()).min(bytes.len());
             if start < end {
                 bytes[start..end].copy_from_slice(&write.bytes[..end - start]);
@@ -408,8 +470,15 @@ impl Harness {
             Err(error) => format!("load: {}", shape(&error.message)),
             Ok(debug) => {
                 // The DWARF is parsed lazily: a stop of the same binary makes the core read it.
-                match self.images.iter().find(|image| image.program == program && image.profile == profile) {
-                    Some(image) => format!("loaded; {}", task_lists(&debug, image, &PatchedMemory { image, writes: &[] }, true)),
+                match self
+                    .images
+                    .iter()
+                    .find(|image| image.program == program && image.profile == profile)
+                {
+                    Some(image) => format!(
+                        "loaded; {}",
+                        task_lists(&debug, image, &PatchedMemory { image, writes: &[] }, true)
+                    ),
                     None => "loaded".to_string(),
                 }
             }
@@ -435,7 +504,11 @@ pub fn decoder(debug: &DebugInfo, image: &Image, memory: &dyn Memory) -> Outcome
 /// header, future type and spawn location; with `decode`, each task's future too. No
 /// stack frames: the lists alone.
 pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode: bool) -> Outcome {
-    let memory = WithExecutable { inner: memory, debug, load_bias: image.load_bias };
+    let memory = WithExecutable {
+        inner: memory,
+        debug,
+        load_bias: image.load_bias,
+    };
     let target = Target::new(debug, &memory, image.load_bias);
     let variable = match find_context_variable(debug) {
         Ok(variable) => variable,
@@ -454,7 +527,9 @@ pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode:
     let mut runtimes = Vec::new();
     let mut headers = Vec::new();
     for thread in image.request["threads"].as_array().into_iter().flatten() {
-        let Some(fs_base) = thread["fs_base"].as_u64() else { continue };
+        let Some(fs_base) = thread["fs_base"].as_u64() else {
+            continue;
+        };
         let context = match read_thread_context(&target, &variable, fs_base) {
             Ok(Some(context)) => context,
             Ok(None) => continue,
@@ -476,7 +551,9 @@ pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode:
                 Err(error) => note("current_thread queue", Err(error)),
             }
         }
-        let Some(runtime) = context.handle else { continue };
+        let Some(runtime) = context.handle else {
+            continue;
+        };
         if runtimes.contains(&runtime.handle.address) {
             continue;
         }
@@ -515,12 +592,23 @@ pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode:
     }
     notes.sort();
     notes.dedup();
-    format!("{} runtimes, {tasks} tasks; {}", runtimes.len(), notes.join(" | "))
+    format!(
+        "{} runtimes, {tasks} tasks; {}",
+        runtimes.len(),
+        notes.join(" | ")
+    )
 }
 
 fn render(report: &Report) {
     for view in [View::Backtrace, View::Tasks, View::Task, View::Waits] {
-        let _ = output::to_string(report, &Format::Text(TextOptions { locals: true, view, style: Default::default() }));
+        let _ = output::to_string(
+            report,
+            &Format::Text(TextOptions {
+                locals: true,
+                view,
+                style: Default::default(),
+            }),
+        );
     }
     let _ = output::to_string(report, &Format::Json(View::Backtrace));
 }
@@ -533,7 +621,11 @@ fn outcome(report: &Result<Report>) -> Outcome {
             let mut errors: Vec<String> = report.errors.iter().map(|e| shape(e)).collect();
             errors.sort();
             errors.dedup();
-            let node_errors = report.tasks.iter().filter(|task| task.error.is_some() || task.root.error.is_some()).count();
+            let node_errors = report
+                .tasks
+                .iter()
+                .filter(|task| task.error.is_some() || task.root.error.is_some())
+                .count();
             format!(
                 "{} threads, {} tasks ({} failing), {} deadlocks, {} futurelocks; {}",
                 report.threads.len(),
@@ -554,7 +646,10 @@ pub fn shape(message: &str) -> String {
     let mut after_word = false;
     while let Some(c) = chars.next() {
         if c.is_ascii_digit() && !after_word {
-            while chars.peek().is_some_and(|n| n.is_ascii_hexdigit() || *n == 'x') {
+            while chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_hexdigit() || *n == 'x')
+            {
                 chars.next();
             }
             out.push('#');
@@ -569,5 +664,8 @@ pub fn shape(message: &str) -> String {
 
 /// The fuzz directory at the repository's root.
 pub fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("fuzz")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("fuzz")
 }

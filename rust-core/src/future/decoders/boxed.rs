@@ -9,7 +9,10 @@ use crate::future::{Child, FutureDecoder, Outcome};
 use crate::tokio::compat;
 use crate::value::Value;
 
-const DYN_TRAITS: &[&str] = &["dyn core::future::future::Future", "dyn futures_core::stream::Stream"];
+const DYN_TRAITS: &[&str] = &[
+    "dyn core::future::future::Future",
+    "dyn futures_core::stream::Stream",
+];
 const DYN_BODY: &[&str] = &["dyn http_body::Body"];
 /// Owning or exclusive fat pointers; shared ones (`Arc<dyn Future>`) point at their
 /// reference counts, not at the future.
@@ -19,9 +22,16 @@ const BOX: &[&str] = &[compat::BOX_PREFIX];
 /// Whether `info` is one of `pointers` to a trait object of one of `traits` itself (not to
 /// something merely generic over one, like `Arc<dyn Executor<Pin<Box<dyn Future>>>>`).
 fn fat_pointer_to(info: &TypeInfo, pointers: &[&str], traits: &[&str]) -> bool {
-    let Some(pointee) = pointers.iter().find_map(|prefix| info.name.strip_prefix(prefix)) else { return false };
+    let Some(pointee) = pointers
+        .iter()
+        .find_map(|prefix| info.name.strip_prefix(prefix))
+    else {
+        return false;
+    };
     let pointee = pointee.strip_prefix('(').unwrap_or(pointee);
-    traits.iter().any(|trait_object| pointee.starts_with(trait_object))
+    traits
+        .iter()
+        .any(|trait_object| pointee.starts_with(trait_object))
         && info.field(compat::FAT_POINTER_DATA).is_some()
         && info.field(compat::FAT_POINTER_VTABLE).is_some()
 }
@@ -41,11 +51,17 @@ pub fn is_dyn_body(info: &TypeInfo) -> bool {
 /// `dyn Body` reached through a wrapper).
 pub fn dyn_future<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (concrete, data) = concrete(decoder, value)?;
-    Ok(Outcome::SeeThrough(Child { boxed: true, ..Child::at(concrete, data) }))
+    Ok(Outcome::SeeThrough(Child {
+        boxed: true,
+        ..Child::at(concrete, data)
+    }))
 }
 
 /// The concrete type behind a trait-object fat pointer, from its vtable, and its address.
-pub fn concrete<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<(crate::dwarf::DieRef, u64)> {
+pub fn concrete<'a>(
+    decoder: &FutureDecoder<'a>,
+    value: &Value<'a>,
+) -> Result<(crate::dwarf::DieRef, u64)> {
     let target = decoder.target();
     let data = value.field(compat::FAT_POINTER_DATA)?.read_pointer()?;
     let vtable = value.field(compat::FAT_POINTER_VTABLE)?.read_pointer()?;
@@ -54,6 +70,10 @@ pub fn concrete<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<(c
         .vtable_type(vtable.wrapping_sub(target.load_bias))
         .and_then(|vtable_type| target.debug.type_info(vtable_type).ok())
         .and_then(|info| info.containing_type)
-        .ok_or_else(|| Error::layout(format!("no DWARF vtable at {vtable:#x}: cannot tell the boxed value's type")))?;
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "no DWARF vtable at {vtable:#x}: cannot tell the boxed value's type"
+            ))
+        })?;
     Ok((concrete, data))
 }

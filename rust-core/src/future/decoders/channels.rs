@@ -29,7 +29,11 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
     let (queued, bound, closed) = if semaphore.has_field(leaves::MPSC_BOUND) {
         let bound = semaphore.field(leaves::MPSC_BOUND)?.read_uint()?;
         let permits = semaphore.path(leaves::MPSC_BOUNDED_PERMITS)?.read_uint()?;
-        (bound.saturating_sub(permits >> 1), Some(bound), permits & 1 == 1)
+        (
+            bound.saturating_sub(permits >> 1),
+            Some(bound),
+            permits & 1 == 1,
+        )
     } else {
         let word = semaphore.read_uint()?;
         (word >> 1, None, word & 1 == 1)
@@ -43,7 +47,11 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
         "closed": closed,
     });
     let summary = recv_summary("mpsc", chan.address, queued, senders, closed);
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::MpscRecv, detail, summary)))
+    Ok(Outcome::Node(Decoded::leaf(
+        NodeKind::MpscRecv,
+        detail,
+        summary,
+    )))
 }
 
 /// The shared state of a tokio oneshot end (`Sender` or `Receiver`): its address, if the
@@ -53,7 +61,9 @@ pub fn oneshot_channel(end: &Value<'_>) -> Result<Option<u64>> {
     if variant != "Some" {
         return Ok(None);
     }
-    Ok(Some(payload.field(compat::TUPLE_FIRST)?.arc_data()?.address))
+    Ok(Some(
+        payload.field(compat::TUPLE_FIRST)?.arc_data()?.address,
+    ))
 }
 
 /// oneshot `Inner.state` bits.
@@ -79,7 +89,11 @@ pub fn oneshot_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outc
         (false, true) => "sender dropped",
         (false, false) => "nothing sent",
     };
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::OneshotRecv, detail, format!("recv on oneshot {} ({what})", hex(inner.address)))))
+    Ok(Outcome::Node(Decoded::leaf(
+        NodeKind::OneshotRecv,
+        detail,
+        format!("recv on oneshot {} ({what})", hex(inner.address)),
+    )))
 }
 
 /// watch's state word: version in steps of 2, bit 0 = closed.
@@ -105,7 +119,11 @@ pub fn watch_changed<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Out
         hex(shared.address),
         if closed { ", closed" } else { "" }
     );
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::WatchChanged, detail, summary)))
+    Ok(Outcome::Node(Decoded::leaf(
+        NodeKind::WatchChanged,
+        detail,
+        summary,
+    )))
 }
 
 pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -113,7 +131,9 @@ pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Ou
     let shared = receiver.field(leaves::BROADCAST_SHARED)?.arc_data()?;
     let next = receiver.field(leaves::BROADCAST_NEXT)?.read_uint()?;
     let tail = shared.field(leaves::BROADCAST_TAIL)?;
-    let position = tail.find_field(leaves::BROADCAST_TAIL_POSITION)?.read_uint()?;
+    let position = tail
+        .find_field(leaves::BROADCAST_TAIL_POSITION)?
+        .read_uint()?;
     let closed = tail.find_field(leaves::BROADCAST_CLOSED)?.read_uint()? != 0;
     let senders = shared.field(leaves::BROADCAST_SENDERS)?.read_uint()?;
     let queued = position.saturating_sub(next);
@@ -126,7 +146,11 @@ pub fn broadcast_recv<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Ou
         "closed": closed,
     });
     let summary = recv_summary("broadcast", shared.address, queued, senders, closed);
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::BroadcastRecv, detail, summary)))
+    Ok(Outcome::Node(Decoded::leaf(
+        NodeKind::BroadcastRecv,
+        detail,
+        summary,
+    )))
 }
 
 /// `recv on mpsc 0x… (1 queued, 2 senders, closed)`.

@@ -7,8 +7,8 @@ use serde_json::json;
 use super::channels::oneshot_channel;
 use super::hex;
 use crate::error::Result;
-use crate::links::HOLDS_SENDER_OF;
 use crate::future::{Child, Decoded, FutureDecoder, Outcome};
+use crate::links::HOLDS_SENDER_OF;
 use crate::model::NodeKind;
 use crate::tokio::compat::{hyper, TUPLE_FIRST};
 use crate::value::Value;
@@ -24,7 +24,9 @@ fn some<'a>(value: &Value<'a>) -> Result<Option<Value<'a>>> {
     for _ in 0..4 {
         if value.ty.name.starts_with("core::option::Option<") {
             let (variant, payload) = value.variant()?;
-            return (variant == "Some").then(|| payload.field(TUPLE_FIRST)).transpose();
+            return (variant == "Some")
+                .then(|| payload.field(TUPLE_FIRST))
+                .transpose();
         }
         value = if value.ty.tag == crate::dwarf::TypeTag::Pointer {
             value.pointee()?
@@ -50,8 +52,21 @@ pub fn server_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     } else {
         "waiting for a request"
     };
-    let children = handler.iter().map(|future| Child { via: Some(hyper::IN_FLIGHT.join(".")), ..Child::of(future) }).collect();
-    Ok(connection(NodeKind::HttpServerConnection, "HTTP/1 server connection", doing, &reading, &writing, children))
+    let children = handler
+        .iter()
+        .map(|future| Child {
+            via: Some(hyper::IN_FLIGHT.join(".")),
+            ..Child::of(future)
+        })
+        .collect();
+    Ok(connection(
+        NodeKind::HttpServerConnection,
+        "HTTP/1 server connection",
+        doing,
+        &reading,
+        &writing,
+        children,
+    ))
 }
 
 pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -81,19 +96,38 @@ pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     } else {
         "idle, no request"
     };
-    let mut outcome = connection(NodeKind::HttpClientConnection, "HTTP/1 client connection", doing, &reading, &writing, Vec::new());
-    if let Outcome::Node(Decoded { detail: Some(serde_json::Value::Object(detail)), .. }) = &mut outcome {
+    let mut outcome = connection(
+        NodeKind::HttpClientConnection,
+        "HTTP/1 client connection",
+        doing,
+        &reading,
+        &writing,
+        Vec::new(),
+    );
+    if let Outcome::Node(Decoded {
+        detail: Some(serde_json::Value::Object(detail)),
+        ..
+    }) = &mut outcome
+    {
         detail.insert(HOLDS_SENDER_OF.to_string(), json!(responds_on.map(hex)));
     }
     Ok(outcome)
 }
 
-fn connection(kind: NodeKind, what: &str, doing: &str, reading: &str, writing: &str, children: Vec<Child>) -> Outcome {
+fn connection(
+    kind: NodeKind,
+    what: &str,
+    doing: &str,
+    reading: &str,
+    writing: &str,
+    children: Vec<Child>,
+) -> Outcome {
     Outcome::Node(Decoded {
         kind,
         detail: Some(json!({"activity": doing, "reading": reading, "writing": writing})),
-        summary: Some(format!("{what}: {doing} (reading: {reading}, writing: {writing})")),
+        summary: Some(format!(
+            "{what}: {doing} (reading: {reading}, writing: {writing})"
+        )),
         children,
     })
 }
-

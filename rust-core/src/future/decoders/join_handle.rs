@@ -10,7 +10,9 @@ use crate::value::Value;
 
 pub fn join_handle<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let header = value.path(leaves::JOIN_HANDLE_HEADER)?.read_pointer()?;
-    let tasks = decoder.tasks().ok_or_else(|| Error::layout("task layouts unavailable"))?;
+    let tasks = decoder
+        .tasks()
+        .ok_or_else(|| Error::layout("task layouts unavailable"))?;
     let task = tasks.read_header(header)?;
     let state = serde_json::to_value(task.state()).unwrap_or(json!(null));
     let state_text = state.as_str().unwrap_or("?").to_string();

@@ -23,8 +23,8 @@ use rustc_hash::FxHashSet;
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
 use crate::future::coroutine::active_variant;
-use crate::tokio::compat;
 use crate::memory::MemoryExt;
+use crate::tokio::compat;
 use crate::value::Value;
 
 /// Upper bound on nodes counted in one intrusive list (waiters of a lock, say).
@@ -52,7 +52,10 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
     let head = list.field(compat::LINKED_LIST_HEAD)?;
     let node_type = list.target.debug.type_info(head.pointer_target()?)?;
     let probe = list.target.value_of_type(node_type.clone(), 0);
-    let next_offset = probe.field(compat::NODE_POINTERS)?.first_path(compat::POINTERS_NEXT)?.address;
+    let next_offset = probe
+        .field(compat::NODE_POINTERS)?
+        .first_path(compat::POINTERS_NEXT)?
+        .address;
     let mut node = head.read_pointer()?;
     let mut nodes = Vec::new();
     let mut seen = FxHashSet::default();
@@ -61,7 +64,10 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
             return Err(Error::layout(format!("linked list loops at {node:#x}")));
         }
         nodes.push(node);
-        node = list.target.memory.read_u64(crate::value::offset(node, next_offset)?)?;
+        node = list
+            .target
+            .memory
+            .read_u64(crate::value::offset(node, next_offset)?)?;
     }
     Ok((nodes, node_type))
 }
@@ -70,7 +76,10 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
 pub fn vec_elements<'a>(vec: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
     let length = vec.field(compat::VEC_LENGTH)?.read_uint()?;
     if length > limit {
-        return Err(Error::layout(format!("{} at {:#x} claims {length} elements (corrupt?)", vec.ty.name, vec.address)));
+        return Err(Error::layout(format!(
+            "{} at {:#x} claims {length} elements (corrupt?)",
+            vec.ty.name, vec.address
+        )));
     }
     elements(vec, length)
 }
@@ -88,12 +97,20 @@ fn elements<'a>(vec: &Value<'a>, length: u64) -> Result<Vec<Value<'a>>> {
         .ok_or_else(|| Error::layout(format!("{} names no element type", vec.ty.name)))?;
     let base = vec.find_field(compat::VEC_POINTER)?.read_pointer()?;
     let element = vec.target.debug.type_info(element)?;
-    let stride = element.size.ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
+    let stride = element
+        .size
+        .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
     (0..length)
         .map(|i| {
-            let address = i.checked_mul(stride).and_then(|offset| base.checked_add(offset)).ok_or_else(|| {
-                Error::layout(format!("{} at {:#x}: element {i} lies past the address space", vec.ty.name, vec.address))
-            })?;
+            let address = i
+                .checked_mul(stride)
+                .and_then(|offset| base.checked_add(offset))
+                .ok_or_else(|| {
+                    Error::layout(format!(
+                        "{} at {:#x}: element {i} lies past the address space",
+                        vec.ty.name, vec.address
+                    ))
+                })?;
             Ok(vec.target.value_of_type(element.clone(), address))
         })
         .collect()
@@ -105,14 +122,21 @@ pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
         return Ok(length);
     }
     let length = linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64;
-    list.target.list_lengths.borrow_mut().insert(list.address, length);
+    list.target
+        .list_lengths
+        .borrow_mut()
+        .insert(list.address, length);
     Ok(length)
 }
 
 /// A tokio batch semaphore: (permits available, closed, waiters queued).
 pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
-    let permits = semaphore.field(compat::leaves::BATCH_PERMITS)?.read_uint()?;
-    let waiters = semaphore.field(compat::leaves::BATCH_WAITERS)?.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
+    let permits = semaphore
+        .field(compat::leaves::BATCH_PERMITS)?
+        .read_uint()?;
+    let waiters = semaphore
+        .field(compat::leaves::BATCH_WAITERS)?
+        .find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
     Ok((permits >> 1, permits & 1 == 1, linked_list_len(&waiters)?))
 }
 

@@ -12,7 +12,13 @@ use crate::model::NodeKind;
 use crate::tokio::compat::leaves;
 use crate::value::Value;
 
-fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<'_>, needed: u64) -> Result<Outcome> {
+fn waiting(
+    kind: NodeKind,
+    what: &str,
+    primitive: &Value<'_>,
+    semaphore: &Value<'_>,
+    needed: u64,
+) -> Result<Outcome> {
     let (available, closed, waiters) = semaphore_state(semaphore)?;
     let detail = json!({
         "address": hex(primitive.address),
@@ -35,19 +41,37 @@ fn waiting(kind: NodeKind, what: &str, primitive: &Value<'_>, semaphore: &Value<
 
 pub fn mutex_lock<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let mutex = async_self(value)?;
-    waiting(NodeKind::MutexLock, "Mutex", &mutex, &mutex.field(leaves::MUTEX_SEMAPHORE)?, 1)
+    waiting(
+        NodeKind::MutexLock,
+        "Mutex",
+        &mutex,
+        &mutex.field(leaves::MUTEX_SEMAPHORE)?,
+        1,
+    )
 }
 
 pub fn rwlock_read<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
-    waiting(NodeKind::RwlockRead, "RwLock (read)", &lock, &lock.field(leaves::RWLOCK_SEMAPHORE)?, 1)
+    waiting(
+        NodeKind::RwlockRead,
+        "RwLock (read)",
+        &lock,
+        &lock.field(leaves::RWLOCK_SEMAPHORE)?,
+        1,
+    )
 }
 
 /// A writer needs every permit: `mr`, the most readers.
 pub fn rwlock_write<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
     let needed = lock.field(leaves::RWLOCK_MAX_READERS)?.read_uint()?;
-    waiting(NodeKind::RwlockWrite, "RwLock (write)", &lock, &lock.field(leaves::RWLOCK_SEMAPHORE)?, needed)
+    waiting(
+        NodeKind::RwlockWrite,
+        "RwLock (write)",
+        &lock,
+        &lock.field(leaves::RWLOCK_SEMAPHORE)?,
+        needed,
+    )
 }
 
 pub fn semaphore_acquire<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -56,12 +80,24 @@ pub fn semaphore_acquire<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
         Ok(n) => n.read_uint()?,
         Err(_) => 1,
     };
-    waiting(NodeKind::SemaphoreAcquire, "Semaphore", &semaphore, &semaphore.field(leaves::SEMAPHORE_INNER)?, needed)
+    waiting(
+        NodeKind::SemaphoreAcquire,
+        "Semaphore",
+        &semaphore,
+        &semaphore.field(leaves::SEMAPHORE_INNER)?,
+        needed,
+    )
 }
 
 /// The future under all of them, met on its own (a custom primitive on tokio's semaphore).
 pub fn acquire_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let semaphore = value.field(leaves::ACQUIRE_SEMAPHORE)?.pointee()?;
     let needed = value.field(leaves::ACQUIRE_PERMITS)?.read_uint()?;
-    waiting(NodeKind::SemaphoreAcquire, "semaphore", &semaphore, &semaphore, needed)
+    waiting(
+        NodeKind::SemaphoreAcquire,
+        "semaphore",
+        &semaphore,
+        &semaphore,
+        needed,
+    )
 }

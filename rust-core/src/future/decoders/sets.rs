@@ -13,7 +13,10 @@ use crate::tokio::compat::leaves;
 use crate::value::Value;
 
 fn pending_branch(value: &Value<'_>, index: usize) -> Child {
-    Child { branch: Some(Branch::new(index, BranchStatus::Pending)), ..Child::of(value) }
+    Child {
+        branch: Some(Branch::new(index, BranchStatus::Pending)),
+        ..Child::of(value)
+    }
 }
 
 fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Outcome {
@@ -30,10 +33,14 @@ fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
     let mut seen = FxHashSet::default();
     while node != 0 && (seen.len() as u64) < MAX_LIST_NODES && members.len() < MAX_CHILDREN {
         if !seen.insert(node) {
-            return Err(Error::layout(format!("FuturesUnordered list loops at {node:#x}")));
+            return Err(Error::layout(format!(
+                "FuturesUnordered list loops at {node:#x}"
+            )));
         }
         let task = set.target.value_of_type(task_type.clone(), node);
-        let slot = task.field("future")?.find_descendant(|ty| ty.name.starts_with("core::option::Option<"))?;
+        let slot = task
+            .field("future")?
+            .find_descendant(|ty| ty.name.starts_with("core::option::Option<"))?;
         let (variant, payload) = slot.variant()?;
         if variant == "Some" {
             members.push(payload.field("__0")?);
@@ -45,8 +52,17 @@ fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
 
 pub fn futures_unordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let members = unordered_members(value)?;
-    let children = members.iter().enumerate().map(|(i, member)| pending_branch(member, i)).collect();
-    Ok(tree(NodeKind::FuturesUnordered, "FuturesUnordered", children, json!({})))
+    let children = members
+        .iter()
+        .enumerate()
+        .map(|(i, member)| pending_branch(member, i))
+        .collect();
+    Ok(tree(
+        NodeKind::FuturesUnordered,
+        "FuturesUnordered",
+        children,
+        json!({}),
+    ))
 }
 
 pub fn futures_ordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -55,8 +71,16 @@ pub fn futures_ordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<O
     for (i, wrapper) in members.iter().enumerate() {
         children.push(pending_branch(&wrapper.field("data")?, i));
     }
-    let queued = value.field("queued_outputs")?.find_field("len")?.read_uint()?;
-    Ok(tree(NodeKind::FuturesOrdered, "FuturesOrdered", children, json!({"outputs_queued": queued})))
+    let queued = value
+        .field("queued_outputs")?
+        .find_field("len")?
+        .read_uint()?;
+    Ok(tree(
+        NodeKind::FuturesOrdered,
+        "FuturesOrdered",
+        children,
+        json!({"outputs_queued": queued}),
+    ))
 }
 
 /// A `JoinSet`: the `JoinHandle`s on its idle and notified lists.
@@ -64,10 +88,13 @@ pub fn join_set<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome>
     let lists = value.path(leaves::JOIN_SET_LISTS)?.arc_data()?;
     let mut children = Vec::new();
     for list_name in leaves::JOIN_SET_LIST_NAMES {
-        let (entries, entry_type) = linked_list_nodes(&lists.find_field(list_name)?, MAX_CHILDREN as u64)?;
+        let (entries, entry_type) =
+            linked_list_nodes(&lists.find_field(list_name)?, MAX_CHILDREN as u64)?;
         for entry in entries {
             let entry = lists.target.value_of_type(entry_type.clone(), entry);
-            let handle = entry.field(leaves::JOIN_SET_ENTRY_VALUE)?.find_descendant(|ty| ty.name.starts_with(leaves::JOIN_HANDLE_TYPE))?;
+            let handle = entry
+                .field(leaves::JOIN_SET_ENTRY_VALUE)?
+                .find_descendant(|ty| ty.name.starts_with(leaves::JOIN_HANDLE_TYPE))?;
             let index = children.len();
             children.push(pending_branch(&handle, index));
         }
@@ -83,7 +110,13 @@ pub fn join_set_join_next<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) ->
 pub fn join_all<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (variant, payload) = value.field("kind")?.variant()?;
     if variant != "Small" {
-        return match futures_ordered(decoder, &payload.find_descendant(|ty| ty.name.starts_with("futures_util::stream::futures_ordered::FuturesOrdered<"))?)? {
+        return match futures_ordered(
+            decoder,
+            &payload.find_descendant(|ty| {
+                ty.name
+                    .starts_with("futures_util::stream::futures_ordered::FuturesOrdered<")
+            })?,
+        )? {
             Outcome::Node(mut decoded) => {
                 decoded.kind = NodeKind::JoinAll;
                 Ok(Outcome::Node(decoded))
@@ -91,7 +124,8 @@ pub fn join_all<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Ou
             other => Ok(other),
         };
     }
-    let slice = payload.find_descendant(|ty| ty.field("data_ptr").is_some() && ty.field("length").is_some())?;
+    let slice = payload
+        .find_descendant(|ty| ty.field("data_ptr").is_some() && ty.field("length").is_some())?;
     let mut children = Vec::new();
     for (index, element) in slice.boxed_slice(MAX_CHILDREN as u64)?.iter().enumerate() {
         children.push(maybe_done_branch(element, index)?);
@@ -102,18 +136,28 @@ pub fn join_all<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Ou
 /// `select_all`: a `Vec` of futures.
 pub fn select_all<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let vec = value.field("inner")?;
-    let element = vec.ty.template_param("T").ok_or_else(|| Error::layout("Vec without element type"))?;
+    let element = vec
+        .ty
+        .template_param("T")
+        .ok_or_else(|| Error::layout("Vec without element type"))?;
     let element = vec.target.debug.type_info(element)?;
-    let stride = element.size.ok_or_else(|| Error::layout("element without size"))?;
+    let stride = element
+        .size
+        .ok_or_else(|| Error::layout("element without size"))?;
     let length = vec.field("len")?.read_uint()?;
     if length > MAX_CHILDREN as u64 {
-        return Err(Error::layout(format!("select_all of {length} futures (corrupt?)")));
+        return Err(Error::layout(format!(
+            "select_all of {length} futures (corrupt?)"
+        )));
     }
     let data = vec.find_field("pointer")?.read_pointer()?;
     let children = (0..length)
         .map(|i| {
             let address = crate::value::offset(data, i.saturating_mul(stride))?;
-            Ok(pending_branch(&vec.target.value_of_type(element.clone(), address), i as usize))
+            Ok(pending_branch(
+                &vec.target.value_of_type(element.clone(), address),
+                i as usize,
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(tree(NodeKind::SelectAll, "select_all", children, json!({})))

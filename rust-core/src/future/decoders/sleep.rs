@@ -15,7 +15,9 @@ fn instant(value: &Value<'_>) -> Result<(i64, u32)> {
     let seconds = value.find_field(leaves::INSTANT_SECONDS)?.read_uint()? as i64;
     let nanos = value.find_field(leaves::INSTANT_NANOS)?.read_uint()? as u32;
     if nanos >= 1_000_000_000 {
-        return Err(Error::layout(format!("instant with {nanos} nanoseconds (corrupt?)")));
+        return Err(Error::layout(format!(
+            "instant with {nanos} nanoseconds (corrupt?)"
+        )));
     }
     Ok((seconds, nanos))
 }
@@ -23,7 +25,10 @@ fn instant(value: &Value<'_>) -> Result<(i64, u32)> {
 /// Detail and summary for a deadline: absolute (monotonic seconds) and, live, time left.
 fn deadline(decoder: &FutureDecoder<'_>, (seconds, nanos): (i64, u32)) -> (Json, String) {
     let at = seconds as f64 + nanos as f64 / 1e9;
-    let remaining = decoder.live().now.map(|(now_s, now_ns)| at - (now_s as f64 + now_ns as f64 / 1e9));
+    let remaining = decoder
+        .live()
+        .now
+        .map(|(now_s, now_ns)| at - (now_s as f64 + now_ns as f64 / 1e9));
     let detail = json!({
         "deadline": {"secs": seconds, "nanos": nanos},
         "remaining_secs": remaining.map(|r| (r * 1000.0).round() / 1000.0),
@@ -35,12 +40,23 @@ fn deadline(decoder: &FutureDecoder<'_>, (seconds, nanos): (i64, u32)) -> (Json,
     (detail, text)
 }
 
-fn sleep_leaf(decoder: &FutureDecoder<'_>, sleep: &Value<'_>, extra: Option<(&str, Json)>) -> Result<Outcome> {
-    let (mut detail, text) = deadline(decoder, instant(&sleep.first_path(leaves::SLEEP_DEADLINE)?)?);
+fn sleep_leaf(
+    decoder: &FutureDecoder<'_>,
+    sleep: &Value<'_>,
+    extra: Option<(&str, Json)>,
+) -> Result<Outcome> {
+    let (mut detail, text) = deadline(
+        decoder,
+        instant(&sleep.first_path(leaves::SLEEP_DEADLINE)?)?,
+    );
     if let Some((key, value)) = extra {
         detail[key] = value;
     }
-    Ok(Outcome::Node(Decoded::leaf(NodeKind::Sleep, detail, format!("Sleep {text}"))))
+    Ok(Outcome::Node(Decoded::leaf(
+        NodeKind::Sleep,
+        detail,
+        format!("Sleep {text}"),
+    )))
 }
 
 pub fn sleep<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
@@ -50,9 +66,13 @@ pub fn sleep<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outco
 /// `Interval::tick()`: the interval's own `Sleep`.
 pub fn interval_tick<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let interval = async_self(value)?;
-    let sleep = interval.field(leaves::INTERVAL_SLEEP)?.first_path(compat::PIN_POINTER)?.pointee()?;
+    let sleep = interval
+        .field(leaves::INTERVAL_SLEEP)?
+        .first_path(compat::PIN_POINTER)?
+        .pointee()?;
     let period = interval.field(leaves::INTERVAL_PERIOD)?;
-    let period_secs = period.field(leaves::DURATION_SECONDS)?.read_uint()? as f64 + period.find_field(leaves::DURATION_NANOS)?.read_uint()? as f64 / 1e9;
+    let period_secs = period.field(leaves::DURATION_SECONDS)?.read_uint()? as f64
+        + period.find_field(leaves::DURATION_NANOS)?.read_uint()? as f64 / 1e9;
     sleep_leaf(decoder, &sleep, Some(("period_secs", json!(period_secs))))
 }
 
@@ -67,10 +87,16 @@ pub fn timeout<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Out
     };
     let (detail, summary) = match sleep {
         Some(sleep) => {
-            let (detail, text) = deadline(decoder, instant(&sleep.first_path(leaves::SLEEP_DEADLINE)?)?);
+            let (detail, text) = deadline(
+                decoder,
+                instant(&sleep.first_path(leaves::SLEEP_DEADLINE)?)?,
+            );
             (detail, format!("Timeout {text}"))
         }
-        None => (json!({"deadline": null, "remaining_secs": null}), "Timeout (not started)".to_string()),
+        None => (
+            json!({"deadline": null, "remaining_secs": null}),
+            "Timeout (not started)".to_string(),
+        ),
     };
     Ok(Outcome::Node(Decoded {
         kind: NodeKind::Timeout,

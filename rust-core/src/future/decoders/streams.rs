@@ -14,18 +14,35 @@ use crate::tokio::compat::{async_stream, tokio_stream, TUPLE_FIRST, TUPLE_SECOND
 use crate::value::Value;
 
 pub fn stream_map<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let entries = vec_elements(&value.field(tokio_stream::STREAM_MAP_ENTRIES)?, MAX_CHILDREN as u64)?;
+    let entries = vec_elements(
+        &value.field(tokio_stream::STREAM_MAP_ENTRIES)?,
+        MAX_CHILDREN as u64,
+    )?;
     let mut children = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        let key = entry.field(TUPLE_FIRST).ok().and_then(|key| simple_value(&key));
+        let key = entry
+            .field(TUPLE_FIRST)
+            .ok()
+            .and_then(|key| simple_value(&key));
         let name = key.map(|key| match key {
             serde_json::Value::String(text) => text,
             other => other.to_string(),
         });
         let stream = entry.field(TUPLE_SECOND)?;
-        children.push(Child { branch: Some(Branch { name, ..Branch::new(index, BranchStatus::Pending) }), ..Child::of(&stream) });
+        children.push(Child {
+            branch: Some(Branch {
+                name,
+                ..Branch::new(index, BranchStatus::Pending)
+            }),
+            ..Child::of(&stream)
+        });
     }
-    Ok(Outcome::Node(Decoded::tree(NodeKind::StreamMap, "StreamMap", children, json!({}))))
+    Ok(Outcome::Node(Decoded::tree(
+        NodeKind::StreamMap,
+        "StreamMap",
+        children,
+        json!({}),
+    )))
 }
 
 /// `stream! { ... }`: the generator is an async block that yields through a channel.
@@ -37,5 +54,10 @@ pub fn async_stream<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outc
     } else {
         ("stream! generator".to_string(), vec![Child::of(&generator)])
     };
-    Ok(Outcome::Node(Decoded { kind: NodeKind::StreamGenerator, detail: Some(json!({"done": done})), summary: Some(summary), children }))
+    Ok(Outcome::Node(Decoded {
+        kind: NodeKind::StreamGenerator,
+        detail: Some(json!({"done": done})),
+        summary: Some(summary),
+        children,
+    }))
 }

@@ -17,7 +17,9 @@ use crate::value::Value;
 pub fn buffer_response<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (state, payload) = value.field(tower::RESPONSE_STATE)?.variant()?;
     if state == tower::STATE_POLLING {
-        return Ok(Outcome::SeeThrough(Child::of(&payload.field(tower::POLLING_FUTURE)?)));
+        return Ok(Outcome::SeeThrough(Child::of(
+            &payload.field(tower::POLLING_FUTURE)?,
+        )));
     }
     if state != tower::STATE_WAITING {
         return Ok(Outcome::Node(Decoded::leaf(
@@ -53,7 +55,10 @@ pub fn buffer_worker<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Resu
     let children = decoder
         .inner_futures(&service)?
         .into_iter()
-        .map(|found| Child { via: Some(via(&found.via)), ..Child::of(&found.value) })
+        .map(|found| Child {
+            via: Some(via(&found.via)),
+            ..Child::of(&found.value)
+        })
         .collect();
     Ok(Outcome::Node(Decoded {
         kind: NodeKind::TowerBufferWorker,

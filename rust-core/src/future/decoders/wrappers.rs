@@ -17,7 +17,10 @@ fn see_through(value: &Value<'_>) -> Outcome {
 pub fn pointer<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
     let boxed = value.ty.name.starts_with(compat::BOX_PREFIX);
     let pointee = value.pointee()?;
-    Ok(Outcome::SeeThrough(Child { boxed, ..Child::of(&pointee) }))
+    Ok(Outcome::SeeThrough(Child {
+        boxed,
+        ..Child::of(&pointee)
+    }))
 }
 
 /// `Pin<P>`: the pointer inside.
@@ -31,7 +34,11 @@ pub fn taskdump_root<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Out
 
 /// `ManuallyDrop<F>` and `MaybeDangling<F>` (inside `Instrumented`): their only field.
 pub fn single_field<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let field = value.ty.fields.first().ok_or_else(|| Error::layout(format!("{} has no field", value.ty.name)))?;
+    let field = value
+        .ty
+        .fields
+        .first()
+        .ok_or_else(|| Error::layout(format!("{} has no field", value.ty.name)))?;
     Ok(see_through(&value.field(&field.name.clone())?))
 }
 
@@ -65,7 +72,11 @@ fn enum_payload<'a>(value: &Value<'a>, fields: &[&str]) -> Result<Outcome> {
     Ok(Outcome::Node(Decoded {
         kind: NodeKind::Future,
         detail: Some(json!({"state": variant.to_lowercase()})),
-        summary: Some(format!("{} ({})", short_name(&value.ty.name), variant.to_lowercase())),
+        summary: Some(format!(
+            "{} ({})",
+            short_name(&value.ty.name),
+            variant.to_lowercase()
+        )),
         children: Vec::new(),
     }))
 }
@@ -137,7 +148,10 @@ fn span_name(span: &Value<'_>) -> Result<String> {
 /// `LocalSet::run_until`'s inner future: the future it runs, and the `LocalSet` noted so
 /// its tasks are listed.
 pub fn local_set_run_until<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    if let Ok(local_set) = value.field(compat::RUN_UNTIL_LOCAL_SET).and_then(|field| field.pointee()) {
+    if let Ok(local_set) = value
+        .field(compat::RUN_UNTIL_LOCAL_SET)
+        .and_then(|field| field.pointee())
+    {
         decoder.note_local_set(local_set.ty.die, local_set.address);
     }
     Ok(see_through(&value.field(compat::RUN_UNTIL_FUTURE)?))

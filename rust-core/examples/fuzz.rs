@@ -217,11 +217,7 @@ impl<'h> MemorySeed<'h> {
         });
         let report = inspect(debug, &memory, image.load_bias, &image.request(FULL))
             .expect("the image inspects");
-        let tasks = report
-            .tasks
-            .iter()
-            .filter_map(|t| u64::from_str_radix(t.address.trim_start_matches("0x"), 16).ok())
-            .collect();
+        let tasks = report.tasks.iter().map(|t| t.address).collect();
         let mut pages: Vec<u64> = image.pages.keys().copied().collect();
         pages.sort_unstable();
         MemorySeed {

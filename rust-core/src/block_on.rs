@@ -4,10 +4,11 @@
 
 use crate::dwarf::{DieRef, PhysicalFrame, TypeTag};
 use crate::future::FutureDecoder;
+use crate::layouts::{rust, tokio as runtime};
 use crate::memory::MemoryExt;
 use crate::model::{CoroutineState, FutureNode};
 use crate::stack::ResolvedFrame;
-use crate::tokio::compat;
+use crate::std_values;
 use crate::value::{Target, Value};
 
 /// The stack searched for a block_on future is at most this long: from the block_on frame
@@ -28,7 +29,7 @@ const DANGLING_LIMIT: u64 = 0x1000;
 pub fn find_block_on_frame(frames: &[ResolvedFrame<'_>]) -> Option<(usize, &'static str)> {
     frames.iter().enumerate().find_map(|(index, frame)| {
         let path = frame.path_without_generics()?;
-        compat::BLOCK_ON_FRAMES
+        runtime::BLOCK_ON_FRAMES
             .iter()
             .find(|(function, _)| *function == path)
             .map(|(_, local)| (index, *local))
@@ -37,7 +38,7 @@ pub fn find_block_on_frame(frames: &[ResolvedFrame<'_>]) -> Option<(usize, &'sta
 
 /// Frames the glue must read locals of, for `block_on` futures: (function path, local).
 pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
-    compat::BLOCK_ON_FRAMES
+    runtime::BLOCK_ON_FRAMES
 }
 
 /// The future the `block_on` frame at `frames[index]` polls, decoded; or one line saying
@@ -59,10 +60,10 @@ pub fn block_on_future(
         .map_err(|error| error.message)?;
     let future_type = params
         .iter()
-        .find(|(name, _)| name == compat::BLOCK_ON_FUTURE_PARAM)
+        .find(|(name, _)| name == runtime::BLOCK_ON_FUTURE_PARAM)
         .map(|(_, die)| *die)
         .ok_or_else(|| format!("cannot tell the future type of `{}`", function.path))?;
-    let future_type = if function.path.starts_with(compat::BLOCK_ON_BY_VALUE_FRAME) {
+    let future_type = if function.path.starts_with(runtime::BLOCK_ON_BY_VALUE_FRAME) {
         unpinned(target, future_type)
     } else {
         future_type
@@ -268,10 +269,10 @@ fn plausible(target: &Target<'_>, value: &Value<'_>, depth: usize, budget: &mut 
     let points_somewhere =
         |address: u64| address < DANGLING_LIMIT || target.memory.read(address, &mut [0u8]).is_ok();
     match ty.tag {
-        TypeTag::Pointer if ty.name.starts_with('&') => value
+        TypeTag::Pointer if ty.name.starts_with(rust::SHARED_REFERENCE_PREFIX) => value
             .read_pointer()
             .is_ok_and(|address| address != 0 && points_somewhere(address)),
-        TypeTag::Struct if ty.name.starts_with(compat::NON_NULL_PREFIX) => value
+        TypeTag::Struct if ty.name.starts_with(rust::NON_NULL_PREFIX) => value
             .read_pointer()
             .is_ok_and(|address| address != 0 && points_somewhere(address)),
         TypeTag::Enumeration => value.variant().is_ok(),
@@ -337,8 +338,8 @@ fn unpinned(target: &Target<'_>, future_type: DieRef) -> DieRef {
         .debug
         .type_info(future_type)
         .ok()
-        .and_then(|info| target.debug.pin_pointer(&info))
-        .filter(|pointer| pointer.name.starts_with(compat::MUT_REFERENCE_PREFIX))
+        .and_then(|info| std_values::pin_pointer_type(target.debug, &info))
+        .filter(|pointer| pointer.name.starts_with(rust::MUT_REFERENCE_PREFIX))
         .and_then(|pointer| pointer.target)
         .unwrap_or(future_type)
 }

@@ -11,21 +11,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::memory::Memory;
 
-thread_local! {
-    /// The task being decoded on this thread (id, header address), for a panic's message.
-    static READING_TASK: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
-}
-
-/// Notes the task this thread decodes now (None when done).
-pub fn note_reading_task(task: Option<(u64, u64)>) {
-    READING_TASK.with(|reading| reading.set(task));
-}
-
-/// The task this thread was decoding.
-pub fn reading_task() -> Option<(u64, u64)> {
-    READING_TASK.with(Cell::get)
-}
-
 pub const DEFAULT_MAX_NODES: u64 = 2_000_000;
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 /// How often the interrupt is polled: well under the half second a user waits for Ctrl-C.

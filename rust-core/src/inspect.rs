@@ -9,20 +9,21 @@ use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
-use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess};
+use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
 use crate::groups::group_tasks;
-use crate::memory::{Memory, WithExecutable};
+use crate::layouts::tokio as runtime;
+use crate::memory::Memory;
 use crate::model::{
     FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole,
     WorkerQueue, WorkerState, REPORT_VERSION,
 };
+use crate::panics;
 use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
-use crate::tokio::compat;
 use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
 use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
-use crate::value::{Target, Value};
+use crate::value::{Target, Value, WithExecutable};
 
 /// What the debugger knows about one thread.
 #[derive(Debug, Deserialize)]
@@ -308,7 +309,7 @@ fn read_threads<'t>(
 }
 
 /// One list of tasks to walk: (owner address, flavor, the walk).
-type TaskSource = (String, String, Result<TaskWalk>);
+type TaskSource = (u64, String, Result<TaskWalk>);
 
 /// Phase 2: every task list, each runtime's and then each LocalSet's (whose tasks are in no
 /// runtime's list; the LocalSets were met while decoding block_on futures).
@@ -321,7 +322,7 @@ fn task_lists(
     let mut sources: Vec<TaskSource> = runtimes
         .iter()
         .map(|runtime| {
-            let address = format!("{:#x}", runtime.handle.address);
+            let address = runtime.handle.address;
             (
                 address,
                 runtime.flavor.clone(),
@@ -333,7 +334,7 @@ fn task_lists(
         let walk = target
             .value(ty, address)
             .and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
-        sources.push((format!("{address:#x}"), LOCAL_SET_FLAVOR.to_string(), walk));
+        sources.push((address, LOCAL_SET_FLAVOR.to_string(), walk));
     }
     sources
 }
@@ -353,9 +354,9 @@ fn walk_tasks(
     all: bool,
     report: &mut Report,
 ) -> FxHashMap<u64, FutureNode> {
-    let inject_of: Vec<(String, &Value<'_>)> = runtimes
+    let inject_of: Vec<(u64, &Value<'_>)> = runtimes
         .iter()
-        .map(|runtime| (format!("{:#x}", runtime.handle.address), &runtime.handle))
+        .map(|runtime| (runtime.handle.address, &runtime.handle))
         .collect();
     // The task each thread is polling: a worker's, or a current_thread runtime's block_on
     // thread between polls of its own future. A worker's current task id also names its own
@@ -370,7 +371,7 @@ fn walk_tasks(
             Ok(walk) => walk,
             Err(error) => {
                 report.errors.push(format!(
-                    "runtime {runtime_address}: cannot walk its task list: {error}"
+                    "runtime {runtime_address:#x}: cannot walk its task list: {error}"
                 ));
                 Default::default()
             }
@@ -378,7 +379,7 @@ fn walk_tasks(
         report.errors.extend(
             walk.problems
                 .iter()
-                .map(|problem| format!("runtime {runtime_address}: {problem}")),
+                .map(|problem| format!("runtime {runtime_address:#x}: {problem}")),
         );
         let inject = match inject_of
             .iter()
@@ -388,12 +389,12 @@ fn walk_tasks(
                 Ok(headers) => Some(task_ids(
                     task_reader,
                     &headers,
-                    &format!("runtime {runtime_address}: inject queue"),
+                    &format!("runtime {runtime_address:#x}: inject queue"),
                     &mut report.errors,
                 )),
                 Err(error) => {
                     report.errors.push(format!(
-                        "runtime {runtime_address}: cannot read its inject queue: {error}"
+                        "runtime {runtime_address:#x}: cannot read its inject queue: {error}"
                     ));
                     None
                 }
@@ -406,14 +407,14 @@ fn walk_tasks(
             .map(|(_, handle)| handle);
         let shutting_down = handle.and_then(|handle| {
             workers::shutting_down(handle)
-                .map_err(|error| report.errors.push(format!("runtime {runtime_address}: cannot read whether it is shutting down: {error}")))
+                .map_err(|error| report.errors.push(format!("runtime {runtime_address:#x}: cannot read whether it is shutting down: {error}")))
                 .ok()
         });
         report.runtimes.push(RuntimeReport {
-            address: runtime_address.clone(),
+            address: runtime_address,
             flavor,
             task_count: walk.addresses.len(),
-            tokio_version: decoder.target().debug.tokio_version.clone(),
+            tokio_version: crate::tokio::version(decoder.target().debug),
             inject,
             shutting_down,
         });
@@ -434,7 +435,7 @@ fn walk_tasks(
             if !decoder.target().go_on() {
                 if let Some(stop) = decoder.target().budget.and_then(|budget| budget.stopped()) {
                     report.errors.push(format!(
-                        "runtime {runtime_address}: {} at task {} of {} (in memory order); the tasks before it are listed",
+                        "runtime {runtime_address:#x}: {} at task {} of {} (in memory order); the tasks before it are listed",
                         stop.message,
                         thousands(index as u64 + 1),
                         thousands(walk.addresses.len() as u64)
@@ -455,10 +456,17 @@ fn walk_tasks(
             if !all && running_on.is_none() {
                 continue;
             }
-            crate::budget::note_reading_task(Some((header.id, address)));
-            let (root, mut error, future_in_place) = match task_reader.future(&header) {
+            let task = TaskRef {
+                id: header.id,
+                address,
+            };
+            let future =
+                panics::reading_task(task.id, task.address, || task_reader.future(&header));
+            let (root, mut error, future_in_place) = match future {
                 Ok(TaskFuture::Running { ty, address }) => {
-                    let mut root = decoder.decode(ty, address);
+                    let mut root = panics::reading_task(task.id, task.address, || {
+                        decoder.decode_task(ty, address, task)
+                    });
                     if let Some(frames) = running_on {
                         mark_running(&mut root, frames);
                     }
@@ -495,16 +503,15 @@ fn walk_tasks(
                 });
             report.tasks.push(TaskReport {
                 id: header.id,
-                address: format!("{address:#x}"),
+                address,
                 state: header.state(),
                 root,
-                runtime: runtime_address.clone(),
+                runtime: runtime_address,
                 spawned_at,
                 error,
             });
         }
     }
-    crate::budget::note_reading_task(None);
     report.tasks.sort_by_key(|task| task.id);
     roots_by_id
 }
@@ -583,9 +590,7 @@ fn thread_reports(
             future,
             block_on_future: block_on_future_node,
             blocking_function: blocking.flatten(),
-            runtime: state
-                .runtime
-                .map(|runtime| format!("{:#x}", runtime.handle.address)),
+            runtime: state.runtime.map(|runtime| runtime.handle.address),
             error,
         });
     }
@@ -692,15 +697,15 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
     if !paths
         .iter()
         .flatten()
-        .any(|path| path == compat::BLOCKING_POOL_RUN)
+        .any(|path| path == runtime::BLOCKING_POOL_RUN)
     {
         return None;
     }
     // Frames are innermost first: the closure is the nearest frame inside the poll.
     let poll = paths.iter().position(|path| {
         path.as_deref().is_some_and(|path| {
-            path.starts_with(compat::BLOCKING_TASK_MODULE)
-                && path.rsplit("::").next() == Some(compat::BLOCKING_TASK_POLL)
+            path.starts_with(runtime::BLOCKING_TASK_MODULE)
+                && path.rsplit("::").next() == Some(runtime::BLOCKING_TASK_POLL)
         })
     });
     let closure = poll.and_then(|poll| {
@@ -708,7 +713,11 @@ fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>
             .iter()
             .rev()
             .flatten()
-            .find(|path| !compat::CALL_SHIMS.iter().any(|shim| path.starts_with(shim)))
+            .find(|path| {
+                !runtime::CALL_SHIMS
+                    .iter()
+                    .any(|shim| path.starts_with(shim))
+            })
             .cloned()
     });
     Some(closure)
@@ -734,7 +743,7 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
 /// Why a listed task's header cannot be a live task's: what a freed task's memory looks
 /// like (the allocator's words over its state) when tokio's own invariants show it.
 fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'static str> {
-    if header.state_bits >> compat::state_bits::REF_COUNT_SHIFT == 0 {
+    if header.state_bits >> runtime::state_bits::REF_COUNT_SHIFT == 0 {
         // The list holds a reference to every task on it.
         return Some(
             "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)",

@@ -1,8 +1,22 @@
 //! tokio-async core: reads tokio's tasks and the state machines of Rust futures out of a
 //! stopped process (or core file) using the executable's DWARF, and renders async
-//! backtraces. Data flows one way: memory + DWARF -> layouts -> tokio runtime walk ->
-//! future decoding -> model -> rendering.
+//! backtraces.
+//!
+//! The layers, each using only those before it (CONTRIBUTING.md draws them):
+//! - base: `error`, `format`, `names`, `model` (the report's types), `panics`, `arch`;
+//! - memory: `memory`, `core_file`, `budget`;
+//! - `dwarf`: ELF and DWARF facts, nothing of tokio or x86; `stack` names the debugger's
+//!   frames with it;
+//! - `value`: typed views of memory through DWARF;
+//! - `layouts`: the version table, data only; `std_values` follows it;
+//! - `tokio` (the runtime's threads, tasks, queues) and `future` (decoding futures);
+//!   `block_on`: the future a thread blocks on;
+//! - `links`, `waits`, `groups`, `selection`: what joins tasks, and which are shown;
+//! - `inspect`: one command's work, from threads to a report;
+//! - `render`, `output`: text and JSON;
+//! - `python`: the boundary with the debuggers' glue.
 
+pub mod arch;
 pub mod block_on;
 pub mod budget;
 pub mod core_file;
@@ -12,6 +26,7 @@ pub mod format;
 pub mod future;
 pub mod groups;
 pub mod inspect;
+pub mod layouts;
 pub mod links;
 pub mod memory;
 pub mod model;
@@ -21,6 +36,7 @@ pub mod panics;
 pub mod render;
 pub mod selection;
 pub mod stack;
+pub mod std_values;
 pub mod tokio;
 pub mod value;
 pub mod waits;

@@ -4,19 +4,24 @@
 //! connection holding a request's response callback), named by their shared state.
 
 use rustc_hash::FxHashMap;
-use serde_json::Value as Json;
 
-use crate::model::{FutureNode, NodeKind, Report};
+use crate::model::{Detail, FutureNode, Report};
 
-/// The `detail` key of a node holding the sending end of a oneshot: its shared state.
-pub const HOLDS_SENDER_OF: &str = "holds_sender_of";
+/// The oneshot channel whose sender a node's future holds, if a decoder found one.
+fn sender_held(node: &FutureNode) -> Option<u64> {
+    match node.detail()? {
+        Detail::HttpClientConnection(connection) => connection.holds_sender_of,
+        Detail::TowerBufferWorker(worker) => worker.holds_sender_of,
+        _ => None,
+    }
+}
 
 /// Adds to each waiting node the task that holds what it waits for.
 pub fn link_tasks(report: &mut Report) {
-    let mut holders: FxHashMap<String, u64> = FxHashMap::default();
+    let mut holders: FxHashMap<u64, u64> = FxHashMap::default();
     for task in &report.tasks {
         visit(&task.root, &mut |node| {
-            if let Some(channel) = detail_str(node, HOLDS_SENDER_OF) {
+            if let Some(channel) = sender_held(node) {
                 holders.insert(channel, task.id);
             }
         });
@@ -36,52 +41,37 @@ pub fn link_tasks(report: &mut Report) {
         .map(|task| &mut task.root)
         .chain(thread_futures)
     {
-        visit_mut(root, &mut |node| {
-            let (key, channel) = match node.kind {
-                NodeKind::TowerBufferResponse => ("worker_task", detail_str(node, "channel")),
-                NodeKind::OneshotRecv => ("sender_task", detail_str(node, "address")),
-                _ => return,
-            };
-            let Some(holder) = channel.and_then(|channel| holders.get(&channel).copied()) else {
+        visit_mut(root, &mut |node| link_node(node, &holders));
+    }
+}
+
+/// Names, in a node waiting on a oneshot, the task holding its sender.
+fn link_node(node: &mut FutureNode, holders: &FxHashMap<u64, u64>) {
+    let holder_of =
+        |channel: Option<u64>| channel.and_then(|channel| holders.get(&channel).copied());
+    let note = match node.detail_mut() {
+        Some(Detail::TowerBufferResponse(request)) => {
+            let Some(holder) = holder_of(request.channel) else {
                 return;
             };
-            if let Some(Json::Object(mut detail)) = node
-                .detail
-                .as_deref()
-                .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            {
-                detail.insert(key.to_string(), Json::from(holder));
-                node.detail = serde_json::value::to_raw_value(&detail).ok();
-            }
-            node.summary = Some(match node.kind {
-                NodeKind::TowerBufferResponse => {
-                    format!("request held by the tower Buffer worker, task {holder}, until its service is ready")
-                }
-                _ => with_note(
-                    node.summary.as_deref().unwrap_or("recv on oneshot"),
-                    &format!("sender held by task {holder}"),
-                ),
-            });
-        });
+            request.worker_task = Some(holder);
+            node.summary =
+                Some(format!("request held by the tower Buffer worker, task {holder}, until its service is ready"));
+            return;
+        }
+        Some(Detail::OneshotRecv(wait)) => {
+            let Some(holder) = holder_of(wait.address) else {
+                return;
+            };
+            wait.sender_task = Some(holder);
+            format!("sender held by task {holder}")
+        }
+        _ => return,
+    };
+    if node.summary.is_none() {
+        node.summary = Some("recv on oneshot".to_string());
     }
-}
-
-/// `recv on oneshot 0x… (nothing sent)` + note -> `recv on oneshot 0x… (nothing sent; note)`.
-fn with_note(summary: &str, note: &str) -> String {
-    match summary.strip_suffix(')') {
-        Some(open) => format!("{open}; {note})"),
-        None => format!("{summary} ({note})"),
-    }
-}
-
-/// A string in the node's detail. Details are kept encoded; most do not name `key` at all.
-fn detail_str(node: &FutureNode, key: &str) -> Option<String> {
-    let raw = node.detail.as_deref()?.get();
-    if !raw.contains(key) {
-        return None;
-    }
-    let detail: FxHashMap<String, Json> = serde_json::from_str(raw).ok()?;
-    detail.get(key)?.as_str().map(str::to_string)
+    node.add_note(&note);
 }
 
 /// Calls `f` on `node` and every node below it.

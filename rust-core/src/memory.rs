@@ -46,35 +46,6 @@ impl Memory for ProcessMemory {
     }
 }
 
-/// Another `Memory`, and where it cannot read, what the executable's file says is there
-/// (`DebugInfo::executable_memory`): a kernel core leaves out unmodified file-backed pages
-/// (`.rodata`, where string literals live), and LLDB does not fill them in from the
-/// executable as GDB does; LLDB's minidumps but the full style leave out the relocated
-/// relro pages (vtables) too.
-pub struct WithExecutable<'a, M: Memory + ?Sized> {
-    pub inner: &'a M,
-    pub debug: &'a crate::dwarf::DebugInfo,
-    pub load_bias: u64,
-}
-
-impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
-    fn release_cache(&self) {
-        self.inner.release_cache();
-    }
-
-    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
-        self.inner.read(address, buf).or_else(|error| {
-            address
-                .checked_sub(self.load_bias)
-                .and_then(|link_address| {
-                    self.debug
-                        .executable_memory(link_address, self.load_bias, buf)
-                })
-                .ok_or(error)
-        })
-    }
-}
-
 const PAGE_SIZE: u64 = 4096;
 
 /// Caches whole pages of another `Memory`. Valid only while the inferior stays stopped,

@@ -1,8 +1,6 @@
 //! Names as a person reads them: function paths as in Rust's own backtraces
 //! (`app::Handler::run`, not DWARF's `app::{impl#3}::run`), and short source paths.
 
-use crate::dwarf::{DebugInfo, TypeInfo};
-
 /// What kind of coroutine an env type is, judged by rustc's naming.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoroutineKind {
@@ -69,37 +67,6 @@ pub fn coroutine_kind(type_name: &str) -> Option<CoroutineKind> {
     coroutine_segment(segments.last()?).map(|(_, kind)| kind)
 }
 
-/// The readable function path of a coroutine env type, e.g.
-/// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
-pub fn coroutine_function(debug: &DebugInfo, env: &TypeInfo) -> Option<String> {
-    coroutine_kind(&env.name)?;
-    let dwarf_path: Vec<String> = split_path(&resume_function_name(&env.name))
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    // The resume function is compiled where its env type is (generic ones, in the crate
-    // that instantiates them).
-    // Only an `{impl#N}` segment needs the linkage name (see `replace_impl_segments`).
-    let has_impl = dwarf_path
-        .iter()
-        .any(|segment| segment.starts_with("{impl#"));
-    let readable = match has_impl
-        .then(|| debug.coroutine_linkage_name(&dwarf_path.join("::"), Some(env.die)))
-        .flatten()
-    {
-        Some(linkage) => replace_impl_segments(&dwarf_path, linkage),
-        None => dwarf_path,
-    };
-    let kept: Vec<&str> = readable
-        .iter()
-        .map(String::as_str)
-        .filter(|segment| {
-            !segment.starts_with("{async_fn#") && !segment.starts_with("{async_closure#")
-        })
-        .collect();
-    Some(kept.join("::"))
-}
-
 /// The name of the function that resumes a coroutine env, generics dropped:
 /// `app::run::{async_fn_env#0}<u8>` -> `app::run::{async_fn#0}`.
 pub fn resume_function_name(env_type: &str) -> String {
@@ -118,7 +85,7 @@ pub fn demangle(symbol: &str) -> String {
 /// DWARF paths name impl blocks `{impl#N}`; the demangled linkage name of the same function
 /// names the type instead (`Mutex<T>`, `<app::Foo as app::Trait>`). The segments after the
 /// last `{impl#N}` correspond one to one, so take the demangled prefix before them.
-fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<String> {
+pub fn replace_impl_segments(dwarf_path: &[String], linkage_name: &str) -> Vec<String> {
     let Some(last_impl) = dwarf_path
         .iter()
         .rposition(|segment| segment.starts_with("{impl#"))

@@ -4,8 +4,9 @@
 //! runs (on any thread), and panics elsewhere in the debugger's process still reach the
 //! hook that was there before.
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::panic::{catch_unwind, AssertUnwindSafe, PanicHookInfo};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe, PanicHookInfo};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -71,29 +72,60 @@ fn leave() {
     }
 }
 
+/// A panic while reading a task: its message and the task (`reading_task`).
+struct TaskPanic {
+    id: u64,
+    address: u64,
+    message: String,
+}
+
+/// Runs `body`, which reads task `id` (its header at `address`): a panic inside carries
+/// the task, which `guarded` names in its error.
+pub fn reading_task<T>(id: u64, address: u64, body: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            let message = panic_message(&*payload);
+            resume_unwind(Box::new(TaskPanic {
+                id,
+                address,
+                message,
+            }))
+        }
+    }
+}
+
+/// What a panic's payload says (a task's panic says which task).
+pub fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(task) = payload.downcast_ref::<TaskPanic>() {
+        return format!(
+            "while reading task {} ({:#x}): {}",
+            task.id, task.address, task.message
+        );
+    }
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
 /// Runs `body`; a panic becomes an `Internal` error naming where it happened and the task
-/// being read (`budget::note_reading_task`).
+/// being read (`reading_task`).
 pub fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
     enter();
     let result = catch_unwind(AssertUnwindSafe(body));
     leave();
     result.unwrap_or_else(|payload| {
-        let message = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
         let at = PANICKED_AT
             .with(|at| at.borrow_mut().take())
             .map(|at| format!(" at {at}"))
             .unwrap_or_default();
-        let reading = crate::budget::reading_task()
-            .map(|(id, address)| format!(" while reading task {id} ({address:#x})"))
-            .unwrap_or_default();
-        crate::budget::note_reading_task(None);
+        let message = panic_message(&*payload);
+        let separator = if payload.is::<TaskPanic>() { " " } else { ": " };
         Err(Error::new(
             ErrorKind::Internal,
-            format!("internal error (a bug in tokio-async){at}{reading}: {message}"),
+            format!("internal error (a bug in tokio-async){at}{separator}{message}"),
         ))
     })
 }

@@ -191,13 +191,13 @@ fn start_loading(
     let debugger_file = debugger_file.map(PathBuf::from);
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
-            let debug = Arc::new(DebugInfo::load_for_debugger(
+            let debug = Arc::new(crate::tokio::load_program(
                 &path,
                 &debug_dirs,
                 debugger_file.as_deref(),
                 only_if_tokio,
             )?);
-            debug.prepare();
+            crate::future::prepare(&debug);
             // With `index_ahead`, the units no command has needed yet are indexed behind the
             // commands, which wait only for the units they touch.
             if index_ahead {

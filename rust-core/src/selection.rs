@@ -102,9 +102,7 @@ impl Selection {
         report.tasks.retain(|task| {
             self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
                 && self.state.is_none_or(|state| task.state == state)
-                && self
-                    .runtime
-                    .is_none_or(|runtime| parse_address(&task.runtime).ok() == Some(runtime))
+                && self.runtime.is_none_or(|runtime| task.runtime == runtime)
                 && self
                     .waiting_on
                     .is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))

@@ -1,7 +1,9 @@
 //! Typed views of the inferior's memory: a value is an address plus its DWARF type, and
-//! every step (field, variant, pointee) is resolved by name from the DWARF layout.
+//! every step (field, variant, pointee) is resolved by name from the DWARF layout. What the
+//! names are is the layout table's business (`crate::layouts`, followed by `std_values`);
+//! this module knows no type but pointers, enums and scalars.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -23,6 +25,9 @@ pub struct Target<'a> {
     pub list_lengths: RefCell<FxHashMap<u64, u64>>,
     /// What the command may still spend, and whether it was interrupted (none: no limit).
     pub budget: Option<&'a Budget<'a>>,
+    /// How many times a field was found by searching below a value (`Value::search_field`),
+    /// the fallback where the layout table has no path: decoders mark what they found so.
+    pub field_searches: Cell<u64>,
 }
 
 #[derive(Clone)]
@@ -44,7 +49,7 @@ pub fn offset(base: u64, by: u64) -> Result<u64> {
 
 /// How deep `find_descendant` looks through nested fields.
 const MAX_DESCENT: u32 = 8;
-/// How deep `find_field` looks: a socket's fd sits a dozen wrappers down.
+/// How deep `search_field` looks: a socket's fd sits a dozen wrappers down.
 const MAX_FIELD_SEARCH_DEPTH: u32 = 16;
 
 impl<'a> Target<'a> {
@@ -55,6 +60,7 @@ impl<'a> Target<'a> {
             load_bias,
             list_lengths: RefCell::default(),
             budget: None,
+            field_searches: Cell::new(0),
         }
     }
 
@@ -106,40 +112,6 @@ impl<'a> Value<'a> {
 
     pub fn has_field(&self, name: &str) -> bool {
         self.ty.field(name).is_some()
-    }
-
-    /// Follows a path of field names.
-    /// Follows a path of names: a field, or the variant of an enum by name when that
-    /// variant is the active one (`entry.Traditional.__0.deadline`).
-    pub fn path(&self, names: &[&str]) -> Result<Value<'a>> {
-        let mut value = self.clone();
-        for name in names {
-            value = if value.has_field(name) || value.ty.variant_part.is_none() {
-                value.field(name)?
-            } else {
-                let (variant, payload) = value.variant()?;
-                if variant != *name {
-                    return Err(Error::layout(format!(
-                        "{} at {:#x} is {variant}, not {name}",
-                        value.ty.name, value.address
-                    )));
-                }
-                payload
-            };
-        }
-        Ok(value)
-    }
-
-    /// The first of several alternative paths that exists (layouts differ across versions).
-    pub fn first_path(&self, alternatives: &[&[&str]]) -> Result<Value<'a>> {
-        let mut last_error = None;
-        for names in alternatives {
-            match self.path(names) {
-                Ok(value) => return Ok(value),
-                Err(error) => last_error = Some(error),
-            }
-        }
-        Err(last_error.unwrap_or_else(|| Error::layout("no field path given")))
     }
 
     /// The active variant of a Rust enum: its name and its payload struct.
@@ -296,8 +268,27 @@ impl<'a> Value<'a> {
         })
     }
 
-    /// The nearest nested field with this name (breadth-first, through enum payloads).
-    pub fn find_field(&self, name: &str) -> Result<Value<'a>> {
+    /// The value a (possibly wrapped) pointer points to, typed by the pointer's DWARF.
+    pub fn pointee(&self) -> Result<Value<'a>> {
+        let pointer = self.pointer_scalar()?;
+        let address = self.target.memory.read_u64(pointer.address)?;
+        if address == 0 {
+            return Err(Error::layout(format!("null pointer in {}", self.ty.name)));
+        }
+        let target = pointer.ty.target.ok_or_else(|| {
+            Error::layout(format!("pointer {} has no pointee type", pointer.ty.name))
+        })?;
+        self.target.value(target, address)
+    }
+
+    /// The nearest field named `name` below this value (breadth-first, through enum
+    /// payloads): the fallback for a layout the table does not have. It can bind the wrong
+    /// field, so each use is counted (`Target::field_searches`) and what a decoder finds
+    /// with it is marked in the output.
+    pub fn search_field(&self, name: &str) -> Result<Value<'a>> {
+        self.target
+            .field_searches
+            .set(self.target.field_searches.get() + 1);
         let mut frontier = vec![self.clone()];
         for _ in 0..MAX_FIELD_SEARCH_DEPTH {
             let mut next = Vec::new();
@@ -325,122 +316,33 @@ impl<'a> Value<'a> {
             self.ty.name
         )))
     }
+}
 
-    /// The value a (possibly wrapped) pointer points to, typed by the pointer's DWARF.
-    pub fn pointee(&self) -> Result<Value<'a>> {
-        let pointer = self.pointer_scalar()?;
-        let address = self.target.memory.read_u64(pointer.address)?;
-        if address == 0 {
-            return Err(Error::layout(format!("null pointer in {}", self.ty.name)));
-        }
-        let target = pointer.ty.target.ok_or_else(|| {
-            Error::layout(format!("pointer {} has no pointee type", pointer.ty.name))
-        })?;
-        self.target.value(target, address)
+/// Another `Memory`, and where it cannot read, what the executable's file says is there
+/// (`DebugInfo::executable_memory`): a kernel core leaves out unmodified file-backed pages
+/// (`.rodata`, where string literals live), and LLDB does not fill them in from the
+/// executable as GDB does; LLDB's minidumps but the full style leave out the relocated
+/// relro pages (vtables) too.
+pub struct WithExecutable<'a, M: Memory + ?Sized> {
+    pub inner: &'a M,
+    pub debug: &'a DebugInfo,
+    pub load_bias: u64,
+}
+
+impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
+    fn release_cache(&self) {
+        self.inner.release_cache();
     }
 
-    /// `Arc<T>` -> the `T` inside its `ArcInner`.
-    pub fn arc_data(&self) -> Result<Value<'a>> {
-        self.pointee()?.field("data")
-    }
-
-    /// The nearest nested field (breadth-first, itself first) whose type satisfies `matches`.
-    pub fn find_descendant(&self, matches: impl Fn(&TypeInfo) -> bool) -> Result<Value<'a>> {
-        let mut frontier = vec![self.clone()];
-        for _ in 0..MAX_DESCENT {
-            let mut next = Vec::new();
-            for value in frontier {
-                if matches(&value.ty) {
-                    return Ok(value);
-                }
-                for field in &value.ty.fields {
-                    if let Some(ty) = field.ty {
-                        next.push(
-                            value
-                                .target
-                                .value(ty, offset(value.address, field.offset)?)?,
-                        );
-                    }
-                }
-            }
-            frontier = next;
-        }
-        Err(Error::layout(format!(
-            "no matching field inside {}",
-            self.ty.name
-        )))
-    }
-
-    /// Elements of a `VecDeque<T>`, front first, at most `limit`.
-    pub fn vec_deque_items(&self, limit: u64) -> Result<Vec<Value<'a>>> {
-        use crate::tokio::compat::vec_deque;
-        let head = self.field(vec_deque::HEAD)?.read_uint()?;
-        let len = self.field(vec_deque::LEN)?.read_uint()?;
-        let buffer = self.field(vec_deque::BUFFER)?;
-        let capacity = buffer.find_field(vec_deque::CAPACITY)?.read_uint()?;
-        if len > limit || len > capacity || (len > 0 && head >= capacity) {
-            return Err(Error::layout(format!(
-                "{} claims {len} elements from {head} in {capacity} slots (corrupt?)",
-                self.ty.name
-            )));
-        }
-        let base = buffer.find_field(vec_deque::POINTER)?.read_pointer()?;
-        let element = self
-            .ty
-            .template_param(vec_deque::ELEMENT_PARAM)
-            .ok_or_else(|| Error::layout(format!("{} names no element type", self.ty.name)))?;
-        let element = self.target.debug.type_info(element)?;
-        let stride = element
-            .size
-            .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        (0..len)
-            .map(|i| {
-                let slot = head.checked_add(i).map(|at| at % capacity);
-                let address = slot
-                    .ok_or_else(|| {
-                        Error::layout(format!(
-                            "{} head {head} past the address space",
-                            self.ty.name
-                        ))
-                    })?
-                    .checked_mul(stride)
-                    .and_then(|offset| base.checked_add(offset))
-                    .ok_or_else(|| {
-                        Error::layout(format!(
-                            "{} slot {slot:?} past the address space",
-                            self.ty.name
-                        ))
-                    })?;
-                Ok(self.target.value_of_type(element.clone(), address))
-            })
-            .collect()
-    }
-
-    /// Elements of a `Box<[T]>` (fields `data_ptr` and `length`), at most `limit`.
-    pub fn boxed_slice(&self, limit: u64) -> Result<Vec<Value<'a>>> {
-        let data = self.field("data_ptr")?;
-        let length = self.field("length")?.read_uint()?;
-        if length > limit {
-            return Err(Error::layout(format!(
-                "{} claims {length} elements (corrupt?)",
-                self.ty.name
-            )));
-        }
-        let base = data.read_pointer()?;
-        let element = data
-            .ty
-            .target
-            .ok_or_else(|| Error::layout("slice pointer without element type"))?;
-        let element = self.target.debug.type_info(element)?;
-        let stride = element
-            .size
-            .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-        (0..length)
-            .map(|i| {
-                Ok(self
-                    .target
-                    .value_of_type(element.clone(), offset(base, i.saturating_mul(stride))?))
-            })
-            .collect()
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read(address, buf).or_else(|error| {
+            address
+                .checked_sub(self.load_bias)
+                .and_then(|link_address| {
+                    self.debug
+                        .executable_memory(link_address, self.load_bias, buf)
+                })
+                .ok_or(error)
+        })
     }
 }

@@ -67,7 +67,10 @@ fn answers(debug: &DebugInfo) -> Vec<String> {
     calls.dedup();
     assert!(!calls.is_empty(), "the call scan found calls");
     out.extend(calls);
-    out.push(format!("tokio {:?}", debug.tokio_version));
+    out.push(format!(
+        "tokio {:?}",
+        tokio_async_core::tokio::version(debug)
+    ));
     out
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::ErrorKind;
-use tokio_async_core::names::coroutine_function;
+use tokio_async_core::future::coroutine_function;
 use tokio_async_core::tokio::context::find_context_variable;
 
 fn load(profile: &str) -> DebugInfo {
@@ -126,7 +126,7 @@ fn finds_the_tokio_context_thread_local() {
 #[test]
 fn refuses_binaries_without_types_and_programs_without_tokio() {
     let line_tables = common::fixture("tokio-app", "linetables");
-    let error = DebugInfo::load(&line_tables)
+    let error = tokio_async_core::tokio::load_program(&line_tables, &[], None, false)
         .map(|_| ())
         .expect_err("no types");
     assert_eq!(error.kind, ErrorKind::NoDebugInfo);

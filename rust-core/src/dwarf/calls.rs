@@ -1,6 +1,6 @@
 //! Which functions a function calls, and from which source line: the `call_file`/`call_line`
 //! of each inlined copy in its body (optimized builds), and the line-table row of each
-//! direct `call` in its machine code (unoptimized builds, x86-64). An await inside a macro
+//! direct `call` in its machine code (unoptimized builds; `crate::arch` decodes the calls). An await inside a macro
 //! has its user's line only here: the line of the call that polls the awaited future.
 
 use std::sync::Arc;
@@ -8,7 +8,8 @@ use std::sync::Arc;
 use gimli::{constants, AttributeValue};
 use rustc_hash::FxHashMap;
 
-use super::{DebugInfo, DieRef, Reader, SourceLocation, UnitView};
+use super::{DebugInfo, DieRef, Reader, SourceLocation, TypeInfo, UnitView};
+use crate::arch::{call_at, CallTarget};
 use crate::error::Result;
 
 /// One call made by a function's own code (not by functions inlined into it).
@@ -33,20 +34,6 @@ pub struct Signature {
     pub returns: Option<DieRef>,
 }
 
-/// `call rel32`: opcode and length.
-const CALL_REL32: u8 = 0xe8;
-const CALL_REL32_LEN: usize = 5;
-/// `call [rip+disp32]`: opcode, ModRM, length.
-const CALL_INDIRECT: u8 = 0xff;
-const MODRM_CALL_RIP: u8 = 0x15;
-const CALL_RIP_LEN: usize = 6;
-/// `mov r64, [rip+disp32]`: REX.W (with or without REX.R), opcode, ModRM mask, length.
-const REX_W: u8 = 0x48;
-const REX_WR: u8 = 0x4c;
-const MOV_LOAD: u8 = 0x8b;
-const MODRM_RIP_MASK: u8 = 0xc7;
-const MODRM_RIP: u8 = 0x05;
-const MOV_RIP_LEN: usize = 7;
 /// How far `specification`/`abstract_origin` links are followed.
 pub(super) const MAX_ORIGIN_HOPS: usize = 4;
 
@@ -69,18 +56,19 @@ impl DebugInfo {
         sites
     }
 
-    /// The line from which `function_path` calls a function whose first parameter is
-    /// `Pin<&mut T>` for the type named `pinned` (the poll of an awaited `T`). `None` when no
-    /// call is found or the calls disagree on the line.
-    pub fn line_of_poll_call(
+    /// The line from which `function_path` calls a function whose first parameter's type
+    /// `first_parameter` accepts (the poll of an awaited future, say), cached by `key`.
+    /// `None` when no call is found or the calls disagree on the line.
+    pub fn line_of_call_taking(
         &self,
         function_path: &str,
         near: DieRef,
-        pinned: &str,
+        key: &str,
+        first_parameter: &dyn Fn(&TypeInfo) -> bool,
     ) -> Option<SourceLocation> {
         let key = (
             (function_path.to_string(), self.unit_position(near)),
-            pinned.to_string(),
+            key.to_string(),
         );
         if let Some(found) = self.poll_call_lines.lock().unwrap().get(&key) {
             return found.clone();
@@ -88,7 +76,7 @@ impl DebugInfo {
         let mut lines = self
             .call_sites_in(function_path, near)
             .iter()
-            .filter(|site| self.first_parameter_is_pinned(site.callee, pinned))
+            .filter(|site| self.first_parameter_is(site.callee, first_parameter))
             .map(|site| site.location.clone())
             .collect::<Vec<_>>();
         lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
@@ -120,16 +108,11 @@ impl DebugInfo {
             .collect()
     }
 
-    fn first_parameter_is_pinned(&self, callee: DieRef, pinned: &str) -> bool {
+    fn first_parameter_is(&self, callee: DieRef, accepts: &dyn Fn(&TypeInfo) -> bool) -> bool {
         let Some(parameter) = self.signature(callee).first_parameter else {
             return false;
         };
-        let Ok(pin) = self.type_info(parameter) else {
-            return false;
-        };
-        self.pin_pointer(&pin)
-            .and_then(|pointer| self.type_info(pointer.target?).ok())
-            .is_some_and(|pointee| pointee.name == pinned)
+        self.type_info(parameter).is_ok_and(|info| accepts(&info))
     }
 
     fn signature(&self, die: DieRef) -> Signature {
@@ -416,31 +399,5 @@ impl DebugInfo {
                 })
             })
             .collect())
-    }
-}
-
-enum CallTarget {
-    /// rel32 from the next instruction.
-    Relative(i32),
-    /// The address lies in the slot at disp32 from the next instruction.
-    Slot(i32),
-}
-
-/// The call (or GOT load) that starts `code`, if any: (instruction length, target).
-fn call_at(code: &[u8]) -> Option<(usize, CallTarget)> {
-    let disp = |at: usize| -> Option<i32> {
-        Some(i32::from_le_bytes(code.get(at..at + 4)?.try_into().ok()?))
-    };
-    match *code.first()? {
-        CALL_REL32 => Some((CALL_REL32_LEN, CallTarget::Relative(disp(1)?))),
-        CALL_INDIRECT if *code.get(1)? == MODRM_CALL_RIP => {
-            Some((CALL_RIP_LEN, CallTarget::Slot(disp(2)?)))
-        }
-        REX_W | REX_WR
-            if *code.get(1)? == MOV_LOAD && code.get(2)? & MODRM_RIP_MASK == MODRM_RIP =>
-        {
-            Some((MOV_RIP_LEN, CallTarget::Slot(disp(3)?)))
-        }
-        _ => None,
     }
 }

@@ -6,6 +6,7 @@ use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
 
 use super::Reader;
+use crate::arch::{relocation_value, RelocationValue};
 use crate::error::{Error, ErrorKind, Result};
 
 #[derive(Debug, Clone, Copy)]
@@ -81,9 +82,11 @@ impl ElfFacts {
         add_symbols(&mut self.symbols, debug_file);
     }
 
-    /// Whether any symbol names tokio (mangled names spell it `5tokio`).
-    pub fn links_tokio(&self) -> bool {
-        self.symbols.keys().any(|name| name.contains("5tokio"))
+    /// Whether any symbol names the crate `name` (mangled names spell it with its length
+    /// first: `5tokio`).
+    pub fn links_crate(&self, name: &str) -> bool {
+        let mangled = format!("{}{name}", name.len());
+        self.symbols.keys().any(|symbol| symbol.contains(&mangled))
     }
 }
 
@@ -127,7 +130,7 @@ pub fn code_slots(
     slots
 }
 
-/// The link-time address an x86-64 dynamic relocation writes into its slot (the load bias
+/// The link-time address a dynamic relocation writes into its slot (the load bias
 /// is added at run time); `None` for one that takes another object's symbol, or that
 /// writes no address.
 fn link_time_value(
@@ -137,15 +140,14 @@ fn link_time_value(
     let object::RelocationFlags::Elf { r_type } = relocation.flags() else {
         return None;
     };
-    let base = match (r_type, relocation.target()) {
-        (object::elf::R_X86_64_RELATIVE, _) => 0,
-        (
-            object::elf::R_X86_64_GLOB_DAT | object::elf::R_X86_64_64,
-            object::RelocationTarget::Symbol(index),
-        ) => match symbols.and_then(|table| table.symbol_by_index(index).ok()) {
-            Some(symbol) if !symbol.is_undefined() => symbol.address(),
-            _ => return None,
-        },
+    let base = match (relocation_value(r_type)?, relocation.target()) {
+        (RelocationValue::Addend, _) => 0,
+        (RelocationValue::SymbolPlusAddend, object::RelocationTarget::Symbol(index)) => {
+            match symbols.and_then(|table| table.symbol_by_index(index).ok()) {
+                Some(symbol) if !symbol.is_undefined() => symbol.address(),
+                _ => return None,
+            }
+        }
         _ => return None,
     };
     Some(base.wrapping_add(relocation.addend() as u64))

@@ -44,9 +44,10 @@ pub struct Index {
     /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
     coroutine_linkage: FxHashMap<String, String>,
     tls_variables: Vec<TlsVariable>,
-    /// Link-time address of each `<T as Future>::{vtable}` -> the variable's type
-    /// (a `{vtable_type}` whose `containing_type` is T).
-    future_vtables: FxHashMap<u64, DieRef>,
+    /// Link-time address of each `<T as Trait>::{vtable}` -> (the trait's path, the
+    /// variable's type: a `{vtable_type}` whose `containing_type` is T). Identical vtables
+    /// of several types may share an address.
+    vtables: FxHashMap<u64, Vec<(Arc<str>, DieRef)>>,
     /// Every inlined call: (the DIE of the function inlined, the inlined copy).
     inlined_subroutines: Vec<(DieRef, DieRef)>,
 }
@@ -78,6 +79,15 @@ struct Paths {
 }
 
 impl Paths {
+    fn intern(&mut self, text: &str) -> Arc<str> {
+        if let Some(kept) = self.interned.get(text) {
+            return kept.clone();
+        }
+        let kept: Arc<str> = Arc::from(text);
+        self.interned.insert(kept.clone());
+        kept
+    }
+
     fn join(&mut self, parent: &str, name: &str) -> Arc<str> {
         self.buffer.clear();
         if !parent.is_empty() {
@@ -208,24 +218,25 @@ impl Index {
                     child_scope = Some((parent.clone(), true));
                 }
                 constants::DW_TAG_variable if !in_function => {
-                    if name.as_ref().is_some_and(|name| {
-                        FUTURE_VTABLE_SUFFIXES
-                            .iter()
-                            .any(|suffix| name.ends_with(suffix))
-                    }) {
+                    let vtable_trait = name.as_deref().and_then(vtable_trait);
+                    if let Some(vtable_trait) = vtable_trait {
                         if let (Some(address), Some(ty)) = (
                             static_address(unit, entry),
                             entry
                                 .attr_value(constants::DW_AT_type)
                                 .and_then(|value| unit.attr_die(value)),
                         ) {
-                            self.future_vtables.insert(address, ty);
+                            let vtable_trait = paths.intern(vtable_trait);
+                            self.vtables
+                                .entry(address)
+                                .or_default()
+                                .push((vtable_trait, ty));
                         }
                     }
                     if let Some(tls_offset) = tls_offset(unit, entry) {
                         if let Some(name) = &name {
                             let path = paths.join(&parent, name).to_string();
-                            if path.starts_with("tokio::") {
+                            {
                                 let linkage_name = entry
                                     .attr_value(constants::DW_AT_linkage_name)
                                     .and_then(|value| unit.attr_string(value));
@@ -333,8 +344,13 @@ impl Index {
     }
 
     /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
-    pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
-        self.future_vtables.get(&address).copied()
+    /// The `{vtable_type}` of the vtable at this address of one of the traits `traits`.
+    pub fn vtable_type(&self, address: u64, traits: &[&str]) -> Option<DieRef> {
+        let vtables = self.vtables.get(&address)?;
+        vtables
+            .iter()
+            .find(|(vtable_trait, _)| traits.iter().any(|wanted| vtable_trait.starts_with(wanted)))
+            .map(|(_, ty)| *ty)
     }
 
     pub fn tls_variables(&self) -> &[TlsVariable] {
@@ -342,26 +358,11 @@ impl Index {
     }
 }
 
-/// Vtables of `dyn Future`, `dyn Stream` (the futures-core trait tokio-stream also uses) and
-/// `dyn http_body::Body` (boxed bodies, which may stream from a future of their own).
-const FUTURE_VTABLE_SUFFIXES: &[&str] = &[
-    "as core::future::future::Future>::{vtable}",
-    "as futures_core::stream::Stream>::{vtable}",
-    "as http_body::Body>::{vtable}",
-];
-const POLL_IMPLS: &[&str] = &[
-    " as core::future::future::Future>::poll",
-    " as futures_core::stream::Stream>::poll_next",
-];
-
-/// `_ZN..` of `<a::B<T> as core::future::future::Future>::poll` -> `a::B`.
-pub(super) fn polled_type(linkage_name: &str) -> Option<String> {
-    let demangled = crate::names::demangle(linkage_name);
-    let inner = demangled.strip_prefix('<')?;
-    let (ty, _) = POLL_IMPLS
-        .iter()
-        .find_map(|suffix| inner.strip_suffix(suffix).map(|ty| (ty, ())))?;
-    Some(crate::names::strip_last_generics(ty))
+/// The trait of a vtable variable, `<T as Trait>::{vtable}` -> `Trait`.
+fn vtable_trait(name: &str) -> Option<&str> {
+    let inside = name.strip_suffix(">::{vtable}")?;
+    let at = inside.rfind(" as ")?;
+    Some(&inside[at + " as ".len()..])
 }
 
 /// The link-time address of a static variable (`DW_OP_addr`, or `DW_OP_addrx` through

@@ -10,12 +10,10 @@ use gimli::{
 };
 
 use super::{DebugInfo, Reader, UnitView};
+use crate::arch::{DWARF_FRAME_POINTER, DWARF_STACK_POINTER};
 use crate::error::{Error, Result};
 use crate::memory::{Memory, MemoryExt};
 
-/// DWARF's numbers for x86-64's frame pointer (`rbp`) and stack pointer (`rsp`).
-const X86_64_RBP: u16 = 6;
-const X86_64_RSP: u16 = 7;
 /// Requests an expression may make of us (memory, registers), and operations it may run:
 /// location expressions are a handful of operations.
 const MAX_EXPRESSION_STEPS: usize = 64;
@@ -33,8 +31,8 @@ pub struct PhysicalFrame {
 impl PhysicalFrame {
     fn register(&self, register: u16) -> Option<u64> {
         match register {
-            X86_64_RSP => Some(self.sp),
-            X86_64_RBP => self.fp,
+            DWARF_STACK_POINTER => Some(self.sp),
+            DWARF_FRAME_POINTER => self.fp,
             _ => None,
         }
     }

@@ -12,6 +12,7 @@ mod split;
 mod types;
 mod units;
 
+use std::any::{Any, TypeId};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,9 +24,7 @@ pub use code::FunctionAt;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
 pub use locals::PhysicalFrame;
-pub use types::{
-    Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart, PIN_POINTER_FIELDS, PIN_PREFIX,
-};
+pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -212,9 +211,6 @@ pub struct DebugInfo {
     unit_starts: Vec<u64>,
     /// Which units answer which question; each unit indexed on first need.
     directory: units::UnitDirectory,
-    /// The tokio the executable was built with, from its compilation unit's source path
-    /// (`…/tokio-1.54.1/src/lib.rs`); `None` when the path names no version (vendored).
-    pub tokio_version: Option<String>,
     /// What loading could not find but did without (split units whose files are missing).
     pub load_problems: Vec<String>,
     type_cache: Mutex<FxHashMap<DieRef, Arc<TypeInfo>>>,
@@ -232,44 +228,59 @@ pub struct DebugInfo {
     relro: OnceLock<Option<elf::Relro>>,
     signatures: Mutex<FxHashMap<DieRef, Signature>>,
     poll_call_lines: Mutex<FxHashMap<(FunctionInUnit, String), Option<SourceLocation>>>,
+    /// What the layers above work out once per binary (`memo`), by type.
+    memos: Mutex<FxHashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
-
-/// The crate whose units are indexed at load.
-const TOKIO_CRATE: &str = "tokio";
 
 /// How many missing `.dwo` files an error names.
 const MISSING_NAMED: usize = 3;
+
+/// What a load asks of the program besides readable DWARF.
+#[derive(Default, Clone, Copy)]
+pub struct LoadOptions<'a> {
+    /// Where to look for a separate debug file (the debugger's own setting), before the
+    /// system's directory.
+    pub debug_dirs: &'a [PathBuf],
+    /// The separate debug file the debugger loaded, however it found it: tried first.
+    pub debugger_file: Option<&'a Path>,
+    /// A crate whose types the program must have: its units are indexed at load, and a
+    /// program without them is refused as having no type information.
+    pub types_of: Option<&'a str>,
+    /// Refuse a program whose symbols never name `types_of` (`NotTokio`) before reading its
+    /// DWARF: loading ahead of any command must cost other programs nothing.
+    pub only_if_linked: bool,
+}
 
 impl DebugInfo {
     /// Loads the executable's DWARF, looking for a separate debug file only in
     /// `SYSTEM_DEBUG_DIR`.
     pub fn load(path: &Path) -> Result<DebugInfo> {
-        DebugInfo::load_searching(path, &[])
+        DebugInfo::open(path, &LoadOptions::default())
     }
 
-    /// Loads the executable's DWARF: its own, or a separate debug file's (searched in
-    /// `debug_dirs`, then `SYSTEM_DEBUG_DIR`), with the split units a `.dwp` or `.dwo`
-    /// files hold. Code, symbols and the TLS segment are always the executable's.
+    /// Loads the executable's DWARF, looking for a separate debug file in `debug_dirs`, then
+    /// `SYSTEM_DEBUG_DIR`.
     pub fn load_searching(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
-        DebugInfo::load_for_debugger(path, debug_dirs, None, false)
+        DebugInfo::open(
+            path,
+            &LoadOptions {
+                debug_dirs,
+                ..LoadOptions::default()
+            },
+        )
     }
 
-    /// `load_searching`, trying first the debug file the debugger loaded (`debugger_file`).
-    /// With `only_if_tokio`, a program whose symbols do not name tokio is refused
-    /// (`NotTokio`) before its DWARF is read: loading ahead of any command must cost other
-    /// programs nothing.
-    pub fn load_for_debugger(
-        path: &Path,
-        debug_dirs: &[PathBuf],
-        debugger_file: Option<&Path>,
-        only_if_tokio: bool,
-    ) -> Result<DebugInfo> {
-        let refuse_unless_tokio = |elf: &ElfFacts| match only_if_tokio && !elf.links_tokio() {
-            true => Err(Error::new(
+    /// Loads the executable's DWARF: its own, or a separate debug file's (the debugger's,
+    /// else one found in `options.debug_dirs`, then `SYSTEM_DEBUG_DIR`), with the split
+    /// units a `.dwp` or `.dwo` files hold. Code, symbols and the TLS segment are always the
+    /// executable's.
+    pub fn open(path: &Path, options: &LoadOptions<'_>) -> Result<DebugInfo> {
+        let refuse_unless_linked = |elf: &ElfFacts| match options.types_of {
+            Some(krate) if options.only_if_linked && !elf.links_crate(krate) => Err(Error::new(
                 ErrorKind::NotTokio,
-                format!("{} does not link tokio", path.display()),
+                format!("{} does not link {krate}", path.display()),
             )),
-            false => Ok(()),
+            _ => Ok(()),
         };
         let file = std::fs::File::open(path).map_err(|error| {
             Error::new(
@@ -298,10 +309,11 @@ impl DebugInfo {
         let mut elf = ElfFacts::read(&object)?;
         let mut debug_file = None;
         let main = if elf::has_dwarf(&object) {
-            refuse_unless_tokio(&elf)?;
+            refuse_unless_linked(&elf)?;
             elf::load_dwarf(&object, &map)?
         } else {
-            let search = debug_files::search(path, &object, debug_dirs, debugger_file);
+            let search =
+                debug_files::search(path, &object, options.debug_dirs, options.debugger_file);
             let Some(found) = search.found else {
                 let looked = match search.looked.is_empty() {
                     true => "it has neither a build id nor a .gnu_debuglink to find a separate debug file by".to_string(),
@@ -321,7 +333,7 @@ impl DebugInfo {
                 )
             })?;
             elf.add_symbols_from(&debug_object);
-            refuse_unless_tokio(&elf)?;
+            refuse_unless_linked(&elf)?;
             let dwarf = elf::load_dwarf(&debug_object, &debug_map)?;
             debug_file = Some(found.path);
             dwarf
@@ -354,10 +366,7 @@ impl DebugInfo {
             .collect();
         let directory = units::UnitDirectory::new(&sections, &units);
         let unit_count = units.len();
-        let tokio_version = units.iter().find_map(|loaded| {
-            let name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
-            crate::names::crate_version(&name, "tokio")
-        });
+
         let debug = DebugInfo {
             path: path.to_path_buf(),
             debug_file,
@@ -366,7 +375,6 @@ impl DebugInfo {
             units,
             unit_starts,
             directory,
-            tokio_version,
             load_problems,
             type_cache: Mutex::default(),
             file_bytes: map,
@@ -376,9 +384,13 @@ impl DebugInfo {
             relro: OnceLock::new(),
             signatures: Mutex::default(),
             poll_call_lines: Mutex::default(),
+            memos: Mutex::default(),
         };
-        // tokio's own units are the first a walk reads; any other program is read whole.
-        if !debug.has_types(TOKIO_CRATE) {
+        // The asked-for crate's units are the first a walk reads: index them now.
+        if options
+            .types_of
+            .is_some_and(|krate| !debug.has_types(krate))
+        {
             let why = match debug.load_problems.first() {
                 Some(problem) => format!("its DWARF has no type information: {problem}"),
                 None => "its DWARF has no type information".to_string(),
@@ -436,6 +448,35 @@ impl DebugInfo {
         Ok((view, offset))
     }
 
+    /// What `make` works out from this binary, made once and kept with it: the layers above
+    /// keep their per-binary facts here (one value per type `T`) without this module
+    /// knowing them.
+    pub fn memo<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        let key = TypeId::of::<T>();
+        if let Some(found) = self.memos.lock().unwrap().get(&key).cloned() {
+            if let Ok(found) = found.downcast::<T>() {
+                return found;
+            }
+        }
+        let made = Arc::new(make());
+        self.memos
+            .lock()
+            .unwrap()
+            .entry(key)
+            .or_insert_with(|| made.clone());
+        made
+    }
+
+    /// The version of crate `name` the executable was built with, from the source path of
+    /// one of its compilation units (`…/tokio-1.54.1/src/lib.rs`); `None` when no path
+    /// names one (a vendored crate).
+    pub fn crate_version(&self, name: &str) -> Option<String> {
+        self.units.iter().find_map(|loaded| {
+            let unit_name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
+            crate::names::crate_version(&unit_name, name)
+        })
+    }
+
     /// The layout of the type at `die`, after typedefs and qualifiers, parsed once.
     pub fn type_info(&self, die: DieRef) -> Result<Arc<TypeInfo>> {
         if let Some(info) = self.type_cache.lock().unwrap().get(&die) {
@@ -444,15 +485,6 @@ impl DebugInfo {
         let info = Arc::new(types::parse_type(self, die, 0)?);
         self.type_cache.lock().unwrap().insert(die, info.clone());
         Ok(info)
-    }
-
-    /// For a `Pin<P>`: the layout of P (`&mut F`, `Box<F>`, `Box<dyn Future>`, ...).
-    pub fn pin_pointer(&self, pin: &TypeInfo) -> Option<Arc<TypeInfo>> {
-        if !pin.name.starts_with(PIN_PREFIX) {
-            return None;
-        }
-        let field = PIN_POINTER_FIELDS.iter().find_map(|name| pin.field(name))?;
-        self.type_info(field.ty?).ok()
     }
 
     /// The layout of the type with this fully qualified name.
@@ -635,10 +667,14 @@ mod tests {
         let (all, total) = whole.units_indexed();
         assert_eq!(all, total);
 
-        let lazy = DebugInfo::load(&path).unwrap();
+        let tokio_first = LoadOptions {
+            types_of: Some("tokio"),
+            ..LoadOptions::default()
+        };
+        let lazy = DebugInfo::open(&path, &tokio_first).unwrap();
         let (at_load, _) = lazy.units_indexed();
         assert!(
-            at_load * 4 < total,
+            at_load > 0 && at_load * 4 < total,
             "{at_load} of {total} units indexed at load"
         );
         let header = lazy

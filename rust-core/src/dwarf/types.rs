@@ -79,10 +79,6 @@ impl TypeInfo {
     }
 }
 
-/// `core::pin::Pin<P>` and its one field, `__pointer` in newer std, `pointer` before.
-pub const PIN_PREFIX: &str = "core::pin::Pin<";
-pub const PIN_POINTER_FIELDS: [&str; 2] = ["__pointer", "pointer"];
-
 const MAX_TYPEDEF_CHAIN: u32 = 16;
 
 pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<TypeInfo> {

@@ -1,7 +1,7 @@
-//! Which compilation units answer a question. Loading reads the DIEs of no unit but a tokio
-//! one; every other unit is indexed the first time a question needs it (an address in its
-//! ranges, a name from its crate), so a command's DWARF cost grows with the units its walk
-//! touches, not with the binary. rustc's DWARF 4 has no name index: a name is looked for
+//! Which compilation units answer a question. Loading reads the DIEs of no unit but those
+//! of the crate the load asks for (`LoadOptions::types_of`); every other unit is indexed
+//! the first time a question needs it (an address in its ranges, a name from its crate),
+//! so a command's DWARF cost grows with the units its walk touches, not with the binary. rustc's DWARF 4 has no name index: a name is looked for
 //! first in the units it is likely in, and a question those units cannot answer is asked of
 //! every unit, so the answers are those a whole index gives.
 
@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{Reader as _, Section as _};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-use super::index::{polled_type, Index, TlsVariable};
+use super::index::{Index, TlsVariable};
 use super::{DebugInfo, DieRef, LoadedUnit, SectionSet};
 
 /// Threads that index every unit (behind the commands, or for a question no directed
@@ -36,7 +36,6 @@ pub(super) struct UnitDirectory {
     /// What indexing a unit could not read, one line per unit.
     unreadable: Mutex<Vec<String>>,
     all_indexed: OnceLock<()>,
-    polled_types: OnceLock<FxHashSet<String>>,
     body_symbols: OnceLock<BodySymbols>,
 }
 
@@ -118,7 +117,6 @@ impl UnitDirectory {
             indexed: AtomicUsize::new(0),
             unreadable: Mutex::default(),
             all_indexed: OnceLock::new(),
-            polled_types: OnceLock::new(),
             body_symbols: OnceLock::new(),
         }
     }
@@ -378,9 +376,9 @@ impl DebugInfo {
     }
 
     /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
-    pub fn vtable_type(&self, address: u64) -> Option<DieRef> {
+    pub fn vtable_type(&self, address: u64, traits: &[&str]) -> Option<DieRef> {
         self.first_answer(&self.directory.units_at(address), |index| {
-            index.vtable_type(address)
+            index.vtable_type(address, traits)
         })
     }
 
@@ -457,15 +455,30 @@ impl DebugInfo {
         units
     }
 
-    /// Whether the binary has `Future::poll` or `Stream::poll_next` code for the type at
-    /// this path (generic arguments ignored). Read from the linkage names in the string
-    /// sections, which every subprogram's `DW_AT_linkage_name` points into, without
+    /// Every string of the string sections that contains `needle`: the linkage names of
+    /// functions, which every subprogram's `DW_AT_linkage_name` points into, read without
     /// reading any unit.
-    pub fn has_poll_code(&self, type_path: &str) -> bool {
-        self.directory
-            .polled_types
-            .get_or_init(|| polled_types(&self.sections))
-            .contains(type_path)
+    pub fn strings_containing(&self, needle: &[u8]) -> Vec<String> {
+        let mut found = Vec::new();
+        for set in &self.sections {
+            let Ok(strings) = set.dwarf.debug_str.reader().to_slice() else {
+                continue;
+            };
+            for at in memchr::memmem::find_iter(&strings, needle) {
+                let start = strings[..at]
+                    .iter()
+                    .rposition(|&b| b == 0)
+                    .map_or(0, |nul| nul + 1);
+                let end = strings[at..]
+                    .iter()
+                    .position(|&b| b == 0)
+                    .map_or(strings.len(), |nul| at + nul);
+                if let Ok(text) = std::str::from_utf8(&strings[start..end]) {
+                    found.push(text.to_string());
+                }
+            }
+        }
+        found
     }
 
     /// The units to search for every copy of a coroutine body: those its symbols' code is
@@ -502,10 +515,9 @@ impl DebugInfo {
         self.directory.by_crate.get(krate).map(Vec::as_slice)
     }
 
-    /// Reads now, on the loading thread, what every first command reads besides tokio's
-    /// units (indexed by the load): the polled types and the GOT slots.
+    /// Reads now, on the loading thread, what every first command reads besides the units
+    /// indexed at load: the GOT slots.
     pub fn prepare(&self) {
-        self.has_poll_code("");
         self.code_slots();
     }
 }
@@ -634,36 +646,6 @@ fn body_symbols(symbols: &FxHashMap<String, u64>) -> BodySymbols {
         }
     }
     bodies
-}
-
-/// Paths of the types with `Future::poll`/`Stream::poll_next` code, from the linkage names
-/// in each section set's string section (a byte search for the mangled `poll` segment).
-fn polled_types(sections: &[SectionSet]) -> FxHashSet<String> {
-    let mut types = FxHashSet::default();
-    for set in sections {
-        let Ok(strings) = set.dwarf.debug_str.reader().to_slice() else {
-            continue;
-        };
-        for needle in [&b"4poll"[..], b"9poll_next"] {
-            for at in memchr::memmem::find_iter(&strings, needle) {
-                let start = strings[..at]
-                    .iter()
-                    .rposition(|&b| b == 0)
-                    .map_or(0, |nul| nul + 1);
-                let end = strings[at..]
-                    .iter()
-                    .position(|&b| b == 0)
-                    .map_or(strings.len(), |nul| at + nul);
-                if let Some(path) = std::str::from_utf8(&strings[start..end])
-                    .ok()
-                    .and_then(polled_type)
-                {
-                    types.insert(path);
-                }
-            }
-        }
-    }
-    types
 }
 
 #[cfg(test)]

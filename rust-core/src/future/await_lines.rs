@@ -3,22 +3,17 @@
 //! source line; the user's line is the line of the call that polls the awaited future in
 //! the coroutine's resume function, which the line table and inline info still give.
 
-use super::coroutine::{AWAITEE_FIELD, FIRST_SUSPEND_STATE};
 use crate::dwarf::{DebugInfo, DieRef, SourceLocation, TypeInfo};
+use crate::layouts::rust::{coroutine, macros};
 use crate::model::Location;
 use crate::names;
-
-/// What `select!`/`join!` call on each branch expression; it returns the branch's own type.
-const MACRO_CONVERSION: &str = "into_future";
+use crate::std_values;
 
 fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -> bool {
     debug.subprogram_path(site.callee).is_some_and(|(path, _)| {
         names::strip_last_generics(path).rsplit("::").next() == Some(function)
     })
 }
-
-/// Rust's coroutine variant for "not started": its `decl_file` is the coroutine's own file.
-const UNRESUMED_STATE: u64 = 0;
 
 pub fn location_of(decl: &SourceLocation) -> Location {
     Location {
@@ -34,7 +29,7 @@ fn home_file(env: &TypeInfo) -> Option<&str> {
     let unresumed = part
         .variants
         .iter()
-        .find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+        .find(|variant| variant.discr_value == Some(coroutine::UNRESUMED))?;
     unresumed
         .member
         .decl
@@ -55,9 +50,23 @@ pub fn user_await_location(
     awaitee: &TypeInfo,
 ) -> Option<Location> {
     let resume = names::resume_function_name(&env.name);
-    debug
-        .line_of_poll_call(&resume, env.die, &awaitee.name)
-        .map(|decl| location_of(&decl))
+    line_of_poll_call(debug, &resume, env.die, &awaitee.name).map(|decl| location_of(&decl))
+}
+
+/// The line from which the resume function `resume` polls a future of the type named
+/// `awaitee`: it calls a function whose first parameter is `Pin<&mut Awaitee>`.
+fn line_of_poll_call(
+    debug: &DebugInfo,
+    resume: &str,
+    env: DieRef,
+    awaitee: &str,
+) -> Option<SourceLocation> {
+    let pins_the_awaitee = |parameter: &TypeInfo| {
+        std_values::pin_pointer_type(debug, parameter)
+            .and_then(|pointer| debug.type_info(pointer.target?).ok())
+            .is_some_and(|pointee| pointee.name == awaitee)
+    };
+    debug.line_of_call_taking(resume, env, awaitee, &pins_the_awaitee)
 }
 
 /// Where each branch future of a macro is written, in branch order. An async block is
@@ -92,7 +101,7 @@ pub fn branch_locations(
                 let unresumed = part
                     .variants
                     .iter()
-                    .find(|variant| variant.discr_value == Some(UNRESUMED_STATE))?;
+                    .find(|variant| variant.discr_value == Some(coroutine::UNRESUMED))?;
                 let location = unresumed.member.decl.as_ref().map(location_of)?;
                 return (&*location.path == home && location.line >= macro_line.line)
                     .then_some(location);
@@ -138,7 +147,7 @@ fn creation_lines(
         return debug
             .calls_returning(resume, env, future)
             .into_iter()
-            .filter(|site| !callee_is(debug, site, MACRO_CONVERSION))
+            .filter(|site| !callee_is(debug, site, macros::INTO_FUTURE))
             .map(|site| site.location)
             .collect();
     }
@@ -177,7 +186,7 @@ fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
         .filter(|variant| {
             variant
                 .discr_value
-                .is_some_and(|value| value >= FIRST_SUSPEND_STATE)
+                .is_some_and(|value| value >= coroutine::FIRST_SUSPEND)
         })
         .filter_map(|variant| {
             let decl = variant.member.decl.as_ref()?;
@@ -185,9 +194,10 @@ fn await_lines(debug: &DebugInfo, env: &TypeInfo) -> Vec<u64> {
                 return Some(decl.line);
             }
             let fields = debug.type_info(variant.member.ty?).ok()?;
-            let awaitee = debug.type_info(fields.field(AWAITEE_FIELD)?.ty?).ok()?;
-            debug
-                .line_of_poll_call(&resume, env.die, &awaitee.name)
+            let awaitee = debug
+                .type_info(fields.field(coroutine::AWAITEE)?.ty?)
+                .ok()?;
+            line_of_poll_call(debug, &resume, env.die, &awaitee.name)
                 .filter(|call| call.file == home)
                 .map(|call| call.line)
         })

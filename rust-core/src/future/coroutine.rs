@@ -1,86 +1,20 @@
-//! Coroutine envs (async fn, async block, async closure): the state from the `__state`
-//! discriminant, the await location from the active variant's `decl_line`, the awaited
-//! future from `__awaitee`, the saved locals, and `select!`/`join!` branches, which rustc
-//! keeps as sibling locals of a `PollFn` awaitee.
+//! Coroutine envs (async fn, async block, async closure), one level at a time: the state
+//! and await location of the active variant, the saved locals, what it keeps that others
+//! wait for, and what it awaits: the `__awaitee`, or for `select!`/`join!` the branch
+//! futures rustc keeps as sibling locals of a `PollFn` awaitee.
 
-use serde_json::json;
-
+use super::decoders::maybe_done_branch;
+use super::env::{active_variant, state_of};
+use super::outcome::{Child, Decoded};
 use super::plans::Plans;
-use super::{holdings, locals, Child, Decoded};
-use crate::error::{Error, Result};
-use crate::memory::MemoryExt;
-use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, NodeKind};
+use super::{holdings, locals};
+use crate::dwarf::{TypeInfo, TypeTag};
+use crate::error::Result;
+use crate::layouts::rust::{coroutine, macros};
+use crate::model::{Branch, BranchStatus, CoroutineState, FutureNode, Location, SetKind};
 use crate::names;
 use crate::stack::ResolvedFrame;
 use crate::value::{offset, Value};
-
-/// rustc's coroutine discriminants: 0 Unresumed, 1 Returned, 2 Panicked, 3 + k SuspendK.
-pub(super) const UNRESUMED_STATE: u64 = 0;
-pub(super) const FIRST_SUSPEND_STATE: u64 = 3;
-pub(super) const AWAITEE_FIELD: &str = "__awaitee";
-/// `tokio::select!` / `tokio::join!` keep their branch futures in a local tuple `futures`;
-/// `select!` also keeps a bit mask `disabled`.
-const BRANCHES_LOCAL: &str = "futures";
-const SELECT_DISABLED_LOCAL: &str = "disabled";
-
-/// The active variant of a coroutine env: its discriminant and its fields.
-pub struct ActiveVariant<'a> {
-    pub raw_state: u64,
-    pub fields: Value<'a>,
-    /// Its index in the env type's variant part.
-    pub index: usize,
-}
-
-pub fn active_variant<'a>(value: &Value<'a>) -> Result<ActiveVariant<'a>> {
-    let info = &value.ty;
-    let address = value.address;
-    let part = info
-        .variant_part
-        .as_ref()
-        .ok_or_else(|| Error::layout(format!("coroutine {} has no variant part", info.name)))?;
-    let discriminant = part
-        .discriminant
-        .as_ref()
-        .ok_or_else(|| Error::layout(format!("coroutine {} has no discriminant", info.name)))?;
-    let target = value.target;
-    let size = match discriminant.ty {
-        Some(ty) => target.debug.type_info(ty)?.size.unwrap_or(1),
-        None => 1,
-    };
-    let raw_state = target
-        .memory
-        .read_uint(offset(address, discriminant.offset)?, size)
-        .map_err(|error| error.context(format!("state of {} at {address:#x}", info.name)))?;
-    let (index, variant) = part.variants.iter().enumerate().find(|(_, variant)| variant.discr_value == Some(raw_state)).ok_or_else(|| {
-        Error::layout(format!(
-            "{} at {address:#x} has state {raw_state}, which no variant has (corrupt or freed memory?)",
-            info.name
-        ))
-    })?;
-    let variant_ty = variant
-        .member
-        .ty
-        .ok_or_else(|| Error::layout("coroutine variant without a type"))?;
-    Ok(ActiveVariant {
-        raw_state,
-        fields: target.value(variant_ty, offset(address, variant.member.offset)?)?,
-        index,
-    })
-}
-
-/// A coroutine env's state, without decoding anything else.
-pub fn coroutine_state(value: &Value<'_>) -> Result<CoroutineState> {
-    active_variant(value).map(|active| state_of(active.raw_state).0)
-}
-
-fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
-    match raw {
-        0 => (CoroutineState::Unresumed, None),
-        1 => (CoroutineState::Returned, None),
-        2 => (CoroutineState::Panicked, None),
-        n => (CoroutineState::Suspended, Some(n - FIRST_SUSPEND_STATE)),
-    }
-}
 
 /// Decodes one coroutine level: fills state, location (and with `with_locals`, the saved
 /// locals) of `node`, and returns what it awaits (`None` when it awaits nothing).
@@ -95,7 +29,7 @@ pub fn step(
     node.state = Some(state);
     node.await_point = await_point;
     let awaitee = match state {
-        CoroutineState::Suspended => active.fields.field(AWAITEE_FIELD).ok(),
+        CoroutineState::Suspended => active.fields.field(coroutine::AWAITEE).ok(),
         _ => None,
     };
     let suspend = value
@@ -116,18 +50,22 @@ pub fn step(
         return Ok(None);
     }
     if with_locals {
-        node.locals = locals::saved_locals(&active.fields, AWAITEE_FIELD);
+        node.locals = locals::saved_locals(&active.fields, coroutine::AWAITEE);
     }
     node.holds = holdings::of_saved_locals(
         &plans.holding_types,
         value,
         &active.fields,
-        &[AWAITEE_FIELD, BRANCHES_LOCAL, SELECT_DISABLED_LOCAL],
+        &[
+            coroutine::AWAITEE,
+            macros::TOKIO_BRANCHES,
+            macros::TOKIO_SELECT_DISABLED,
+        ],
     );
     let Some(awaitee) = awaitee else {
         return Ok(None);
     };
-    if crate::tokio::compat::MACRO_POLL_FNS
+    if macros::POLL_FNS
         .iter()
         .any(|prefix| awaitee.ty.name.starts_with(prefix))
     {
@@ -142,20 +80,10 @@ pub fn step(
             None => futures_macro_branches(&macro_call, &active.fields, &awaitee)?,
         };
         if let Some(tree) = tree {
-            return Ok(Some(Decoded {
-                kind: NodeKind::Future,
-                detail: None,
-                summary: None,
-                children: vec![tree],
-            }));
+            return Ok(Some(Decoded::children_only(vec![tree])));
         }
     }
-    Ok(Some(Decoded {
-        kind: NodeKind::Future,
-        detail: None,
-        summary: None,
-        children: vec![Child::of(&awaitee)],
-    }))
+    Ok(Some(Decoded::children_only(vec![Child::of(&awaitee)])))
 }
 
 /// The coroutine a macro's await is in, and the user's line of the macro call.
@@ -170,7 +98,7 @@ impl MacroCall<'_, '_> {
     /// Gives each branch the line its future is written at.
     fn locate(&self, children: &mut [Child]) {
         let debug = self.env.target.debug;
-        let types: Vec<std::sync::Arc<crate::dwarf::TypeInfo>> = children
+        let types: Vec<std::sync::Arc<TypeInfo>> = children
             .iter()
             .map(|child| debug.type_info(child.ty))
             .collect::<Result<_>>()
@@ -178,7 +106,7 @@ impl MacroCall<'_, '_> {
         if types.len() != children.len() {
             return;
         }
-        let types: Vec<&crate::dwarf::TypeInfo> = types.iter().map(|info| &**info).collect();
+        let types: Vec<&TypeInfo> = types.iter().map(|info| &**info).collect();
         let lines = self
             .plans
             .branch_lines(debug, &self.env.ty, self.raw_state, self.line, &types);
@@ -198,13 +126,13 @@ fn macro_branches<'a>(
     fields: &Value<'a>,
     awaitee: &Value<'a>,
 ) -> Result<Option<Child>> {
-    let Ok(branches) = fields.field(BRANCHES_LOCAL) else {
+    let Ok(branches) = fields.field(macros::TOKIO_BRANCHES) else {
         return Ok(None);
     };
     if !branches.ty.name.starts_with('(') {
         return Ok(None);
     }
-    let disabled = match fields.field(SELECT_DISABLED_LOCAL) {
+    let disabled = match fields.field(macros::TOKIO_SELECT_DISABLED) {
         Ok(mask) => Some(mask.read_uint()?),
         Err(_) => None,
     };
@@ -231,9 +159,9 @@ fn macro_branches<'a>(
         });
     }
     let (kind, word) = if disabled.is_some() {
-        (NodeKind::Select, "select!")
+        (SetKind::Select, "select!")
     } else {
-        (NodeKind::Join, "join!")
+        (SetKind::Join, "join!")
     };
     call.locate(&mut children);
     Ok(Some(macro_tree(kind, word, children, awaitee)))
@@ -249,43 +177,43 @@ fn futures_macro_branches<'a>(
 ) -> Result<Option<Child>> {
     let mut children = Vec::new();
     for index in 0.. {
-        let Ok(future) = fields.field(&format!("_fut{index}")) else {
+        let Ok(future) = fields.field(&format!("{}{index}", macros::FUTURES_JOIN_PREFIX)) else {
             break;
         };
         children.push(maybe_done_branch(&future, index)?);
     }
     let mut named = false;
     let kind = if !children.is_empty() {
-        NodeKind::Join
+        SetKind::Join
     } else {
-        let Ok(closure) = awaitee.field("f") else {
+        let Ok(closure) = awaitee.field(macros::POLL_FN_CLOSURE) else {
             return Ok(None);
         };
         for field in &closure.ty.fields {
-            let Some(name) = field.name.strip_prefix("_ref__") else {
+            let Some(name) = field.name.strip_prefix(macros::REFERENCE_CAPTURE_PREFIX) else {
                 continue;
             };
-            let reference = closure.field(&field.name)?;
-            let pointee = reference.pointee()?;
-            if pointee.ty.tag == crate::dwarf::TypeTag::Base {
+            let pointee = closure.field(&field.name)?.pointee()?;
+            if pointee.ty.tag == TypeTag::Base {
                 continue;
             }
             let index = children.len();
             named = true;
+            let branch = Branch {
+                name: Some(name.to_string()),
+                ..Branch::new(index, BranchStatus::Pending)
+            };
             children.push(Child {
-                branch: Some(Branch {
-                    name: Some(name.to_string()),
-                    ..Branch::new(index, BranchStatus::Pending)
-                }),
+                branch: Some(branch),
                 ..Child::of(&pointee)
             });
         }
         if children.is_empty() {
             return Ok(None);
         }
-        NodeKind::Select
+        SetKind::Select
     };
-    let word = if kind == NodeKind::Join {
+    let word = if kind == SetKind::Join {
         "join!"
     } else {
         "select!"
@@ -298,46 +226,12 @@ fn futures_macro_branches<'a>(
 }
 
 /// The node shown for a macro's `PollFn`: a select or join over `children`.
-fn macro_tree(kind: NodeKind, word: &str, children: Vec<Child>, poll_fn: &Value<'_>) -> Child {
-    let decoded = Decoded::tree(kind, word, children, json!({}));
+fn macro_tree(kind: SetKind, word: &str, children: Vec<Child>, poll_fn: &Value<'_>) -> Child {
+    let decoded = Decoded::set(kind, word, children, None);
     Child {
         prepared: Some(Box::new(decoded)),
         ..Child::of(poll_fn)
     }
-}
-
-/// A `join!` branch: `MaybeDone::Future(f)` is pending, `Done` finished, `Gone` taken.
-pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
-    let (variant, payload) = value.variant()?;
-    let status = match variant.as_str() {
-        "Future" => BranchStatus::Pending,
-        "Done" => BranchStatus::Done,
-        _ => BranchStatus::Gone,
-    };
-    if status != BranchStatus::Pending {
-        // Show the future's type, not the MaybeDone holding its output.
-        let ty = value
-            .ty
-            .template_params
-            .first()
-            .map(|(_, ty)| *ty)
-            .or_else(|| {
-                generic_argument(&value.ty.name)
-                    .and_then(|name| value.target.debug.type_by_name(name, Some(value.ty.die)))
-            })
-            .unwrap_or(value.ty.die);
-        return Ok(Child {
-            branch: Some(Branch::new(index, status)),
-            describe_only: true,
-            ..Child::at(ty, value.address)
-        });
-    }
-    let inner = payload.first_path(&[&["future"], &["__0"]])?;
-    Ok(Child {
-        branch: Some(Branch::new(index, status)),
-        describe_only: status != BranchStatus::Pending,
-        ..Child::of(&inner)
-    })
 }
 
 /// Marks the deepest coroutine of a running chain that is on the thread's stack: it is
@@ -388,10 +282,4 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
         }),
         _ => None,
     };
-}
-
-/// `a::B<c::D<e>>` -> `c::D<e>`.
-fn generic_argument(type_name: &str) -> Option<&str> {
-    let open = type_name.find('<')?;
-    type_name[open + 1..].strip_suffix('>')
 }

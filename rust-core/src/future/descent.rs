@@ -6,14 +6,17 @@
 //! type from the DWARF type graph, so buffers, sockets and maps are never walked. No other
 //! pointer is followed: shared state behind `Arc`/`Rc` is left to the decoders.
 
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::decoders::boxed;
 use super::{registry, FutureDecoder};
-use crate::dwarf::{DieRef, TypeInfo, TypeTag};
+use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::Result;
+use crate::layouts::rust;
 use crate::names;
-use crate::tokio::compat;
+use crate::std_values;
 use crate::value::{offset, Value};
 
 /// How many nested fields one search goes through.
@@ -50,21 +53,21 @@ impl<'a> FutureDecoder<'a> {
         if info.tag == TypeTag::Pointer || boxed::is_dyn_body(info) {
             return false;
         }
-        if info.name.starts_with(crate::dwarf::PIN_PREFIX) {
+        if info.name.starts_with(rust::PIN_PREFIX) {
             return self.pins_a_future(info);
         }
         let path = names::strip_last_generics(&info.name);
         names::coroutine_kind(&info.name).is_some()
             || boxed::is_dyn_future(info)
             || registry::decoder_for(info).is_some()
-            || (!CONTAINERS.contains(&path.as_str()) && self.target().debug.has_poll_code(&path))
+            || (!CONTAINERS.contains(&path.as_str()) && self.polled_types.contains(&path))
     }
 
     /// `Pin<P>` is a future when P is a `dyn Future` or points to a future; a pinned box of
     /// anything else (an I/O object, a body) is searched like any other field.
     fn pins_a_future(&self, pin: &TypeInfo) -> bool {
         let debug = self.target().debug;
-        let Some(pointer) = debug.pin_pointer(pin) else {
+        let Some(pointer) = std_values::pin_pointer_type(debug, pin) else {
             return false;
         };
         if boxed::is_dyn_future(&pointer) {
@@ -135,10 +138,10 @@ impl<'a> FutureDecoder<'a> {
             return Ok(());
         }
         if boxed::is_dyn_body(&value.ty) {
-            if value.field(compat::FAT_POINTER_DATA)?.read_pointer()? == 0 {
+            if boxed::is_null(&value)? {
                 return Ok(());
             }
-            let (concrete, data) = boxed::concrete(self, &value)?;
+            let (concrete, data) = boxed::concrete(&self.context, &value)?;
             return self.visit(value.target.value(concrete, data)?, via, depth + 1, search);
         }
         if value.ty.tag == TypeTag::Pointer {
@@ -173,7 +176,7 @@ impl<'a> FutureDecoder<'a> {
         } else {
             match info.tag {
                 TypeTag::Pointer => {
-                    info.name.starts_with(compat::BOX_PREFIX)
+                    info.name.starts_with(rust::BOX_PREFIX)
                         && info
                             .target
                             .is_some_and(|target| self.can_hold_future(target, depth + 1))
@@ -212,4 +215,36 @@ fn join(via: &str, name: &str) -> String {
     } else {
         format!("{via}.{name}")
     }
+}
+
+/// The types the binary has `Future::poll` or `Stream::poll_next` code for (their paths
+/// without generic arguments), from the linkage names in its string sections: worked out
+/// once per binary and kept with it.
+pub struct PolledTypes(FxHashSet<String>);
+
+impl PolledTypes {
+    pub fn contains(&self, type_path: &str) -> bool {
+        self.0.contains(type_path)
+    }
+}
+
+pub fn polled_types(debug: &DebugInfo) -> Arc<PolledTypes> {
+    debug.memo(|| {
+        let mut types = FxHashSet::default();
+        for (needle, _) in rust::POLL_IMPLS {
+            for linkage_name in debug.strings_containing(needle) {
+                let demangled = names::demangle(&linkage_name);
+                let Some(inner) = demangled.strip_prefix('<') else {
+                    continue;
+                };
+                if let Some(ty) = rust::POLL_IMPLS
+                    .iter()
+                    .find_map(|(_, suffix)| inner.strip_suffix(suffix))
+                {
+                    types.insert(names::strip_last_generics(ty));
+                }
+            }
+        }
+        PolledTypes(types)
+    })
 }

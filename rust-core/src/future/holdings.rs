@@ -7,14 +7,13 @@ use std::cell::RefCell;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::coroutine::active_variant;
-use super::decoders::vec_first_elements;
+use super::env::{active_variant, captured_variables};
 use crate::dwarf::{DebugInfo, DieRef, TypeTag};
 use crate::error::{Error, Result};
-use crate::model::{Holding, Resource};
+use crate::layouts::tokio_futures::{self as layout, HoldingType};
+use crate::model::{Holding, HoldingKind, Resource, ResourceKind};
 use crate::names;
-use crate::tokio::compat;
-use crate::tokio::compat::holdings::{self, HoldingType, Step};
+use crate::std_values;
 use crate::value::Value;
 
 /// How deep values are searched for holdings (structs in enums in coroutines …).
@@ -38,19 +37,16 @@ impl HoldingTypes {
             .borrow_mut()
             .reaches_holding(ty, &mut |ty| match debug.type_info(ty) {
                 Ok(info)
-                    if holding_type(&info.name).is_some()
-                        || info.name == holdings::ACQUIRE_TYPE =>
+                    if holding_type(&info.name).is_some() || info.name == layout::ACQUIRE_TYPE =>
                 {
                     TypeShape::Holding
                 }
-                Ok(info) if info.name.starts_with(compat::BOX_PREFIX) => {
+                Ok(info) if info.name.starts_with(crate::layouts::rust::BOX_PREFIX) => {
                     TypeShape::Owns(info.target.into_iter().collect())
                 }
-                Ok(info) if info.name.starts_with(compat::VEC_PREFIX) => TypeShape::Owns(
-                    info.template_param(compat::VEC_ELEMENT_PARAM)
-                        .into_iter()
-                        .collect(),
-                ),
+                Ok(info) if std_values::is_vec(&info) => {
+                    TypeShape::Owns(std_values::element_type(&info).into_iter().collect())
+                }
                 Ok(info) if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
                 Ok(info) => {
                     let members = info.fields.iter().filter_map(|field| field.ty);
@@ -175,7 +171,7 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
 }
 
 fn holding_type(name: &str) -> Option<&'static HoldingType> {
-    holdings::TYPES
+    layout::HOLDING_TYPES
         .iter()
         .find(|(prefix, ..)| name.starts_with(prefix))
 }
@@ -244,32 +240,6 @@ pub fn of_fields(types: &HoldingTypes, value: &Value<'_>) -> Vec<Holding> {
     found
 }
 
-/// Where a coroutine keeps what it captured (an async fn's arguments): the fields of its
-/// `Unresumed` variant, by offset in the env and name.
-fn captured_variables(env: &Value<'_>) -> Vec<(u64, String)> {
-    let Some(part) = env.ty.variant_part.as_ref() else {
-        return Vec::new();
-    };
-    let Some(unresumed) = part
-        .variants
-        .iter()
-        .find(|variant| variant.discr_value == Some(super::coroutine::UNRESUMED_STATE))
-    else {
-        return Vec::new();
-    };
-    let Some(info) = unresumed
-        .member
-        .ty
-        .and_then(|ty| env.target.debug.type_info(ty).ok())
-    else {
-        return Vec::new();
-    };
-    info.fields
-        .iter()
-        .map(|field| (unresumed.member.offset + field.offset, field.name.clone()))
-        .collect()
-}
-
 struct Search<'s> {
     types: &'s HoldingTypes,
     found: &'s mut Vec<Holding>,
@@ -281,29 +251,35 @@ impl Search<'_> {
             return;
         }
         let name = value.ty.name.as_str();
-        if let Some((_, kind, resource_kind, steps)) = holding_type(name) {
-            if let Ok(Some(address)) = resolve(value, steps) {
-                self.push(kind, resource_kind, address, path, idle_future);
+        if let Some(&(_, kind, resource_kind, path_to_resource)) = holding_type(name) {
+            if let Ok(Some(resource)) = std_values::follow(value, path_to_resource) {
+                self.push(kind, resource_kind, resource.address, path, idle_future);
             }
             return;
         }
-        if name == holdings::ACQUIRE_TYPE {
+        if name == layout::ACQUIRE_TYPE {
             if let Ok(Some(address)) = assigned_permits(value) {
-                self.push("assigned", "semaphore", address, path, true);
+                self.push(
+                    HoldingKind::Assigned,
+                    ResourceKind::Semaphore,
+                    address,
+                    path,
+                    true,
+                );
             }
             return;
         }
         if !self.types.may_hold(value.target.debug, value.ty.die) {
             return;
         }
-        if name.starts_with(compat::BOX_PREFIX) {
+        if name.starts_with(crate::layouts::rust::BOX_PREFIX) {
             if let Ok(boxed) = value.pointee() {
                 self.visit(&boxed, path, idle_future, depth + 1);
             }
             return;
         }
-        if name.starts_with(compat::VEC_PREFIX) {
-            for (position, element) in vec_first_elements(value, MAX_VEC_ELEMENTS)
+        if std_values::is_vec(&value.ty) {
+            for (position, element) in std_values::vec_first_elements(value, MAX_VEC_ELEMENTS)
                 .unwrap_or_default()
                 .iter()
                 .enumerate()
@@ -352,15 +328,15 @@ impl Search<'_> {
 
     fn push(
         &mut self,
-        kind: &'static str,
-        resource_kind: &'static str,
+        kind: HoldingKind,
+        resource_kind: ResourceKind,
         address: u64,
         local: String,
         idle_future: bool,
     ) {
         let resource = Resource {
             kind: resource_kind,
-            address: format!("{address:#x}"),
+            address,
         };
         let holding = Holding {
             kind,
@@ -375,40 +351,20 @@ impl Search<'_> {
     }
 }
 
-/// Follows `steps` from a holding to its resource; `None` when there is none (`None` sender).
-fn resolve(value: &Value<'_>, steps: &[Step]) -> Result<Option<u64>> {
-    let mut current = value.clone();
-    for step in steps {
-        current = match step {
-            Step::Field(name) => current.field(name)?,
-            Step::Deref => current.pointee()?,
-            Step::Arc => current.arc_data()?,
-            Step::Some => {
-                let (variant, payload) = current.variant()?;
-                if variant != "Some" {
-                    return Ok(None);
-                }
-                payload.field(crate::tokio::compat::TUPLE_FIRST)?
-            }
-        };
-    }
-    Ok(Some(current.address))
-}
-
 /// An acquire future's semaphore when tokio has assigned permits to its waiter.
 fn assigned_permits(acquire: &Value<'_>) -> Result<Option<u64>> {
-    if acquire.field(holdings::ACQUIRE_QUEUED)?.read_uint()? == 0 {
+    if acquire.field(layout::ACQUIRE_QUEUED)?.read_uint()? == 0 {
         return Ok(None);
     }
-    let wanted = acquire.field(holdings::ACQUIRE_PERMITS)?.read_uint()?;
-    let remaining = acquire.path(holdings::ACQUIRE_REMAINING)?.read_uint()?;
+    let wanted = acquire.field(layout::ACQUIRE_PERMITS)?.read_uint()?;
+    let remaining = std_values::at(acquire, layout::ACQUIRE_REMAINING)?.read_uint()?;
     let assigned = wanted
         .checked_sub(remaining)
         .ok_or_else(|| Error::layout("an acquire waiter needs more permits than it asked for"))?;
     if assigned == 0 {
         return Ok(None);
     }
-    resolve(acquire, holdings::ACQUIRE_SEMAPHORE)
+    Ok(std_values::follow(acquire, layout::ACQUIRE_SEMAPHORE)?.map(|semaphore| semaphore.address))
 }
 
 #[cfg(test)]

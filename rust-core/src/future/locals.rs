@@ -1,11 +1,12 @@
 //! Locals a suspended coroutine keeps across its `.await`, with the values of simple ones.
 
 use rustc_hash::FxHashSet;
-use serde_json::{json, Value as Json};
 
 use crate::dwarf::TypeTag;
+use crate::layouts::rust::{coroutine, OPTION_PREFIX};
 use crate::memory::MemoryExt;
-use crate::model::Local;
+use crate::model::{Local, SimpleValue};
+use crate::std_values;
 use crate::value::Value;
 
 /// Longest string value shown.
@@ -20,7 +21,7 @@ pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
     for field in &fields.ty.fields {
         let temporary = field
             .name
-            .strip_prefix("__")
+            .strip_prefix(coroutine::TEMPORARY_PREFIX)
             .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()));
         if field.name == skip
             || field.name.is_empty()
@@ -39,7 +40,7 @@ pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
         locals.push(Local {
             name: field.name.clone(),
             type_name: value.ty.name.clone(),
-            address: format!("{:#x}", value.address),
+            address: value.address,
             value: simple_value(&value),
         });
     }
@@ -47,59 +48,35 @@ pub fn saved_locals(fields: &Value<'_>, skip: &str) -> Vec<Local> {
 }
 
 /// The value of integers, bools, chars, `&str`, `String` and `Option`s of them.
-pub fn simple_value(value: &Value<'_>) -> Option<Json> {
+pub fn simple_value(value: &Value<'_>) -> Option<SimpleValue> {
     let name = value.ty.name.as_str();
     if value.ty.tag == TypeTag::Base {
         let size = value.ty.size?;
         let raw = value.target.memory.read_uint(value.address, size).ok()?;
         return Some(match name {
-            "bool" => json!(raw != 0),
-            "char" => json!(char::from_u32(raw as u32)?.to_string()),
-            "f32" => json!(f32::from_bits(raw as u32)),
-            "f64" => json!(f64::from_bits(raw)),
+            "bool" => SimpleValue::Bool(raw != 0),
+            "char" => SimpleValue::Text(char::from_u32(raw as u32)?.to_string()),
+            "f32" => SimpleValue::Float(f64::from(f32::from_bits(raw as u32))),
+            "f64" => SimpleValue::Float(f64::from_bits(raw)),
             _ if name.starts_with('i') || name == "isize" => {
                 let shift = 64 - 8 * size;
-                json!(((raw << shift) as i64) >> shift)
+                SimpleValue::Signed(((raw << shift) as i64) >> shift)
             }
-            _ => json!(raw),
+            _ => SimpleValue::Unsigned(raw),
         });
     }
-    if name == "&str" {
-        let pointer = value.field("data_ptr").ok()?.read_pointer().ok()?;
-        let length = value.field("length").ok()?.read_uint().ok()?;
-        return read_text(value, pointer, length);
+    if std_values::is_text(&value.ty) {
+        let (mut text, cut) = std_values::text(value, MAX_STRING).ok()?;
+        if cut {
+            text.push('…');
+        }
+        return Some(SimpleValue::Text(text));
     }
-    if name == "alloc::string::String" {
-        let vec = value.field("vec").ok()?;
-        let length = vec.field("len").ok()?.read_uint().ok()?;
-        let pointer = vec
-            .find_descendant(|ty| ty.tag == TypeTag::Pointer)
-            .ok()?
-            .read_pointer()
-            .ok()?;
-        return read_text(value, pointer, length);
-    }
-    if name.starts_with("core::option::Option<") {
-        let (variant, payload) = value.variant().ok()?;
-        return match variant.as_str() {
-            "None" => Some(Json::Null),
-            "Some" => simple_value(&payload.field("__0").ok()?),
-            _ => None,
+    if name.starts_with(OPTION_PREFIX) {
+        return match std_values::option(value).ok()? {
+            None => Some(SimpleValue::Null),
+            Some(inner) => simple_value(&inner),
         };
     }
     None
-}
-
-fn read_text(value: &Value<'_>, pointer: u64, length: u64) -> Option<Json> {
-    let shown = length.min(MAX_STRING);
-    let bytes = value
-        .target
-        .memory
-        .read_bytes(pointer, shown as usize)
-        .ok()?;
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
-    if shown < length {
-        text.push('…');
-    }
-    Some(json!(text))
 }

@@ -54,7 +54,7 @@ impl Plans {
         };
         let function = kind
             .is_coroutine()
-            .then(|| names::coroutine_function(debug, info))
+            .then(|| coroutine_function(debug, info))
             .flatten();
         let head = Rc::new(NodeHead {
             kind,
@@ -120,4 +120,35 @@ impl Plans {
         self.branches.borrow_mut().insert(key, lines.clone());
         lines
     }
+}
+
+/// The readable function path of a coroutine env type, e.g.
+/// `tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>` -> `tokio::sync::mutex::Mutex<T>::lock`.
+pub fn coroutine_function(debug: &DebugInfo, env: &TypeInfo) -> Option<String> {
+    names::coroutine_kind(&env.name)?;
+    let dwarf_path: Vec<String> = names::split_path(&names::resume_function_name(&env.name))
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // The resume function is compiled where its env type is (generic ones, in the crate
+    // that instantiates them).
+    // Only an `{impl#N}` segment needs the linkage name (see `replace_impl_segments`).
+    let has_impl = dwarf_path
+        .iter()
+        .any(|segment| segment.starts_with("{impl#"));
+    let readable = match has_impl
+        .then(|| debug.coroutine_linkage_name(&dwarf_path.join("::"), Some(env.die)))
+        .flatten()
+    {
+        Some(linkage) => names::replace_impl_segments(&dwarf_path, linkage),
+        None => dwarf_path,
+    };
+    let kept: Vec<&str> = readable
+        .iter()
+        .map(String::as_str)
+        .filter(|segment| {
+            !segment.starts_with("{async_fn#") && !segment.starts_with("{async_closure#")
+        })
+        .collect();
+    Some(kept.join("::"))
 }

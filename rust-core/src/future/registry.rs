@@ -3,16 +3,13 @@
 
 use super::decoders::{
     boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tonic, tower,
-    trivial, wrappers,
+    trivial, wrappers, DecodeFn,
 };
-use super::{FutureDecoder, Outcome};
 use crate::dwarf::{TypeInfo, TypeTag};
-use crate::error::Result;
+use crate::layouts::libraries::{
+    async_stream, hyper as hyper_layout, tokio_stream, tonic as tonic_layout, tower as tower_layout,
+};
 use crate::names;
-use crate::tokio::compat;
-use crate::value::Value;
-
-pub type DecodeFn = for<'a> fn(&FutureDecoder<'a>, &Value<'a>) -> Result<Outcome>;
 
 pub enum Pattern {
     /// The type's name starts with this.
@@ -295,41 +292,32 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     ),
     (Type("futures_util::future::select::Select<"), sets::select),
     // Streams and libraries.
+    (Type(tokio_stream::STREAM_MAP_TYPE), streams::stream_map),
     (
-        Type(compat::tokio_stream::STREAM_MAP_TYPE),
-        streams::stream_map,
-    ),
-    (
-        Type(compat::tokio_stream::RECEIVER_STREAM),
+        Type(tokio_stream::RECEIVER_STREAM),
         channels::mpsc_receiver_stream,
     ),
     (
-        Type(compat::tokio_stream::UNBOUNDED_RECEIVER_STREAM),
+        Type(tokio_stream::UNBOUNDED_RECEIVER_STREAM),
         channels::mpsc_receiver_stream,
     ),
+    (Type(tokio_stream::TCP_LISTENER_STREAM), io::listener_stream),
     (
-        Type(compat::tokio_stream::TCP_LISTENER_STREAM),
+        Type(tokio_stream::UNIX_LISTENER_STREAM),
         io::listener_stream,
     ),
+    (Type(async_stream::STREAM_TYPE), streams::async_stream),
     (
-        Type(compat::tokio_stream::UNIX_LISTENER_STREAM),
-        io::listener_stream,
-    ),
-    (
-        Type(compat::async_stream::STREAM_TYPE),
-        streams::async_stream,
-    ),
-    (
-        Type(compat::hyper::SERVER_DISPATCHER),
+        Type(hyper_layout::SERVER_DISPATCHER),
         hyper::server_connection,
     ),
     (
-        Type(compat::hyper::CLIENT_DISPATCHER),
+        Type(hyper_layout::CLIENT_DISPATCHER),
         hyper::client_connection,
     ),
-    (Type(compat::tonic::STREAMING), tonic::streaming),
-    (Type(compat::tower::BUFFER_RESPONSE), tower::buffer_response),
-    (Type(compat::tower::BUFFER_WORKER), tower::buffer_worker),
+    (Type(tonic_layout::STREAMING), tonic::streaming),
+    (Type(tower_layout::BUFFER_RESPONSE), tower::buffer_response),
+    (Type(tower_layout::BUFFER_WORKER), tower::buffer_worker),
 ];
 
 /// The decoder for a future of this type, if one is known.

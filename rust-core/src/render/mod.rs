@@ -292,13 +292,7 @@ pub(crate) fn group_states(states: &[StateCount], style: &Style) -> String {
 }
 
 pub(crate) fn state_name(state: TaskState) -> &'static str {
-    match state {
-        TaskState::Idle => "idle",
-        TaskState::Scheduled => "scheduled",
-        TaskState::Running => "running",
-        TaskState::Complete => "complete",
-        TaskState::Cancelled => "cancelled",
-    }
+    state.name()
 }
 
 /// One line per frame; a node with several children lists each branch indented.
@@ -475,10 +469,7 @@ fn collect_lines(
                     ),
                     None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };
-                let status = serde_json::to_value(status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default();
+                let status = status.name();
                 lines.push(Line {
                     head: format!("{indent}   branch {index}{name} ({status}){at}:"),
                     tail: String::new(),

@@ -23,7 +23,7 @@ pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) 
         let mut row = vec![
             thousands(task.id),
             style.state(state_name(task.state)),
-            task.runtime.clone(),
+            format!("{:#x}", task.runtime),
         ];
         row.extend(where_it_stands(&task.root, style));
         if spawned {

@@ -5,8 +5,9 @@
 use std::fmt::Write;
 
 use super::style::Style;
-use crate::model::{Deadlock, Futurelock, Location, Party, Report, Resource, WaitEdge};
-use crate::waits::party_name;
+use crate::model::{
+    Deadlock, Futurelock, Location, Party, Report, Resource, ResourceKind, WaitEdge,
+};
 
 pub fn render_waits(out: &mut String, report: &Report, style: &Style) {
     let edges = report.waits.as_deref().unwrap_or_default();
@@ -48,27 +49,27 @@ fn at(location: &Option<Location>, style: &Style) -> String {
 /// `Mutex 0x…` / `JoinHandle of task 8` (the task waited for, `to`).
 fn resource_name(resource: &Resource, to: Party) -> String {
     let kind = match resource.kind {
-        "mutex" => "Mutex",
-        "rwlock" => "RwLock",
-        "semaphore" => "Semaphore",
-        "notify" => "Notify",
-        "task" => return format!("JoinHandle of {}", party_name(to)),
-        other => other,
+        ResourceKind::Mutex => "Mutex",
+        ResourceKind::Rwlock => "RwLock",
+        ResourceKind::Semaphore => "Semaphore",
+        ResourceKind::Notify => "Notify",
+        ResourceKind::Task => return format!("JoinHandle of {to}"),
+        other => other.name(),
     };
-    format!("{kind} {}", resource.address)
+    format!("{kind} {:#x}", resource.address)
 }
 
 /// `task 4 at src/main.rs:47 waits for task 3 (holding it at src/main.rs:45)`.
 fn edge_line(edge: &WaitEdge, style: &Style) -> String {
-    let from = format!("{} at {}", party_name(edge.from), at(&edge.location, style));
-    let to = party_name(edge.to);
+    let from = format!("{} at {}", edge.from, at(&edge.location, style));
+    let to = edge.to.to_string();
     match (edge.resource.kind, edge.possible) {
-        ("task", _) => format!("{from} waits for {to} to finish"),
+        (ResourceKind::Task, _) => format!("{from} waits for {to} to finish"),
         (_, true) => format!(
             "{from} may be woken by {to} (it holds the Notify at {})",
             at(&edge.held_at, style)
         ),
-        ("mpsc" | "oneshot" | "watch" | "broadcast", _) => {
+        (kind, _) if kind.is_channel() => {
             format!(
                 "{from} waits for {to} to send (it holds a sender at {})",
                 at(&edge.held_at, style)
@@ -92,13 +93,13 @@ pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
         let _ = write!(
             line,
             " {} ({}) → {} →",
-            party_name(edge.from),
+            edge.from.to_string(),
             at(&edge.location, style),
             resource_name(&edge.resource, edge.to)
         );
     }
     match deadlock.edges.first() {
-        Some(first) => line.push_str(&format!(" {}", party_name(first.from))),
+        Some(first) => line.push_str(&format!(" {}", first.from.to_string())),
         None => line.push_str(" (empty)"),
     }
     line

@@ -1,9 +1,11 @@
 //! A thread's tokio `CONTEXT` thread-local: which runtime it is in, whether it is a worker,
 //! and which task it is running.
 
+use crate::arch;
 use crate::dwarf::{DebugInfo, DieRef, TlsVariable};
 use crate::error::{Error, ErrorKind, Result};
-use crate::tokio::compat;
+use crate::layouts::{rust, tokio as layout};
+use crate::std_values;
 use crate::value::{Target, Value};
 
 /// Where the `CONTEXT` thread-local lives in the executable's TLS block, and its type.
@@ -16,9 +18,9 @@ pub struct ContextVariable {
 /// Finds the `CONTEXT` variable. rustc emits decoys with the same location; the real one
 /// is the one whose linkage name is a symbol.
 pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
-    let candidates: Vec<TlsVariable> = debug.tls_variables(compat::CONTEXT_TLS_NAMESPACE);
+    let candidates: Vec<TlsVariable> = debug.tls_variables(layout::CONTEXT_TLS_NAMESPACE);
     if candidates.is_empty() {
-        let message = if debug.type_by_name(compat::CONTEXT_TYPE, None).is_some() {
+        let message = if debug.type_by_name(layout::CONTEXT_TYPE, None).is_some() {
             format!(
                 "{} uses tokio, but its runtime context thread-local is not where this tool looks \
                  (unsupported tokio or rustc version?)",
@@ -52,16 +54,18 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
     })
 }
 
-/// The address of a variable in the main executable's static TLS block (x86_64 variant II:
-/// the block ends at the thread pointer).
+/// The address of a variable in the main executable's static TLS block.
 pub fn tls_address(debug: &DebugInfo, fs_base: u64, tls_offset: u64) -> Result<u64> {
     let segment = debug
         .elf
         .tls
         .ok_or_else(|| Error::layout("the executable has no PT_TLS segment"))?;
-    let align = segment.align.max(1);
-    let block = segment.memsz.div_ceil(align) * align;
-    Ok(fs_base.wrapping_sub(block).wrapping_add(tls_offset))
+    Ok(arch::static_tls_address(
+        fs_base,
+        segment.memsz,
+        segment.align,
+        tls_offset,
+    ))
 }
 
 /// What one thread's `CONTEXT` says.
@@ -89,46 +93,44 @@ pub fn read_thread_context<'a>(
 ) -> Result<Option<ThreadContext<'a>>> {
     let address = tls_address(target.debug, fs_base, variable.tls_offset)?;
     let storage = target.value(variable.storage_type, address)?;
-    if storage.has_field(compat::TLS_STORAGE_STATE_FIELD) {
-        let (state, _) = storage
-            .field(compat::TLS_STORAGE_STATE_FIELD)?
-            .find_descendant(is_enum)?
-            .variant()?;
-        if state != compat::TLS_STORAGE_ALIVE_VARIANT {
-            return Ok(None);
-        }
+    let Some(context) = std_values::thread_local(&storage)? else {
+        return Ok(None);
+    };
+    if context.ty.name != layout::CONTEXT_TYPE {
+        return Err(Error::layout(format!(
+            "the CONTEXT thread-local holds a {}, not a {} (unknown layout)",
+            context.ty.name,
+            layout::CONTEXT_TYPE
+        )));
     }
-    let context = storage.find_descendant(|ty| ty.name == compat::CONTEXT_TYPE)?;
-    let handle = match context.first_path(compat::CONTEXT_HANDLE)?.variant()? {
-        (name, some) if name == "Some" => {
-            let (flavor, payload) = some.field("__0")?.variant()?;
+    let handle = match std_values::option(&std_values::at(&context, layout::CONTEXT_HANDLE)?)? {
+        Some(handle) => {
+            let (flavor, payload) = handle.variant()?;
             Some(RuntimeHandle {
-                handle: payload.field("__0")?.arc_data()?,
+                handle: std_values::arc_data(&payload.field(rust::TUPLE_FIRST)?)?,
                 flavor,
             })
         }
-        _ => None,
+        None => None,
     };
     let scheduler = read_scheduler_context(&context).unwrap_or(None);
     let current_thread_context = match &scheduler {
-        Some((flavor, payload)) if flavor == compat::CURRENT_THREAD_VARIANT => {
+        Some((flavor, payload)) if flavor == layout::CURRENT_THREAD_VARIANT => {
             Some(payload.clone())
         }
         _ => None,
     };
     let (worker_index, worker_context) = match scheduler {
-        Some((flavor, payload)) if flavor == compat::MULTI_THREAD_VARIANT => {
+        Some((flavor, payload)) if flavor == layout::MULTI_THREAD_VARIANT => {
             read_worker(payload).ok().unzip()
         }
         _ => (None, None),
     };
-    let current_task = match context
-        .first_path(compat::CONTEXT_CURRENT_TASK)?
-        .variant()?
-    {
-        (name, some) if name == "Some" => Some(some.field("__0")?.read_uint()?),
-        _ => None,
-    };
+    let current_task =
+        match std_values::option(&std_values::at(&context, layout::CONTEXT_CURRENT_TASK)?)? {
+            Some(id) => Some(id.read_uint()?),
+            None => None,
+        };
     Ok(Some(ThreadContext {
         handle,
         worker_index,
@@ -140,23 +142,19 @@ pub fn read_thread_context<'a>(
 
 /// The scheduler context the thread is inside of: its flavor and the flavor's `Context`.
 fn read_scheduler_context<'a>(context: &Value<'a>) -> Result<Option<(String, Value<'a>)>> {
-    let pointer = context.first_path(compat::CONTEXT_SCHEDULER)?;
+    let pointer = std_values::at(context, layout::CONTEXT_SCHEDULER)?;
     if pointer.read_pointer()? == 0 {
         return Ok(None);
     }
     let (flavor, payload) = pointer.pointee()?.variant()?;
-    Ok(Some((flavor, payload.field(compat::TUPLE_FIRST)?)))
+    Ok(Some((flavor, payload.field(rust::TUPLE_FIRST)?)))
 }
 
 /// A multi_thread worker's index and its `worker::Context`.
 fn read_worker(worker_context: Value<'_>) -> Result<(u64, Value<'_>)> {
-    let worker = worker_context.field("worker")?.arc_data()?;
+    let worker = std_values::arc_data(&worker_context.field(layout::WORKER_CONTEXT_WORKER)?)?;
     Ok((
-        worker.path(compat::WORKER_INDEX)?.read_uint()?,
+        worker.field(layout::WORKER_INDEX)?.read_uint()?,
         worker_context,
     ))
-}
-
-fn is_enum(ty: &crate::dwarf::TypeInfo) -> bool {
-    ty.variant_part.is_some() || ty.tag == crate::dwarf::TypeTag::Enumeration
 }

@@ -8,10 +8,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::dwarf::{DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
+use crate::layouts::rust;
+use crate::layouts::tokio::{self as runtime, state_bits};
 use crate::memory::MemoryExt;
 use crate::model::{Location, TaskState};
 use crate::names;
-use crate::tokio::compat::{self, state_bits};
+use crate::std_values;
 use crate::value::{offset, Target, Value};
 
 /// Upper bound on tasks read from one runtime (a corrupt list must not run forever).
@@ -108,11 +110,11 @@ pub struct TaskReader<'a> {
 impl<'a> TaskReader<'a> {
     pub fn new(target: &'a Target<'a>) -> Result<Self> {
         let debug = target.debug;
-        let header = debug.type_named(compat::HEADER_TYPE)?.ok_or_else(|| {
-            Error::layout(format!("no type {} in the DWARF", compat::HEADER_TYPE))
+        let header = debug.type_named(runtime::HEADER_TYPE)?.ok_or_else(|| {
+            Error::layout(format!("no type {} in the DWARF", runtime::HEADER_TYPE))
         })?;
         let vtable_ty = header
-            .field("vtable")
+            .field(runtime::HEADER_VTABLE)
             .and_then(|field| field.ty)
             .ok_or_else(|| Error::layout("task Header has no `vtable` field"))?;
         let vtable_pointer = debug.type_info(vtable_ty)?;
@@ -121,14 +123,14 @@ impl<'a> TaskReader<'a> {
                 .target
                 .ok_or_else(|| Error::layout("task Header.vtable is not a pointer"))?,
         )?;
-        let trailer = debug.type_named(compat::TRAILER_TYPE)?.ok_or_else(|| {
-            Error::layout(format!("no type {} in the DWARF", compat::TRAILER_TYPE))
+        let trailer = debug.type_named(runtime::TRAILER_TYPE)?.ok_or_else(|| {
+            Error::layout(format!("no type {} in the DWARF", runtime::TRAILER_TYPE))
         })?;
         let pointers = target
             .value_of_type(trailer, 0)
-            .field(compat::TRAILER_POINTERS)?;
-        let trailer_next = pointers.first_path(compat::POINTERS_NEXT)?.address;
-        let trailer_prev = pointers.first_path(compat::POINTERS_PREV)?.address;
+            .field(runtime::TRAILER_POINTERS)?;
+        let trailer_next = std_values::at(&pointers, runtime::POINTERS_NEXT)?.address;
+        let trailer_prev = std_values::at(&pointers, runtime::POINTERS_PREV)?.address;
         let field_offset = |ty: &Arc<TypeInfo>, name: &str| {
             ty.field(name).map(|field| field.offset).ok_or_else(|| {
                 Error::layout(format!(
@@ -138,12 +140,12 @@ impl<'a> TaskReader<'a> {
             })
         };
         let layouts = Layouts {
-            header_state: field_offset(&header, "state")?,
-            header_vtable: field_offset(&header, "vtable")?,
-            vtable_poll: field_offset(&vtable, "poll")?,
-            vtable_trailer_offset: field_offset(&vtable, "trailer_offset")?,
-            vtable_scheduler_offset: field_offset(&vtable, "scheduler_offset")?,
-            vtable_id_offset: field_offset(&vtable, "id_offset")?,
+            header_state: field_offset(&header, runtime::HEADER_STATE)?,
+            header_vtable: field_offset(&header, runtime::HEADER_VTABLE)?,
+            vtable_poll: field_offset(&vtable, runtime::VTABLE_POLL)?,
+            vtable_trailer_offset: field_offset(&vtable, runtime::VTABLE_TRAILER_OFFSET)?,
+            vtable_scheduler_offset: field_offset(&vtable, runtime::VTABLE_CORE_OFFSET)?,
+            vtable_id_offset: field_offset(&vtable, runtime::VTABLE_ID_OFFSET)?,
             trailer_next,
             trailer_prev,
         };
@@ -159,16 +161,17 @@ impl<'a> TaskReader<'a> {
     /// and what could not be read. A task whose links are unreadable loses only itself:
     /// each shard is walked forward from its head and, if that breaks, back from its tail.
     pub fn task_addresses(&self, handle: &Value<'a>) -> Result<TaskWalk> {
-        let owned = handle
-            .first_path(compat::HANDLE_OWNED_TASKS)
+        let owned = std_values::at(handle, runtime::HANDLE_OWNED_TASKS)
             .context_with(|| "runtime handle")?;
-        let shards = owned
-            .first_path(compat::OWNED_TASKS_SHARDS)?
-            .boxed_slice(MAX_SHARDS)?;
+        let shards = std_values::boxed_slice(
+            &std_values::at(&owned, runtime::OWNED_TASKS_SHARDS)?,
+            MAX_SHARDS,
+        )?;
         let mut walk = TaskWalk::default();
         let mut seen = FxHashSet::default();
         for (shard_index, shard) in shards.iter().enumerate() {
-            self.walk_list(shard, shard_index, &mut seen, &mut walk)?;
+            let list = std_values::at(shard, runtime::SHARD_LIST)?;
+            self.walk_list(&list, shard_index, &mut seen, &mut walk)?;
             if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
                 walk.problems.push(format!(
                     "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
@@ -181,31 +184,26 @@ impl<'a> TaskReader<'a> {
 
     /// The tasks a `LocalSet` owns (`context.shared.local_state.owned`): one list, not shards.
     pub fn local_set_task_addresses(&self, local_set: &Value<'a>) -> Result<TaskWalk> {
-        let context = local_set
-            .field(compat::LOCAL_SET_CONTEXT)?
-            .pointee()?
-            .field(compat::RC_INNER_VALUE)?;
-        let shared = context.field(compat::LOCAL_CONTEXT_SHARED)?.arc_data()?;
-        let owned = shared.first_path(compat::LOCAL_SHARED_OWNED_TASKS)?;
+        let shared = std_values::at_path(local_set, runtime::LOCAL_SET_SHARED)?;
+        let owned = std_values::at(&shared, runtime::LOCAL_SHARED_OWNED_TASKS)?;
+        let list = std_values::at(&owned, runtime::LOCAL_OWNED_LIST)?;
         let mut walk = TaskWalk::default();
-        self.walk_list(&owned, 0, &mut FxHashSet::default(), &mut walk)?;
+        self.walk_list(&list, 0, &mut FxHashSet::default(), &mut walk)?;
         Ok(walk)
     }
 
-    /// Walks the intrusive task list inside `holder` forward from its head and, if a link
-    /// breaks, back from its tail.
+    /// Walks an intrusive task list forward from its head and, if a link breaks, back
+    /// from its tail.
     fn walk_list(
         &self,
-        holder: &Value<'a>,
+        list: &Value<'a>,
         shard: usize,
         seen: &mut FxHashSet<u64>,
         walk: &mut TaskWalk,
     ) -> Result<()> {
-        let list =
-            holder.find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
-        let head = list.field(compat::LINKED_LIST_HEAD)?.read_pointer()?;
+        let head = list.field(runtime::LINKED_LIST_HEAD)?.read_pointer()?;
         if self.follow(head, self.layouts.trailer_next, shard, seen, walk) {
-            let tail = list.field(compat::LINKED_LIST_TAIL)?.read_pointer()?;
+            let tail = list.field(runtime::LINKED_LIST_TAIL)?.read_pointer()?;
             self.follow(tail, self.layouts.trailer_prev, shard, seen, walk);
         }
         Ok(())
@@ -316,13 +314,13 @@ impl<'a> TaskReader<'a> {
             offset(offset(header.address, core_offset)?, layout.stage_offset)?,
         );
         let (variant, payload) = stage.variant()?;
-        if variant != compat::STAGE_RUNNING_VARIANT {
+        if variant != runtime::STAGE_RUNNING {
             return Ok(TaskFuture::Gone {
                 ty: layout.future_type,
                 stage: variant.to_lowercase(),
             });
         }
-        let future = payload.field(compat::STAGE_RUNNING_FUTURE)?;
+        let future = payload.field(rust::TUPLE_FIRST)?;
         Ok(TaskFuture::Running {
             ty: layout.future_type,
             address: future.address,
@@ -349,16 +347,15 @@ impl<'a> TaskReader<'a> {
         let field = self
             .target
             .value_of_type(core, core_address)
-            .field(compat::CORE_SPAWNED_AT)?;
+            .field(runtime::CORE_SPAWNED_AT)?;
         let pointer = field.read_pointer()?;
         if let Some(known) = self.spawn_locations.borrow().get(&pointer) {
             return Ok(known.clone());
         }
         let location = field.pointee()?;
-        let file = location.first_path(compat::LOCATION_FILE)?;
-        let length = file.field(compat::STR_LENGTH)?.read_uint()?;
-        let data = file.field(compat::STR_DATA)?.read_pointer()?;
-        let line = location.field(compat::LOCATION_LINE)?.read_uint()?;
+        let (data, length) =
+            std_values::text_bytes(&std_values::at(&location, rust::LOCATION_FILE)?)?;
+        let line = location.field(rust::LOCATION_LINE)?.read_uint()?;
         let read = if length <= MAX_FILE_NAME {
             self.target.memory.read_bytes(data, length as usize).ok()
         } else {
@@ -400,7 +397,10 @@ impl<'a> TaskReader<'a> {
                 .find(|(param, _)| param == name)
                 .map(|(_, die)| *die)
         };
-        let (future_ty, scheduler_ty) = match (find("T"), find("S")) {
+        let (future_ty, scheduler_ty) = match (
+            find(runtime::POLL_FUTURE_PARAM),
+            find(runtime::POLL_SCHEDULER_PARAM),
+        ) {
             (Some(t), Some(s)) => (t, s),
             _ => {
                 return Err(Error::layout(format!(
@@ -412,17 +412,17 @@ impl<'a> TaskReader<'a> {
         let scheduler_name = debug.type_info(scheduler_ty)?.name.clone();
         let core_name = format!(
             "{}{future_name}, {scheduler_name}>",
-            compat::CORE_TYPE_PREFIX
+            runtime::CORE_TYPE_PREFIX
         );
         let core = debug
             .type_named_near(&core_name, Some(future_ty))?
             .ok_or_else(|| Error::layout(format!("no type {core_name} in the DWARF")))?;
-        let stage = self
-            .target
-            .value_of_type(core.clone(), 0)
-            .find_descendant(|ty| ty.name.starts_with(compat::STAGE_TYPE_PREFIX))?;
+        let stage = std_values::at(
+            &self.target.value_of_type(core.clone(), 0),
+            runtime::CORE_STAGE,
+        )?;
         let core_with_spawn_location = core
-            .field(compat::CORE_SPAWNED_AT)
+            .field(runtime::CORE_SPAWNED_AT)
             .is_some()
             .then_some(core);
         Ok(CoreLayout {

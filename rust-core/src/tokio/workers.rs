@@ -6,8 +6,9 @@
 use rustc_hash::FxHashSet;
 
 use crate::error::{Error, Result};
+use crate::layouts::tokio::{self as runtime, workers};
 use crate::memory::MemoryExt;
-use crate::tokio::compat::{self, workers};
+use crate::std_values;
 use crate::value::Value;
 
 /// The most tasks read from one queue (a local queue holds 256; the inject queue is
@@ -30,16 +31,14 @@ pub fn worker_core(context: &Value<'_>) -> Result<Option<WorkerCore>> {
         return Ok(None);
     };
     let searching = core.field(workers::IS_SEARCHING)?.read_uint()? != 0;
-    let (parker, _) = core.field(workers::PARKER)?.variant()?;
-    let lifo_slot = match core.field(workers::LIFO_SLOT)?.variant()? {
-        (variant, some) if variant == "Some" => {
-            Some(notified_header(&some.field(compat::TUPLE_FIRST)?)?)
-        }
-        _ => None,
+    let parked = std_values::option(&core.field(workers::PARKER)?)?.is_none();
+    let lifo_slot = match std_values::option(&core.field(workers::LIFO_SLOT)?)? {
+        Some(notified) => Some(notified_header(&notified)?),
+        None => None,
     };
     Ok(Some(WorkerCore {
         searching,
-        parked: parker == "None",
+        parked,
         lifo_slot,
         run_queue: run_queue(&core)?,
     }))
@@ -47,7 +46,7 @@ pub fn worker_core(context: &Value<'_>) -> Result<Option<WorkerCore>> {
 
 /// The headers in a worker's local run queue, oldest first.
 fn run_queue(core: &Value<'_>) -> Result<Vec<u64>> {
-    let inner = core.path(workers::RUN_QUEUE)?.arc_data()?;
+    let inner = std_values::at_path(core, workers::RUN_QUEUE)?;
     let head = inner.field(workers::QUEUE_HEAD)?.read_uint()?
         & ((1u64 << workers::QUEUE_REAL_HEAD_BITS) - 1);
     let tail = inner.field(workers::QUEUE_TAIL)?.read_uint()?;
@@ -88,9 +87,10 @@ pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
     let Some(core) = context_core(context)? else {
         return Ok(None);
     };
-    let tasks = core
-        .field(workers::CURRENT_THREAD_TASKS)?
-        .vec_deque_items(MAX_QUEUED as u64)?;
+    let tasks = std_values::vec_deque_items(
+        &core.field(workers::CURRENT_THREAD_TASKS)?,
+        MAX_QUEUED as u64,
+    )?;
     tasks
         .iter()
         .map(notified_header)
@@ -101,28 +101,25 @@ pub fn current_thread_queue(context: &Value<'_>) -> Result<Option<Vec<u64>>> {
 /// Whether the runtime is shutting down: it has closed its task list, so it takes no new
 /// task and shuts down (drops) those it still lists.
 pub fn shutting_down(handle: &Value<'_>) -> Result<bool> {
-    Ok(handle
-        .first_path(compat::HANDLE_OWNED_TASKS)?
-        .field(compat::OWNED_TASKS_CLOSED)?
-        .read_uint()?
-        != 0)
+    let owned = std_values::at(handle, runtime::HANDLE_OWNED_TASKS)?;
+    Ok(std_values::at_path(&owned, runtime::OWNED_TASKS_CLOSED)?.read_uint()? != 0)
 }
 
 /// The headers in a runtime's inject queue, oldest first.
 pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
-    let head = handle.first_path(workers::INJECT_HEAD)?.read_pointer()?;
+    let head = std_values::at(handle, runtime::INJECT_HEAD)?.read_pointer()?;
     let header_type = handle
         .target
         .debug
-        .type_named(compat::HEADER_TYPE)?
-        .ok_or_else(|| Error::layout(format!("no type {}", compat::HEADER_TYPE)))?;
+        .type_named(runtime::HEADER_TYPE)?
+        .ok_or_else(|| Error::layout(format!("no type {}", runtime::HEADER_TYPE)))?;
     let next_offset = header_type
-        .field(workers::HEADER_QUEUE_NEXT)
+        .field(runtime::HEADER_QUEUE_NEXT)
         .ok_or_else(|| {
             Error::layout(format!(
                 "{} has no `{}`",
-                compat::HEADER_TYPE,
-                workers::HEADER_QUEUE_NEXT
+                runtime::HEADER_TYPE,
+                runtime::HEADER_QUEUE_NEXT
             ))
         })?
         .offset;
@@ -146,15 +143,12 @@ pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
 
 /// The core a scheduler context holds (`core: RefCell<Option<Box<Core>>>`, both flavors).
 fn context_core<'a>(context: &Value<'a>) -> Result<Option<Value<'a>>> {
-    let (variant, payload) = context.path(workers::CONTEXT_CORE)?.variant()?;
-    if variant != "Some" {
-        return Ok(None);
+    match std_values::option(&std_values::at(context, workers::CONTEXT_CORE)?)? {
+        Some(core) => core.pointee().map(Some),
+        None => Ok(None),
     }
-    payload.field(compat::TUPLE_FIRST)?.pointee().map(Some)
 }
 
 fn notified_header(notified: &Value<'_>) -> Result<u64> {
-    notified
-        .first_path(workers::NOTIFIED_HEADER)?
-        .read_pointer()
+    std_values::at(notified, workers::NOTIFIED_HEADER)?.read_pointer()
 }

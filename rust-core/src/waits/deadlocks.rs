@@ -200,15 +200,15 @@ fn cycle_in(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>, component: &[u64]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Resource;
+    use crate::model::{Resource, ResourceKind};
 
     fn wait(from: u64, to: u64) -> Condition {
         let edge = WaitEdge {
             from: Party::Task(from),
             to: Party::Task(to),
             resource: Resource {
-                kind: "mutex",
-                address: format!("{to:#x}"),
+                kind: ResourceKind::Mutex,
+                address: to,
             },
             location: None,
             held_at: None,

@@ -6,12 +6,11 @@
 mod deadlocks;
 
 use rustc_hash::FxHashMap;
-use serde_json::{Map, Value as Json};
 
 use crate::links::visit;
 use crate::model::{
-    BranchStatus, FutureNode, Futurelock, Holding, Location, NodeKind, Party, Report, Resource,
-    TaskState, WaitEdge,
+    BranchStatus, Detail, FutureNode, Futurelock, HolderNote, Holding, Location, NodeKind, Party,
+    Report, Resource, ResourceKind, TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
 
@@ -25,13 +24,13 @@ struct Holder {
 }
 
 /// Holders by resource key (a lock's semaphore, a channel's shared state, a Notify).
-type Holders = FxHashMap<String, Vec<Holder>>;
+type Holders = FxHashMap<u64, Vec<Holder>>;
 
 /// Analyses `report` in place: annotates waiting nodes with their holders, and fills
 /// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`.
 pub fn analyse(report: &mut Report, keep_edges: bool) {
     let holders = collect_holders(report);
-    let mut labels: FxHashMap<String, Resource> = FxHashMap::default();
+    let mut labels: FxHashMap<u64, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
     let waiting_tasks: Vec<(Party, bool)> = report
@@ -85,7 +84,7 @@ fn collect_holders(report: &Report) -> Holders {
                     holding: holding.clone(),
                 };
                 holders
-                    .entry(holding.resource.address.clone())
+                    .entry(holding.resource.address)
                     .or_default()
                     .push(holder);
             }
@@ -113,34 +112,11 @@ enum Relation {
     Possibly,
 }
 
-/// The keys of a waiting node's `detail` that `waiting` reads; the rest are skipped
-/// without being built.
-#[derive(serde::Deserialize)]
-struct WaitDetail {
-    semaphore: Option<Json>,
-    address: Option<Json>,
-    queued: Option<Json>,
-    closed: Option<Json>,
-    senders: Option<Json>,
-    value_sent: Option<Json>,
-    version_seen: Option<Json>,
-    version_current: Option<Json>,
-    permit_stored: Option<Json>,
-}
-
-/// The keys of a JoinHandle's `detail` that the wait-for graph reads.
-#[derive(serde::Deserialize)]
-struct JoinDetail {
-    task_id: Option<Json>,
-    task_state: Option<Json>,
-    task_address: Option<Json>,
-}
-
 /// What a waiting leaf waits for: its resource, the key its holders are found by, how it
 /// relates to them, and whether it waits at all (a channel with a value queued does not).
 struct Waiting {
     resource: Resource,
-    key: String,
+    key: u64,
     relation: Relation,
     waits: bool,
     /// Every holder must be found for a wait on them to be certain (a channel's senders):
@@ -150,103 +126,109 @@ struct Waiting {
     held_by: &'static str,
 }
 
+impl Waiting {
+    /// A lock's waiter: its holders keep guards on the lock's semaphore.
+    fn lock(
+        kind: ResourceKind,
+        relation: Relation,
+        expected: Option<u64>,
+        address: u64,
+        semaphore: u64,
+    ) -> Waiting {
+        Waiting {
+            resource: Resource { kind, address },
+            key: semaphore,
+            relation,
+            waits: true,
+            expected_holders: expected,
+            held_by: "held by",
+        }
+    }
+
+    /// A receiver's wait: its holders keep senders to the channel's shared state.
+    fn channel(
+        kind: ResourceKind,
+        relation: Relation,
+        address: u64,
+        waits: bool,
+        expected: Option<u64>,
+    ) -> Waiting {
+        Waiting {
+            resource: Resource { kind, address },
+            key: address,
+            relation,
+            waits,
+            expected_holders: expected,
+            held_by: "sender held by",
+        }
+    }
+}
+
 fn waiting(node: &FutureNode) -> Option<Waiting> {
-    // Parsed on first use, which only the waiting kinds' arms make: a Sleep's or a
-    // select!'s detail is never read.
-    let parsed = std::cell::OnceCell::new();
-    let detail = || {
-        parsed
-            .get_or_init(|| {
-                node.detail
-                    .as_deref()
-                    .and_then(|raw| serde_json::from_str::<WaitDetail>(raw.get()).ok())
-            })
-            .as_ref()
-    };
-    type Key = fn(&WaitDetail) -> &Option<Json>;
-    let text = |key: Key| Some(key(detail()?).as_ref()?.as_str()?.to_string());
-    let number = |key: Key| key(detail()?).as_ref()?.as_u64();
-    let flag = |key: Key| {
-        detail()
-            .and_then(|detail| key(detail).as_ref()?.as_bool())
-            .unwrap_or(false)
-    };
-    let (kind, key, relation, waits, expected, held_by) = match node.kind {
+    use Relation::{AllOf, AnyOf, Possibly};
+    Some(match node.detail()? {
         // One holder at a time.
-        NodeKind::MutexLock => (
-            "mutex",
-            text(|d| &d.semaphore)?,
-            Relation::AllOf,
-            true,
+        Detail::MutexLock(wait) => Waiting::lock(
+            ResourceKind::Mutex,
+            AllOf,
             Some(1),
-            "held by",
+            wait.address,
+            wait.semaphore,
         ),
-        NodeKind::RwlockRead | NodeKind::RwlockWrite => (
-            "rwlock",
-            text(|d| &d.semaphore)?,
-            Relation::AllOf,
-            true,
+        Detail::RwlockRead(wait) | Detail::RwlockWrite(wait) => Waiting::lock(
+            ResourceKind::Rwlock,
+            AllOf,
             None,
-            "held by",
+            wait.address,
+            wait.semaphore,
         ),
-        NodeKind::SemaphoreAcquire => (
-            "semaphore",
-            text(|d| &d.semaphore)?,
-            Relation::AnyOf,
-            true,
+        Detail::SemaphoreAcquire(wait) => Waiting::lock(
+            ResourceKind::Semaphore,
+            AnyOf,
             None,
-            "held by",
+            wait.address,
+            wait.semaphore,
         ),
-        NodeKind::MpscRecv => (
-            "mpsc",
-            text(|d| &d.address)?,
-            Relation::AnyOf,
-            number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed),
-            number(|d| &d.senders),
-            "sender held by",
-        ),
-        NodeKind::OneshotRecv => (
-            "oneshot",
-            text(|d| &d.address)?,
-            Relation::AnyOf,
-            !flag(|d| &d.value_sent) && !flag(|d| &d.closed),
-            Some(1),
-            "sender held by",
-        ),
-        NodeKind::BroadcastRecv => (
-            "broadcast",
-            text(|d| &d.address)?,
-            Relation::AnyOf,
-            number(|d| &d.queued) == Some(0) && !flag(|d| &d.closed),
-            number(|d| &d.senders),
-            "sender held by",
-        ),
-        NodeKind::WatchChanged => (
-            "watch",
-            text(|d| &d.address)?,
-            Relation::Possibly,
-            number(|d| &d.version_seen) == number(|d| &d.version_current) && !flag(|d| &d.closed),
-            None,
-            "sender held by",
-        ),
-        NodeKind::Notified => (
-            "notify",
-            text(|d| &d.address)?,
-            Relation::Possibly,
-            !flag(|d| &d.permit_stored),
-            None,
-            "possible notifiers:",
-        ),
+        Detail::MpscRecv(wait) => {
+            let waits = wait.queued == 0 && !wait.closed;
+            Waiting::channel(
+                ResourceKind::Mpsc,
+                AnyOf,
+                wait.address,
+                waits,
+                Some(wait.senders),
+            )
+        }
+        Detail::OneshotRecv(wait) => {
+            let waits = wait.value_sent != Some(true) && !wait.closed;
+            Waiting::channel(ResourceKind::Oneshot, AnyOf, wait.address?, waits, Some(1))
+        }
+        Detail::BroadcastRecv(wait) => {
+            let waits = wait.queued == 0 && !wait.closed;
+            Waiting::channel(
+                ResourceKind::Broadcast,
+                AnyOf,
+                wait.address,
+                waits,
+                Some(wait.senders),
+            )
+        }
+        Detail::WatchChanged(wait) => {
+            let waits = wait.version_seen == wait.version_current && !wait.closed;
+            Waiting::channel(ResourceKind::Watch, Possibly, wait.address, waits, None)
+        }
+        Detail::Notified(wait) => Waiting {
+            resource: Resource {
+                kind: ResourceKind::Notify,
+                address: wait.address,
+            },
+            key: wait.address,
+            relation: Possibly,
+            waits: !wait.permit_stored,
+            expected_holders: None,
+            held_by: "possible notifiers:",
+        },
         _ => return None,
-    };
-    let address = text(|d| &d.address).unwrap_or_else(|| key.clone());
-    Some(Waiting {
-        resource: Resource { kind, address },
-        key,
-        relation,
-        waits,
-        expected_holders: expected,
-        held_by,
     })
 }
 
@@ -254,7 +236,7 @@ struct Walk<'w> {
     party: Party,
     holders: &'w Holders,
     /// Resource key -> the resource as its waiters name it.
-    labels: &'w mut FxHashMap<String, Resource>,
+    labels: &'w mut FxHashMap<u64, Resource>,
     edges: &'w mut Vec<WaitEdge>,
 }
 
@@ -302,31 +284,15 @@ impl Walk<'_> {
     }
 
     fn join_handle(&mut self, node: &FutureNode, at: Option<Location>) -> Condition {
-        let detail: Option<JoinDetail> = node
-            .detail
-            .as_deref()
-            .and_then(|raw| serde_json::from_str(raw.get()).ok());
-        let Some(detail) = detail else {
+        let Some(Detail::JoinHandle(target)) = node.detail() else {
             return Condition::Free;
         };
-        let (Some(task), Some(state)) = (
-            detail.task_id.as_ref().and_then(Json::as_u64),
-            detail.task_state.as_ref().and_then(Json::as_str),
-        ) else {
-            return Condition::Free;
-        };
-        let address = detail
-            .task_address
-            .as_ref()
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
         let edge = WaitEdge {
             from: self.party,
-            to: Party::Task(task),
+            to: Party::Task(target.task_id),
             resource: Resource {
-                kind: "task",
-                address,
+                kind: ResourceKind::Task,
+                address: target.task_address,
             },
             location: at,
             held_at: None,
@@ -334,9 +300,9 @@ impl Walk<'_> {
             idle_future: false,
         };
         self.edges.push(edge.clone());
-        match state {
-            "complete" | "cancelled" => Condition::Free,
-            _ => Condition::Wait(Party::Task(task), Box::new(edge)),
+        match target.task_state {
+            TaskState::Complete | TaskState::Cancelled => Condition::Free,
+            _ => Condition::Wait(Party::Task(target.task_id), Box::new(edge)),
         }
     }
 
@@ -346,8 +312,7 @@ impl Walk<'_> {
         waiting: Waiting,
         at: Option<Location>,
     ) -> Condition {
-        self.labels
-            .insert(waiting.key.clone(), waiting.resource.clone());
+        self.labels.insert(waiting.key, waiting.resource);
         let mut holders: Vec<&Holder> = self
             .holders
             .get(&waiting.key)
@@ -381,7 +346,7 @@ impl Walk<'_> {
             .map(|holder| WaitEdge {
                 from: self.party,
                 to: holder.party,
-                resource: waiting.resource.clone(),
+                resource: waiting.resource,
                 location: at.clone(),
                 held_at: holder.location.clone(),
                 possible,
@@ -409,51 +374,34 @@ impl Walk<'_> {
     }
 }
 
-/// Writes the holders into a waiting node: `detail.holders` and a note in its summary
-/// (`…; held by task 4 at src/bank.rs:27)`).
+/// Writes the holders into a waiting node: its facts' list of holders, senders or
+/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`).
 fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
-    let listed: Vec<Json> = holders
+    let listed: Vec<HolderNote> = holders
         .iter()
-        .map(|holder| {
-            let mut entry = Map::new();
-            match holder.party {
-                Party::Task(id) => entry.insert("task".into(), Json::from(id)),
-                Party::Thread(tid) => entry.insert("thread".into(), Json::from(tid)),
-            };
-            entry.insert(
-                "location".into(),
-                serde_json::to_value(&holder.location).unwrap_or(Json::Null),
-            );
-            entry.insert("local".into(), Json::from(holder.holding.local.clone()));
-            if holder.holding.idle_future {
-                entry.insert("idle_future".into(), Json::from(true));
-            }
-            Json::Object(entry)
+        .map(|holder| HolderNote {
+            party: holder.party,
+            location: holder.location.clone(),
+            local: holder.holding.local.clone(),
+            idle_future: holder.holding.idle_future,
         })
         .collect();
-    if let Some(Json::Object(mut detail)) = node
-        .detail
-        .as_deref()
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-    {
-        let key = if waiting.held_by.starts_with("possible") {
-            "notifiers"
-        } else if waiting.held_by.starts_with("sender") {
-            "senders_held_by"
-        } else {
-            "holders"
-        };
-        detail.insert(key.into(), Json::Array(listed));
-        node.detail = serde_json::value::to_raw_value(&detail).ok();
-    }
-    let note = format!("{} {}", waiting.held_by, party_list(holders));
-    node.summary = node
-        .summary
-        .take()
-        .map(|summary| match summary.strip_suffix(')') {
-            Some(open) => format!("{open}; {note})"),
-            None => format!("{summary} ({note})"),
-        });
+    let slot = match node.detail_mut() {
+        Some(
+            Detail::MutexLock(wait)
+            | Detail::RwlockRead(wait)
+            | Detail::RwlockWrite(wait)
+            | Detail::SemaphoreAcquire(wait),
+        ) => &mut wait.holders,
+        Some(Detail::MpscRecv(wait)) => &mut wait.senders_held_by,
+        Some(Detail::OneshotRecv(wait)) => &mut wait.senders_held_by,
+        Some(Detail::BroadcastRecv(wait)) => &mut wait.senders_held_by,
+        Some(Detail::WatchChanged(wait)) => &mut wait.senders_held_by,
+        Some(Detail::Notified(wait)) => &mut wait.notifiers,
+        _ => return,
+    };
+    *slot = Some(listed);
+    node.add_note(&format!("{} {}", waiting.held_by, party_list(holders)));
 }
 
 /// `task 4 at src/bank.rs:27` / `tasks 4, 7` / `thread 1201 at src/main.rs:9`; an idle
@@ -473,7 +421,7 @@ fn party_list(holders: &[&Holder]) -> String {
                 .as_ref()
                 .map(|at| format!(" at {}:{}", at.file, at.line))
                 .unwrap_or_default();
-            format!("{}{at}{}", party_name(holder.party), idle(holder))
+            format!("{}{at}{}", holder.party, idle(holder))
         }
         holders => {
             let tasks: Vec<String> = holders
@@ -488,18 +436,11 @@ fn party_list(holders: &[&Holder]) -> String {
     }
 }
 
-pub fn party_name(party: Party) -> String {
-    match party {
-        Party::Task(id) => format!("task {id}"),
-        Party::Thread(tid) => format!("thread {tid}"),
-    }
-}
-
 /// Idle futures in tasks keeping what others wait for (or could): each with the tasks
 /// waiting on that resource.
 fn futurelocks(
     holders: &Holders,
-    labels: &FxHashMap<String, Resource>,
+    labels: &FxHashMap<u64, Resource>,
     edges: &[WaitEdge],
 ) -> Vec<Futurelock> {
     let mut found = Vec::new();
@@ -508,10 +449,7 @@ fn futurelocks(
             let Party::Task(task) = holder.party else {
                 continue;
             };
-            let resource = labels
-                .get(key)
-                .cloned()
-                .unwrap_or_else(|| holder.holding.resource.clone());
+            let resource = labels.get(key).copied().unwrap_or(holder.holding.resource);
             let mut blocked: Vec<u64> = edges
                 .iter()
                 .filter(|edge| edge.to == holder.party && edge.resource == resource)

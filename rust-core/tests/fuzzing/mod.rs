@@ -23,14 +23,14 @@ use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::{Error, Result};
 use tokio_async_core::future::FutureDecoder;
 use tokio_async_core::inspect::{inspect, Request};
-use tokio_async_core::memory::{Memory, WithExecutable};
+use tokio_async_core::memory::Memory;
 use tokio_async_core::model::Report;
 use tokio_async_core::output::{self, Format};
 use tokio_async_core::render::{TextOptions, View};
 use tokio_async_core::tokio::context::{find_context_variable, read_thread_context};
 use tokio_async_core::tokio::tasks::{TaskFuture, TaskReader};
 use tokio_async_core::tokio::workers::{current_thread_queue, inject_queue, worker_core};
-use tokio_async_core::value::Target;
+use tokio_async_core::value::{Target, WithExecutable};
 
 pub const PAGE: u64 = 4096;
 const IMAGE_MAGIC: &str = "tokio-async fuzz image 1";
@@ -466,7 +466,7 @@ impl Harness {
         // Its own directory: the loader looks for `<binary>.dwp` next to it.
         let path = self.scratch.join(program);
         std::fs::write(&path, &bytes).expect("scratch file writes");
-        let outcome = match DebugInfo::load_for_debugger(&path, &[], None, true) {
+        let outcome = match tokio_async_core::tokio::load_program(&path, &[], None, true) {
             Err(error) => format!("load: {}", shape(&error.message)),
             Ok(debug) => {
                 // The DWARF is parsed lazily: a stop of the same binary makes the core read it.

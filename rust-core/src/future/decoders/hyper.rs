@@ -2,45 +2,43 @@
 //! doing, from its read and write states, and for a server the in-flight service future
 //! (the handler) as the child.
 
-use serde_json::json;
-
 use super::channels::oneshot_channel;
-use super::hex;
+use crate::dwarf::TypeTag;
 use crate::error::Result;
-use crate::future::{Child, Decoded, FutureDecoder, Outcome};
-use crate::links::HOLDS_SENDER_OF;
-use crate::model::NodeKind;
-use crate::tokio::compat::{hyper, TUPLE_FIRST};
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::hyper;
+use crate::model::{Detail, HttpClient, HttpServer};
+use crate::std_values;
 use crate::value::Value;
 
 /// The variant name of a state enum, lowercased (`Init`, `Body`, `KeepAlive`, `Closed`).
-fn state(dispatcher: &Value<'_>, path: &[&str]) -> Result<String> {
-    Ok(dispatcher.path(path)?.variant_or_self()?.0.to_lowercase())
+fn state(dispatcher: &Value<'_>, path: crate::layouts::Path) -> Result<String> {
+    Ok(std_values::at_path(dispatcher, path)?
+        .variant_or_self()?
+        .0
+        .to_lowercase())
 }
 
 /// The value inside `Pin<Box<Option<F>>>` / `Option<F>`, if there is one.
 fn some<'a>(value: &Value<'a>) -> Result<Option<Value<'a>>> {
     let mut value = value.clone();
     for _ in 0..4 {
-        if value.ty.name.starts_with("core::option::Option<") {
-            let (variant, payload) = value.variant()?;
-            return (variant == "Some")
-                .then(|| payload.field(TUPLE_FIRST))
-                .transpose();
+        if std_values::is_option(&value.ty) {
+            return std_values::option(&value);
         }
-        value = if value.ty.tag == crate::dwarf::TypeTag::Pointer {
+        value = if value.ty.tag == TypeTag::Pointer {
             value.pointee()?
         } else {
-            value.first_path(crate::tokio::compat::PIN_POINTER)?
+            std_values::pin_pointer(&value)?
         };
     }
     Ok(None)
 }
 
-pub fn server_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn server_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let reading = state(value, hyper::READING)?;
     let writing = state(value, hyper::WRITING)?;
-    let handler = some(&value.path(hyper::IN_FLIGHT)?)?;
+    let handler = some(&std_values::at_path(value, hyper::IN_FLIGHT)?)?;
     let doing = if handler.is_some() {
         "running the service for a request"
     } else if writing == "body" {
@@ -55,30 +53,31 @@ pub fn server_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     let children = handler
         .iter()
         .map(|future| Child {
-            via: Some(hyper::IN_FLIGHT.join(".")),
+            via: Some(hyper::IN_FLIGHT_VIA.to_string()),
             ..Child::of(future)
         })
         .collect();
-    Ok(connection(
-        NodeKind::HttpServerConnection,
-        "HTTP/1 server connection",
-        doing,
-        &reading,
-        &writing,
-        children,
-    ))
+    let summary = summary("HTTP/1 server connection", doing, &reading, &writing);
+    let detail = Detail::HttpServerConnection(HttpServer {
+        activity: doing,
+        reading,
+        writing,
+    });
+    Ok(Outcome::Node(Decoded::with_children(
+        detail, summary, children,
+    )))
 }
 
-pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn client_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let reading = state(value, hyper::READING)?;
     let writing = state(value, hyper::WRITING)?;
     // The request's response goes back through a oneshot whose sender the callback holds.
-    let callback = some(&value.path(hyper::CALLBACK)?)?;
+    let callback = some(&std_values::at_path(value, hyper::CALLBACK)?)?;
     let waiting = callback.is_some();
     let responds_on = match &callback {
         Some(callback) => {
             let (_, retry_or_not) = callback.variant()?;
-            match some(&retry_or_not.field(TUPLE_FIRST)?)? {
+            match some(&retry_or_not.field(hyper::CALLBACK_SENDER)?)? {
                 Some(sender) => oneshot_channel(&sender)?,
                 None => None,
             }
@@ -96,38 +95,16 @@ pub fn client_connection<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     } else {
         "idle, no request"
     };
-    let mut outcome = connection(
-        NodeKind::HttpClientConnection,
-        "HTTP/1 client connection",
-        doing,
-        &reading,
-        &writing,
-        Vec::new(),
-    );
-    if let Outcome::Node(Decoded {
-        detail: Some(serde_json::Value::Object(detail)),
-        ..
-    }) = &mut outcome
-    {
-        detail.insert(HOLDS_SENDER_OF.to_string(), json!(responds_on.map(hex)));
-    }
-    Ok(outcome)
+    let summary = summary("HTTP/1 client connection", doing, &reading, &writing);
+    let detail = Detail::HttpClientConnection(HttpClient {
+        activity: doing,
+        holds_sender_of: responds_on,
+        reading,
+        writing,
+    });
+    Ok(Outcome::Node(Decoded::leaf(detail, summary)))
 }
 
-fn connection(
-    kind: NodeKind,
-    what: &str,
-    doing: &str,
-    reading: &str,
-    writing: &str,
-    children: Vec<Child>,
-) -> Outcome {
-    Outcome::Node(Decoded {
-        kind,
-        detail: Some(json!({"activity": doing, "reading": reading, "writing": writing})),
-        summary: Some(format!(
-            "{what}: {doing} (reading: {reading}, writing: {writing})"
-        )),
-        children,
-    })
+fn summary(what: &str, doing: &str, reading: &str, writing: &str) -> String {
+    format!("{what}: {doing} (reading: {reading}, writing: {writing})")
 }

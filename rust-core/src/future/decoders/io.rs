@@ -2,27 +2,18 @@
 //! `AsyncReadExt`/`AsyncWriteExt` futures, and a bare `Readiness`. Reports the fd, the
 //! interest, and (live, local processes) what the fd is.
 
-use serde_json::json;
-
-use super::{async_argument, async_self};
 use crate::error::Result;
-use crate::future::{Decoded, FutureDecoder, Outcome};
-use crate::model::NodeKind;
-use crate::tokio::compat::{self, leaves};
+use crate::future::env::{async_argument, async_self};
+use crate::future::outcome::{DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::tokio_stream;
+use crate::layouts::tokio_futures as layout;
+use crate::model::{Detail, IoWait};
+use crate::names;
+use crate::std_values;
 use crate::value::Value;
 
-/// tokio `Interest` bits.
-const INTEREST_NAMES: &[(u64, &str)] = &[
-    (1, "read"),
-    (2, "write"),
-    (4, "aio"),
-    (8, "lio"),
-    (0x10, "priority"),
-    (0x20, "error"),
-];
-
 fn interest_names(bits: u64) -> Vec<&'static str> {
-    INTEREST_NAMES
+    layout::INTEREST_BITS
         .iter()
         .filter(|(bit, _)| bits & bit != 0)
         .map(|(_, name)| *name)
@@ -30,8 +21,8 @@ fn interest_names(bits: u64) -> Vec<&'static str> {
 }
 
 /// What `/proc/PID/fd/N` says the descriptor is: socket, pipe, file, ...
-fn fd_kind(decoder: &FutureDecoder<'_>, fd: i64) -> Option<String> {
-    let pid = decoder.live().pid?;
+fn fd_kind(context: &DecodeContext<'_>, fd: i64) -> Option<String> {
+    let pid = context.live.pid?;
     let link = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
     let link = link.to_string_lossy();
     Some(match link.split(':').next() {
@@ -46,41 +37,65 @@ fn fd_kind(decoder: &FutureDecoder<'_>, fd: i64) -> Option<String> {
     })
 }
 
+/// The fd of a tokio I/O type, through the layout table: where the type keeps its
+/// `PollEvented`, then the fd inside it. A type the table does not know is searched for a
+/// field named `fd`, which the node then says.
+fn fd_of(owner: &Value<'_>) -> Result<i64> {
+    let known = layout::IO_OWNERS
+        .iter()
+        .find(|(prefix, _)| owner.ty.name.starts_with(prefix));
+    let fd = match known {
+        Some((_, path)) => {
+            let poll_evented = std_values::at_path(owner, path)?;
+            std_values::at(&poll_evented, layout::POLL_EVENTED_FD)?
+        }
+        None => owner.search_field(layout::FD_SEARCHED)?,
+    };
+    Ok(fd.read_uint()? as i32 as i64)
+}
+
 /// tokio-stream's `TcpListenerStream`/`UnixListenerStream`: accepting on its listener.
-pub fn listener_stream<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn listener_stream<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     fd_leaf(
-        decoder,
-        &value.field(compat::tokio_stream::WRAPPER_INNER)?,
+        context,
+        &value.field(tokio_stream::WRAPPER_INNER)?,
         vec!["read"],
         "accept",
     )
 }
 
 fn fd_leaf(
-    decoder: &FutureDecoder<'_>,
+    context: &DecodeContext<'_>,
     owner: &Value<'_>,
-    interest: Vec<&str>,
+    interest: Vec<&'static str>,
     operation: &str,
 ) -> Result<Outcome> {
-    let fd = owner.find_field(leaves::FD)?.read_uint()? as i32 as i64;
-    let kind = fd_kind(decoder, fd);
-    let detail = json!({"fd": fd, "interest": interest, "operation": operation, "fd_kind": kind});
-    let what = kind.map(|kind| format!(" ({kind})")).unwrap_or_default();
+    let fd = fd_of(owner)?;
+    let kind = fd_kind(context, fd);
+    let what = kind
+        .as_ref()
+        .map(|kind| format!(" ({kind})"))
+        .unwrap_or_default();
     let summary = format!(
         "{operation} on fd {fd}{what}, waiting for {}",
         interest.join("+")
     );
+    let wait = IoWait {
+        fd: Some(fd),
+        fd_kind: kind,
+        interest,
+        operation: Some(operation.to_string()),
+    };
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::IoReadiness,
-        detail,
+        Detail::IoReadiness(wait),
         summary,
     )))
 }
 
 /// `TcpListener::accept`, `UnixListener::accept`, `*::readable/writable/ready`.
-pub fn socket_wait<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn socket_wait<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let socket = async_self(value)?;
-    let operation = crate::names::split_path(&value.ty.name)
+    let operation = names::split_path(&value.ty.name)
         .iter()
         .rev()
         .nth(1)
@@ -89,40 +104,45 @@ pub fn socket_wait<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result
     let interest = match operation.as_str() {
         "writable" => vec!["write"],
         "ready" => {
-            interest_names(async_argument(value, leaves::READY_INTEREST_ARGUMENT)?.read_uint()?)
+            interest_names(async_argument(value, layout::READY_INTEREST_ARGUMENT)?.read_uint()?)
         }
         _ => vec!["read"],
     };
-    fd_leaf(decoder, &socket, interest, &operation)
+    fd_leaf(context, &socket, interest, &operation)
 }
 
 /// `AsyncReadExt::read`/`read_exact`/`read_buf`: the reader's fd.
-pub fn read<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn read<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     fd_leaf(
-        decoder,
-        &value.field(leaves::READ_SOURCE)?.pointee()?,
+        context,
+        &value.field(layout::READ_SOURCE)?.pointee()?,
         vec!["read"],
         "read",
     )
 }
 
 /// `AsyncWriteExt::write`/`write_all`: the writer's fd.
-pub fn write<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn write<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     fd_leaf(
-        decoder,
-        &value.field(leaves::WRITE_TARGET)?.pointee()?,
+        context,
+        &value.field(layout::WRITE_TARGET)?.pointee()?,
         vec!["write"],
         "write",
     )
 }
 
 /// A `Readiness` met on its own: the interest is known, the fd is not.
-pub fn readiness_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let interest = interest_names(value.find_field(leaves::READINESS_INTEREST)?.read_uint()?);
+pub fn readiness_leaf<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let interest = interest_names(std_values::at(value, layout::READINESS_INTEREST)?.read_uint()?);
     let summary = format!("waiting for I/O readiness ({})", interest.join("+"));
+    let wait = IoWait {
+        fd: None,
+        fd_kind: None,
+        interest,
+        operation: None,
+    };
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::IoReadiness,
-        json!({"fd": null, "interest": interest, "operation": null, "fd_kind": null}),
+        Detail::IoReadiness(wait),
         summary,
     )))
 }

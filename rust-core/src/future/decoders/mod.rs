@@ -1,5 +1,6 @@
 //! One small decoder per kind of future (see `../registry.rs`), and the helpers they share.
-//! Decoders find everything by field name in the DWARF layout.
+//! Decoders follow the layout table (`crate::layouts`) through `std_values`; none spells a
+//! field name. Each returns typed facts (`model::Detail`) and a summary line.
 
 pub mod boxed;
 pub mod channels;
@@ -16,46 +17,34 @@ pub mod tower;
 pub mod trivial;
 pub mod wrappers;
 
+
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
+use super::outcome::{Child, DecodeContext, Outcome};
 use crate::dwarf::TypeInfo;
 use crate::error::{Error, Result};
-use crate::future::coroutine::active_variant;
+use crate::layouts::{libraries, tokio, tokio_futures, Paths};
 use crate::memory::MemoryExt;
-use crate::tokio::compat;
+use crate::model::{Branch, BranchStatus};
+use crate::std_values;
 use crate::value::Value;
+
+/// What every decoder is: the value of a future of a type the registry maps to it.
+pub type DecodeFn = for<'a> fn(&DecodeContext<'a>, &Value<'a>) -> Result<Outcome>;
 
 /// Upper bound on nodes counted in one intrusive list (waiters of a lock, say).
 pub const MAX_LIST_NODES: u64 = 1_000_000;
 
-/// The `self` an async method was called on: the upvar of the coroutine's active variant,
-/// dereferenced (`&self`, `&mut self`, `Arc<Self>`).
-pub fn async_self<'a>(env: &Value<'a>) -> Result<Value<'a>> {
-    let active = active_variant(env)?;
-    let receiver = active.fields.field(compat::ASYNC_SELF)?;
-    if receiver.ty.name.starts_with("alloc::sync::Arc<") {
-        return receiver.arc_data();
-    }
-    receiver.pointee()
-}
-
-/// An upvar (argument) of an async fn, from the active variant.
-pub fn async_argument<'a>(env: &Value<'a>, name: &str) -> Result<Value<'a>> {
-    active_variant(env)?.fields.field(name)
-}
-
 /// The node addresses of a tokio `LinkedList` (at most `limit`, cycle-safe), and the
 /// nodes' type.
 pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<TypeInfo>)> {
-    let head = list.field(compat::LINKED_LIST_HEAD)?;
+    let head = list.field(tokio::LINKED_LIST_HEAD)?;
     let node_type = list.target.debug.type_info(head.pointer_target()?)?;
     let probe = list.target.value_of_type(node_type.clone(), 0);
-    let next_offset = probe
-        .field(compat::NODE_POINTERS)?
-        .first_path(compat::POINTERS_NEXT)?
-        .address;
+    let next_offset =
+        std_values::at(&probe.field(tokio::NODE_POINTERS)?, tokio::POINTERS_NEXT)?.address;
     let mut node = head.read_pointer()?;
     let mut nodes = Vec::new();
     let mut seen = FxHashSet::default();
@@ -72,50 +61,6 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
     Ok((nodes, node_type))
 }
 
-/// Elements of a `Vec<T>`, at most `limit` (more is taken for corruption).
-pub fn vec_elements<'a>(vec: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
-    let length = vec.field(compat::VEC_LENGTH)?.read_uint()?;
-    if length > limit {
-        return Err(Error::layout(format!(
-            "{} at {:#x} claims {length} elements (corrupt?)",
-            vec.ty.name, vec.address
-        )));
-    }
-    elements(vec, length)
-}
-
-/// The first elements of a `Vec<T>`, at most `count`.
-pub fn vec_first_elements<'a>(vec: &Value<'a>, count: u64) -> Result<Vec<Value<'a>>> {
-    elements(vec, vec.field(compat::VEC_LENGTH)?.read_uint()?.min(count))
-}
-
-/// The first `length` elements of a `Vec<T>` (its length already read and bounded).
-fn elements<'a>(vec: &Value<'a>, length: u64) -> Result<Vec<Value<'a>>> {
-    let element = vec
-        .ty
-        .template_param(compat::VEC_ELEMENT_PARAM)
-        .ok_or_else(|| Error::layout(format!("{} names no element type", vec.ty.name)))?;
-    let base = vec.find_field(compat::VEC_POINTER)?.read_pointer()?;
-    let element = vec.target.debug.type_info(element)?;
-    let stride = element
-        .size
-        .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-    (0..length)
-        .map(|i| {
-            let address = i
-                .checked_mul(stride)
-                .and_then(|offset| base.checked_add(offset))
-                .ok_or_else(|| {
-                    Error::layout(format!(
-                        "{} at {:#x}: element {i} lies past the address space",
-                        vec.ty.name, vec.address
-                    ))
-                })?;
-            Ok(vec.target.value_of_type(element.clone(), address))
-        })
-        .collect()
-}
-
 /// How many nodes a tokio `LinkedList` holds (counted once per list and command).
 pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
     if let Some(&length) = list.target.list_lengths.borrow().get(&list.address) {
@@ -129,15 +74,57 @@ pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
     Ok(length)
 }
 
+/// The length of the tokio `LinkedList` at `paths` from `value`.
+pub fn list_len_at(value: &Value<'_>, paths: Paths) -> Result<u64> {
+    linked_list_len(&std_values::at(value, paths)?)
+}
+
 /// A tokio batch semaphore: (permits available, closed, waiters queued).
 pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
-    let permits = semaphore
-        .field(compat::leaves::BATCH_PERMITS)?
-        .read_uint()?;
-    let waiters = semaphore
-        .field(compat::leaves::BATCH_WAITERS)?
-        .find_descendant(|ty| ty.name.starts_with(compat::LINKED_LIST_TYPE_PREFIX))?;
-    Ok((permits >> 1, permits & 1 == 1, linked_list_len(&waiters)?))
+    let permits = semaphore.field(tokio_futures::BATCH_PERMITS)?.read_uint()?;
+    let waiters = list_len_at(semaphore, tokio_futures::BATCH_WAITERS)?;
+    Ok((permits >> 1, permits & 1 == 1, waiters))
+}
+
+/// A `join!` branch or `join_all` member: `MaybeDone::Future(f)` is pending, `Done`
+/// finished, `Gone` taken (the futures crate's and tokio's `MaybeDone` alike).
+pub fn maybe_done_branch(value: &Value<'_>, index: usize) -> Result<Child> {
+    use libraries::futures::{MAYBE_DONE_DONE, MAYBE_DONE_FUTURE, MAYBE_DONE_PENDING};
+    let (variant, payload) = value.variant()?;
+    let status = match variant.as_str() {
+        MAYBE_DONE_PENDING => BranchStatus::Pending,
+        MAYBE_DONE_DONE => BranchStatus::Done,
+        _ => BranchStatus::Gone,
+    };
+    if status != BranchStatus::Pending {
+        // Show the future's type, not the MaybeDone holding its output.
+        let ty = value
+            .ty
+            .template_params
+            .first()
+            .map(|(_, ty)| *ty)
+            .or_else(|| {
+                generic_argument(&value.ty.name)
+                    .and_then(|name| value.target.debug.type_by_name(name, Some(value.ty.die)))
+            })
+            .unwrap_or(value.ty.die);
+        return Ok(Child {
+            branch: Some(Branch::new(index, status)),
+            describe_only: true,
+            ..Child::at(ty, value.address)
+        });
+    }
+    let inner = std_values::at(&payload, MAYBE_DONE_FUTURE)?;
+    Ok(Child {
+        branch: Some(Branch::new(index, status)),
+        ..Child::of(&inner)
+    })
+}
+
+/// `a::B<c::D<e>>` -> `c::D<e>`.
+fn generic_argument(type_name: &str) -> Option<&str> {
+    let open = type_name.find('<')?;
+    type_name[open + 1..].strip_suffix('>')
 }
 
 pub fn plural(count: u64, word: &str) -> String {

@@ -3,32 +3,23 @@
 //! primitive's address, permits available and needed, and waiters queued. Who holds a
 //! lock tokio does not record: `waits/` finds the guards in other tasks' saved locals.
 
-use serde_json::json;
-
-use super::{async_argument, async_self, hex, plural, semaphore_state};
+use super::{hex, plural, semaphore_state};
 use crate::error::Result;
-use crate::future::{Decoded, FutureDecoder, Outcome};
-use crate::model::NodeKind;
-use crate::tokio::compat::leaves;
+use crate::future::env::{async_argument, async_self};
+use crate::future::outcome::{DecodeContext, Decoded, Outcome};
+use crate::layouts::tokio_futures as layout;
+use crate::model::{Detail, PermitWait};
+use crate::std_values;
 use crate::value::Value;
 
 fn waiting(
-    kind: NodeKind,
+    kind: fn(PermitWait) -> Detail,
     what: &str,
     primitive: &Value<'_>,
     semaphore: &Value<'_>,
     needed: u64,
 ) -> Result<Outcome> {
     let (available, closed, waiters) = semaphore_state(semaphore)?;
-    let detail = json!({
-        "address": hex(primitive.address),
-        // What the holders' guards and permits point to (`waits/`).
-        "semaphore": hex(semaphore.address),
-        "permits_available": available,
-        "permits_needed": needed,
-        "waiters": waiters,
-        "closed": closed,
-    });
     let summary = format!(
         "waiting for {what} {} ({}, {}{})",
         hex(primitive.address),
@@ -36,65 +27,75 @@ fn waiting(
         plural(waiters, "waiter"),
         if closed { ", closed" } else { "" }
     );
-    Ok(Outcome::Node(Decoded::leaf(kind, detail, summary)))
+    let wait = PermitWait {
+        address: primitive.address,
+        closed,
+        holders: None,
+        permits_available: available,
+        permits_needed: needed,
+        semaphore: semaphore.address,
+        waiters,
+    };
+    Ok(Outcome::Node(Decoded::leaf(kind(wait), summary)))
 }
 
-pub fn mutex_lock<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn mutex_lock<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let mutex = async_self(value)?;
     waiting(
-        NodeKind::MutexLock,
+        Detail::MutexLock,
         "Mutex",
         &mutex,
-        &mutex.field(leaves::MUTEX_SEMAPHORE)?,
+        &mutex.field(layout::MUTEX_SEMAPHORE)?,
         1,
     )
 }
 
-pub fn rwlock_read<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn rwlock_read<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
     waiting(
-        NodeKind::RwlockRead,
+        Detail::RwlockRead,
         "RwLock (read)",
         &lock,
-        &lock.field(leaves::RWLOCK_SEMAPHORE)?,
+        &lock.field(layout::RWLOCK_SEMAPHORE)?,
         1,
     )
 }
 
 /// A writer needs every permit: `mr`, the most readers.
-pub fn rwlock_write<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn rwlock_write<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let lock = async_self(value)?;
-    let needed = lock.field(leaves::RWLOCK_MAX_READERS)?.read_uint()?;
+    let needed = lock.field(layout::RWLOCK_MAX_READERS)?.read_uint()?;
     waiting(
-        NodeKind::RwlockWrite,
+        Detail::RwlockWrite,
         "RwLock (write)",
         &lock,
-        &lock.field(leaves::RWLOCK_SEMAPHORE)?,
+        &lock.field(layout::RWLOCK_SEMAPHORE)?,
         needed,
     )
 }
 
-pub fn semaphore_acquire<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn semaphore_acquire<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let semaphore = async_self(value)?;
-    let needed = match async_argument(value, leaves::ACQUIRE_MANY_COUNT) {
+    let needed = match async_argument(value, layout::ACQUIRE_MANY_COUNT) {
         Ok(n) => n.read_uint()?,
         Err(_) => 1,
     };
+    let inner = semaphore.field(layout::SEMAPHORE_INNER)?;
     waiting(
-        NodeKind::SemaphoreAcquire,
+        Detail::SemaphoreAcquire,
         "Semaphore",
         &semaphore,
-        &semaphore.field(leaves::SEMAPHORE_INNER)?,
+        &inner,
         needed,
     )
 }
 
 /// The future under all of them, met on its own (a custom primitive on tokio's semaphore).
-pub fn acquire_leaf<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let semaphore = value.field(leaves::ACQUIRE_SEMAPHORE)?.pointee()?;
-    let needed = value.field(leaves::ACQUIRE_PERMITS)?.read_uint()?;
+pub fn acquire_leaf<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let semaphore = std_values::at_path(value, layout::ACQUIRE_SEMAPHORE)?;
+    let needed = value.field(layout::ACQUIRE_PERMITS)?.read_uint()?;
     waiting(
-        NodeKind::SemaphoreAcquire,
+        Detail::SemaphoreAcquire,
         "semaphore",
         &semaphore,
         &semaphore,

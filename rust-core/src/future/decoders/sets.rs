@@ -2,32 +2,26 @@
 //! `select_all`, `futures::future::select`. Each member becomes a child.
 
 use rustc_hash::FxHashSet;
-use serde_json::json;
 
-use super::{async_self, linked_list_nodes, MAX_LIST_NODES};
+use super::{linked_list_nodes, maybe_done_branch, MAX_LIST_NODES};
 use crate::error::{Error, Result};
-use crate::future::coroutine::maybe_done_branch;
-use crate::future::{Child, Decoded, FutureDecoder, Outcome, MAX_CHILDREN};
-use crate::model::{Branch, BranchStatus, NodeKind};
-use crate::tokio::compat::leaves;
+use crate::future::env::async_self;
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome, MAX_CHILDREN};
+use crate::layouts::libraries::futures as layout;
+use crate::layouts::{rust, tokio_futures};
+use crate::model::SetKind;
+use crate::std_values;
 use crate::value::Value;
 
-fn pending_branch(value: &Value<'_>, index: usize) -> Child {
-    Child {
-        branch: Some(Branch::new(index, BranchStatus::Pending)),
-        ..Child::of(value)
-    }
-}
-
-fn tree(kind: NodeKind, what: &str, children: Vec<Child>, extra: serde_json::Value) -> Outcome {
-    Outcome::Node(Decoded::tree(kind, what, children, extra))
+fn set(kind: SetKind, what: &str, children: Vec<Child>, outputs_queued: Option<u64>) -> Outcome {
+    Outcome::Node(Decoded::set(kind, what, children, outputs_queued))
 }
 
 /// The futures in a `FuturesUnordered`: its `head_all` list of tasks, each holding
 /// `Option<Fut>`.
-fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
-    let head = set.field("head_all")?;
-    let task_type = set.target.debug.type_info(head.pointer_target()?)?;
+fn unordered_members<'a>(futures: &Value<'a>) -> Result<Vec<Value<'a>>> {
+    let head = futures.field(layout::UNORDERED_HEAD)?;
+    let task_type = futures.target.debug.type_info(head.pointer_target()?)?;
     let mut node = head.read_pointer()?;
     let mut members = Vec::new();
     let mut seen = FxHashSet::default();
@@ -37,141 +31,124 @@ fn unordered_members<'a>(set: &Value<'a>) -> Result<Vec<Value<'a>>> {
                 "FuturesUnordered list loops at {node:#x}"
             )));
         }
-        let task = set.target.value_of_type(task_type.clone(), node);
-        let slot = task
-            .field("future")?
-            .find_descendant(|ty| ty.name.starts_with("core::option::Option<"))?;
-        let (variant, payload) = slot.variant()?;
-        if variant == "Some" {
-            members.push(payload.field("__0")?);
+        let task = futures.target.value_of_type(task_type.clone(), node);
+        let slot = std_values::at(&task, layout::UNORDERED_TASK_FUTURE)?;
+        if let Some(member) = std_values::option(&slot)? {
+            members.push(member);
         }
-        node = task.field("next_all")?.read_pointer()?;
+        node = task.field(layout::UNORDERED_NEXT)?.read_pointer()?;
     }
     Ok(members)
 }
 
-pub fn futures_unordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn futures_unordered<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let members = unordered_members(value)?;
     let children = members
         .iter()
         .enumerate()
-        .map(|(i, member)| pending_branch(member, i))
+        .map(|(i, member)| Child::pending_branch(member, i))
         .collect();
-    Ok(tree(
-        NodeKind::FuturesUnordered,
+    Ok(set(
+        SetKind::FuturesUnordered,
         "FuturesUnordered",
         children,
-        json!({}),
+        None,
     ))
 }
 
-pub fn futures_ordered<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let members = unordered_members(&value.field("in_progress_queue")?)?;
+/// A `FuturesOrdered`'s members and the outputs it holds for later.
+fn ordered_members<'a>(value: &Value<'a>) -> Result<(Vec<Child>, u64)> {
+    let members = unordered_members(&value.field(layout::ORDERED_IN_PROGRESS)?)?;
     let mut children = Vec::new();
     for (i, wrapper) in members.iter().enumerate() {
-        children.push(pending_branch(&wrapper.field("data")?, i));
+        children.push(Child::pending_branch(
+            &wrapper.field(layout::ORDER_WRAPPER_DATA)?,
+            i,
+        ));
     }
-    let queued = value
-        .field("queued_outputs")?
-        .find_field("len")?
-        .read_uint()?;
-    Ok(tree(
-        NodeKind::FuturesOrdered,
+    let queued = std_values::vec_len(&std_values::at_path(value, layout::ORDERED_OUTPUTS)?)?;
+    Ok((children, queued))
+}
+
+pub fn futures_ordered<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (children, queued) = ordered_members(value)?;
+    Ok(set(
+        SetKind::FuturesOrdered,
         "FuturesOrdered",
         children,
-        json!({"outputs_queued": queued}),
+        Some(queued),
     ))
 }
 
 /// A `JoinSet`: the `JoinHandle`s on its idle and notified lists.
-pub fn join_set<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let lists = value.path(leaves::JOIN_SET_LISTS)?.arc_data()?;
+pub fn join_set<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let lists = std_values::at(value, tokio_futures::JOIN_SET_LISTS)?;
     let mut children = Vec::new();
-    for list_name in leaves::JOIN_SET_LIST_NAMES {
+    for list_name in tokio_futures::JOIN_SET_LIST_NAMES {
         let (entries, entry_type) =
-            linked_list_nodes(&lists.find_field(list_name)?, MAX_CHILDREN as u64)?;
+            linked_list_nodes(&lists.field(list_name)?, MAX_CHILDREN as u64)?;
         for entry in entries {
             let entry = lists.target.value_of_type(entry_type.clone(), entry);
-            let handle = entry
-                .field(leaves::JOIN_SET_ENTRY_VALUE)?
-                .find_descendant(|ty| ty.name.starts_with(leaves::JOIN_HANDLE_TYPE))?;
+            let handle = std_values::at(&entry, tokio_futures::JOIN_SET_ENTRY_HANDLE)?;
             let index = children.len();
-            children.push(pending_branch(&handle, index));
+            children.push(Child::pending_branch(&handle, index));
         }
     }
-    Ok(tree(NodeKind::JoinSet, "JoinSet", children, json!({})))
+    Ok(set(SetKind::JoinSet, "JoinSet", children, None))
 }
 
-pub fn join_set_join_next<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    join_set(decoder, &async_self(value)?)
+pub fn join_set_join_next<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    join_set(context, &async_self(value)?)
 }
 
 /// `join_all`: small sets keep a boxed slice of `MaybeDone`s; big ones a `FuturesOrdered`.
-pub fn join_all<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (variant, payload) = value.field("kind")?.variant()?;
-    if variant != "Small" {
-        return match futures_ordered(
-            decoder,
-            &payload.find_descendant(|ty| {
-                ty.name
-                    .starts_with("futures_util::stream::futures_ordered::FuturesOrdered<")
-            })?,
-        )? {
-            Outcome::Node(mut decoded) => {
-                decoded.kind = NodeKind::JoinAll;
-                Ok(Outcome::Node(decoded))
-            }
-            other => Ok(other),
-        };
+pub fn join_all<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (variant, payload) = value.field(layout::JOIN_ALL_KIND)?.variant()?;
+    if variant != layout::JOIN_ALL_SMALL {
+        let (children, queued) =
+            ordered_members(&std_values::at(&payload, layout::JOIN_ALL_ORDERED)?)?;
+        return Ok(set(
+            SetKind::JoinAll,
+            "FuturesOrdered",
+            children,
+            Some(queued),
+        ));
     }
-    let slice = payload
-        .find_descendant(|ty| ty.field("data_ptr").is_some() && ty.field("length").is_some())?;
+    let slice = std_values::pin_pointer(&payload.field(layout::JOIN_ALL_ELEMENTS)?)?;
     let mut children = Vec::new();
-    for (index, element) in slice.boxed_slice(MAX_CHILDREN as u64)?.iter().enumerate() {
+    for (index, element) in std_values::boxed_slice(&slice, MAX_CHILDREN as u64)?
+        .iter()
+        .enumerate()
+    {
         children.push(maybe_done_branch(element, index)?);
     }
-    Ok(tree(NodeKind::JoinAll, "join_all", children, json!({})))
+    Ok(set(SetKind::JoinAll, "join_all", children, None))
 }
 
 /// `select_all`: a `Vec` of futures.
-pub fn select_all<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let vec = value.field("inner")?;
-    let element = vec
-        .ty
-        .template_param("T")
-        .ok_or_else(|| Error::layout("Vec without element type"))?;
-    let element = vec.target.debug.type_info(element)?;
-    let stride = element
-        .size
-        .ok_or_else(|| Error::layout("element without size"))?;
-    let length = vec.field("len")?.read_uint()?;
+pub fn select_all<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let futures = value.field(layout::SELECT_ALL_FUTURES)?;
+    let length = std_values::vec_len(&futures)?;
     if length > MAX_CHILDREN as u64 {
         return Err(Error::layout(format!(
             "select_all of {length} futures (corrupt?)"
         )));
     }
-    let data = vec.find_field("pointer")?.read_pointer()?;
-    let children = (0..length)
-        .map(|i| {
-            let address = crate::value::offset(data, i.saturating_mul(stride))?;
-            Ok(pending_branch(
-                &vec.target.value_of_type(element.clone(), address),
-                i as usize,
-            ))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(tree(NodeKind::SelectAll, "select_all", children, json!({})))
+    let children = std_values::vec_elements(&futures, MAX_CHILDREN as u64)?
+        .iter()
+        .enumerate()
+        .map(|(i, member)| Child::pending_branch(member, i))
+        .collect();
+    Ok(set(SetKind::SelectAll, "select_all", children, None))
 }
 
 /// `futures::future::select(a, b)`: `Option<(A, B)>`, `None` once finished.
-pub fn select<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (variant, payload) = value.field("inner")?.variant()?;
+pub fn select<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let mut children = Vec::new();
-    if variant == "Some" {
-        let pair = payload.field("__0")?;
-        for (index, name) in ["__0", "__1"].iter().enumerate() {
-            children.push(pending_branch(&pair.field(name)?, index));
+    if let Some(pair) = std_values::option(&value.field(layout::SELECT_PAIR)?)? {
+        for (index, name) in [rust::TUPLE_FIRST, rust::TUPLE_SECOND].iter().enumerate() {
+            children.push(Child::pending_branch(&pair.field(name)?, index));
         }
     }
-    Ok(tree(NodeKind::Select, "select", children, json!({})))
+    Ok(set(SetKind::Select, "select", children, None))
 }

@@ -3,18 +3,17 @@
 //! block as the child). Adapters (`Map`, `Filter`, `Next`, ...) need no decoder: the
 //! structural search sees through them.
 
-use serde_json::json;
-
-use super::vec_elements;
 use crate::error::Result;
 use crate::future::locals::simple_value;
-use crate::future::{Child, Decoded, FutureDecoder, Outcome, MAX_CHILDREN};
-use crate::model::{Branch, BranchStatus, NodeKind};
-use crate::tokio::compat::{async_stream, tokio_stream, TUPLE_FIRST, TUPLE_SECOND};
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome, MAX_CHILDREN};
+use crate::layouts::libraries::{async_stream, tokio_stream};
+use crate::layouts::rust::{TUPLE_FIRST, TUPLE_SECOND};
+use crate::model::{Branch, BranchStatus, Detail, Generator, SetKind, SimpleValue};
+use crate::std_values;
 use crate::value::Value;
 
-pub fn stream_map<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let entries = vec_elements(
+pub fn stream_map<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let entries = std_values::vec_elements(
         &value.field(tokio_stream::STREAM_MAP_ENTRIES)?,
         MAX_CHILDREN as u64,
     )?;
@@ -25,28 +24,29 @@ pub fn stream_map<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcom
             .ok()
             .and_then(|key| simple_value(&key));
         let name = key.map(|key| match key {
-            serde_json::Value::String(text) => text,
+            SimpleValue::Text(text) => text,
             other => other.to_string(),
         });
         let stream = entry.field(TUPLE_SECOND)?;
+        let branch = Branch {
+            name,
+            ..Branch::new(index, BranchStatus::Pending)
+        };
         children.push(Child {
-            branch: Some(Branch {
-                name,
-                ..Branch::new(index, BranchStatus::Pending)
-            }),
+            branch: Some(branch),
             ..Child::of(&stream)
         });
     }
-    Ok(Outcome::Node(Decoded::tree(
-        NodeKind::StreamMap,
+    Ok(Outcome::Node(Decoded::set(
+        SetKind::StreamMap,
         "StreamMap",
         children,
-        json!({}),
+        None,
     )))
 }
 
 /// `stream! { ... }`: the generator is an async block that yields through a channel.
-pub fn async_stream<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn async_stream<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let done = value.field(async_stream::DONE)?.read_uint()? != 0;
     let generator = value.field(async_stream::GENERATOR)?;
     let (summary, children) = if done {
@@ -54,10 +54,9 @@ pub fn async_stream<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outc
     } else {
         ("stream! generator".to_string(), vec![Child::of(&generator)])
     };
-    Ok(Outcome::Node(Decoded {
-        kind: NodeKind::StreamGenerator,
-        detail: Some(json!({"done": done})),
-        summary: Some(summary),
+    Ok(Outcome::Node(Decoded::with_children(
+        Detail::StreamGenerator(Generator { done }),
+        summary,
         children,
-    }))
+    )))
 }

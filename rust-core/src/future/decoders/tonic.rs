@@ -2,25 +2,24 @@
 //! a client-streaming request on the server), waiting for its next message from the HTTP/2
 //! body underneath.
 
-use serde_json::json;
-
 use crate::error::Result;
-use crate::future::{Decoded, FutureDecoder, Outcome};
-use crate::model::NodeKind;
-use crate::tokio::compat::tonic;
+use crate::future::outcome::{DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::tonic;
+use crate::model::{Detail, GrpcStream};
+use crate::std_values;
 use crate::value::Value;
 
-pub fn streaming<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (state, payload) = value.path(tonic::STATE)?.variant()?;
-    let (direction, _) = value.path(tonic::DIRECTION)?.variant()?;
-    let what = if direction == "Request" {
+pub fn streaming<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (state, payload) = std_values::at_path(value, tonic::STATE)?.variant()?;
+    let (direction, _) = std_values::at_path(value, tonic::DIRECTION)?.variant()?;
+    let what = if direction == tonic::REQUEST {
         "request"
     } else {
         "response"
     };
     let (reading, length) = match state.as_str() {
-        "ReadHeader" => ("waiting for the next message", None),
-        "ReadBody" => (
+        tonic::READ_HEADER => ("waiting for the next message", None),
+        tonic::READ_BODY => (
             "reading a message body",
             payload.field(tonic::BODY_LENGTH)?.read_uint().ok(),
         ),
@@ -29,9 +28,14 @@ pub fn streaming<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome
     let length_text = length
         .map(|length| format!(" of {length} bytes"))
         .unwrap_or_default();
+    let summary = format!("gRPC {what} stream: {reading}{length_text}");
+    let stream = GrpcStream {
+        direction: what,
+        message_length: length,
+        state: state.to_lowercase(),
+    };
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::GrpcStream,
-        json!({"direction": what, "state": state.to_lowercase(), "message_length": length}),
-        format!("gRPC {what} stream: {reading}{length_text}"),
+        Detail::GrpcStream(stream),
+        summary,
     )))
 }

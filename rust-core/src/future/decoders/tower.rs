@@ -3,18 +3,15 @@
 //! Both name the oneshot channel the response comes back on, so the report can say which
 //! worker task holds a caller's request (`crate::links`).
 
-use serde_json::json;
-
 use super::channels::oneshot_channel;
-use super::hex;
 use crate::error::Result;
-use crate::future::{Child, Decoded, FutureDecoder, Outcome};
-use crate::links::HOLDS_SENDER_OF;
-use crate::model::NodeKind;
-use crate::tokio::compat::{tower, TUPLE_FIRST};
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::tower;
+use crate::model::{BufferWorker, BufferedRequest, Detail};
+use crate::std_values;
 use crate::value::Value;
 
-pub fn buffer_response<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn buffer_response<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (state, payload) = value.field(tower::RESPONSE_STATE)?.variant()?;
     if state == tower::STATE_POLLING {
         return Ok(Outcome::SeeThrough(Child::of(
@@ -22,28 +19,36 @@ pub fn buffer_response<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<O
         )));
     }
     if state != tower::STATE_WAITING {
+        let request = BufferedRequest {
+            channel: None,
+            state: state.to_lowercase(),
+            worker_task: None,
+        };
+        let summary = "tower Buffer request failed".to_string();
         return Ok(Outcome::Node(Decoded::leaf(
-            NodeKind::TowerBufferResponse,
-            json!({"state": state.to_lowercase(), "channel": null, "worker_task": null}),
-            "tower Buffer request failed".to_string(),
+            Detail::TowerBufferResponse(request),
+            summary,
         )));
     }
     let receiver = payload.field(tower::WAITING_RECEIVER)?;
     let channel = oneshot_channel(&receiver)?;
-    Ok(Outcome::Node(Decoded {
-        kind: NodeKind::TowerBufferResponse,
-        detail: Some(json!({"state": "queued", "channel": channel.map(hex), "worker_task": null})),
-        summary: Some("request queued in a tower Buffer, waiting for its worker".to_string()),
-        children: vec![Child::of(&receiver)],
-    }))
+    let request = BufferedRequest {
+        channel,
+        state: "queued".to_string(),
+        worker_task: None,
+    };
+    let summary = "request queued in a tower Buffer, waiting for its worker".to_string();
+    Ok(Outcome::Node(Decoded::with_children(
+        Detail::TowerBufferResponse(request),
+        summary,
+        vec![Child::of(&receiver)],
+    )))
 }
 
-pub fn buffer_worker<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let (variant, message) = value.field(tower::WORKER_MESSAGE)?.variant()?;
-    let holding = if variant == "Some" {
-        oneshot_channel(&message.field(TUPLE_FIRST)?.field(tower::MESSAGE_SENDER)?)?
-    } else {
-        None
+pub fn buffer_worker<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let holding = match std_values::option(&value.field(tower::WORKER_MESSAGE)?)? {
+        Some(message) => oneshot_channel(&message.field(tower::MESSAGE_SENDER)?)?,
+        None => None,
     };
     let summary = match holding {
         Some(_) => "tower Buffer worker: holding a request until its service is ready",
@@ -51,19 +56,14 @@ pub fn buffer_worker<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Resu
     };
     // What the service waits on to become ready (a concurrency limit's semaphore, say).
     let service = value.field(tower::WORKER_SERVICE)?;
-    let via = |found: &str| format!("{}.{found}", tower::WORKER_SERVICE);
-    let children = decoder
-        .inner_futures(&service)?
-        .into_iter()
-        .map(|found| Child {
-            via: Some(via(&found.via)),
-            ..Child::of(&found.value)
-        })
-        .collect();
-    Ok(Outcome::Node(Decoded {
-        kind: NodeKind::TowerBufferWorker,
-        detail: Some(json!({HOLDS_SENDER_OF: holding.map(hex)})),
-        summary: Some(summary.to_string()),
-        children,
-    }))
+    let detail = Detail::TowerBufferWorker(BufferWorker {
+        holds_sender_of: holding,
+    });
+    let mut decoded = Decoded::leaf(detail, summary.to_string());
+    decoded.search_inside = Some((
+        service.ty.die,
+        service.address,
+        tower::WORKER_SERVICE.to_string(),
+    ));
+    Ok(Outcome::Node(decoded))
 }

@@ -1,32 +1,28 @@
 //! Futures whose type says it all: `yield_now`, `pending`, `ready`.
 
-use serde_json::json;
-
 use crate::error::Result;
-use crate::future::{Decoded, FutureDecoder, Outcome};
-use crate::model::NodeKind;
+use crate::future::outcome::{DecodeContext, Decoded, Outcome};
+use crate::model::{Detail, Empty};
 use crate::value::Value;
 
-pub fn yield_now<'a>(_: &FutureDecoder<'a>, _: &Value<'a>) -> Result<Outcome> {
+pub fn yield_now<'a>(_: &DecodeContext<'a>, _: &Value<'a>) -> Result<Outcome> {
+    let summary = "yield_now (runs again on the next poll)".to_string();
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::YieldNow,
-        json!({}),
-        "yield_now (runs again on the next poll)".into(),
+        Detail::YieldNow(Empty {}),
+        summary,
     )))
 }
 
-pub fn pending<'a>(_: &FutureDecoder<'a>, _: &Value<'a>) -> Result<Outcome> {
+pub fn pending<'a>(_: &DecodeContext<'a>, _: &Value<'a>) -> Result<Outcome> {
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::Pending,
-        json!({}),
-        "pending (never completes)".into(),
+        Detail::Pending(Empty {}),
+        "pending (never completes)".to_string(),
     )))
 }
 
-pub fn ready<'a>(_: &FutureDecoder<'a>, _: &Value<'a>) -> Result<Outcome> {
+pub fn ready<'a>(_: &DecodeContext<'a>, _: &Value<'a>) -> Result<Outcome> {
     Ok(Outcome::Node(Decoded::leaf(
-        NodeKind::Ready,
-        json!({}),
-        "ready (completes when polled)".into(),
+        Detail::Ready(Empty {}),
+        "ready (completes when polled)".to_string(),
     )))
 }

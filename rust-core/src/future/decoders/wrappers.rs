@@ -1,12 +1,12 @@
 //! Futures that only wrap another: the node shows the wrapped future instead (marked
 //! `boxed` through a `Box`). `Instrumented` keeps a node, for its span's name.
 
-use serde_json::json;
-
 use crate::error::{Error, Result};
-use crate::future::{Child, Decoded, FutureDecoder, Outcome};
-use crate::model::NodeKind;
-use crate::tokio::compat;
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::{self, futures};
+use crate::layouts::{rust, tokio, tokio_futures};
+use crate::model::{Detail, Span, WrapperState};
+use crate::std_values;
 use crate::value::Value;
 
 fn see_through(value: &Value<'_>) -> Outcome {
@@ -14,8 +14,8 @@ fn see_through(value: &Value<'_>) -> Outcome {
 }
 
 /// `&mut F`, `&F`, `Box<F>` (thin): the pointee.
-pub fn pointer<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let boxed = value.ty.name.starts_with(compat::BOX_PREFIX);
+pub fn pointer<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let boxed = value.ty.name.starts_with(rust::BOX_PREFIX);
     let pointee = value.pointee()?;
     Ok(Outcome::SeeThrough(Child {
         boxed,
@@ -24,31 +24,33 @@ pub fn pointer<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> 
 }
 
 /// `Pin<P>`: the pointer inside.
-pub fn pin<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    Ok(see_through(&value.first_path(compat::PIN_POINTER)?))
+pub fn pin<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    Ok(see_through(&std_values::pin_pointer(value)?))
 }
 
-pub fn taskdump_root<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    Ok(see_through(&value.field("future")?))
+pub fn taskdump_root<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    Ok(see_through(&value.field(tokio_futures::TRACE_ROOT_FUTURE)?))
 }
 
-/// `ManuallyDrop<F>` and `MaybeDangling<F>` (inside `Instrumented`): their only field.
-pub fn single_field<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let field = value
-        .ty
-        .fields
-        .first()
-        .ok_or_else(|| Error::layout(format!("{} has no field", value.ty.name)))?;
-    Ok(see_through(&value.field(&field.name.clone())?))
+/// `ManuallyDrop<F>` and `MaybeDangling<F>` (inside `Instrumented`): what they hold.
+pub fn single_field<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let inner = std_values::unwrapped(value)?;
+    if inner.address == value.address && inner.ty.die == value.ty.die {
+        return Err(Error::layout(format!(
+            "{} wraps nothing this tool knows",
+            value.ty.name
+        )));
+    }
+    Ok(see_through(&inner))
 }
 
-pub fn coop<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    Ok(see_through(&value.field("fut")?))
+pub fn coop<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    Ok(see_through(&value.field(tokio_futures::COOP_FUTURE)?))
 }
 
 /// `StreamExt::next()`: the stream it polls.
-pub fn stream_next<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    Ok(see_through(&value.field("stream")?))
+pub fn stream_next<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    Ok(see_through(&value.field(futures::NEXT_STREAM)?))
 }
 
 /// An enum wrapper: the payload field `field` of the active variant, if it has one; else a
@@ -69,16 +71,12 @@ fn enum_payload<'a>(value: &Value<'a>, fields: &[&str]) -> Result<Outcome> {
             return Ok(see_through(&inner));
         }
     }
-    Ok(Outcome::Node(Decoded {
-        kind: NodeKind::Future,
-        detail: Some(json!({"state": variant.to_lowercase()})),
-        summary: Some(format!(
-            "{} ({})",
-            short_name(&value.ty.name),
-            variant.to_lowercase()
-        )),
-        children: Vec::new(),
-    }))
+    let state = variant.to_lowercase();
+    let summary = format!("{} ({state})", short_name(&value.ty.name));
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::Future(WrapperState { state }),
+        summary,
+    )))
 }
 
 fn short_name(type_name: &str) -> &str {
@@ -86,73 +84,89 @@ fn short_name(type_name: &str) -> &str {
     base.rsplit("::").next().unwrap_or(base)
 }
 
-pub fn futures_map<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    enum_payload(&value.field("inner")?, &["future"])
+pub fn futures_map<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    enum_payload(
+        &value.field(futures::COMBINATOR_INNER)?,
+        futures::MAP_FUTURE,
+    )
 }
 
 /// `Then` and `AndThen` hold a `Flatten`/`TryFlatten`: first the mapped future, then the
 /// one it produced.
-pub fn futures_then<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    enum_payload(&value.field("inner")?, &["f"])
+pub fn futures_then<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    enum_payload(
+        &value.field(futures::COMBINATOR_INNER)?,
+        futures::FLATTEN_FUTURE,
+    )
 }
 
-pub fn futures_and_then<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    futures_then(decoder, value)
+pub fn futures_and_then<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    futures_then(context, value)
 }
 
-pub fn futures_fuse<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    enum_payload(&value.field("inner")?, &["__0"])
+pub fn futures_fuse<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    enum_payload(
+        &value.field(futures::COMBINATOR_INNER)?,
+        futures::FUSE_FUTURE,
+    )
 }
 
-pub fn futures_maybe_done<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn futures_maybe_done<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let (variant, payload) = value.variant()?;
-    if variant == "Future" {
-        return Ok(see_through(&payload.field("__0")?));
+    if variant == futures::MAYBE_DONE_PENDING {
+        return Ok(see_through(&std_values::at(
+            &payload,
+            futures::MAYBE_DONE_FUTURE,
+        )?));
     }
     enum_payload(value, &[])
 }
 
-pub fn futures_either<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    enum_payload(value, &["__0"])
+pub fn futures_either<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    enum_payload(value, futures::EITHER_FUTURE)
 }
 
 /// `tracing::Instrumented<F>`: a node naming the span, with F as its child.
-pub fn instrumented<'a>(_: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let inner = value.field("inner")?;
-    let span = span_name(&value.field("span")?).ok();
+pub fn instrumented<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let inner = value.field(libraries::INSTRUMENTED_FUTURE)?;
+    let span = span_name(&value.field(libraries::INSTRUMENTED_SPAN)?).ok();
     let summary = match &span {
         Some(name) => format!("in span `{name}`"),
         None => "in a span (its name is not readable)".to_string(),
     };
-    Ok(Outcome::Node(Decoded {
-        kind: NodeKind::Instrumented,
-        detail: Some(json!({"span": span})),
-        summary: Some(summary),
-        children: vec![Child::of(&inner)],
-    }))
+    Ok(Outcome::Node(Decoded::with_children(
+        Detail::Instrumented(Span { span }),
+        summary,
+        vec![Child::of(&inner)],
+    )))
 }
+
+/// Longest span name read.
+const MAX_SPAN_NAME: u64 = 256;
 
 /// `Span.meta: Option<&'static Metadata>` -> `Metadata.name: &str`.
 fn span_name(span: &Value<'_>) -> Result<String> {
-    let (variant, payload) = span.field("meta")?.variant()?;
-    if variant != "Some" {
-        return Err(Error::layout("disabled span"));
+    let metadata = std_values::option(&span.field(libraries::SPAN_METADATA)?)?
+        .ok_or_else(|| Error::layout("disabled span"))?
+        .pointee()?;
+    let (mut name, cut) = std_values::text(
+        &std_values::at_path(&metadata, libraries::METADATA_NAME)?,
+        MAX_SPAN_NAME,
+    )?;
+    if cut {
+        name.push('…');
     }
-    let metadata = payload.field("__0")?.pointee()?;
-    match crate::future::locals::simple_value(&metadata.field("name")?) {
-        Some(serde_json::Value::String(name)) => Ok(name),
-        _ => Err(Error::layout("span name unreadable")),
-    }
+    Ok(name)
 }
 
 /// `LocalSet::run_until`'s inner future: the future it runs, and the `LocalSet` noted so
 /// its tasks are listed.
-pub fn local_set_run_until<'a>(decoder: &FutureDecoder<'a>, value: &Value<'a>) -> Result<Outcome> {
+pub fn local_set_run_until<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     if let Ok(local_set) = value
-        .field(compat::RUN_UNTIL_LOCAL_SET)
+        .field(tokio::RUN_UNTIL_LOCAL_SET)
         .and_then(|field| field.pointee())
     {
-        decoder.note_local_set(local_set.ty.die, local_set.address);
+        context.note_local_set(local_set.ty.die, local_set.address);
     }
-    Ok(see_through(&value.field(compat::RUN_UNTIL_FUTURE)?))
+    Ok(see_through(&value.field(tokio::RUN_UNTIL_FUTURE)?))
 }

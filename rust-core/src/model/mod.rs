@@ -5,6 +5,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+mod detail;
+pub use detail::*;
+
 pub const REPORT_VERSION: u32 = 1;
 
 #[derive(Debug, Serialize)]
@@ -31,13 +34,58 @@ pub struct Report {
     pub waits: Option<Vec<WaitEdge>>,
 }
 
+/// What kind of thing is waited for or held. Ordered by name: the wait-for graph lists
+/// resources in this order.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceKind {
+    Broadcast,
+    Mpsc,
+    Mutex,
+    Notify,
+    Oneshot,
+    Rwlock,
+    Semaphore,
+    /// A task, waited for through its `JoinHandle`.
+    Task,
+    Watch,
+}
+
+impl ResourceKind {
+    /// As the JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResourceKind::Broadcast => "broadcast",
+            ResourceKind::Mpsc => "mpsc",
+            ResourceKind::Mutex => "mutex",
+            ResourceKind::Notify => "notify",
+            ResourceKind::Oneshot => "oneshot",
+            ResourceKind::Rwlock => "rwlock",
+            ResourceKind::Semaphore => "semaphore",
+            ResourceKind::Task => "task",
+            ResourceKind::Watch => "watch",
+        }
+    }
+
+    /// Channels: their holders hold a sender.
+    pub fn is_channel(self) -> bool {
+        matches!(
+            self,
+            ResourceKind::Mpsc
+                | ResourceKind::Oneshot
+                | ResourceKind::Watch
+                | ResourceKind::Broadcast
+        )
+    }
+}
+
 /// What is waited for or held: a lock, semaphore, channel, Notify or task.
-#[derive(Debug, Serialize, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Resource {
-    /// `mutex`, `rwlock`, `semaphore`, `mpsc`, `oneshot`, `watch`, `broadcast`, `notify`, `task`.
-    pub kind: &'static str,
+    pub kind: ResourceKind,
     /// The primitive, as its waiters' nodes name it (`detail.address`); for `task`, its header.
-    pub address: String,
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
 }
 
 /// Who holds a resource or waits: a task, or a thread (its block_on future). A task is
@@ -46,6 +94,16 @@ pub struct Resource {
 pub enum Party {
     Task(u64),
     Thread(u64),
+}
+
+impl std::fmt::Display for Party {
+    /// `task 4` / `thread 1201`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Party::Task(id) => write!(f, "task {id}"),
+            Party::Thread(tid) => write!(f, "thread {tid}"),
+        }
+    }
 }
 
 impl Serialize for Party {
@@ -109,12 +167,23 @@ pub struct Futurelock {
     pub blocked: Vec<u64>,
 }
 
+/// What a coroutine keeps that others may wait for.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldingKind {
+    LockGuard,
+    Permit,
+    Sender,
+    /// A handle to a `Notify` (an `Arc<Notify>` or `&Notify`).
+    Notify,
+    /// Permits tokio assigned to an acquire future that is not being polled.
+    Assigned,
+}
+
 /// Something a suspended coroutine keeps in its saved locals that others may wait for.
 #[derive(Debug, Serialize, Clone, PartialEq, Eq)]
 pub struct Holding {
-    /// `lock_guard`, `permit`, `sender`, `notify`, or `assigned` (permits tokio assigned to an
-    /// acquire future that is not being polled).
-    pub kind: &'static str,
+    pub kind: HoldingKind,
     pub resource: Resource,
     /// Where it is kept: the local's name, then fields (`queued.__awaitee`).
     pub local: String,
@@ -147,7 +216,8 @@ pub struct StateCount {
 
 #[derive(Debug, Serialize)]
 pub struct RuntimeReport {
-    pub address: String,
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
     pub flavor: String,
     pub task_count: usize,
     /// The tokio version the executable was built with, from its DWARF source paths.
@@ -190,7 +260,8 @@ pub struct ThreadReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocking_function: Option<String>,
     /// The runtime handle this thread is inside of.
-    pub runtime: Option<String>,
+    #[serde(serialize_with = "hex_option")]
+    pub runtime: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -241,13 +312,36 @@ pub enum TaskState {
     Cancelled,
 }
 
+impl TaskState {
+    pub const ALL: [TaskState; 5] = [
+        TaskState::Idle,
+        TaskState::Scheduled,
+        TaskState::Running,
+        TaskState::Complete,
+        TaskState::Cancelled,
+    ];
+
+    /// As the JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskState::Idle => "idle",
+            TaskState::Scheduled => "scheduled",
+            TaskState::Running => "running",
+            TaskState::Complete => "complete",
+            TaskState::Cancelled => "cancelled",
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct TaskReport {
     pub id: u64,
-    pub address: String,
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
     pub state: TaskState,
     pub root: FutureNode,
-    pub runtime: String,
+    #[serde(serialize_with = "hex_address")]
+    pub runtime: u64,
     /// Where the task was spawned, where tokio records it (`tokio_unstable` builds).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spawned_at: Option<Location>,
@@ -382,16 +476,49 @@ pub enum BranchStatus {
     Disabled,
 }
 
+impl BranchStatus {
+    /// As the JSON writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchStatus::Pending => "pending",
+            BranchStatus::Done => "done",
+            BranchStatus::Gone => "gone",
+            BranchStatus::Disabled => "disabled",
+        }
+    }
+}
+
 /// A local variable saved across an `.await`.
 #[derive(Debug, Serialize, Clone)]
 pub struct Local {
     pub name: String,
     #[serde(rename = "type")]
     pub type_name: String,
-    pub address: String,
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
     /// The value, for simple types (integers, bools, strings and Options of them).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<serde_json::Value>,
+    pub value: Option<SimpleValue>,
+}
+
+/// The value of a simple local: a number, a bool, a char or string (as text), or `None`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum SimpleValue {
+    Bool(bool),
+    Signed(i64),
+    Unsigned(u64),
+    Float(f64),
+    Text(String),
+    /// An `Option` that is `None`.
+    Null,
+}
+
+impl std::fmt::Display for SimpleValue {
+    /// As JSON writes it (strings quoted).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&serde_json::to_string(self).map_err(|_| std::fmt::Error)?)
+    }
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
@@ -432,10 +559,10 @@ pub struct FutureNode {
     /// costs more than writing them out.
     #[serde(serialize_with = "hex_address")]
     pub address: u64,
-    /// Kind-specific facts (docs/schema.md), kept encoded: a JSON object in memory costs
-    /// ten times its text, and 100,000 tasks hold hundreds of thousands of them.
+    /// Kind-specific facts (docs/schema.md), of the node's kind: set with `set_detail`.
+    /// Boxed: most nodes (coroutines) have none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub detail: Option<Box<serde_json::value::RawValue>>,
+    detail: Option<Box<Detail>>,
     /// One line saying what the node waits for, as the text output shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
@@ -458,11 +585,43 @@ pub struct FutureNode {
     /// runs (from the thread's stack), and its memory state is from its last suspension.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub running: bool,
+    /// What the node says was found by searching for a field by name below a value (the
+    /// fallback where the layout table has no path for a type), which may have bound the
+    /// wrong field.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub field_search: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 impl FutureNode {
+    /// The facts of the node's kind.
+    pub fn detail(&self) -> Option<&Detail> {
+        self.detail.as_deref()
+    }
+
+    pub fn detail_mut(&mut self) -> Option<&mut Detail> {
+        self.detail.as_deref_mut()
+    }
+
+    /// Sets the node's facts, and its kind to theirs.
+    pub fn set_detail(&mut self, detail: Detail) {
+        self.kind = detail.kind();
+        self.detail = Some(Box::new(detail));
+    }
+
+    /// Adds a note to the summary, inside its closing parenthesis if it ends with one:
+    /// `recv on oneshot 0x… (nothing sent)` -> `recv on oneshot 0x… (nothing sent; note)`.
+    pub fn add_note(&mut self, note: &str) {
+        self.summary = self
+            .summary
+            .take()
+            .map(|summary| match summary.strip_suffix(')') {
+                Some(open) => format!("{open}; {note})"),
+                None => format!("{summary} ({note})"),
+            });
+    }
+
     /// A node with only its kind, type and address known.
     pub fn new(kind: NodeKind, type_name: impl Into<Arc<str>>, address: u64) -> FutureNode {
         FutureNode {
@@ -483,11 +642,27 @@ impl FutureNode {
             locals: Vec::new(),
             holds: Vec::new(),
             running: false,
+            field_search: false,
             error: None,
         }
     }
 }
 
-fn hex_address<S: serde::Serializer>(address: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+/// Addresses are numbers until written: `0x…` in JSON.
+pub(crate) fn hex_address<S: serde::Serializer>(
+    address: &u64,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     serializer.collect_str(&format_args!("{address:#x}"))
+}
+
+/// An optional address: `0x…`, or null.
+pub(crate) fn hex_option<S: serde::Serializer>(
+    address: &Option<u64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match address {
+        Some(address) => hex_address(address, serializer),
+        None => serializer.serialize_none(),
+    }
 }

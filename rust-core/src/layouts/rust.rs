@@ -1,0 +1,170 @@
+//! How rustc lays out Rust's own values (rustc 1.95; alternatives for older toolchains where
+//! known): coroutines, enums, pointers, std's collections, cells, time and thread-locals.
+
+use super::Step::{Field, Unwrap};
+use super::{Path, Paths, Wrapper};
+
+/// A coroutine's discriminant (`__state`): 0 unresumed, 1 returned, 2 panicked, 3 + k
+/// suspended at its await k.
+pub mod coroutine {
+    pub const UNRESUMED: u64 = 0;
+    pub const RETURNED: u64 = 1;
+    pub const PANICKED: u64 = 2;
+    pub const FIRST_SUSPEND: u64 = 3;
+    /// The future a suspended coroutine awaits, among its saved locals.
+    pub const AWAITEE: &str = "__awaitee";
+    /// The captured receiver of an async method (`&self`, `&mut self`, `Arc<Self>`).
+    pub const ASYNC_SELF: &str = "self";
+    /// Compiler temporaries among the saved locals: this prefix, then digits (`__4`).
+    pub const TEMPORARY_PREFIX: &str = "__";
+}
+
+/// What `select!`/`join!` leave in the coroutine that awaits them. rustc keeps a macro's
+/// futures as sibling locals of the `PollFn` it awaits, not inside it.
+pub mod macros {
+    /// `tokio::select!`/`join!`/`try_join!` keep their branch futures in a local tuple;
+    /// `select!` also a bit mask of the branches it no longer polls.
+    pub const TOKIO_BRANCHES: &str = "futures";
+    pub const TOKIO_SELECT_DISABLED: &str = "disabled";
+    /// `futures::join!` keeps each future in a local `_fut0`, `_fut1`, ...
+    pub const FUTURES_JOIN_PREFIX: &str = "_fut";
+    /// `futures::select!` polls the user's own futures through references its `PollFn`
+    /// closure (field `f`) captures as `_ref__NAME`.
+    pub const POLL_FN_CLOSURE: &str = "f";
+    pub const REFERENCE_CAPTURE_PREFIX: &str = "_ref__";
+    /// The `PollFn` these macros await: core's (tokio 1.41+), tokio's own (before), and the
+    /// futures crate's.
+    pub const POLL_FNS: &[&str] = &[
+        "core::future::poll_fn::PollFn<",
+        "tokio::future::poll_fn::PollFn<",
+        "futures_util::future::poll_fn::PollFn<",
+    ];
+    /// What the macros call on each branch expression; it returns the branch's own type.
+    pub const INTO_FUTURE: &str = "into_future";
+}
+
+/// Where a type's `Future::poll` or `Stream::poll_next` code is: a byte of its mangled
+/// linkage name to search for, and the demangled name's end after the type.
+pub const POLL_IMPLS: &[(&[u8], &str)] = &[
+    (b"4poll", " as core::future::future::Future>::poll"),
+    (
+        b"9poll_next",
+        " as futures_core::stream::Stream>::poll_next",
+    ),
+];
+
+/// A tuple's (and a tuple struct's) fields: `__0`, `__1`, ...
+pub const TUPLE_FIRST: &str = "__0";
+pub const TUPLE_SECOND: &str = "__1";
+
+/// The name of field `index` of a tuple.
+pub fn tuple_field(index: usize) -> String {
+    format!("__{index}")
+}
+
+/// `Option<T>`: its variants; `Some` holds the value as a one-field tuple.
+pub const OPTION_PREFIX: &str = "core::option::Option<";
+pub const SOME: &str = "Some";
+pub const NONE: &str = "None";
+
+/// `core::pin::Pin<P>` and its pointer (`__pointer` in newer std, `pointer` before).
+pub const PIN_PREFIX: &str = "core::pin::Pin<";
+pub const PIN_POINTER: Paths = &[&[Field("__pointer")], &[Field("pointer")]];
+/// The names a `Pin`'s one field has had.
+pub const PIN_POINTER_FIELDS: &[&str] = &["__pointer", "pointer"];
+
+/// Pointer types by name.
+pub const BOX_PREFIX: &str = "alloc::boxed::Box<";
+pub const MUT_REFERENCE_PREFIX: &str = "&mut ";
+pub const SHARED_REFERENCE_PREFIX: &str = "&";
+pub const MUT_POINTER_PREFIX: &str = "*mut ";
+pub const NON_NULL_PREFIX: &str = "core::ptr::non_null::NonNull<";
+/// A trait-object fat pointer (`Box<dyn T>`, `&mut dyn T`): its data and its vtable.
+pub const FAT_POINTER_DATA: &str = "pointer";
+pub const FAT_POINTER_VTABLE: &str = "vtable";
+/// The fields `_marker…` of a pointer wrapper hold no pointer.
+pub const MARKER_PREFIX: &str = "_marker";
+
+/// `Arc<T>` points to an `ArcInner{strong, weak, data: T}`; `Rc<T>` to `RcInner{.., value}`.
+pub const ARC_PREFIX: &str = "alloc::sync::Arc<";
+pub const ARC_DATA: &str = "data";
+pub const RC_VALUE: &str = "value";
+
+/// `Box<[T]>`, `&[T]`, `&str` and `*const str`: their data and its length.
+pub const SLICE_DATA: &str = "data_ptr";
+pub const SLICE_LENGTH: &str = "length";
+/// `&str` and `String{vec: Vec<u8>}`.
+pub const STR_TYPE: &str = "&str";
+pub const STRING_TYPE: &str = "alloc::string::String";
+pub const STRING_BYTES: &str = "vec";
+
+/// `Vec<T>{buf: RawVec{inner: RawVecInner{ptr, cap, ..}}, len}` (the pointer is
+/// type-erased since rustc 1.83; `buf: RawVec{ptr, cap}` before).
+pub const VEC_PREFIX: &str = "alloc::vec::Vec<";
+pub const VEC_LENGTH: &str = "len";
+pub const VEC_POINTER: Paths = &[
+    &[Field("buf"), Field("inner"), Field("ptr")],
+    &[Field("buf"), Field("ptr")],
+];
+pub const ELEMENT_PARAM: &str = "T";
+
+/// `VecDeque<T>{head, len, buf: RawVec}` (rustc 1.67 on): a ring of `len` elements from
+/// `head`, `cap` of them in the buffer.
+pub mod vec_deque {
+    use super::super::Paths;
+    use super::super::Step::Field;
+    pub const HEAD: &str = "head";
+    pub const LEN: &str = "len";
+    pub const POINTER: Paths = &[
+        &[Field("buf"), Field("inner"), Field("ptr")],
+        &[Field("buf"), Field("ptr")],
+    ];
+    pub const CAPACITY: Paths = &[
+        &[Field("buf"), Field("inner"), Field("cap")],
+        &[Field("buf"), Field("cap")],
+    ];
+}
+
+/// `BinaryHeap<T>{data: Vec<T>}`.
+pub const BINARY_HEAP_DATA: Path = &[Field("data")];
+
+/// Types that only hold one value, and the path to it: what `Step::Unwrap` looks through.
+pub const WRAPPERS: &[Wrapper] = &[
+    ("core::cell::UnsafeCell<", &["value"]),
+    ("core::cell::Cell<", &["value"]),
+    ("core::cell::RefCell<", &["value"]),
+    ("core::mem::manually_drop::ManuallyDrop<", &["value"]),
+    // Inside `ManuallyDrop` in newer std.
+    ("core::mem::maybe_dangling::MaybeDangling<", &["__0"]),
+    // A union of `uninit: ()` and `value: ManuallyDrop<T>`.
+    ("core::mem::maybe_uninit::MaybeUninit<", &["value"]),
+];
+
+/// `std::sync::Mutex<T>{inner, poison, data: UnsafeCell<T>}`.
+pub const STD_MUTEX_PREFIX: &str = "std::sync::poison::mutex::Mutex<";
+pub const STD_MUTEX_DATA: &[&str] = &["data"];
+
+/// `tokio::time::Instant{std}`, `std::time::Instant(sys::Instant{t: Timespec})`, and
+/// `Timespec{tv_sec, tv_nsec: Nanoseconds(u32)}` on unix.
+pub const TOKIO_INSTANT_TIMESPEC: Paths = &[&[Field("std"), Field("__0"), Field("t")]];
+pub const STD_INSTANT_TIMESPEC: Paths = &[&[Field("__0"), Field("t")]];
+pub const TIMESPEC_SECONDS: &str = "tv_sec";
+pub const TIMESPEC_NANOS: &str = "tv_nsec";
+/// `Duration{secs, nanos: Nanoseconds(u32)}`.
+pub const DURATION_SECONDS: &str = "secs";
+pub const DURATION_NANOS: &str = "nanos";
+
+/// `core::panic::Location{file, line, col}`: `filename: NonNull<str>` in newer std, `file:
+/// &str` before.
+pub const LOCATION_FILE: Paths = &[&[Field("filename"), Field("pointer")], &[Field("file")]];
+pub const LOCATION_LINE: &str = "line";
+
+/// A `#[thread_local]` of std's native TLS: `Storage<T>{val: UnsafeCell<T>, state:
+/// Cell<State>}`, live in state `Alive`.
+pub const TLS_STORAGE_STATE: Paths = &[&[Field("state"), Unwrap]];
+pub const TLS_STORAGE_VALUE: Paths = &[&[Field("val"), Unwrap]];
+pub const TLS_ALIVE: &str = "Alive";
+
+/// A file descriptor: std's sockets and files wrap an `OwnedFd{fd}` in newtypes.
+pub const OWNED_FD_TYPE: &str = "std::os::fd::owned::OwnedFd";
+pub const OWNED_FD: &str = "fd";

@@ -1,0 +1,543 @@
+//! What each kind of node knows, as types: a node's `detail` is one `Detail`, a variant per
+//! kind that has facts of its own (docs/schema.md lists them). Decoders fill them, the
+//! wait-for graph and the links between tasks read and complete them, the JSON writer
+//! writes them.
+//!
+//! Each struct's fields are declared in the order of their names: that is the order the
+//! JSON has always had (report version 1), which `every_detail_writes_its_keys_sorted`
+//! keeps.
+
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+use super::{hex_address, hex_option, Location, NodeKind, Party, TaskState};
+
+/// The facts of one node, a variant per kind.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+#[serde(untagged)]
+pub enum Detail {
+    /// A library's future in a state where it holds no future to show (`Map` complete).
+    Future(WrapperState),
+    Sleep(Deadline),
+    Timeout(Deadline),
+    JoinHandle(JoinTarget),
+    MutexLock(PermitWait),
+    RwlockRead(PermitWait),
+    RwlockWrite(PermitWait),
+    SemaphoreAcquire(PermitWait),
+    Notified(NotifyWait),
+    MpscRecv(MpscWait),
+    OneshotRecv(OneshotWait),
+    WatchChanged(WatchWait),
+    BroadcastRecv(BroadcastWait),
+    IoReadiness(IoWait),
+    YieldNow(Empty),
+    Pending(Empty),
+    Ready(Empty),
+    Instrumented(Span),
+    Select(FutureSet),
+    Join(FutureSet),
+    FuturesUnordered(FutureSet),
+    FuturesOrdered(FutureSet),
+    JoinSet(FutureSet),
+    JoinAll(FutureSet),
+    SelectAll(FutureSet),
+    StreamMap(FutureSet),
+    StreamGenerator(Generator),
+    HttpServerConnection(HttpServer),
+    HttpClientConnection(HttpClient),
+    TowerBufferResponse(BufferedRequest),
+    TowerBufferWorker(BufferWorker),
+    GrpcStream(GrpcStream),
+}
+
+impl Detail {
+    /// The kind of node these facts belong to.
+    pub fn kind(&self) -> NodeKind {
+        match self {
+            Detail::Future(_) => NodeKind::Future,
+            Detail::Sleep(_) => NodeKind::Sleep,
+            Detail::Timeout(_) => NodeKind::Timeout,
+            Detail::JoinHandle(_) => NodeKind::JoinHandle,
+            Detail::MutexLock(_) => NodeKind::MutexLock,
+            Detail::RwlockRead(_) => NodeKind::RwlockRead,
+            Detail::RwlockWrite(_) => NodeKind::RwlockWrite,
+            Detail::SemaphoreAcquire(_) => NodeKind::SemaphoreAcquire,
+            Detail::Notified(_) => NodeKind::Notified,
+            Detail::MpscRecv(_) => NodeKind::MpscRecv,
+            Detail::OneshotRecv(_) => NodeKind::OneshotRecv,
+            Detail::WatchChanged(_) => NodeKind::WatchChanged,
+            Detail::BroadcastRecv(_) => NodeKind::BroadcastRecv,
+            Detail::IoReadiness(_) => NodeKind::IoReadiness,
+            Detail::YieldNow(_) => NodeKind::YieldNow,
+            Detail::Pending(_) => NodeKind::Pending,
+            Detail::Ready(_) => NodeKind::Ready,
+            Detail::Instrumented(_) => NodeKind::Instrumented,
+            Detail::Select(_) => NodeKind::Select,
+            Detail::Join(_) => NodeKind::Join,
+            Detail::FuturesUnordered(_) => NodeKind::FuturesUnordered,
+            Detail::FuturesOrdered(_) => NodeKind::FuturesOrdered,
+            Detail::JoinSet(_) => NodeKind::JoinSet,
+            Detail::JoinAll(_) => NodeKind::JoinAll,
+            Detail::SelectAll(_) => NodeKind::SelectAll,
+            Detail::StreamMap(_) => NodeKind::StreamMap,
+            Detail::StreamGenerator(_) => NodeKind::StreamGenerator,
+            Detail::HttpServerConnection(_) => NodeKind::HttpServerConnection,
+            Detail::HttpClientConnection(_) => NodeKind::HttpClientConnection,
+            Detail::TowerBufferResponse(_) => NodeKind::TowerBufferResponse,
+            Detail::TowerBufferWorker(_) => NodeKind::TowerBufferWorker,
+            Detail::GrpcStream(_) => NodeKind::GrpcStream,
+        }
+    }
+
+    /// A set of futures of the kind `kind` names (`select!`, `join!`, `JoinSet`, ...).
+    pub fn future_set(kind: SetKind, set: FutureSet) -> Detail {
+        match kind {
+            SetKind::Select => Detail::Select(set),
+            SetKind::Join => Detail::Join(set),
+            SetKind::FuturesUnordered => Detail::FuturesUnordered(set),
+            SetKind::FuturesOrdered => Detail::FuturesOrdered(set),
+            SetKind::JoinSet => Detail::JoinSet(set),
+            SetKind::JoinAll => Detail::JoinAll(set),
+            SetKind::SelectAll => Detail::SelectAll(set),
+            SetKind::StreamMap => Detail::StreamMap(set),
+        }
+    }
+}
+
+/// The kinds of node that are a set of futures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetKind {
+    Select,
+    Join,
+    FuturesUnordered,
+    FuturesOrdered,
+    JoinSet,
+    JoinAll,
+    SelectAll,
+    StreamMap,
+}
+
+/// No facts: the kind says it all (`yield_now`, `pending`, `ready`).
+#[derive(Debug, Serialize, Clone, PartialEq, Default)]
+pub struct Empty {}
+
+/// A wrapper enum's state, lowercased (`complete`, `gone`).
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct WrapperState {
+    pub state: String,
+}
+
+/// A point on CLOCK_MONOTONIC, as tokio's `Instant` keeps it.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+pub struct MonotonicTime {
+    pub nanos: u32,
+    pub secs: i64,
+}
+
+/// When a `Sleep` (or a `Timeout`'s) fires.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Deadline {
+    /// Null for a `Timeout` whose sleep is not made yet.
+    pub deadline: Option<MonotonicTime>,
+    /// An `Interval`'s period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_secs: Option<f64>,
+    /// Live processes only, to the millisecond.
+    pub remaining_secs: Option<f64>,
+}
+
+/// The task a `JoinHandle` waits for.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct JoinTarget {
+    #[serde(serialize_with = "hex_address")]
+    pub task_address: u64,
+    pub task_id: u64,
+    pub task_state: TaskState,
+}
+
+/// Waiting for permits of tokio's batch semaphore: a Mutex, an RwLock, a Semaphore.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct PermitWait {
+    /// The primitive (the Mutex, RwLock or Semaphore).
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub closed: bool,
+    /// Who holds it (the wait-for graph's finding).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holders: Option<Vec<HolderNote>>,
+    pub permits_available: u64,
+    pub permits_needed: u64,
+    /// The batch semaphore inside, which the holders' guards and permits point to.
+    #[serde(serialize_with = "hex_address")]
+    pub semaphore: u64,
+    pub waiters: u64,
+}
+
+/// Waiting in `Notify::notified()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct NotifyWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// Tasks that hold the Notify and so may notify it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notifiers: Option<Vec<HolderNote>>,
+    /// A `notify_one` is stored for the next waiter.
+    pub permit_stored: bool,
+    /// The waiter's state, lowercased (`init`, `waiting`, `done`).
+    pub state: String,
+    pub waiters: u64,
+}
+
+/// Receiving from an mpsc channel.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct MpscWait {
+    /// The channel's shared state.
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// Null for an unbounded channel.
+    pub capacity: Option<u64>,
+    pub closed: bool,
+    pub queued: u64,
+    pub senders: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders_held_by: Option<Vec<HolderNote>>,
+}
+
+/// Receiving from a oneshot channel.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct OneshotWait {
+    /// The channel's shared state; null once the value was received.
+    #[serde(serialize_with = "hex_option")]
+    pub address: Option<u64>,
+    pub closed: bool,
+    /// The task whose future holds the sender (`crate::links`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sender_task: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders_held_by: Option<Vec<HolderNote>>,
+    /// Null once the value was received.
+    pub value_sent: Option<bool>,
+}
+
+/// Waiting in `watch::Receiver::changed()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct WatchWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub closed: bool,
+    pub receivers: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders_held_by: Option<Vec<HolderNote>>,
+    pub version_current: u64,
+    pub version_seen: u64,
+}
+
+/// Receiving from a broadcast channel.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct BroadcastWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub closed: bool,
+    /// The position this receiver reads next.
+    pub next: u64,
+    pub queued: u64,
+    pub senders: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders_held_by: Option<Vec<HolderNote>>,
+    /// The position the next value is written at.
+    pub tail: u64,
+}
+
+/// Waiting for a file descriptor to be ready.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct IoWait {
+    /// Null where only the readiness is known.
+    pub fd: Option<i64>,
+    /// What `/proc/PID/fd/N` says the descriptor is (live processes on this machine).
+    pub fd_kind: Option<String>,
+    pub interest: Vec<&'static str>,
+    /// `accept`, `read`, `write`, `readable`, ...
+    pub operation: Option<String>,
+}
+
+/// A tracing span's name.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Span {
+    pub span: Option<String>,
+}
+
+/// A set of futures: how many, and how many still pending.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct FutureSet {
+    pub len: usize,
+    /// A `FuturesOrdered`'s outputs waiting for an earlier future.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outputs_queued: Option<u64>,
+    pub pending: usize,
+}
+
+/// An `async_stream` generator.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Generator {
+    pub done: bool,
+}
+
+/// An HTTP/1 server connection: what it does, and its read and write states.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct HttpServer {
+    pub activity: &'static str,
+    pub reading: String,
+    pub writing: String,
+}
+
+/// An HTTP/1 client connection, with the oneshot its current request's response goes
+/// back on.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct HttpClient {
+    pub activity: &'static str,
+    #[serde(serialize_with = "hex_option")]
+    pub holds_sender_of: Option<u64>,
+    pub reading: String,
+    pub writing: String,
+}
+
+/// A request queued in a tower `Buffer`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct BufferedRequest {
+    /// The oneshot the response comes back on.
+    #[serde(serialize_with = "hex_option")]
+    pub channel: Option<u64>,
+    /// `queued`, or the failed state's name.
+    pub state: String,
+    /// The worker task holding the request (`crate::links`).
+    pub worker_task: Option<u64>,
+}
+
+/// A tower `Buffer`'s worker, with the oneshot of the request it holds.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct BufferWorker {
+    #[serde(serialize_with = "hex_option")]
+    pub holds_sender_of: Option<u64>,
+}
+
+/// A tonic message stream.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct GrpcStream {
+    /// `request` or `response`.
+    pub direction: &'static str,
+    pub message_length: Option<u64>,
+    pub state: String,
+}
+
+/// One holder of what a node waits for, as the node lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HolderNote {
+    pub party: Party,
+    /// The await line of the coroutine keeping it.
+    pub location: Option<Location>,
+    /// The local keeping it.
+    pub local: String,
+    pub idle_future: bool,
+}
+
+impl Serialize for HolderNote {
+    /// `{"idle_future"?: true, "local", "location", "task": id}` or `"thread": tid`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if self.idle_future {
+            map.serialize_entry("idle_future", &true)?;
+        }
+        map.serialize_entry("local", &self.local)?;
+        map.serialize_entry("location", &self.location)?;
+        match self.party {
+            Party::Task(id) => map.serialize_entry("task", &id)?,
+            Party::Thread(tid) => map.serialize_entry("thread", &tid)?,
+        }
+        map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(detail: &Detail) -> Vec<String> {
+        let value = serde_json::to_value(detail).unwrap();
+        value.as_object().unwrap().keys().cloned().collect()
+    }
+
+    fn written_keys(detail: &Detail) -> Vec<String> {
+        // serde_json's Map sorts; the text keeps the order written.
+        let text = serde_json::to_string(detail).unwrap();
+        let mut found = Vec::new();
+        let mut rest = text.as_str();
+        let mut depth = 0;
+        while let Some(at) = rest.find(['"', '{', '}', '[', ']']) {
+            let c = rest.as_bytes()[at];
+            rest = &rest[at + 1..];
+            match c {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth -= 1,
+                _ => {
+                    let end = rest.find('"').unwrap();
+                    if depth == 1 && rest[end + 1..].starts_with(':') {
+                        found.push(rest[..end].to_string());
+                    }
+                    rest = &rest[end + 1..];
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_detail_writes_its_keys_sorted() {
+        let note = HolderNote {
+            party: Party::Task(3),
+            location: None,
+            local: "guard".into(),
+            idle_future: true,
+        };
+        let wait = PermitWait {
+            address: 1,
+            closed: false,
+            holders: Some(vec![note.clone()]),
+            permits_available: 0,
+            permits_needed: 1,
+            semaphore: 2,
+            waiters: 1,
+        };
+        let set = FutureSet {
+            len: 2,
+            outputs_queued: Some(1),
+            pending: 1,
+        };
+        let deadline = Deadline {
+            deadline: Some(MonotonicTime { nanos: 1, secs: 2 }),
+            period_secs: Some(0.5),
+            remaining_secs: Some(1.0),
+        };
+        let details = [
+            Detail::Future(WrapperState {
+                state: "complete".into(),
+            }),
+            Detail::Sleep(deadline.clone()),
+            Detail::Timeout(deadline),
+            Detail::JoinHandle(JoinTarget {
+                task_address: 1,
+                task_id: 2,
+                task_state: TaskState::Idle,
+            }),
+            Detail::MutexLock(wait),
+            Detail::Notified(NotifyWait {
+                address: 1,
+                notifiers: Some(vec![note.clone()]),
+                permit_stored: false,
+                state: "waiting".into(),
+                waiters: 1,
+            }),
+            Detail::MpscRecv(MpscWait {
+                address: 1,
+                capacity: Some(4),
+                closed: false,
+                queued: 0,
+                senders: 1,
+                senders_held_by: Some(vec![note.clone()]),
+            }),
+            Detail::OneshotRecv(OneshotWait {
+                address: Some(1),
+                closed: false,
+                sender_task: Some(4),
+                senders_held_by: Some(vec![note.clone()]),
+                value_sent: Some(false),
+            }),
+            Detail::WatchChanged(WatchWait {
+                address: 1,
+                closed: false,
+                receivers: 2,
+                senders_held_by: Some(vec![note.clone()]),
+                version_current: 2,
+                version_seen: 2,
+            }),
+            Detail::BroadcastRecv(BroadcastWait {
+                address: 1,
+                closed: false,
+                next: 1,
+                queued: 0,
+                senders: 1,
+                senders_held_by: Some(vec![note]),
+                tail: 1,
+            }),
+            Detail::IoReadiness(IoWait {
+                fd: Some(3),
+                fd_kind: None,
+                interest: vec!["read"],
+                operation: Some("read".into()),
+            }),
+            Detail::YieldNow(Empty {}),
+            Detail::Instrumented(Span { span: None }),
+            Detail::Select(set),
+            Detail::StreamGenerator(Generator { done: false }),
+            Detail::HttpServerConnection(HttpServer {
+                activity: "closing",
+                reading: "closed".into(),
+                writing: "init".into(),
+            }),
+            Detail::HttpClientConnection(HttpClient {
+                activity: "closing",
+                holds_sender_of: None,
+                reading: "closed".into(),
+                writing: "init".into(),
+            }),
+            Detail::TowerBufferResponse(BufferedRequest {
+                channel: Some(1),
+                state: "queued".into(),
+                worker_task: Some(3),
+            }),
+            Detail::TowerBufferWorker(BufferWorker {
+                holds_sender_of: None,
+            }),
+            Detail::GrpcStream(GrpcStream {
+                direction: "request",
+                message_length: None,
+                state: "readheader".into(),
+            }),
+        ];
+        for detail in &details {
+            let written = written_keys(detail);
+            assert_eq!(
+                written,
+                keys(detail),
+                "{:?} writes its keys out of order",
+                detail.kind()
+            );
+        }
+        let note = serde_json::to_string(&HolderNote {
+            party: Party::Thread(9),
+            location: None,
+            local: "tx".into(),
+            idle_future: false,
+        })
+        .unwrap();
+        assert_eq!(note, r#"{"local":"tx","location":null,"thread":9}"#);
+    }
+
+    #[test]
+    fn a_detail_names_its_kind_and_an_empty_one_writes_an_object() {
+        assert_eq!(Detail::Pending(Empty {}).kind(), NodeKind::Pending);
+        assert_eq!(
+            serde_json::to_string(&Detail::Ready(Empty {})).unwrap(),
+            "{}"
+        );
+        let set = FutureSet {
+            len: 1,
+            outputs_queued: None,
+            pending: 1,
+        };
+        assert_eq!(
+            Detail::future_set(SetKind::JoinAll, set).kind(),
+            NodeKind::JoinAll
+        );
+    }
+}

@@ -43,3 +43,5 @@ pub mod waits;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(test)]
+pub mod testing;

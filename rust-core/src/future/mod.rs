@@ -173,7 +173,9 @@ impl<'a> FutureDecoder<'a> {
             ));
             return node;
         }
-        if !walk.seen.insert((address, ty)) {
+        // A future of no size holds nothing, so cannot lead back to itself; many of them
+        // (the members of a set) share one address.
+        if info.size != Some(0) && !walk.seen.insert((address, ty)) {
             node.error = Some(format!(
                 "cycle: this future was already seen at {address:#x}"
             ));

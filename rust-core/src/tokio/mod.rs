@@ -5,6 +5,9 @@ pub mod context;
 pub mod tasks;
 pub mod workers;
 
+#[cfg(test)]
+pub(crate) mod tests;
+
 use std::path::{Path, PathBuf};
 
 use crate::dwarf::{DebugInfo, LoadOptions};

@@ -17,6 +17,8 @@ pub mod tower;
 pub mod trivial;
 pub mod wrappers;
 
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 

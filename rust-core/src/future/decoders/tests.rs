@@ -1,0 +1,2026 @@
+//! Each decoder over a program of a few types (`crate::testing`) and the values a test
+//! writes: its facts and summary on a value as tokio leaves it, and one damaged value,
+//! which gives the node an error, not a panic. The layouts are those of the version table
+//! (`crate::layouts`), alternatives included (tokio's Mutex with and without
+//! `parking_lot`, older `Sleep`s).
+
+use crate::dwarf::DebugInfo;
+use crate::future::FutureDecoder;
+use crate::model::*;
+use crate::testing::{die_of, Program, TestMemory, Ty, Variant};
+use crate::value::Target;
+
+/// Decodes the value of type `type_name` at `address` over `memory`.
+fn decode(debug: &DebugInfo, memory: &TestMemory, type_name: &str, address: u64) -> FutureNode {
+    let target = Target::new(debug, memory, 0);
+    FutureDecoder::new(&target).decode(die_of(debug, type_name), address)
+}
+
+/// The facts of a node, which must have decoded without error.
+fn facts(node: &FutureNode) -> &Detail {
+    assert_eq!(node.error, None, "{node:?}");
+    node.detail()
+        .unwrap_or_else(|| panic!("no facts: {node:?}"))
+}
+
+/// A damaged value's node: an error that says `what`, and no facts.
+fn assert_error(node: &FutureNode, what: &str) {
+    let error = node
+        .error
+        .as_deref()
+        .unwrap_or_else(|| panic!("no error: {node:?}"));
+    assert!(error.contains(what), "{error:?} does not say {what:?}");
+}
+
+/// An async method's env: `__state` at `state_at`, and in its `Unresumed` (0) and first
+/// suspended (3) variants the upvars `fields` (`self` first).
+fn async_method(
+    program: &mut Program,
+    name: &str,
+    size: u64,
+    state_at: u64,
+    fields: &[(&str, u64, Ty)],
+) -> Ty {
+    let u8 = program.u8();
+    program.rust_enum(
+        name,
+        size,
+        Some((state_at, u8)),
+        &[
+            Variant {
+                name: "0",
+                discriminant: Some(0),
+                fields,
+                payload_name: Some("Unresumed"),
+            },
+            Variant {
+                name: "3",
+                discriminant: Some(3),
+                fields,
+                payload_name: Some("Suspend0"),
+            },
+        ],
+    )
+}
+
+/// tokio's batch semaphore and a waiter type, 40 bytes: `waiters: Mutex<Waitlist>` at +0
+/// (the list's head at +8, tail at +16), `permits` at +32.
+fn batch_semaphore(program: &mut Program, parking_lot: bool) -> Ty {
+    let usize = program.usize();
+    let bool = program.bool();
+    let waiter = program.structure("tokio::sync::batch_semaphore::Waiter", 24, &[]);
+    let pointers = program.pointers("tokio::sync::batch_semaphore::Waiter", waiter);
+    program.fields(waiter, &[("pointers", 0, pointers), ("state", 16, usize)]);
+    let list = program.linked_list("tokio::sync::batch_semaphore::Waiter", waiter);
+    let waitlist = program.structure(
+        "tokio::sync::batch_semaphore::Waitlist",
+        24,
+        &[("queue", 0, list), ("closed", 16, bool)],
+    );
+    let waiters = program.tokio_mutex(
+        "tokio::sync::batch_semaphore::Waitlist",
+        waitlist,
+        24,
+        parking_lot,
+    );
+    let permits = program.atomic_usize();
+    program.structure(
+        "tokio::sync::batch_semaphore::Semaphore",
+        40,
+        &[("waiters", 0, waiters), ("permits", 32, permits)],
+    )
+}
+
+/// A semaphore at `at` with `available` permits and the waiter nodes `waiters` queued.
+fn write_semaphore(
+    memory: &mut TestMemory,
+    at: u64,
+    available: u64,
+    closed: bool,
+    waiters: &[u64],
+) {
+    memory.zero(at, 40);
+    memory.write_u64(at + 32, available << 1 | u64::from(closed));
+    for (i, &node) in waiters.iter().enumerate() {
+        memory.zero(node, 24);
+        let next = waiters.get(i + 1).copied().unwrap_or(0);
+        memory.write_u64(node + 8, next);
+    }
+    memory.write_u64(at + 8, waiters.first().copied().unwrap_or(0));
+    memory.write_u64(at + 16, waiters.last().copied().unwrap_or(0));
+}
+
+const MUTEX_LOCK: &str = "tokio::sync::mutex::{impl#10}::lock::{async_fn_env#0}<u32>";
+
+fn mutex_program(parking_lot: bool) -> DebugInfo {
+    let mut program = Program::new();
+    let semaphore = batch_semaphore(&mut program, parking_lot);
+    let u32 = program.u32();
+    let mutex = program.structure(
+        "tokio::sync::mutex::Mutex<u32>",
+        48,
+        &[("s", 0, semaphore), ("c", 40, u32)],
+    );
+    let this = program.reference("tokio::sync::mutex::Mutex<u32>", mutex);
+    async_method(&mut program, MUTEX_LOCK, 64, 56, &[("self", 0, this)]);
+    program.load()
+}
+
+#[test]
+fn mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex() {
+    for parking_lot in [true, false] {
+        let debug = mutex_program(parking_lot);
+        let mut memory = TestMemory::default();
+        memory.zero(0x1000, 64);
+        memory.write_u64(0x1000, 0x2000);
+        memory.write_u8(0x1000 + 56, 3);
+        write_semaphore(&mut memory, 0x2000, 0, false, &[0x3000, 0x3100]);
+        let node = decode(&debug, &memory, MUTEX_LOCK, 0x1000);
+        let wait = PermitWait {
+            address: 0x2000,
+            closed: false,
+            holders: None,
+            permits_available: 0,
+            permits_needed: 1,
+            semaphore: 0x2000,
+            waiters: 2,
+        };
+        assert_eq!(
+            facts(&node),
+            &Detail::MutexLock(wait),
+            "parking_lot: {parking_lot}"
+        );
+        assert_eq!(node.kind, NodeKind::MutexLock);
+        assert_eq!(
+            node.summary.as_deref(),
+            Some("waiting for Mutex 0x2000 (0 permits, 2 waiters)")
+        );
+
+        // `self` points nowhere.
+        memory.write_u64(0x1000, 0x9000);
+        assert_error(&decode(&debug, &memory, MUTEX_LOCK, 0x1000), "cannot read");
+    }
+}
+
+#[test]
+fn rwlock_read_and_write_need_one_permit_and_every_permit() {
+    let mut program = Program::new();
+    let semaphore = batch_semaphore(&mut program, true);
+    let u32 = program.u32();
+    let lock = program.structure(
+        "tokio::sync::rwlock::RwLock<u32>",
+        48,
+        &[("s", 0, semaphore), ("mr", 40, u32)],
+    );
+    let this = program.reference("tokio::sync::rwlock::RwLock<u32>", lock);
+    let read = "tokio::sync::rwlock::{impl#9}::read::{async_fn_env#0}<u32>";
+    let write = "tokio::sync::rwlock::{impl#9}::write::{async_fn_env#0}<u32>";
+    async_method(&mut program, read, 16, 8, &[("self", 0, this)]);
+    async_method(&mut program, write, 16, 8, &[("self", 0, this)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_semaphore(&mut memory, 0x2000, 3, false, &[0x3000]);
+    memory.write_u32(0x2000 + 40, 10);
+    for (name, needed) in [(read, 1), (write, 10)] {
+        memory.zero(0x1000, 16);
+        memory.write_u64(0x1000, 0x2000);
+        memory.write_u8(0x1008, 3);
+        let node = decode(&debug, &memory, name, 0x1000);
+        let wait = PermitWait {
+            address: 0x2000,
+            closed: false,
+            holders: None,
+            permits_available: 3,
+            permits_needed: needed,
+            semaphore: 0x2000,
+            waiters: 1,
+        };
+        let expected = if needed == 1 {
+            Detail::RwlockRead(wait)
+        } else {
+            Detail::RwlockWrite(wait)
+        };
+        assert_eq!(facts(&node), &expected);
+        // A state no variant has.
+        memory.write_u8(0x1008, 9);
+        assert_error(
+            &decode(&debug, &memory, name, 0x1000),
+            "has state 9, which no variant has",
+        );
+    }
+}
+
+#[test]
+fn semaphore_acquire_many_needs_its_argument_and_a_bare_acquire_its_count() {
+    let mut program = Program::new();
+    let inner = batch_semaphore(&mut program, false);
+    let u32 = program.u32();
+    let usize = program.usize();
+    let bool = program.bool();
+    let semaphore = program.structure(
+        "tokio::sync::semaphore::Semaphore",
+        40,
+        &[("ll_sem", 0, inner)],
+    );
+    let this = program.reference("tokio::sync::semaphore::Semaphore", semaphore);
+    let many = "tokio::sync::semaphore::{impl#0}::acquire_many::{async_fn_env#0}";
+    async_method(
+        &mut program,
+        many,
+        24,
+        16,
+        &[("self", 0, this), ("n", 8, u32)],
+    );
+    let raw = program.pointer("*const tokio::sync::batch_semaphore::Semaphore", inner);
+    program.structure(
+        "tokio::sync::batch_semaphore::Acquire",
+        48,
+        &[
+            ("semaphore", 24, raw),
+            ("num_permits", 32, usize),
+            ("queued", 40, bool),
+        ],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_semaphore(&mut memory, 0x2000, 1, true, &[]);
+    memory.zero(0x1000, 24);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u32(0x1008, 5);
+    memory.write_u8(0x1010, 3);
+    let node = decode(&debug, &memory, many, 0x1000);
+    let wait = PermitWait {
+        address: 0x2000,
+        closed: true,
+        holders: None,
+        permits_available: 1,
+        permits_needed: 5,
+        semaphore: 0x2000,
+        waiters: 0,
+    };
+    assert_eq!(facts(&node), &Detail::SemaphoreAcquire(wait.clone()));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for Semaphore 0x2000 (1 permit, 0 waiters, closed)")
+    );
+
+    memory.zero(0x4000, 48);
+    memory.write_u64(0x4000 + 24, 0x2000);
+    memory.write_u64(0x4000 + 32, 2);
+    let node = decode(
+        &debug,
+        &memory,
+        "tokio::sync::batch_semaphore::Acquire",
+        0x4000,
+    );
+    assert_eq!(
+        facts(&node),
+        &Detail::SemaphoreAcquire(PermitWait {
+            permits_needed: 2,
+            ..wait
+        })
+    );
+    // A null semaphore pointer.
+    memory.write_u64(0x4000 + 24, 0);
+    assert_error(
+        &decode(
+            &debug,
+            &memory,
+            "tokio::sync::batch_semaphore::Acquire",
+            0x4000,
+        ),
+        "null pointer",
+    );
+}
+
+#[test]
+fn notified_counts_the_waiters_and_sees_a_stored_permit() {
+    let mut program = Program::new();
+    let waiter = program.structure("tokio::sync::notify::Waiter", 16, &[]);
+    let pointers = program.pointers("tokio::sync::notify::Waiter", waiter);
+    program.fields(waiter, &[("pointers", 0, pointers)]);
+    let list = program.linked_list("tokio::sync::notify::Waiter", waiter);
+    let waiters = program.tokio_mutex(
+        "tokio::util::linked_list::LinkedList<tokio::sync::notify::Waiter>",
+        list,
+        16,
+        true,
+    );
+    let state = program.atomic_usize();
+    let notify = program.structure(
+        "tokio::sync::notify::Notify",
+        32,
+        &[("state", 0, state), ("waiters", 8, waiters)],
+    );
+    let raw = program.pointer("*const tokio::sync::notify::Notify", notify);
+    let stage = program.c_enum(
+        "tokio::sync::notify::State",
+        1,
+        &[("Init", 0), ("Waiting", 1), ("Done", 2)],
+    );
+    program.structure(
+        "tokio::sync::notify::Notified",
+        64,
+        &[("notify", 0, raw), ("state", 56, stage)],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 64);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1000 + 56, 1);
+    memory.zero(0x2000, 32);
+    memory.write_u64(0x2000, 2);
+    memory.write_u64(0x2000 + 16, 0x3000);
+    memory.write_u64(0x2000 + 24, 0x3000);
+    memory.zero(0x3000, 16);
+    let node = decode(&debug, &memory, "tokio::sync::notify::Notified", 0x1000);
+    let wait = NotifyWait {
+        address: 0x2000,
+        notifiers: None,
+        permit_stored: true,
+        state: "waiting".into(),
+        waiters: 1,
+    };
+    assert_eq!(facts(&node), &Detail::Notified(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for Notify 0x2000 (1 waiter)")
+    );
+    // A waiter list that loops.
+    memory.write_u64(0x3000 + 8, 0x3000);
+    assert_error(
+        &decode(&debug, &memory, "tokio::sync::notify::Notified", 0x1000),
+        "linked list loops",
+    );
+}
+
+/// mpsc: `Chan{semaphore@0, tx_count@48, rx_fields@56 (rx_closed at +8)}`, bounded (a
+/// batch semaphore and a bound) or unbounded (a word).
+fn mpsc_program(bounded: bool) -> (DebugInfo, &'static str) {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let bool = program.bool();
+    let semaphore = if bounded {
+        let inner = batch_semaphore(&mut program, true);
+        program.structure(
+            "tokio::sync::mpsc::bounded::Semaphore",
+            48,
+            &[("semaphore", 0, inner), ("bound", 40, usize)],
+        )
+    } else {
+        let word = program.atomic_usize();
+        program.structure(
+            "tokio::sync::mpsc::unbounded::Semaphore",
+            8,
+            &[("__0", 0, word)],
+        )
+    };
+    let fields = program.structure(
+        "tokio::sync::mpsc::chan::RxFields<u32>",
+        16,
+        &[("rx_closed", 8, bool)],
+    );
+    let rx_fields = program.tokio_cell("tokio::sync::mpsc::chan::RxFields<u32>", fields, 16);
+    let tx_count = program.atomic_usize();
+    let kind = if bounded { "bounded" } else { "unbounded" };
+    let chan_name =
+        format!("tokio::sync::mpsc::chan::Chan<u32, tokio::sync::mpsc::{kind}::Semaphore>");
+    let chan = program.structure(
+        &chan_name,
+        72,
+        &[
+            ("semaphore", 0, semaphore),
+            ("tx_count", 48, tx_count),
+            ("rx_fields", 56, rx_fields),
+        ],
+    );
+    let arc = program.arc(&chan_name, chan, 72);
+    let rx = program.structure("tokio::sync::mpsc::chan::Rx<u32>", 8, &[("inner", 0, arc)]);
+    let receiver_name = if bounded {
+        "tokio::sync::mpsc::bounded::Receiver<u32>"
+    } else {
+        "tokio::sync::mpsc::unbounded::UnboundedReceiver<u32>"
+    };
+    let receiver = program.structure(receiver_name, 8, &[("chan", 0, rx)]);
+    let this = program.pointer(&format!("&mut {receiver_name}"), receiver);
+    let env: &'static str = if bounded {
+        "tokio::sync::mpsc::bounded::{impl#6}::recv::{async_fn_env#0}<u32>"
+    } else {
+        "tokio::sync::mpsc::unbounded::{impl#3}::recv::{async_fn_env#0}<u32>"
+    };
+    async_method(&mut program, env, 16, 8, &[("self", 0, this)]);
+    if bounded {
+        program.structure(
+            "tokio_stream::wrappers::mpsc_bounded::ReceiverStream<u32>",
+            8,
+            &[("inner", 0, receiver)],
+        );
+    }
+    (program.load(), env)
+}
+
+#[test]
+fn mpsc_recv_counts_what_is_queued_in_either_kind_of_channel() {
+    for bounded in [true, false] {
+        let (debug, env) = mpsc_program(bounded);
+        let mut memory = TestMemory::default();
+        memory.zero(0x1000, 16);
+        memory.write_u64(0x1000, 0x1800);
+        memory.write_u8(0x1008, 3);
+        memory.write_u64(0x1800, 0x2000); // the receiver's Arc
+        memory.zero(0x2000, 16 + 72);
+        let chan = 0x2010;
+        if bounded {
+            write_semaphore(&mut memory, chan, 6, false, &[]);
+            memory.write_u64(chan + 40, 8);
+        } else {
+            memory.write_u64(chan, 2 << 1);
+        }
+        memory.write_u64(chan + 48, 3);
+        let node = decode(&debug, &memory, env, 0x1000);
+        let wait = MpscWait {
+            address: chan,
+            capacity: bounded.then_some(8),
+            closed: false,
+            queued: 2,
+            senders: 3,
+            senders_held_by: None,
+        };
+        assert_eq!(
+            facts(&node),
+            &Detail::MpscRecv(wait.clone()),
+            "bounded: {bounded}"
+        );
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(format!("recv on mpsc {chan:#x} (2 queued, 3 senders)").as_str())
+        );
+        if bounded {
+            memory.zero(0x5000, 8);
+            memory.write_u64(0x5000, 0x2000);
+            let stream = decode(
+                &debug,
+                &memory,
+                "tokio_stream::wrappers::mpsc_bounded::ReceiverStream<u32>",
+                0x5000,
+            );
+            assert_eq!(facts(&stream), &Detail::MpscRecv(wait));
+        }
+        // The channel's Arc points nowhere.
+        memory.write_u64(0x1800, 0xdead_0000);
+        assert_error(&decode(&debug, &memory, env, 0x1000), "cannot read");
+    }
+}
+
+fn oneshot_program() -> DebugInfo {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let inner = program.structure(
+        "tokio::sync::oneshot::Inner<u32>",
+        48,
+        &[("state", 32, usize)],
+    );
+    let arc = program.arc("tokio::sync::oneshot::Inner<u32>", inner, 48);
+    let option = program.niche_option(
+        "alloc::sync::Arc<tokio::sync::oneshot::Inner<u32>, alloc::alloc::Global>",
+        arc,
+        8,
+    );
+    program.structure(
+        "tokio::sync::oneshot::Receiver<u32>",
+        8,
+        &[("inner", 0, option)],
+    );
+    program.structure(
+        "tokio::sync::oneshot::Sender<u32>",
+        8,
+        &[("inner", 0, option)],
+    );
+    program.load()
+}
+
+#[test]
+fn oneshot_recv_says_whether_a_value_was_sent_or_the_sender_dropped() {
+    let debug = oneshot_program();
+    let receiver = "tokio::sync::oneshot::Receiver<u32>";
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000);
+    memory.zero(0x2000, 64);
+    let inner = 0x2010;
+    for (state, sent, closed, what) in [
+        (1, false, false, "nothing sent"),
+        (0b110, true, true, "value sent"),
+        (0b101, false, true, "sender dropped"),
+    ] {
+        memory.write_u64(inner + 32, state);
+        let node = decode(&debug, &memory, receiver, 0x1000);
+        let wait = OneshotWait {
+            address: Some(inner),
+            closed,
+            sender_task: None,
+            senders_held_by: None,
+            value_sent: Some(sent),
+        };
+        assert_eq!(facts(&node), &Detail::OneshotRecv(wait));
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(format!("recv on oneshot {inner:#x} ({what})").as_str())
+        );
+    }
+    memory.write_u64(0x1000, 0);
+    let node = decode(&debug, &memory, receiver, 0x1000);
+    let received = OneshotWait {
+        address: None,
+        closed: true,
+        sender_task: None,
+        senders_held_by: None,
+        value_sent: None,
+    };
+    assert_eq!(facts(&node), &Detail::OneshotRecv(received));
+    // The receiver itself is unreadable.
+    assert_error(&decode(&debug, &memory, receiver, 0x7000), "cannot read");
+}
+
+#[test]
+fn watch_changed_compares_the_versions_and_broadcast_recv_its_position_with_the_tail() {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let u64 = program.u64();
+    let bool = program.bool();
+    let shared = program.structure(
+        "tokio::sync::watch::Shared<u32>",
+        16,
+        &[("state", 0, usize), ("ref_count_rx", 8, usize)],
+    );
+    let arc = program.arc("tokio::sync::watch::Shared<u32>", shared, 16);
+    let receiver = program.structure(
+        "tokio::sync::watch::Receiver<u32>",
+        16,
+        &[("shared", 0, arc), ("version", 8, usize)],
+    );
+    let this = program.pointer("&mut tokio::sync::watch::Receiver<u32>", receiver);
+    let changed = "tokio::sync::watch::{impl#4}::changed::{async_fn_env#0}<u32>";
+    async_method(&mut program, changed, 16, 8, &[("self", 0, this)]);
+    let tail = program.structure(
+        "tokio::sync::broadcast::Tail",
+        24,
+        &[("pos", 0, u64), ("rx_cnt", 8, usize), ("closed", 16, bool)],
+    );
+    let locked = program.tokio_mutex("tokio::sync::broadcast::Tail", tail, 24, true);
+    let shared = program.structure(
+        "tokio::sync::broadcast::Shared<u32>",
+        40,
+        &[("tail", 0, locked), ("num_tx", 32, usize)],
+    );
+    let arc = program.arc("tokio::sync::broadcast::Shared<u32>", shared, 40);
+    let receiver = program.structure(
+        "tokio::sync::broadcast::Receiver<u32>",
+        16,
+        &[("shared", 0, arc), ("next", 8, u64)],
+    );
+    let this = program.pointer("&mut tokio::sync::broadcast::Receiver<u32>", receiver);
+    let recv = "tokio::sync::broadcast::{impl#9}::recv::{async_fn_env#0}<u32>";
+    async_method(&mut program, recv, 16, 8, &[("self", 0, this)]);
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x1800);
+    memory.write_u8(0x1008, 3);
+    memory.write_u64(0x1800, 0x2000);
+    memory.write_u64(0x1808, 4);
+    memory.zero(0x2000, 32);
+    memory.write_u64(0x2010, 4);
+    memory.write_u64(0x2018, 2);
+    let node = decode(&debug, &memory, changed, 0x1000);
+    let wait = WatchWait {
+        address: 0x2010,
+        closed: false,
+        receivers: 2,
+        senders_held_by: None,
+        version_current: 4,
+        version_seen: 4,
+    };
+    assert_eq!(facts(&node), &Detail::WatchChanged(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("watch changed 0x2010 (version 4 seen, 4 current)")
+    );
+
+    memory.write_u64(0x1800, 0x3000);
+    memory.write_u64(0x1808, 7);
+    memory.zero(0x3000, 56);
+    let shared = 0x3010;
+    memory.write_u64(shared + 8, 9); // pos
+    memory.write_u8(shared + 8 + 16, 1); // closed
+    memory.write_u64(shared + 32, 1);
+    let node = decode(&debug, &memory, recv, 0x1000);
+    let wait = BroadcastWait {
+        address: shared,
+        closed: true,
+        next: 7,
+        queued: 2,
+        senders: 1,
+        senders_held_by: None,
+        tail: 9,
+    };
+    assert_eq!(facts(&node), &Detail::BroadcastRecv(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("recv on broadcast 0x3010 (2 queued, 1 sender, closed)")
+    );
+    // The shared state's Arc is null.
+    memory.write_u64(0x1800, 0);
+    assert_error(&decode(&debug, &memory, recv, 0x1000), "null pointer");
+}
+
+/// `Sleep` as tokio 1.53 on lays it out (`deadline`), 1.49 to 1.52 (`entry:
+/// Timer::Traditional(TimerEntry{deadline})`) and 1.38 to 1.48 (`entry: TimerEntry{deadline}`).
+fn sleep_program(version: &str) -> DebugInfo {
+    let mut program = Program::new();
+    let instant = program.tokio_instant();
+    match version {
+        "1.53" => {
+            program.structure(
+                "tokio::time::sleep::Sleep",
+                32,
+                &[("deadline", 16, instant)],
+            );
+        }
+        "1.49" => {
+            let entry = program.structure(
+                "tokio::runtime::time::entry::TimerEntry",
+                16,
+                &[("deadline", 0, instant)],
+            );
+            let u64 = program.u64();
+            let timer = program.rust_enum(
+                "tokio::runtime::time::Timer",
+                24,
+                Some((0, u64)),
+                &[
+                    Variant::new("Traditional", Some(0), &[("__0", 8, entry)]),
+                    Variant::new("Alternative", Some(1), &[]),
+                ],
+            );
+            program.structure("tokio::time::sleep::Sleep", 32, &[("entry", 8, timer)]);
+        }
+        _ => {
+            let entry = program.structure(
+                "tokio::runtime::time::entry::TimerEntry",
+                16,
+                &[("deadline", 0, instant)],
+            );
+            program.structure("tokio::time::sleep::Sleep", 32, &[("entry", 16, entry)]);
+        }
+    }
+    program.load()
+}
+
+#[test]
+fn sleep_reads_its_deadline_in_each_version_and_the_time_left_when_live() {
+    for (version, deadline_at) in [("1.53", 0x1010), ("1.49", 0x1010), ("1.38", 0x1010)] {
+        let debug = sleep_program(version);
+        let mut memory = TestMemory::default();
+        memory.zero(0x1000, 32);
+        memory.write_u64(deadline_at, 100);
+        memory.write_u32(deadline_at + 8, 500_000_000);
+        let node = decode(&debug, &memory, "tokio::time::sleep::Sleep", 0x1000);
+        let deadline = Deadline {
+            deadline: Some(MonotonicTime {
+                nanos: 500_000_000,
+                secs: 100,
+            }),
+            period_secs: None,
+            remaining_secs: None,
+        };
+        assert_eq!(facts(&node), &Detail::Sleep(deadline), "tokio {version}");
+        assert_eq!(
+            node.summary.as_deref(),
+            Some("Sleep until 100.500s on the monotonic clock")
+        );
+
+        let target = Target::new(&debug, &memory, 0);
+        let live = crate::future::LiveProcess {
+            pid: None,
+            now: Some((98, 0)),
+        };
+        let node = FutureDecoder::new(&target)
+            .with_live_process(live)
+            .decode(die_of(&debug, "tokio::time::sleep::Sleep"), 0x1000);
+        assert_eq!(node.summary.as_deref(), Some("Sleep until +2.5s"));
+        let Some(Detail::Sleep(deadline)) = node.detail() else {
+            panic!("{node:?}")
+        };
+        assert_eq!(deadline.remaining_secs, Some(2.5));
+
+        // Nanoseconds past a second: corrupt.
+        memory.write_u32(deadline_at + 8, 2_000_000_000);
+        assert_error(
+            &decode(&debug, &memory, "tokio::time::sleep::Sleep", 0x1000),
+            "instant with 2000000000 nanoseconds",
+        );
+    }
+}
+
+#[test]
+fn an_interval_tick_is_its_sleep_with_the_period_and_a_timeout_its_deadline_over_its_future() {
+    let mut program = Program::new();
+    let instant = program.tokio_instant();
+    let sleep = program.structure("tokio::time::sleep::Sleep", 16, &[("deadline", 0, instant)]);
+    let boxed = program.boxed("tokio::time::sleep::Sleep", sleep);
+    let pinned = program.pin(
+        "alloc::boxed::Box<tokio::time::sleep::Sleep, alloc::alloc::Global>",
+        boxed,
+        8,
+    );
+    let u64 = program.u64();
+    let u32 = program.u32();
+    let nanos = program.named("core::num::niche_types::Nanoseconds");
+    let _ = u32;
+    let duration = program.structure(
+        "core::time::Duration",
+        16,
+        &[("secs", 0, u64), ("nanos", 8, nanos)],
+    );
+    let interval = program.structure(
+        "tokio::time::interval::Interval",
+        24,
+        &[("delay", 0, pinned), ("period", 8, duration)],
+    );
+    let this = program.pointer("&mut tokio::time::interval::Interval", interval);
+    let tick = "tokio::time::interval::{impl#0}::tick::{async_fn_env#0}";
+    async_method(&mut program, tick, 16, 8, &[("self", 0, this)]);
+    let pending = program.pending();
+    let timeout_name = "tokio::time::timeout::Timeout<core::future::pending::Pending<()>>";
+    program.structure(
+        timeout_name,
+        24,
+        &[("value", 0, pending), ("delay", 8, sleep)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1008, 3);
+    memory.zero(0x2000, 24);
+    memory.write_u64(0x2000, 0x3000);
+    memory.write_u64(0x2008, 1);
+    memory.write_u32(0x2010, 250_000_000);
+    memory.zero(0x3000, 16);
+    memory.write_u64(0x3000, 7);
+    let node = decode(&debug, &memory, tick, 0x1000);
+    let deadline = Deadline {
+        deadline: Some(MonotonicTime { nanos: 0, secs: 7 }),
+        period_secs: Some(1.25),
+        remaining_secs: None,
+    };
+    assert_eq!(facts(&node), &Detail::Sleep(deadline));
+
+    memory.zero(0x4000, 24);
+    memory.write_u64(0x4008, 9);
+    let node = decode(&debug, &memory, timeout_name, 0x4000);
+    let deadline = Deadline {
+        deadline: Some(MonotonicTime { nanos: 0, secs: 9 }),
+        period_secs: None,
+        remaining_secs: None,
+    };
+    assert_eq!(facts(&node), &Detail::Timeout(deadline));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("Timeout until 9.000s on the monotonic clock")
+    );
+    assert_eq!(node.children.len(), 1);
+    assert_eq!(node.children[0].kind, NodeKind::Pending);
+    // The interval's sleep is gone.
+    memory.write_u64(0x2000, 0);
+    assert_error(&decode(&debug, &memory, tick, 0x1000), "null pointer");
+}
+
+/// tokio's TCP types down to their fd: `TcpStream`/`TcpListener{io: PollEvented{io:
+/// Option<mio type>@8}}`, mio's `{inner: IoSource{inner: std type}}`, std's newtypes to an
+/// `OwnedFd{fd}`. The fd lies 16 bytes into the tokio value.
+fn socket_types(program: &mut Program, kind: &str) -> Ty {
+    let i32 = program.base("i32", 4);
+    let owned = program.memo_struct("std::os::fd::owned::OwnedFd", 4, &[("fd", 0, i32)]);
+    let file = program.memo_struct("std::sys::fd::unix::FileDesc", 4, &[("__0", 0, owned)]);
+    let socket = program.memo_struct(
+        "std::sys::net::connection::socket::unix::Socket",
+        4,
+        &[("__0", 0, file)],
+    );
+    let sys = program.structure(
+        &format!("std::sys::net::connection::socket::{kind}"),
+        4,
+        &[("inner", 0, socket)],
+    );
+    let std = program.structure(&format!("std::net::tcp::{kind}"), 4, &[("__0", 0, sys)]);
+    let source = program.structure(
+        &format!("mio::io_source::IoSource<std::net::tcp::{kind}>"),
+        8,
+        &[("inner", 0, std)],
+    );
+    let module = if kind == "TcpStream" {
+        "stream"
+    } else {
+        "listener"
+    };
+    let mio_name = format!("mio::net::tcp::{module}::{kind}");
+    let mio = program.structure(&mio_name, 8, &[("inner", 0, source)]);
+    let option = program.option(&mio_name, mio, 8, 16);
+    let evented_name = format!("tokio::io::poll_evented::PollEvented<{mio_name}>");
+    let evented = program.structure(&evented_name, 24, &[("io", 8, option)]);
+    program.structure(
+        &format!("tokio::net::tcp::{module}::{kind}"),
+        24,
+        &[("io", 0, evented)],
+    )
+}
+
+impl Program {
+    /// A struct made once under its name.
+    fn memo_struct(&mut self, name: &str, size: u64, fields: &[(&str, u64, Ty)]) -> Ty {
+        if let Some(ty) = self.find(name) {
+            return ty;
+        }
+        self.structure(name, size, fields)
+    }
+}
+
+/// A TCP value at `at` whose fd is `fd` (its `Option` says `Some`).
+fn write_socket(memory: &mut TestMemory, at: u64, fd: u32) {
+    memory.zero(at, 24);
+    memory.write_u64(at + 8, 1);
+    memory.write_u32(at + 16, fd);
+}
+
+#[test]
+fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
+    let mut program = Program::new();
+    let listener = socket_types(&mut program, "TcpListener");
+    let stream = socket_types(&mut program, "TcpStream");
+    let this = program.reference("tokio::net::tcp::listener::TcpListener", listener);
+    let accept = "tokio::net::tcp::listener::{impl#0}::accept::{async_fn_env#0}";
+    async_method(&mut program, accept, 16, 8, &[("self", 0, this)]);
+    let reader = program.pointer("&mut tokio::net::tcp::stream::TcpStream", stream);
+    let read = "tokio::io::util::read::Read<tokio::net::tcp::stream::TcpStream>";
+    program.structure(read, 24, &[("reader", 0, reader)]);
+    let write = "tokio::io::util::write::Write<tokio::net::tcp::stream::TcpStream>";
+    program.structure(write, 24, &[("writer", 0, reader)]);
+    let wrapper = "tokio_stream::wrappers::tcp_listener::TcpListenerStream";
+    program.structure(wrapper, 24, &[("inner", 0, listener)]);
+    let usize = program.usize();
+    let interest = program.structure("tokio::io::interest::Interest", 8, &[("__0", 0, usize)]);
+    let waiter = program.structure(
+        "tokio::runtime::io::scheduled_io::Waiter",
+        48,
+        &[("interest", 32, interest)],
+    );
+    let cell = program.structure(
+        "core::cell::UnsafeCell<tokio::runtime::io::scheduled_io::Waiter>",
+        48,
+        &[("value", 0, waiter)],
+    );
+    program.structure(
+        "tokio::runtime::io::scheduled_io::Readiness",
+        64,
+        &[("waiter", 8, cell)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    write_socket(&mut memory, 0x2000, 9);
+    write_socket(&mut memory, 0x2100, 12);
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1008, 3);
+    let node = decode(&debug, &memory, accept, 0x1000);
+    let wait = IoWait {
+        fd: Some(9),
+        fd_kind: None,
+        interest: vec!["read"],
+        operation: Some("accept".into()),
+    };
+    assert_eq!(facts(&node), &Detail::IoReadiness(wait.clone()));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("accept on fd 9, waiting for read")
+    );
+    assert!(!node.field_search);
+
+    let listener_stream = decode(&debug, &memory, wrapper, 0x2000);
+    assert_eq!(facts(&listener_stream), &Detail::IoReadiness(wait));
+
+    memory.zero(0x3000, 24);
+    memory.write_u64(0x3000, 0x2100);
+    for (name, operation, interest) in [(read, "read", "read"), (write, "write", "write")] {
+        let node = decode(&debug, &memory, name, 0x3000);
+        let wait = IoWait {
+            fd: Some(12),
+            fd_kind: None,
+            interest: vec![interest],
+            operation: Some(operation.into()),
+        };
+        assert_eq!(facts(&node), &Detail::IoReadiness(wait));
+    }
+
+    memory.zero(0x4000, 64);
+    memory.write_u64(0x4000 + 8 + 32, 0b11);
+    let node = decode(
+        &debug,
+        &memory,
+        "tokio::runtime::io::scheduled_io::Readiness",
+        0x4000,
+    );
+    let wait = IoWait {
+        fd: None,
+        fd_kind: None,
+        interest: vec!["read", "write"],
+        operation: None,
+    };
+    assert_eq!(facts(&node), &Detail::IoReadiness(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for I/O readiness (read+write)")
+    );
+
+    // The listener's mio socket is gone (`None`).
+    memory.write_u64(0x2008, 0);
+    assert_error(&decode(&debug, &memory, accept, 0x1000), "holds None");
+}
+
+#[test]
+fn an_io_type_the_table_lacks_is_searched_for_its_fd_and_marked_so() {
+    let mut program = Program::new();
+    let i32 = program.base("i32", 4);
+    let inner = program.structure("app::Connection", 8, &[("id", 0, i32), ("fd", 4, i32)]);
+    let socket = program.structure("app::Socket", 8, &[("conn", 0, inner)]);
+    let reader = program.pointer("&mut app::Socket", socket);
+    let read = "tokio::io::util::read::Read<app::Socket>";
+    program.structure(read, 8, &[("reader", 0, reader)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u32(0x2000, 1);
+    memory.write_u32(0x2004, 33);
+    let target = Target::new(&debug, &memory, 0);
+    let node = FutureDecoder::new(&target).decode(die_of(&debug, read), 0x1000);
+    let wait = IoWait {
+        fd: Some(33),
+        fd_kind: None,
+        interest: vec!["read"],
+        operation: Some("read".into()),
+    };
+    assert_eq!(facts(&node), &Detail::IoReadiness(wait));
+    assert!(node.field_search, "{node:?}");
+    assert_eq!(target.field_searches.get(), 1);
+    assert!(serde_json::to_string(&node)
+        .unwrap()
+        .contains(r#""field_search":true"#));
+}
+
+/// The kinds of a node's children.
+fn child_kinds(node: &FutureNode) -> Vec<NodeKind> {
+    node.children.iter().map(|child| child.kind).collect()
+}
+
+fn branch_statuses(node: &FutureNode) -> Vec<BranchStatus> {
+    node.children
+        .iter()
+        .map(|child| child.branch.as_ref().expect("a branch").status)
+        .collect()
+}
+
+/// `FuturesUnordered<F>{head_all: AtomicPtr<Task>@8}`, its tasks `Task{future:
+/// UnsafeCell<Option<F>>@0 (tag, then F at +8), next_all: AtomicPtr@16}`, 24 bytes.
+fn futures_unordered(program: &mut Program, future_name: &str, future: Ty) -> Ty {
+    let set_name =
+        format!("futures_util::stream::futures_unordered::FuturesUnordered<{future_name}>");
+    let task_name = format!("futures_util::stream::futures_unordered::task::Task<{future_name}>");
+    let task = program.structure(&task_name, 24, &[]);
+    let option = program.option(future_name, future, 8, 16);
+    let cell = program.structure(
+        &format!("core::cell::UnsafeCell<core::option::Option<{future_name}>>"),
+        16,
+        &[("value", 0, option)],
+    );
+    let raw = program.pointer(&format!("*mut {task_name}"), task);
+    let raw_cell = program.structure(
+        &format!("core::cell::UnsafeCell<*mut {task_name}>"),
+        8,
+        &[("value", 0, raw)],
+    );
+    let atomic = program.structure(
+        &format!("core::sync::atomic::AtomicPtr<{task_name}>"),
+        8,
+        &[("p", 0, raw_cell)],
+    );
+    program.fields(task, &[("future", 0, cell), ("next_all", 16, atomic)]);
+    program.structure(&set_name, 24, &[("head_all", 8, atomic)])
+}
+
+/// A `FuturesUnordered` at `at` whose tasks are at `tasks`, each holding its future or none.
+fn write_unordered(memory: &mut TestMemory, at: u64, tasks: &[(u64, bool)]) {
+    memory.zero(at, 24);
+    memory.write_u64(at + 8, tasks.first().map_or(0, |task| task.0));
+    for (i, &(task, holds)) in tasks.iter().enumerate() {
+        memory.zero(task, 24);
+        memory.write_u64(task, u64::from(holds));
+        memory.write_u64(task + 16, tasks.get(i + 1).map_or(0, |next| next.0));
+    }
+}
+
+#[test]
+fn futures_unordered_and_ordered_list_their_futures_as_pending_branches() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let pending_name = "core::future::pending::Pending<()>";
+    futures_unordered(&mut program, pending_name, pending);
+    let usize = program.usize();
+    let wrapper_name =
+        format!("futures_util::stream::futures_ordered::OrderWrapper<{pending_name}>");
+    let wrapper = program.structure(
+        &wrapper_name,
+        8,
+        &[("data", 0, pending), ("index", 0, usize)],
+    );
+    let in_progress = futures_unordered(&mut program, &wrapper_name, wrapper);
+    let output = program.structure(
+        "futures_util::stream::futures_ordered::OrderWrapper<()>",
+        8,
+        &[("index", 0, usize)],
+    );
+    let outputs = program.vec(
+        "futures_util::stream::futures_ordered::OrderWrapper<()>",
+        output,
+    );
+    let heap = program.structure(
+        "alloc::collections::binary_heap::BinaryHeap<()>",
+        24,
+        &[("data", 0, outputs)],
+    );
+    let ordered_name =
+        format!("futures_util::stream::futures_ordered::FuturesOrdered<{pending_name}>");
+    program.structure(
+        &ordered_name,
+        48,
+        &[
+            ("queued_outputs", 0, heap),
+            ("in_progress_queue", 24, in_progress),
+        ],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    write_unordered(
+        &mut memory,
+        0x1000,
+        &[(0x2000, true), (0x2100, false), (0x2200, true)],
+    );
+    let unordered =
+        format!("futures_util::stream::futures_unordered::FuturesUnordered<{pending_name}>");
+    let node = decode(&debug, &memory, &unordered, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::FuturesUnordered(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("FuturesUnordered of 2 (2 pending)")
+    );
+    assert_eq!(child_kinds(&node), [NodeKind::Pending, NodeKind::Pending]);
+
+    memory.zero(0x3000, 48);
+    memory.write_u64(0x3000 + 16, 4); // outputs queued
+    write_unordered(&mut memory, 0x3000 + 24, &[(0x2300, true)]);
+    let node = decode(&debug, &memory, &ordered_name, 0x3000);
+    assert_eq!(
+        facts(&node),
+        &Detail::FuturesOrdered(FutureSet {
+            len: 1,
+            outputs_queued: Some(4),
+            pending: 1
+        })
+    );
+
+    // A task list that loops.
+    memory.write_u64(0x2200 + 16, 0x2000);
+    assert_error(
+        &decode(&debug, &memory, &unordered, 0x1000),
+        "FuturesUnordered list loops",
+    );
+}
+
+#[test]
+fn join_all_select_all_and_select_show_each_future_with_its_status() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let u64 = program.u64();
+    let maybe_done_name = format!("futures_util::future::maybe_done::MaybeDone<{name}>");
+    let maybe_done = program.rust_enum(
+        &maybe_done_name,
+        8,
+        Some((0, u64)),
+        &[
+            Variant::new("Future", Some(0), &[("__0", 8, pending)]),
+            Variant::new("Done", Some(1), &[("__0", 8, u64)]),
+            Variant::new("Gone", Some(2), &[]),
+        ],
+    );
+    program.template_param(maybe_done, "Fut", pending);
+    let slice = program.boxed_slice(&maybe_done_name, maybe_done);
+    let pinned = program.pin(
+        &format!("alloc::boxed::Box<[{maybe_done_name}], alloc::alloc::Global>"),
+        slice,
+        16,
+    );
+    let ordered = program.structure(
+        &format!("futures_util::stream::futures_ordered::FuturesOrdered<{name}>"),
+        8,
+        &[],
+    );
+    let collect = program.structure(
+        "futures_util::stream::stream::collect::Collect<()>",
+        8,
+        &[("stream", 0, ordered)],
+    );
+    let kind = program.rust_enum(
+        &format!("futures_util::future::join_all::JoinAllKind<{name}>"),
+        24,
+        Some((0, u64)),
+        &[
+            Variant::new("Small", Some(0), &[("elems", 8, pinned)]),
+            Variant::new("Big", Some(1), &[("fut", 8, collect)]),
+        ],
+    );
+    let join_all = format!("futures_util::future::join_all::JoinAll<{name}>");
+    program.structure(&join_all, 24, &[("kind", 0, kind)]);
+    let futures = program.vec(name, pending);
+    let select_all = format!("futures_util::future::select_all::SelectAll<{name}>");
+    program.structure(&select_all, 24, &[("inner", 0, futures)]);
+    let pair = program.structure(
+        &format!("({name}, {name})"),
+        0,
+        &[("__0", 0, pending), ("__1", 0, pending)],
+    );
+    let option = program.option(&format!("({name}, {name})"), pair, 8, 8);
+    let select = format!("futures_util::future::select::Select<{name}, {name}>");
+    program.structure(&select, 8, &[("inner", 0, option)]);
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 24);
+    memory.write_u64(0x1008, 0x2000);
+    memory.write_u64(0x1010, 3);
+    memory.zero(0x2000, 24);
+    memory.write_u64(0x2008, 1);
+    memory.write_u64(0x2010, 2);
+    let node = decode(&debug, &memory, &join_all, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::JoinAll(FutureSet {
+            len: 3,
+            outputs_queued: None,
+            pending: 1
+        })
+    );
+    assert_eq!(
+        branch_statuses(&node),
+        [
+            BranchStatus::Pending,
+            BranchStatus::Done,
+            BranchStatus::Gone
+        ]
+    );
+    assert_eq!(
+        node.children[1].type_name.as_ref(),
+        name,
+        "a finished branch shows its future's type"
+    );
+
+    memory.zero(0x3000, 24);
+    memory.write_u64(0x3008, 0x4000);
+    memory.write_u64(0x3010, 2);
+    memory.zero(0x4000, 8);
+    let node = decode(&debug, &memory, &select_all, 0x3000);
+    assert_eq!(
+        facts(&node),
+        &Detail::SelectAll(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2
+        })
+    );
+    assert_eq!(child_kinds(&node), [NodeKind::Pending, NodeKind::Pending]);
+
+    memory.zero(0x5000, 8);
+    memory.write_u64(0x5000, 1);
+    let node = decode(&debug, &memory, &select, 0x5000);
+    assert_eq!(
+        facts(&node),
+        &Detail::Select(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2
+        })
+    );
+    memory.write_u64(0x5000, 0);
+    let done = decode(&debug, &memory, &select, 0x5000);
+    assert_eq!(
+        facts(&done),
+        &Detail::Select(FutureSet {
+            len: 0,
+            outputs_queued: None,
+            pending: 0
+        })
+    );
+
+    // A slice that claims more elements than any set holds.
+    memory.write_u64(0x1010, 1 << 40);
+    assert_error(
+        &decode(&debug, &memory, &join_all, 0x1000),
+        "claims 1099511627776 elements",
+    );
+}
+
+#[test]
+fn a_stream_map_names_its_streams_by_key_and_a_generator_shows_its_block_until_done() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let str_ref = program.str_ref();
+    let entry = program.structure(
+        &format!("(&str, {name})"),
+        16,
+        &[("__0", 0, str_ref), ("__1", 16, pending)],
+    );
+    let entries = program.vec(&format!("(&str, {name})"), entry);
+    let map = format!("tokio_stream::stream_map::StreamMap<&str, {name}>");
+    program.structure(&map, 24, &[("entries", 0, entries)]);
+    let bool = program.bool();
+    let generator = format!("async_stream::async_stream::AsyncStream<u32, {name}>");
+    program.structure(
+        &generator,
+        16,
+        &[("done", 8, bool), ("generator", 16, pending)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 24);
+    memory.write_u64(0x1008, 0x2000);
+    memory.write_u64(0x1010, 2);
+    memory.zero(0x2000, 32);
+    for (at, key, text) in [(0x2000, 0x3000, "alpha"), (0x2010, 0x3100, "beta")] {
+        memory.write_u64(at, key);
+        memory.write_u64(at + 8, text.len() as u64);
+        memory.write_str(key, text);
+    }
+    let node = decode(&debug, &memory, &map, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::StreamMap(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2
+        })
+    );
+    let names: Vec<_> = node
+        .children
+        .iter()
+        .map(|child| child.branch.as_ref().unwrap().name.clone())
+        .collect();
+    assert_eq!(names, [Some("alpha".to_string()), Some("beta".to_string())]);
+
+    memory.zero(0x4000, 16);
+    let node = decode(&debug, &memory, &generator, 0x4000);
+    assert_eq!(
+        facts(&node),
+        &Detail::StreamGenerator(Generator { done: false })
+    );
+    assert_eq!(child_kinds(&node), [NodeKind::Pending]);
+    memory.write_u8(0x4008, 1);
+    let node = decode(&debug, &memory, &generator, 0x4000);
+    assert_eq!(
+        facts(&node),
+        &Detail::StreamGenerator(Generator { done: true })
+    );
+    assert!(node.children.is_empty());
+
+    // Entries past the address space.
+    memory.write_u64(0x1008, u64::MAX - 8);
+    assert_error(
+        &decode(&debug, &memory, &map, 0x1000),
+        "past the address space",
+    );
+}
+
+#[test]
+fn trivial_futures_say_what_they_are() {
+    let mut program = Program::new();
+    program.pending();
+    program.structure("core::future::ready::Ready<u32>", 8, &[]);
+    async_method(
+        &mut program,
+        "tokio::task::yield_now::yield_now::{async_fn_env#0}",
+        8,
+        0,
+        &[],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 8);
+    for (name, detail, summary) in [
+        (
+            "core::future::pending::Pending<()>",
+            Detail::Pending(Empty {}),
+            "pending (never completes)",
+        ),
+        (
+            "core::future::ready::Ready<u32>",
+            Detail::Ready(Empty {}),
+            "ready (completes when polled)",
+        ),
+        (
+            "tokio::task::yield_now::yield_now::{async_fn_env#0}",
+            Detail::YieldNow(Empty {}),
+            "yield_now (runs again on the next poll)",
+        ),
+    ] {
+        let node = decode(&debug, &memory, name, 0x1000);
+        assert_eq!(facts(&node), &detail);
+        assert_eq!(node.summary.as_deref(), Some(summary));
+    }
+    // Their memory is not read: no damage reaches them, and the trivial decoders have no
+    // inputs to damage.
+}
+
+#[test]
+fn a_join_handle_names_its_task_and_a_join_set_lists_its_handles() {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let types = program.task_types("u64", u64, 8);
+    let handle = crate::tokio::tests::join_handle_types(&mut program, &types);
+    let handle_name = "tokio::runtime::task::join::JoinHandle<u64>";
+    let entry = program.structure("tokio::util::idle_notified_set::ListEntry<()>", 32, &[]);
+    let pointers = program.pointers("tokio::util::idle_notified_set::ListEntry<()>", entry);
+    let manually = program.structure(
+        &format!("core::mem::manually_drop::ManuallyDrop<{handle_name}>"),
+        8,
+        &[("value", 0, handle)],
+    );
+    let value = program.tokio_cell(
+        &format!("core::mem::manually_drop::ManuallyDrop<{handle_name}>"),
+        manually,
+        8,
+    );
+    program.fields(entry, &[("pointers", 0, pointers), ("value", 24, value)]);
+    let list = program.linked_list("tokio::util::idle_notified_set::ListEntry<()>", entry);
+    let lists = program.structure(
+        "tokio::util::idle_notified_set::ListsInner<()>",
+        32,
+        &[("notified", 0, list), ("idle", 16, list)],
+    );
+    let locked = program.tokio_mutex(
+        "tokio::util::idle_notified_set::ListsInner<()>",
+        lists,
+        32,
+        true,
+    );
+    let arc = program.arc(
+        "tokio::loom::std::parking_lot::Mutex<tokio::util::idle_notified_set::ListsInner<()>>",
+        locked,
+        40,
+    );
+    let set = program.structure(
+        "tokio::util::idle_notified_set::IdleNotifiedSet<()>",
+        16,
+        &[("lists", 0, arc)],
+    );
+    program.structure(
+        "tokio::task::join_set::JoinSet<u64>",
+        16,
+        &[("inner", 0, set)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.write_vtable(&types);
+    memory.write_task(&types, 0x10000, 12, 0b1010 | 1 << 6, 0);
+    memory.write_task(&types, 0x11000, 13, 0b1001 | 2 << 6, 0);
+    memory.write_u64(0x1000, 0x10000);
+    let target = Target::new(&debug, &memory, 0);
+    let tasks = crate::tokio::tasks::TaskReader::new(&target).unwrap();
+    let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
+    let node = decoder.decode(die_of(&debug, handle_name), 0x1000);
+    let joined = JoinTarget {
+        task_address: 0x10000,
+        task_id: 12,
+        task_state: TaskState::Complete,
+    };
+    assert_eq!(facts(&node), &Detail::JoinHandle(joined));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("JoinHandle -> task 12 (complete)")
+    );
+
+    // A JoinSet: one handle notified, one idle.
+    memory.zero(0x2000, 16);
+    memory.write_u64(0x2000, 0x3000);
+    memory.zero(0x3000, 56);
+    let lists = 0x3010 + 8;
+    memory.write_u64(lists, 0x4000);
+    memory.write_u64(lists + 8, 0x4000);
+    memory.write_u64(lists + 16, 0x4100);
+    memory.write_u64(lists + 24, 0x4100);
+    for (entry, header) in [(0x4000, 0x10000), (0x4100, 0x11000)] {
+        memory.zero(entry, 32);
+        memory.write_u64(entry + 24, header);
+    }
+    let target = Target::new(&debug, &memory, 0);
+    let tasks = crate::tokio::tasks::TaskReader::new(&target).unwrap();
+    let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
+    let node = decoder.decode(
+        die_of(&debug, "tokio::task::join_set::JoinSet<u64>"),
+        0x2000,
+    );
+    assert_eq!(
+        facts(&node),
+        &Detail::JoinSet(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2
+        })
+    );
+    let ids: Vec<_> = node
+        .children
+        .iter()
+        .map(|child| match child.detail() {
+            Some(Detail::JoinHandle(target)) => (target.task_id, target.task_state),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, [(12, TaskState::Complete), (13, TaskState::Running)]);
+
+    // A handle to freed memory.
+    memory.write_u64(0x1000, 0x7000_0000);
+    let target = Target::new(&debug, &memory, 0);
+    let tasks = crate::tokio::tasks::TaskReader::new(&target).unwrap();
+    let node = FutureDecoder::new(&target)
+        .with_tasks(&tasks)
+        .decode(die_of(&debug, handle_name), 0x1000);
+    assert_error(&node, "cannot read");
+}
+
+#[test]
+fn wrappers_show_the_future_they_wrap() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let u64 = program.u64();
+    let reference = program.pointer(&format!("&mut {name}"), pending);
+    program.pin(&format!("&mut {name}"), reference, 8);
+    // Pointer types have no name to be looked up by: a struct holds one.
+    program.structure("app::Holder", 8, &[("reference", 0, reference)]);
+    program.structure(
+        &format!("core::mem::manually_drop::ManuallyDrop<{name}>"),
+        0,
+        &[("value", 0, pending)],
+    );
+    program.structure(
+        &format!("tokio::task::coop::Coop<{name}>"),
+        8,
+        &[("fut", 0, pending)],
+    );
+    program.structure(
+        &format!("tokio::runtime::task::trace::Root<{name}>"),
+        8,
+        &[("future", 0, pending)],
+    );
+    program.structure(
+        &format!("futures_util::stream::stream::next::Next<{name}>"),
+        8,
+        &[("stream", 0, reference)],
+    );
+    let map_inner = program.rust_enum(
+        &format!("futures_util::future::future::map::Map<{name}, ()>"),
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new(
+                "Incomplete",
+                Some(0),
+                &[("future", 8, pending), ("f", 8, u64)],
+            ),
+            Variant::new("Complete", Some(1), &[]),
+        ],
+    );
+    program.structure(
+        &format!("futures_util::future::future::Map<{name}, ()>"),
+        16,
+        &[("inner", 0, map_inner)],
+    );
+    let fuse = program.option(name, pending, 8, 8);
+    program.structure(
+        &format!("futures_util::future::future::fuse::Fuse<{name}>"),
+        8,
+        &[("inner", 0, fuse)],
+    );
+    program.rust_enum(
+        &format!("futures_util::future::either::Either<{name}, {name}>"),
+        8,
+        Some((0, u64)),
+        &[
+            Variant::new("Left", Some(0), &[("__0", 8, pending)]),
+            Variant::new("Right", Some(1), &[("__0", 8, pending)]),
+        ],
+    );
+    let usize = program.usize();
+    let local_set = program.structure("tokio::task::local::LocalSet", 8, &[("tick", 0, usize)]);
+    let local_set_ref = program.reference("tokio::task::local::LocalSet", local_set);
+    program.structure(
+        &format!("tokio::task::local::RunUntil<{name}>"),
+        8,
+        &[("local_set", 0, local_set_ref), ("future", 8, pending)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.zero(0x2000, 8);
+    let reference = {
+        let holder = debug.type_info(die_of(&debug, "app::Holder")).unwrap();
+        holder
+            .field("reference")
+            .and_then(|field| field.ty)
+            .unwrap()
+    };
+    let target = Target::new(&debug, &memory, 0);
+    let node = FutureDecoder::new(&target).decode(reference, 0x1000);
+    assert_eq!(
+        (node.kind, node.type_name.as_ref()),
+        (NodeKind::Pending, name)
+    );
+    for wrapper in [
+        format!("core::pin::Pin<&mut {name}>"),
+        format!("core::mem::manually_drop::ManuallyDrop<{name}>"),
+        format!("tokio::task::coop::Coop<{name}>"),
+        format!("tokio::runtime::task::trace::Root<{name}>"),
+        format!("futures_util::stream::stream::next::Next<{name}>"),
+    ] {
+        let node = decode(&debug, &memory, &wrapper, 0x1000);
+        assert_eq!(
+            (node.kind, node.type_name.as_ref()),
+            (NodeKind::Pending, name),
+            "{wrapper}"
+        );
+    }
+    // Enums: `Either::Left`; `Map` while incomplete shows its future, complete its state;
+    // `Fuse` likewise (its `Option`'s tag at +0).
+    memory.zero(0x1800, 16);
+    let either = format!("futures_util::future::either::Either<{name}, {name}>");
+    assert_eq!(
+        decode(&debug, &memory, &either, 0x1800).kind,
+        NodeKind::Pending
+    );
+    let map = format!("futures_util::future::future::Map<{name}, ()>");
+    assert_eq!(
+        decode(&debug, &memory, &map, 0x1800).kind,
+        NodeKind::Pending
+    );
+    memory.write_u64(0x1800, 1);
+    let done = decode(&debug, &memory, &map, 0x1800);
+    assert_eq!(
+        facts(&done),
+        &Detail::Future(WrapperState {
+            state: "complete".into()
+        })
+    );
+    assert_eq!(done.summary.as_deref(), Some("Map (complete)"));
+    let fuse = format!("futures_util::future::future::fuse::Fuse<{name}>");
+    assert_eq!(
+        decode(&debug, &memory, &fuse, 0x1800).kind,
+        NodeKind::Pending
+    );
+    memory.write_u64(0x1800, 0);
+    assert_eq!(
+        facts(&decode(&debug, &memory, &fuse, 0x1800)),
+        &Detail::Future(WrapperState {
+            state: "none".into()
+        })
+    );
+
+    // `run_until` notes its LocalSet for the caller to walk.
+    memory.write_u64(0x1000, 0x2000);
+    let target = Target::new(&debug, &memory, 0);
+    let decoder = FutureDecoder::new(&target);
+    let node = decoder.decode(
+        die_of(&debug, &format!("tokio::task::local::RunUntil<{name}>")),
+        0x1000,
+    );
+    assert_eq!(node.kind, NodeKind::Pending);
+    assert_eq!(
+        decoder.local_sets(),
+        [(die_of(&debug, "tokio::task::local::LocalSet"), 0x2000)]
+    );
+
+    // A reference to nothing.
+    memory.write_u64(0x1000, 0);
+    let target = Target::new(&debug, &memory, 0);
+    assert_error(
+        &FutureDecoder::new(&target).decode(reference, 0x1000),
+        "null pointer",
+    );
+}
+
+#[test]
+fn an_instrumented_future_names_its_span() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let str_ref = program.str_ref();
+    let metadata = program.structure(
+        "tracing_core::metadata::Metadata",
+        16,
+        &[("name", 0, str_ref)],
+    );
+    let reference = program.reference("tracing_core::metadata::Metadata", metadata);
+    let meta = program.niche_option("&tracing_core::metadata::Metadata", reference, 8);
+    let span = program.structure("tracing::span::Span", 8, &[("meta", 0, meta)]);
+    let inner = program.structure(
+        &format!("core::mem::manually_drop::ManuallyDrop<{name}>"),
+        0,
+        &[("value", 0, pending)],
+    );
+    let instrumented = format!("tracing::instrument::Instrumented<{name}>");
+    program.structure(&instrumented, 8, &[("inner", 0, inner), ("span", 0, span)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x2000, 0x3000);
+    memory.write_u64(0x2008, 7);
+    memory.write_str(0x3000, "request");
+    let node = decode(&debug, &memory, &instrumented, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::Instrumented(Span {
+            span: Some("request".into())
+        })
+    );
+    assert_eq!(node.summary.as_deref(), Some("in span `request`"));
+    assert_eq!(child_kinds(&node), [NodeKind::Pending]);
+    // Its name is unreadable: the span stays unnamed, the future is still shown.
+    memory.write_u64(0x2000, 0x9000);
+    let node = decode(&debug, &memory, &instrumented, 0x1000);
+    assert_eq!(facts(&node), &Detail::Instrumented(Span { span: None }));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("in a span (its name is not readable)")
+    );
+}
+
+#[test]
+fn a_boxed_future_is_its_concrete_type_through_its_vtable() {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let concrete = program.structure("app::Job", 8, &[("n", 0, u64)]);
+    program.vtable(
+        "app::Job",
+        concrete,
+        "core::future::future::Future",
+        0x50_0000,
+    );
+    let usize = program.usize();
+    let array = program.array(usize, 4);
+    let vtable = program.pointer("&[usize; 4]", array);
+    let dyn_future = program.structure(
+        "(dyn core::future::future::Future<Output=()> + core::marker::Send)",
+        0,
+        &[],
+    );
+    let data = program.pointer(
+        "*mut (dyn core::future::future::Future<Output=()> + core::marker::Send)",
+        dyn_future,
+    );
+    let boxed = "alloc::boxed::Box<(dyn core::future::future::Future<Output=()> + core::marker::Send), alloc::alloc::Global>";
+    program.structure(boxed, 16, &[("pointer", 0, data), ("vtable", 8, vtable)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1008, 0x50_0000);
+    memory.write_u64(0x2000, 42);
+    let node = decode(&debug, &memory, boxed, 0x1000);
+    assert_eq!(
+        (node.type_name.as_ref(), node.address, node.boxed),
+        ("app::Job", 0x2000, true)
+    );
+    // A vtable no DWARF names.
+    memory.write_u64(0x1008, 0x60_0000);
+    assert_error(
+        &decode(&debug, &memory, boxed, 0x1000),
+        "no DWARF vtable at 0x600000",
+    );
+}
+
+/// hyper's dispatcher states: `Reading`/`Writing` enums of one byte, `Conn{state:
+/// State{reading@0, writing@1}}` at +0, the dispatch at +8.
+fn hyper_states(program: &mut Program) -> Ty {
+    let reading = program.c_enum(
+        "hyper::proto::h1::conn::Reading",
+        1,
+        &[
+            ("Init", 0),
+            ("Continue", 1),
+            ("Body", 2),
+            ("KeepAlive", 3),
+            ("Closed", 4),
+        ],
+    );
+    let writing = program.c_enum(
+        "hyper::proto::h1::conn::Writing",
+        1,
+        &[("Init", 0), ("Body", 1), ("KeepAlive", 2), ("Closed", 3)],
+    );
+    let state = program.structure(
+        "hyper::proto::h1::conn::State",
+        2,
+        &[("reading", 0, reading), ("writing", 1, writing)],
+    );
+    program.structure(
+        "hyper::proto::h1::conn::Conn<()>",
+        8,
+        &[("state", 0, state)],
+    )
+}
+
+#[test]
+fn http_connections_say_what_they_do_and_a_server_shows_its_handler() {
+    let mut program = Program::new();
+    let conn = hyper_states(&mut program);
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let option = program.option(name, pending, 8, 8);
+    let boxed = program.boxed(&format!("core::option::Option<{name}>"), option);
+    let in_flight = program.pin(
+        &format!("alloc::boxed::Box<core::option::Option<{name}>, alloc::alloc::Global>"),
+        boxed,
+        8,
+    );
+    let server = program.structure(
+        "hyper::proto::h1::dispatch::Server<(), ()>",
+        8,
+        &[("in_flight", 0, in_flight)],
+    );
+    let server_name = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Server<(), ()>, (), (), ()>";
+    program.structure(
+        server_name,
+        16,
+        &[("conn", 0, conn), ("dispatch", 8, server)],
+    );
+    let usize = program.usize();
+    let inner = program.structure("tokio::sync::oneshot::Inner<()>", 8, &[("state", 0, usize)]);
+    let arc = program.arc("tokio::sync::oneshot::Inner<()>", inner, 8);
+    let sender_inner =
+        program.niche_option("alloc::sync::Arc<tokio::sync::oneshot::Inner<()>>", arc, 8);
+    let sender = program.structure(
+        "tokio::sync::oneshot::Sender<()>",
+        8,
+        &[("inner", 0, sender_inner)],
+    );
+    let maybe_sender = program.niche_option("tokio::sync::oneshot::Sender<()>", sender, 8);
+    let u64 = program.u64();
+    let callback = program.rust_enum(
+        "hyper::client::dispatch::Callback<(), ()>",
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new("Retry", Some(0), &[("__0", 8, maybe_sender)]),
+            Variant::new("NoRetry", Some(1), &[("__0", 8, maybe_sender)]),
+        ],
+    );
+    let maybe_callback =
+        program.option("hyper::client::dispatch::Callback<(), ()>", callback, 8, 24);
+    let client = program.structure(
+        "hyper::proto::h1::dispatch::Client<()>",
+        24,
+        &[("callback", 0, maybe_callback)],
+    );
+    let client_name = "hyper::proto::h1::dispatch::Dispatcher<hyper::proto::h1::dispatch::Client<()>, (), (), ()>";
+    program.structure(
+        client_name,
+        32,
+        &[("conn", 0, conn), ("dispatch", 8, client)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1008, 0x2000);
+    memory.zero(0x2000, 8);
+    memory.write_u64(0x2000, 1); // a request's service future in flight
+    let node = decode(&debug, &memory, server_name, 0x1000);
+    let server = HttpServer {
+        activity: "running the service for a request",
+        reading: "init".into(),
+        writing: "init".into(),
+    };
+    assert_eq!(facts(&node), &Detail::HttpServerConnection(server));
+    assert_eq!(child_kinds(&node), [NodeKind::Pending]);
+    assert_eq!(node.children[0].via.as_deref(), Some("dispatch.in_flight"));
+    memory.write_u64(0x2000, 0);
+    memory.write_u8(0x1000, 4);
+    let server = HttpServer {
+        activity: "closing",
+        reading: "closed".into(),
+        writing: "init".into(),
+    };
+    assert_eq!(
+        facts(&decode(&debug, &memory, server_name, 0x1000)),
+        &Detail::HttpServerConnection(server)
+    );
+
+    // A client waiting for the response its callback's oneshot carries back: callback
+    // `Some` at +8, `Retry` at +16, the sender's Arc at +24.
+    memory.zero(0x3000, 32);
+    memory.write_u64(0x3008, 1);
+    memory.write_u64(0x3018, 0x4000);
+    memory.zero(0x4000, 24);
+    let node = decode(&debug, &memory, client_name, 0x3000);
+    let client = HttpClient {
+        activity: "waiting for the response",
+        holds_sender_of: Some(0x4010),
+        reading: "init".into(),
+        writing: "init".into(),
+    };
+    assert_eq!(facts(&node), &Detail::HttpClientConnection(client));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("HTTP/1 client connection: waiting for the response (reading: init, writing: init)")
+    );
+
+    // A dispatcher whose state byte is no state.
+    memory.write_u8(0x1000, 9);
+    assert_error(
+        &decode(&debug, &memory, server_name, 0x1000),
+        "holds unknown value 9",
+    );
+}
+
+#[test]
+fn a_tower_buffer_request_names_its_channel_and_its_worker_the_one_it_holds() {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let u64 = program.u64();
+    let inner = program.structure("tokio::sync::oneshot::Inner<()>", 8, &[("state", 0, usize)]);
+    let arc = program.arc("tokio::sync::oneshot::Inner<()>", inner, 8);
+    let end = program.niche_option("alloc::sync::Arc<tokio::sync::oneshot::Inner<()>>", arc, 8);
+    let receiver = program.structure(
+        "tokio::sync::oneshot::Receiver<()>",
+        8,
+        &[("inner", 0, end)],
+    );
+    let sender = program.structure("tokio::sync::oneshot::Sender<()>", 8, &[("inner", 0, end)]);
+    let pending = program.pending();
+    let state = program.rust_enum(
+        "tower::buffer::future::ResponseState<()>",
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new("Failed", Some(0), &[]),
+            Variant::new("Rx", Some(1), &[("rx", 8, receiver)]),
+            Variant::new("Poll", Some(2), &[("fut", 8, pending)]),
+        ],
+    );
+    let response = "tower::buffer::future::ResponseFuture<()>";
+    program.structure(response, 16, &[("state", 0, state)]);
+    let message = program.structure(
+        "tower::buffer::message::Message<(), ()>",
+        8,
+        &[("tx", 0, sender)],
+    );
+    let current = program.option("tower::buffer::message::Message<(), ()>", message, 8, 16);
+    let worker = "tower::buffer::worker::Worker<(), ()>";
+    let service = program.structure("app::LimitedService", 0, &[("limit", 0, pending)]);
+    program.structure(
+        worker,
+        24,
+        &[("current_message", 0, current), ("service", 16, service)],
+    );
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 1);
+    memory.write_u64(0x1008, 0x2000);
+    memory.zero(0x2000, 24);
+    memory.write_u64(0x2010, 1);
+    let node = decode(&debug, &memory, response, 0x1000);
+    let request = BufferedRequest {
+        channel: Some(0x2010),
+        state: "queued".into(),
+        worker_task: None,
+    };
+    assert_eq!(facts(&node), &Detail::TowerBufferResponse(request));
+    assert_eq!(child_kinds(&node), [NodeKind::OneshotRecv]);
+    // Polling its response future: it shows that one.
+    memory.write_u64(0x1000, 2);
+    assert_eq!(
+        decode(&debug, &memory, response, 0x1000).kind,
+        NodeKind::Pending
+    );
+
+    memory.zero(0x3000, 24);
+    memory.write_u64(0x3000, 1);
+    memory.write_u64(0x3008, 0x2000);
+    let node = decode(&debug, &memory, worker, 0x3000);
+    assert_eq!(
+        facts(&node),
+        &Detail::TowerBufferWorker(BufferWorker {
+            holds_sender_of: Some(0x2010)
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("tower Buffer worker: holding a request until its service is ready")
+    );
+    assert_eq!(
+        child_kinds(&node),
+        [NodeKind::Pending],
+        "what its service waits on"
+    );
+    assert_eq!(node.children[0].via.as_deref(), Some("service.limit"));
+    // A state no variant has.
+    memory.write_u64(0x1000, 7);
+    assert_error(
+        &decode(&debug, &memory, response, 0x1000),
+        "holds no known variant",
+    );
+}
+
+#[test]
+fn a_grpc_stream_says_whether_it_waits_for_a_message_or_reads_one() {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let usize = program.usize();
+    let state = program.rust_enum(
+        "tonic::codec::decode::State",
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new("ReadHeader", Some(0), &[]),
+            Variant::new("ReadBody", Some(1), &[("len", 8, usize)]),
+            Variant::new("Error", Some(2), &[]),
+        ],
+    );
+    let direction = program.rust_enum(
+        "tonic::codec::decode::Direction",
+        8,
+        Some((0, u64)),
+        &[
+            Variant::new("Request", Some(0), &[]),
+            Variant::new("Response", Some(1), &[]),
+        ],
+    );
+    let inner = program.structure(
+        "tonic::codec::decode::StreamingInner",
+        24,
+        &[("state", 0, state), ("direction", 16, direction)],
+    );
+    let streaming = "tonic::codec::decode::Streaming<()>";
+    program.structure(streaming, 24, &[("inner", 0, inner)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 24);
+    memory.write_u64(0x1010, 1);
+    let node = decode(&debug, &memory, streaming, 0x1000);
+    let stream = GrpcStream {
+        direction: "response",
+        message_length: None,
+        state: "readheader".into(),
+    };
+    assert_eq!(facts(&node), &Detail::GrpcStream(stream));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("gRPC response stream: waiting for the next message")
+    );
+    memory.write_u64(0x1000, 1);
+    memory.write_u64(0x1008, 320);
+    memory.write_u64(0x1010, 0);
+    let node = decode(&debug, &memory, streaming, 0x1000);
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("gRPC request stream: reading a message body of 320 bytes")
+    );
+    memory.write_u64(0x1000, 5);
+    assert_error(
+        &decode(&debug, &memory, streaming, 0x1000),
+        "holds no known variant",
+    );
+}

@@ -278,7 +278,7 @@ def test_a_new_stop_is_walked_again(debugger, tmp_path):
 # Runs in the debugger: what was loaded ahead of any command, as (path, outcome kind).
 PRELOADS = (
     "import tokio_async_glue.commands as c; "
-    "print('PRELOADS', [(key[0].rsplit('/', 1)[-1], (p.wait()[1] or ('ok',))[0]) for key, p in c._preloads.items()])"
+    "print('PRELOADS', c.preload_outcomes())"
 )
 
 

@@ -1,9 +1,9 @@
 """The `async` commands, shared by both debuggers: parse arguments, gather threads from
 the adapter, hand everything to the Rust core, return its output; and complete them."""
 
-import json
 import os
 import shlex
+import threading
 import traceback
 from typing import Callable, List, NamedTuple, Optional
 
@@ -66,9 +66,14 @@ HELPS = {
 }
 HELP_BACKTRACE = HELPS[BACKTRACE]
 
+# The parsed executable, by what it is valid for (`_binary_key`); loads started ahead of
+# any command (`preload_for`), by the same key. LLDB starts those from a thread of its own
+# (`lldb_adapter._preload_on_module_loads`), so both are touched only under `_lock`.
 _binaries = {}
-# Loads started ahead of any command (`preload_for`), by the same key as `_binaries`.
 _preloads = {}
+_lock = threading.Lock()
+# Why the last load ahead of a command failed, if it did: the next command says so.
+_preload_failure = None
 _stop_cache = StopCache()
 
 
@@ -80,6 +85,11 @@ def _core():
             "the Rust extension is not built (%s); run `make build` in the tokio-async checkout" % error
         )
     return core
+
+
+def _user_error(error) -> UserError:
+    """The core's error (`_core.Error`, with its `kind`) as the one line the user sees."""
+    return UserError(str(error))
 
 
 class Arguments(NamedTuple):
@@ -168,7 +178,8 @@ def preload_for(adapter: DebuggerAdapter) -> None:
     """Starts loading the adapter's executable's DWARF on the core's own thread, ahead of
     any command, as the debugger indexes its own symbols when it loads a file; only for
     programs that link tokio, so other programs cost nothing, and not with
-    TOKIO_ASYNC_PRELOAD=0. Never raises: it is called from debugger events."""
+    TOKIO_ASYNC_PRELOAD=0. Never raises: it is called from debugger events (and from a
+    thread of LLDB's); what fails is said by the next command."""
     if not _index_ahead():
         return
     try:
@@ -177,11 +188,52 @@ def preload_for(adapter: DebuggerAdapter) -> None:
             return
         debug_dirs, debugger_file = adapter.debug_file_directories(), adapter.debug_file_path()
         key = _binary_key(path, debug_dirs, debugger_file)
-        if key not in _binaries and key not in _preloads:
+        with _lock:
+            if key in _binaries or key in _preloads:
+                return
             _preloads.clear()
-            _preloads[key] = _core().start_loading(path, list(debug_dirs), True, debugger_file, _index_ahead())
-    except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
-        pass
+            _preloads[key] = _start_loading(path, debug_dirs, debugger_file, only_if_tokio=True)
+    except UserError:
+        pass  # the executable cannot be read: the command will say so
+    except Exception as error:  # noqa: BLE001 - reported by the next command
+        note_preload_failure(error)
+
+
+def note_preload_failure(error: BaseException) -> None:
+    """Keeps why a load ahead of the commands failed, for the next command to say."""
+    global _preload_failure
+    with _lock:
+        _preload_failure = "%s: %s" % (type(error).__name__, error)
+
+
+def _take_preload_failure() -> Optional[str]:
+    global _preload_failure
+    with _lock:
+        failure, _preload_failure = _preload_failure, None
+    return failure
+
+
+def _start_loading(path, debug_dirs, debugger_file, only_if_tokio=False):
+    return _core().start_loading(
+        path, debug_dirs=list(debug_dirs), only_if_tokio=only_if_tokio, debugger_file=debugger_file,
+        index_ahead=_index_ahead(),
+    )
+
+
+def preload_outcomes():
+    """(executable name, outcome) of each load started ahead of the commands: `ok`, or the
+    kind of the core's error (`not_tokio`, ...). Waits for them."""
+    with _lock:
+        preloads = list(_preloads.items())
+    outcomes = []
+    for key, pending in preloads:
+        try:
+            pending.wait()
+            outcome = "ok"
+        except _core().Error as error:
+            outcome = error.kind
+        outcomes.append((os.path.basename(key[0]), outcome))
+    return outcomes
 
 
 def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
@@ -192,27 +244,48 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
     meanwhile)."""
     core = _core()
     key = _binary_key(path, debug_dirs, debugger_file)
-    if key in _binaries:
-        return lambda interrupted=None: _binaries[key]
-    preloaded = _preloads.pop(key, None)
-    pending = preloaded if preloaded is not None else core.start_loading(path, list(debug_dirs), False, debugger_file, _index_ahead())
+    with _lock:
+        cached = _binaries.get(key)
+        preloaded = _preloads.pop(key, None) if cached is None else None
+    if cached is not None:
+        return lambda interrupted=None: cached
+    pending = preloaded if preloaded is not None else _start_loading(path, debug_dirs, debugger_file)
 
     def wait(interrupted=None):
-        binary, failure = pending.wait(interrupted)
-        if failure is not None and failure[0] == "interrupted":
-            # The load goes on: the next command waits for the same one.
-            _preloads[key] = pending
-            raise UserError(failure[1])
-        if failure is not None and preloaded is not None:
+        try:
+            binary = pending.wait(interrupted)
+        except core.Error as error:
+            if error.kind == "interrupted":
+                # The load goes on: the next command waits for the same one.
+                with _lock:
+                    _preloads[key] = pending
+                raise _user_error(error)
+            if preloaded is None:
+                raise _user_error(error)
             # Skipped or failed ahead of time: load now, and report what this load says.
-            binary, failure = core.start_loading(path, list(debug_dirs), False, debugger_file, _index_ahead()).wait()
-        if failure is not None:
-            raise UserError(failure[1])
-        _binaries.clear()
-        _binaries[key] = binary
+            try:
+                binary = _start_loading(path, debug_dirs, debugger_file).wait()
+            except core.Error as again:
+                raise _user_error(again)
+        with _lock:
+            _binaries.clear()
+            _binaries[key] = binary
         return binary
 
     return wait
+
+
+def _process(adapter: DebuggerAdapter, load_bias: int):
+    """The core's view of the stopped program: how it reads its memory."""
+    return _core().Process(
+        load_bias=load_bias,
+        read_memory=adapter.read_memory,
+        live_pid=adapter.live_pid(),
+        core_path=adapter.core_file_path(),
+        # Read everything through the debugger (to compare memory backends, or to rule one out).
+        read_through_debugger=os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
+        interrupted=adapter.interrupt_requested,
+    )
 
 
 def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
@@ -221,27 +294,23 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
     adapter.check_process()
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
-    request = json.dumps({
-        "threads": [t.to_request() for t in threads],
-        "all": arguments.show_all,
-        "filter": arguments.filter,
-        "group": arguments.group,
-        "wait_edges": command == WAITS,
-        "limits": arguments.limits,
-    })
     style = None if arguments.as_json or arguments.output else adapter.text_style()
-    presentation = json.dumps({"view": command, "style": style})
-    status, output = core.backtrace(
-        binary, load_bias, request, adapter.read_memory, adapter.live_pid(), arguments.as_json, arguments.full,
-        arguments.output, adapter.core_file_path(),
-        # Read everything through the debugger (to compare memory backends, or to rule one out).
-        os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
-        presentation,
-        adapter.interrupt_requested,
+    request = core.Request(
+        threads=[t.to_request() for t in threads],
+        all=arguments.show_all,
+        full=arguments.full,
+        filter=arguments.filter,
+        group=arguments.group,
+        limits=arguments.limits,
+        view=command,
+        json=arguments.as_json,
+        output=arguments.output,
+        style=style,
     )
-    if status != "ok":
-        raise UserError(output)
-    return output
+    try:
+        return core.backtrace(binary, _process(adapter, load_bias), request)
+    except core.Error as error:
+        raise _user_error(error)
 
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
@@ -331,18 +400,21 @@ def _local_copy_of_remote_file(adapter: DebuggerAdapter, path: str) -> str:
 
 
 def execute(make_adapter: Callable[[], DebuggerAdapter], command: str, argument_string: str):
-    """Runs a command for a debugger: `(output, None)`, or `(None, one error line)`. Never
-    raises: a bug still gets one line (TOKIO_ASYNC_DEBUG=1 prints its traceback too)."""
+    """Runs a command for a debugger: `(output, None)`, or `(None, error)`: one line, after
+    the line saying that a load ahead of the commands failed, when one did (said once).
+    Never raises: a bug still gets one line (TOKIO_ASYNC_DEBUG=1 prints its traceback too)."""
+    failure = _take_preload_failure()
+    note = "tokio-async: loading the program ahead of this command failed (%s)\n" % failure if failure else ""
     try:
-        return run(make_adapter(), command, argument_string), None
+        return note + run(make_adapter(), command, argument_string), None
     except UserError as error:
-        return None, "tokio-async: %s" % error
+        return None, "%stokio-async: %s" % (note, error)
     except KeyboardInterrupt:
-        return None, "tokio-async: interrupted"
+        return None, note + "tokio-async: interrupted"
     except Exception as error:  # noqa: BLE001
         if os.environ.get("TOKIO_ASYNC_DEBUG"):
             traceback.print_exc()
-        return None, "tokio-async: internal error: %s" % (error,)
+        return None, "%stokio-async: internal error: %s" % (note, error)
 
 
 # What completing an option's value asks of the debugger rather than of this table.
@@ -384,6 +456,9 @@ def task_ids(adapter: DebuggerAdapter) -> List[int]:
     """Every task id of the stopped program (no futures decoded); empty if none can be read."""
     adapter.check_process()
     binary, load_bias, threads = _stopped_program(adapter)
-    request = json.dumps({"threads": [t.to_request() for t in threads], "all": True})
-    status, ids, _ = _core().task_ids(binary, load_bias, request, adapter.read_memory, adapter.live_pid(), adapter.core_file_path())
-    return list(ids) if status == "ok" else []
+    core = _core()
+    request = core.Request(threads=[t.to_request() for t in threads], all=True)
+    try:
+        return list(core.task_ids(binary, _process(adapter, load_bias), request))
+    except core.Error:
+        return []

@@ -384,7 +384,7 @@ def _preload_on_module_loads(debugger):
                     target = lldb.SBTarget.GetTargetFromEvent(event)
                     if target.IsValid():
                         commands.preload_for(LldbAdapter(debugger, target=target))
-            except Exception:  # noqa: BLE001 - a failed preload only means the command loads later
-                pass
+            except Exception as error:  # noqa: BLE001 - the next command says it
+                commands.note_preload_failure(error)
 
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()

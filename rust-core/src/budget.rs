@@ -19,6 +19,7 @@ const CLOCK_EVERY: u32 = 64;
 
 /// The limits as the glue sends them (`--max-nodes`, `--max-bytes`).
 #[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Limits {
     #[serde(default = "default_nodes")]
     pub nodes: u64,

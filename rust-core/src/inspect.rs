@@ -27,6 +27,7 @@ use crate::value::{Target, Value, WithExecutable};
 
 /// What the debugger knows about one thread.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ThreadInput {
     pub tid: u64,
     pub name: Option<String>,
@@ -37,6 +38,7 @@ pub struct ThreadInput {
 }
 
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Request {
     pub threads: Vec<ThreadInput>,
     /// Every task, not only the ones running now.

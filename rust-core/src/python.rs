@@ -1,5 +1,9 @@
-//! The pyo3 module the debugger glue imports. Everything crosses as plain strings and
-//! integers; no Rust panic and no Rust error reaches Python as an exception.
+//! The pyo3 module the debugger glue imports. What crosses is typed: a command is a
+//! `Request` made with keyword arguments (an unknown or misspelt one is an error, as is a
+//! value of the wrong type), the stopped program a `Process`, and a failure an `Error`
+//! exception whose `kind` says what went wrong (`no_debuginfo`, `not_tokio`, `memory`,
+//! `usage`, `interrupted`, ...). No Rust panic reaches Python: it becomes an `Error` of
+//! kind `internal`.
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -7,19 +11,38 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
+use serde::Deserialize;
 
-use crate::budget::{Budget, InterruptCheck};
+use crate::budget::{Budget, InterruptCheck, Limits};
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{all_task_ids, inspect_within, Request};
+use crate::inspect::{self, all_task_ids, inspect_within, ThreadInput};
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::{NodeKind, Report};
 use crate::output::{self, Format};
 use crate::panics::guarded;
 use crate::render::{Style, TextOptions, View};
+use crate::selection::TaskFilter;
+
+create_exception!(
+    _core,
+    CoreError,
+    PyException,
+    "A command failed: `str(error)` is the one line to show, `error.kind` what kind of failure."
+);
+
+/// The Python exception for a core error, with its kind.
+fn raise(py: Python<'_>, error: Error) -> PyErr {
+    let exception = CoreError::new_err(error.message);
+    // A fresh exception instance takes attributes.
+    let _ = exception.value(py).setattr("kind", error.kind.as_str());
+    exception
+}
 
 /// A loaded executable. Loading parses its DWARF once; keep it for the session.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
@@ -48,6 +71,121 @@ impl Binary {
     fn index_all(&self, py: Python<'_>) {
         let debug = self.debug.clone();
         py.detach(move || debug.index_all());
+    }
+}
+
+/// What a command asks, as the glue's keyword arguments give it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestFields {
+    /// The threads of the stop, with their frames (`inspect::ThreadInput`).
+    threads: Vec<ThreadInput>,
+    /// Every task, not only those running now.
+    #[serde(default)]
+    all: bool,
+    /// The locals each suspended coroutine keeps (`full`).
+    #[serde(default)]
+    full: bool,
+    /// Which tasks to show.
+    #[serde(default)]
+    filter: TaskFilter,
+    /// Merge tasks of the same shape.
+    #[serde(default)]
+    group: bool,
+    #[serde(default)]
+    limits: Limits,
+    #[serde(default)]
+    view: View,
+    /// JSON instead of text.
+    #[serde(default)]
+    json: bool,
+    /// Write the report to this file and return one line saying so.
+    #[serde(default)]
+    output: Option<PathBuf>,
+    /// Colours for text; none when colour is off.
+    #[serde(default)]
+    style: Option<Style>,
+}
+
+/// One command: made as `Request(threads=[...], all=True, view="tasks", json=True, ...)`.
+#[pyclass(frozen, module = "tokio_async_glue._core")]
+struct Request {
+    fields: Mutex<Option<RequestFields>>,
+}
+
+#[pymethods]
+impl Request {
+    #[new]
+    #[pyo3(signature = (**fields))]
+    fn new(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Request> {
+        let empty = PyDict::new(py);
+        let fields = fields.unwrap_or(&empty);
+        let parsed: RequestFields = pythonize::depythonize(fields.as_any()).map_err(|error| {
+            raise(
+                py,
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("bad request from the glue: {error}"),
+                ),
+            )
+        })?;
+        Ok(Request {
+            fields: Mutex::new(Some(parsed)),
+        })
+    }
+}
+
+impl Request {
+    /// The request's fields; a request is used once.
+    fn take(&self) -> Result<RequestFields> {
+        self.fields
+            .lock()
+            .ok()
+            .and_then(|mut fields| fields.take())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Internal,
+                    "internal error (a bug in tokio-async): a request used twice",
+                )
+            })
+    }
+}
+
+/// The stopped program as the debugger reaches it: where the executable was loaded, a
+/// callable `read_memory(address, size) -> bytes | None`, the pid when it is a live process
+/// on this machine, the core file when it is one, and `interrupted()`, the debugger's own
+/// interrupt check, polled every few milliseconds.
+#[pyclass(frozen, module = "tokio_async_glue._core")]
+struct Process {
+    load_bias: u64,
+    read_memory: Py<PyAny>,
+    live_pid: Option<u32>,
+    core_path: Option<PathBuf>,
+    /// Read everything through the debugger (to compare memory backends, or rule one out).
+    read_through_debugger: bool,
+    interrupted: Option<Py<PyAny>>,
+}
+
+#[pymethods]
+impl Process {
+    #[new]
+    #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None))]
+    fn new(
+        load_bias: u64,
+        read_memory: Py<PyAny>,
+        live_pid: Option<u32>,
+        core_path: Option<PathBuf>,
+        read_through_debugger: bool,
+        interrupted: Option<Py<PyAny>>,
+    ) -> Process {
+        Process {
+            load_bias,
+            read_memory,
+            live_pid,
+            core_path,
+            read_through_debugger,
+            interrupted,
+        }
     }
 }
 
@@ -87,16 +225,6 @@ impl Memory for PythonMemory<'_> {
     }
 }
 
-/// `(kind, message)` for an error; `("ok", output)` for success.
-type Outcome = (String, String);
-
-fn outcome(result: Result<String>) -> Outcome {
-    match result {
-        Ok(output) => ("ok".to_string(), output),
-        Err(error) => (error.kind.as_str().to_string(), error.message),
-    }
-}
-
 /// Whether the user asked to stop: Python's pending KeyboardInterrupt (GDB raises it on
 /// Ctrl-C), or the debugger's own interrupt check (`interrupted()`, LLDB), which also says
 /// so by raising (LLDB delivers Ctrl-C as an exception).
@@ -127,15 +255,11 @@ enum Load {
 
 #[pymethods]
 impl PendingBinary {
-    /// Waits for the load: `(binary, None)` or `(None, (kind, message))`. Ctrl-C (or
-    /// `interrupted()` turning true) stops the wait, not the load, which a later `wait`
-    /// picks up.
+    /// Waits for the load and gives the binary, or raises `Error`. Ctrl-C (or
+    /// `interrupted()` turning true) stops the wait, not the load (an `Error` of kind
+    /// `interrupted`), which a later `wait` picks up.
     #[pyo3(signature = (interrupted=None))]
-    fn wait(
-        &self,
-        py: Python<'_>,
-        interrupted: Option<Bound<'_, PyAny>>,
-    ) -> (Option<Py<Binary>>, Option<Outcome>) {
+    fn wait(&self, py: Python<'_>, interrupted: Option<Bound<'_, PyAny>>) -> PyResult<Py<Binary>> {
         let load = self.load.lock().ok().and_then(|mut load| load.take());
         let loaded = match load {
             Some(Load::Running(handle)) => {
@@ -145,7 +269,7 @@ impl PendingBinary {
                             *load = Some(Load::Running(handle));
                         }
                         let message = "interrupted (Ctrl-C) while the program's DWARF loads; it goes on loading for the next command";
-                        return (None, Some(("interrupted".into(), message.into())));
+                        return Err(raise(py, Error::new(ErrorKind::Interrupted, message)));
                     }
                     py.detach(|| std::thread::sleep(WAIT_POLL));
                 }
@@ -162,33 +286,26 @@ impl PendingBinary {
                 "internal error (a bug in tokio-async): waited twice for one load",
             )),
         };
-        match loaded {
-            Ok(debug) => match Py::new(py, Binary { debug }) {
-                Ok(binary) => (Some(binary), None),
-                Err(error) => (None, Some(("internal".into(), error.to_string()))),
-            },
-            Err(error) => (None, Some((error.kind.as_str().to_string(), error.message))),
-        }
+        let debug = loaded.map_err(|error| raise(py, error))?;
+        Py::new(py, Binary { debug })
     }
 }
 
 /// Starts loading an executable's DWARF, looking for a separate debug file where the
 /// debugger found one (`debugger_file`), in `debug_dirs` (the debugger's own setting) and
 /// the system's; `wait()` on the result gives the binary.
-/// With `only_if_tokio`, a program whose symbols do not name tokio is not loaded (a
-/// `not_tokio` outcome): loading ahead of any command must not cost other programs.
+/// With `only_if_tokio`, a program whose symbols do not name tokio is not loaded (an
+/// `Error` of kind `not_tokio`): loading ahead of any command must not cost other programs.
 /// Loading reads the units tokio's own; with `index_ahead`, a thread then indexes the rest.
 #[pyfunction]
-#[pyo3(signature = (path, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None, index_ahead=true))]
+#[pyo3(signature = (path, *, debug_dirs=Vec::new(), only_if_tokio=false, debugger_file=None, index_ahead=true))]
 fn start_loading(
-    path: String,
-    debug_dirs: Vec<String>,
+    path: PathBuf,
+    debug_dirs: Vec<PathBuf>,
     only_if_tokio: bool,
-    debugger_file: Option<String>,
+    debugger_file: Option<PathBuf>,
     index_ahead: bool,
 ) -> PendingBinary {
-    let debug_dirs: Vec<PathBuf> = debug_dirs.into_iter().map(PathBuf::from).collect();
-    let debugger_file = debugger_file.map(PathBuf::from);
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
             let debug = Arc::new(crate::tokio::load_program(
@@ -214,93 +331,70 @@ fn start_loading(
             Ok(debug)
         })
     };
-    let (thread_path, thread_dirs, thread_file) = (
-        PathBuf::from(&path),
-        debug_dirs.clone(),
-        debugger_file.clone(),
-    );
+    let (thread_path, thread_dirs, thread_file) =
+        (path.clone(), debug_dirs.clone(), debugger_file.clone());
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())
         .spawn(move || load(thread_path, thread_dirs, thread_file));
     let load = match spawned {
         Ok(handle) => Load::Running(handle),
-        Err(_) => Load::Done(Box::new(load(
-            PathBuf::from(path),
-            debug_dirs,
-            debugger_file,
-        ))),
+        Err(_) => Load::Done(Box::new(load(path, debug_dirs, debugger_file))),
     };
     PendingBinary {
         load: Mutex::new(Some(load)),
     }
 }
 
-/// Builds the report. `request_json` is an `inspect::Request`; memory comes from
-/// `/proc/PID/mem` when `live_pid` is given and readable, else from the core file at
-/// `core_path` when it opens, else from `read_memory` (always, with `debugger_memory`).
-/// With `output_path`, the report goes to that file and the output is one line saying so.
-/// `presentation_json` is a `Presentation`: which view, and the colours of text output.
-/// `interrupted()`, polled every few milliseconds, says whether the user asked to stop
-/// (the debugger's own interrupt request); Python's pending KeyboardInterrupt also does.
+/// The report a command asks for, as text or JSON (or the one line saying where it was
+/// written, with `output`). Raises `Error`.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, as_json, full=false, output_path=None, core_path=None, debugger_memory=false, presentation_json="{}", interrupted=None))]
-#[allow(clippy::too_many_arguments)]
 fn backtrace(
     binary: &Bound<'_, Binary>,
-    load_bias: u64,
-    request_json: &str,
-    read_memory: Bound<'_, PyAny>,
-    live_pid: Option<u32>,
-    as_json: bool,
-    full: bool,
-    output_path: Option<PathBuf>,
-    core_path: Option<PathBuf>,
-    debugger_memory: bool,
-    presentation_json: &str,
-    interrupted: Option<Bound<'_, PyAny>>,
-) -> Outcome {
-    let debug = binary.get().debug.clone();
+    process: &Bound<'_, Process>,
+    request: &Bound<'_, Request>,
+) -> PyResult<String> {
     let py = binary.py();
+    let debug = binary.get().debug.clone();
+    let process = process.get();
     let read_interrupted = Rc::new(Cell::new(false));
+    let interrupted = process
+        .interrupted
+        .as_ref()
+        .map(|check| check.bind(py).clone());
     let user_interrupt = {
         let read_interrupted = read_interrupted.clone();
         // Also a read through the debugger that was interrupted.
         move || read_interrupted.get() || user_asks_to_stop(py, interrupted.as_ref())
     };
-    outcome(guarded(|| {
-        let bad_request = |error: serde_json::Error| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("bad request from the glue: {error}"),
-            )
+    let result = guarded(|| {
+        let fields = request.get().take()?;
+        let inspect_request = inspect::Request {
+            threads: fields.threads,
+            all: fields.all,
+            live_pid: process.live_pid,
+            locals: fields.full,
+            filter: fields.filter,
+            group: fields.group,
+            wait_edges: fields.view == View::Waits,
+            limits: fields.limits,
         };
-        let mut request: Request = serde_json::from_str(request_json).map_err(bad_request)?;
-        let presentation: Presentation =
-            serde_json::from_str(presentation_json).map_err(bad_request)?;
-        request.live_pid = live_pid;
-        request.locals = full;
         let check: &InterruptCheck<'_> = &user_interrupt;
-        let budget = Budget::new(request.limits, Some(check));
+        let budget = Budget::new(inspect_request.limits, Some(check));
         let memory_read = PythonMemory {
-            read: read_memory,
+            read: process.read_memory.bind(py).clone(),
             interrupted: read_interrupted.clone(),
         };
         // A truncated core explains every read that fails: say so first, or with the one error.
-        let truncated = core_path
+        let truncated = process
+            .core_path
             .as_deref()
             .and_then(crate::core_file::truncation_note);
-        let mut report = with_memory(
-            live_pid,
-            core_path.as_deref(),
-            debugger_memory,
-            memory_read,
-            |memory, source| {
-                Ok(Report {
-                    memory_source: Some(source),
-                    ..inspect_within(&debug, memory, load_bias, &request, &budget)?
-                })
-            },
-        )
+        let mut report = with_memory(process, memory_read, |memory, source| {
+            Ok(Report {
+                memory_source: Some(source),
+                ..inspect_within(&debug, memory, process.load_bias, &inspect_request, &budget)?
+            })
+        })
         .map_err(|error| match &truncated {
             Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
             None => error,
@@ -308,26 +402,27 @@ fn backtrace(
         if let Some(note) = truncated {
             report.errors.insert(0, note);
         }
-        let format = match as_json {
-            true => Format::Json(presentation.view),
+        let format = match fields.json {
+            true => Format::Json(fields.view),
             // No colour in a file.
             false => Format::Text(TextOptions {
-                locals: full,
-                view: presentation.view,
-                style: presentation
+                locals: fields.full,
+                view: fields.view,
+                style: fields
                     .style
-                    .filter(|_| output_path.is_none())
+                    .filter(|_| fields.output.is_none())
                     .unwrap_or_default(),
             }),
         };
-        let output = match &output_path {
+        let output = match &fields.output {
             Some(path) => output::to_file(&report, &format, path),
             None => output::to_string(&report, &format),
         };
         drop(report);
         give_back_freed_memory();
         output
-    }))
+    });
+    result.map_err(|error| raise(py, error))
 }
 
 /// Returns the heap the report freed to the system. glibc keeps freed memory for reuse
@@ -340,112 +435,94 @@ fn give_back_freed_memory() {
     }
 }
 
-/// Runs `body` over the inferior's memory: `/proc/PID/mem` when `live_pid` is given and
-/// readable, else the core file at `core_path` when it opens, else `read_memory` (always,
-/// with `debugger_memory`). `body` is told which (`process`, `core_file`, `debugger`).
+/// Runs `body` over the inferior's memory: `/proc/PID/mem` when the process is live here
+/// and that is readable, else the core file when it opens, else the debugger's reads
+/// (always, with `read_through_debugger`). `body` is told which (`process`, `core_file`,
+/// `debugger`).
 fn with_memory<T>(
-    live_pid: Option<u32>,
-    core_path: Option<&std::path::Path>,
-    debugger_memory: bool,
+    process: &Process,
     read_memory: PythonMemory<'_>,
     body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
 ) -> Result<T> {
-    let process = live_pid
-        .filter(|_| !debugger_memory)
+    let direct = !process.read_through_debugger;
+    let live = process
+        .live_pid
+        .filter(|_| direct)
         .and_then(|pid| ProcessMemory::open(pid).ok());
-    let core = core_path
-        .filter(|_| !debugger_memory && process.is_none())
+    let core = process
+        .core_path
+        .as_deref()
+        .filter(|_| direct && live.is_none())
         .and_then(|path| CoreFileMemory::open(path).ok());
-    match (process, core) {
-        (Some(process), _) => body(&PageCache::new(process), "process"),
+    match (live, core) {
+        (Some(live), _) => body(&PageCache::new(live), "process"),
         // Mapped: no page cache needed.
         (None, Some(core)) => body(&core, "core_file"),
         (None, None) => body(&PageCache::new(read_memory), "debugger"),
     }
 }
 
-/// Every task id, lowest first, without decoding futures: `("ok", [ids])` or `(kind, message)`.
+/// Every task id, lowest first, without decoding futures (what completing `async task
+/// <TAB>` offers). Raises `Error`.
 #[pyfunction]
-#[pyo3(signature = (binary, load_bias, request_json, read_memory, live_pid, core_path=None))]
 fn task_ids(
     binary: &Bound<'_, Binary>,
-    load_bias: u64,
-    request_json: &str,
-    read_memory: Bound<'_, PyAny>,
-    live_pid: Option<u32>,
-    core_path: Option<PathBuf>,
-) -> (String, Vec<u64>, String) {
+    process: &Bound<'_, Process>,
+    request: &Bound<'_, Request>,
+) -> PyResult<Vec<u64>> {
+    let py = binary.py();
     let debug = binary.get().debug.clone();
+    let process = process.get();
     let result = guarded(|| {
-        let request: Request = serde_json::from_str(request_json).map_err(|error| {
-            Error::new(
-                ErrorKind::Internal,
-                format!("bad request from the glue: {error}"),
-            )
-        })?;
+        let fields = request.get().take()?;
+        let inspect_request = inspect::Request {
+            threads: fields.threads,
+            all: true,
+            live_pid: process.live_pid,
+            locals: false,
+            filter: TaskFilter::default(),
+            group: false,
+            wait_edges: false,
+            limits: fields.limits,
+        };
         let memory_read = PythonMemory {
-            read: read_memory,
+            read: process.read_memory.bind(py).clone(),
             interrupted: Rc::default(),
         };
-        with_memory(
-            live_pid,
-            core_path.as_deref(),
-            false,
-            memory_read,
-            |memory, _| all_task_ids(&debug, memory, load_bias, &request),
-        )
+        with_memory(process, memory_read, |memory, _| {
+            all_task_ids(&debug, memory, process.load_bias, &inspect_request)
+        })
     });
-    match result {
-        Ok(ids) => ("ok".into(), ids, String::new()),
-        Err(error) => (error.kind.as_str().into(), Vec::new(), error.message),
-    }
+    result.map_err(|error| raise(py, error))
 }
 
 /// The `kind` of every node, as JSON names it (what `--waiting-on` takes).
 #[pyfunction]
-fn node_kinds() -> Vec<String> {
-    NodeKind::ALL
-        .iter()
-        .filter_map(|kind| {
-            serde_json::to_value(kind)
-                .ok()?
-                .as_str()
-                .map(str::to_string)
-        })
-        .collect()
-}
-
-/// How the report is shown, apart from its format.
-#[derive(serde::Deserialize)]
-struct Presentation {
-    #[serde(default)]
-    view: View,
-    /// Colours for text; none when colour is off.
-    #[serde(default)]
-    style: Option<Style>,
+fn node_kinds() -> Vec<&'static str> {
+    NodeKind::ALL.iter().map(|kind| kind.name()).collect()
 }
 
 /// The GNU build id of the ELF file at `path`, in hex; None without one or when unreadable.
 #[pyfunction]
-fn build_id(path: String) -> Option<String> {
-    guarded(|| Ok(crate::dwarf::build_id_of(std::path::Path::new(&path))))
+fn build_id(path: PathBuf) -> Option<String> {
+    guarded(|| Ok(crate::dwarf::build_id_of(&path)))
         .ok()
         .flatten()
 }
 
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
-fn block_on_frames() -> Vec<(String, String)> {
-    crate::block_on::block_on_frames()
-        .iter()
-        .map(|(f, l)| (f.to_string(), l.to_string()))
-        .collect()
+fn block_on_frames() -> Vec<(&'static str, &'static str)> {
+    crate::block_on::block_on_frames().to_vec()
 }
 
 #[pymodule]
 fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Binary>()?;
     module.add_class::<PendingBinary>()?;
+    module.add_class::<Request>()?;
+    module.add_class::<Process>()?;
+    module.add("Error", module.py().get_type::<CoreError>())?;
     module.add_function(wrap_pyfunction!(start_loading, module)?)?;
     module.add_function(wrap_pyfunction!(backtrace, module)?)?;
     module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;

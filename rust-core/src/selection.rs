@@ -11,6 +11,7 @@ use crate::model::{FutureNode, NodeKind, Report, TaskState};
 
 /// The selection as the glue sends it; every given criterion must hold.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TaskFilter {
     /// Only these task ids (`async task N`).
     #[serde(default)]

@@ -10,6 +10,7 @@ use crate::names;
 /// One frame as the debugger shows it. Inlined calls are frames of their own that share
 /// the pc of the physical frame below them.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FrameInput {
     pub pc: u64,
     /// The stack pointer in this frame (inlined frames share their physical frame's).

@@ -431,6 +431,47 @@ impl NodeKind {
         NodeKind::GrpcStream,
     ];
 
+    /// As the JSON writes it (what `--waiting-on` takes).
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeKind::AsyncFn => "async_fn",
+            NodeKind::AsyncBlock => "async_block",
+            NodeKind::AsyncClosure => "async_closure",
+            NodeKind::Future => "future",
+            NodeKind::Sleep => "sleep",
+            NodeKind::Timeout => "timeout",
+            NodeKind::JoinHandle => "join_handle",
+            NodeKind::MutexLock => "mutex_lock",
+            NodeKind::RwlockRead => "rwlock_read",
+            NodeKind::RwlockWrite => "rwlock_write",
+            NodeKind::SemaphoreAcquire => "semaphore_acquire",
+            NodeKind::Notified => "notified",
+            NodeKind::MpscRecv => "mpsc_recv",
+            NodeKind::OneshotRecv => "oneshot_recv",
+            NodeKind::WatchChanged => "watch_changed",
+            NodeKind::BroadcastRecv => "broadcast_recv",
+            NodeKind::IoReadiness => "io_readiness",
+            NodeKind::YieldNow => "yield_now",
+            NodeKind::Pending => "pending",
+            NodeKind::Ready => "ready",
+            NodeKind::Instrumented => "instrumented",
+            NodeKind::Select => "select",
+            NodeKind::Join => "join",
+            NodeKind::FuturesUnordered => "futures_unordered",
+            NodeKind::FuturesOrdered => "futures_ordered",
+            NodeKind::JoinSet => "join_set",
+            NodeKind::JoinAll => "join_all",
+            NodeKind::SelectAll => "select_all",
+            NodeKind::StreamMap => "stream_map",
+            NodeKind::StreamGenerator => "stream_generator",
+            NodeKind::HttpServerConnection => "http_server_connection",
+            NodeKind::HttpClientConnection => "http_client_connection",
+            NodeKind::TowerBufferResponse => "tower_buffer_response",
+            NodeKind::TowerBufferWorker => "tower_buffer_worker",
+            NodeKind::GrpcStream => "grpc_stream",
+        }
+    }
+
     pub fn is_coroutine(self) -> bool {
         matches!(
             self,

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 /// Escape sequences that start each styled element; empty ones leave it plain.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Style {
     #[serde(default)]
     pub function: String,

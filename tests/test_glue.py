@@ -1,0 +1,118 @@
+"""The boundary between the glue and the core, without a debugger: requests are typed
+(keyword arguments, an unknown or misspelt one is an error), failures are `_core.Error`
+exceptions carrying their kind, and the glue's caches and its load ahead of the commands
+behave as the commands need."""
+
+import os
+import sys
+import threading
+
+import pytest
+
+from support import build
+from support.paths import REPO
+
+sys.path.insert(0, os.path.join(REPO, "python"))
+
+from tokio_async_glue import _core, commands  # noqa: E402
+
+
+def test_a_request_is_made_of_known_fields_of_the_right_types():
+    _core.Request(threads=[], all=True, view="tasks", json=True, filter={"state": "idle"}, limits={"nodes": 10})
+    for bad, says in (
+        ({"threads": [], "al": True}, "unknown field `al`"),
+        ({"threads": [], "view": "everything"}, "unknown variant `everything`"),
+        ({"threads": [], "filter": {"name": "x", "stat": "idle"}}, "unknown field `stat`"),
+        ({"threads": [{"tid": 1, "name": None, "fs_base": None, "frames": [{"pc": 1, "sp": 2, "file": None, "line": None, "pcs": 3}]}]}, "unknown field `pcs`"),
+        ({"threads": 3}, "is not an instance of 'Sequence'"),
+        ({}, "missing field `threads`"),
+    ):
+        with pytest.raises(_core.Error) as raised:
+            _core.Request(**bad)
+        assert raised.value.kind == "internal"
+        assert says in str(raised.value), str(raised.value)
+
+
+def test_a_process_takes_keywords_only():
+    with pytest.raises(TypeError):
+        _core.Process(0, lambda address, size: None)
+    _core.Process(load_bias=0, read_memory=lambda address, size: None, live_pid=None)
+
+
+def test_a_failed_load_raises_with_its_kind():
+    plain = build.fixture("plain-app", "dev")
+    with pytest.raises(_core.Error) as raised:
+        _core.start_loading(plain, only_if_tokio=True, index_ahead=False).wait()
+    assert raised.value.kind == "not_tokio"
+    assert "does not link tokio" in str(raised.value)
+    with pytest.raises(_core.Error) as raised:
+        _core.start_loading("/nonexistent/program").wait()
+    assert raised.value.kind == "binary"
+
+
+def test_a_command_on_a_program_with_no_thread_in_a_runtime_raises_no_runtime():
+    binary = _core.start_loading(build.fixture("tokio-app", "dev"), index_ahead=False).wait()
+    process = _core.Process(load_bias=0, read_memory=lambda address, size: None)
+    with pytest.raises(_core.Error) as raised:
+        _core.backtrace(binary, process, _core.Request(threads=[]))
+    assert raised.value.kind == "no_runtime"
+    # A request is used once.
+    request = _core.Request(threads=[])
+    with pytest.raises(_core.Error):
+        _core.task_ids(binary, process, request)
+    with pytest.raises(_core.Error) as raised:
+        _core.task_ids(binary, process, request)
+    assert "used twice" in str(raised.value)
+
+
+class _NoProgram:
+    """An adapter whose program cannot be read: preloading it fails in the glue."""
+
+    def executable_path(self):
+        raise RuntimeError("the debugger went away")
+
+
+def test_a_failed_load_ahead_of_the_commands_is_said_by_the_next_command_once(monkeypatch):
+    monkeypatch.setenv("TOKIO_ASYNC_PRELOAD", "1")
+    commands.preload_for(_NoProgram())
+    output, error = commands.execute(lambda: _NoProgram(), commands.TASKS, "--bad")
+    assert output is None
+    assert error.splitlines()[0] == "tokio-async: loading the program ahead of this command failed (RuntimeError: the debugger went away)"
+    assert error.splitlines()[1].startswith("tokio-async: unknown argument '--bad'")
+    output, error = commands.execute(lambda: _NoProgram(), commands.TASKS, "--bad")
+    assert len(error.splitlines()) == 1, "said once"
+
+
+def test_the_glue_caches_stay_whole_under_threads(monkeypatch):
+    """LLDB preloads from a thread of its own while commands run on the main one."""
+    monkeypatch.setenv("TOKIO_ASYNC_PRELOAD", "1")
+    binary = build.fixture("tokio-app", "dev")
+
+    class Adapter:
+        def executable_path(self):
+            return binary
+
+        def debug_file_directories(self):
+            return []
+
+        def debug_file_path(self):
+            return None
+
+    errors = []
+
+    def preload():
+        try:
+            for _ in range(50):
+                commands.preload_for(Adapter())
+        except Exception as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=preload) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    loaded = commands.start_loading_binary(binary)()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert loaded.entry > 0
+    assert commands.start_loading_binary(binary)() is loaded, "cached"

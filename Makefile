@@ -1,5 +1,6 @@
 # make demo  - build, then show async backtraces of a real tokio program under GDB
-# make test  - the whole suite (Rust unit tests, GDB tests, tokio task-dump oracle)
+# make test  - the whole suite: lint (rustfmt, clippy, ruff), Rust unit tests, GDB and LLDB
+#              tests, tokio's task dump as oracle
 # make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
 # make test-versions - the fixtures against every tokio minor since 1.38 (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
@@ -17,7 +18,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test test-rust test-debuggers test-versions bench install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build demo test lint test-rust test-debuggers test-versions bench install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -34,7 +35,13 @@ build:
 demo: setup build
 	@tools/demo.sh
 
-test: setup build test-rust test-debuggers
+test: setup build lint test-rust test-debuggers
+
+# The formatter and the linters, as CI runs them: any finding fails the suite.
+lint: setup
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
+	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
 test-rust:
 	$(CARGO) test --no-default-features -p tokio-async-core

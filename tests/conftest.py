@@ -3,10 +3,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import pytest  # noqa: E402
-
-from support import debuggers  # noqa: E402
-from support.paths import EXTENSION  # noqa: E402
+import pytest
+from support import debuggers
+from support.paths import EXTENSION
 
 
 @pytest.fixture(scope="session", autouse=True)

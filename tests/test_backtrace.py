@@ -7,7 +7,6 @@ import os
 import re
 
 import pytest
-
 from support import build, debuggers, expect
 from support.debuggers import capture
 from support.markers import Markers
@@ -240,11 +239,13 @@ def test_output_to_a_file(debugger, tmp_path):
     printed_json, json_line, printed_text, text_line, failure = run.sections()
     tasks, threads = len(json.loads(printed_json)["tasks"]), len(json.loads(printed_json)["threads"])
     assert tasks == len(expect.task_chains("breakpoint")) and threads >= 3
-    size = lambda path: "%.1f MB" % (path.stat().st_size / 1e6)
+    def size(path):
+        return "%.1f MB" % (path.stat().st_size / 1e6)
     assert json_line.strip() == "wrote %d tasks and %d threads (JSON, %s) to %s" % (tasks, threads, size(json_file), json_file)
     assert text_line.strip() == "wrote %d tasks and %d threads (text, %s) to %s" % (tasks, threads, size(text_file), text_file)
     # The same stop, so the same report (a sleep's time left moves on between the calls).
-    moving = lambda text: re.sub(r"(\+|\"remaining_secs\": ?)[0-9.]+", r"\1<s>", text)
+    def moving(text):
+        return re.sub(r"(\+|\"remaining_secs\": ?)[0-9.]+", r"\1<s>", text)
     assert moving(json_file.read_text()) == moving(printed_json)
     # LLDB drops the blank line that ends the printed text.
     assert moving(text_file.read_text()).rstrip("\n") == moving(printed_text).rstrip("\n")
@@ -287,7 +288,6 @@ def test_dwarf_is_loaded_when_gdb_loads_the_program(tmp_path, program, expected)
     """Sourced first (as from ~/.gdbinit), the script starts indexing a tokio program's
     DWARF when GDB loads it, and skips other programs; TOKIO_ASYNC_PRELOAD=0 turns it off."""
     from support.debuggers import Gdb
-    from support.paths import GDB_SCRIPT
 
     binary = build.fixture(program, "dev")
     for env, loaded in (({}, expected), ({"TOKIO_ASYNC_PRELOAD": "0"}, "[]")):

@@ -6,7 +6,6 @@ import os
 import shutil
 
 import pytest
-
 from support import build
 from support.debuggers import Gdb, capture
 from support.process import RunningFixture

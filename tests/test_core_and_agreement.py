@@ -6,7 +6,6 @@ import json
 import re
 
 import pytest
-
 from support import build
 from support.debuggers import LLDB_14, Gdb, Lldb, capture
 from support.elf_core import vdso_pages

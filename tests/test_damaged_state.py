@@ -11,7 +11,6 @@ import signal
 import time
 
 import pytest
-
 from support import build, expect
 from support.checkpoint import locked_version
 from support.debuggers import Gdb, capture

@@ -11,7 +11,6 @@ import os
 import shutil
 
 import pytest
-
 from support import build, expect
 from support.debuggers import capture
 from test_backtrace import assert_breakpoint_report

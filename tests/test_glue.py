@@ -8,13 +8,12 @@ import sys
 import threading
 
 import pytest
-
 from support import build
 from support.paths import REPO
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-from tokio_async_glue import _core, commands  # noqa: E402
+from tokio_async_glue import _core, commands
 
 
 def test_a_request_is_made_of_known_fields_of_the_right_types():
@@ -104,7 +103,7 @@ def test_the_glue_caches_stay_whole_under_threads(monkeypatch):
         try:
             for _ in range(50):
                 commands.preload_for(Adapter())
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             errors.append(error)
 
     threads = [threading.Thread(target=preload) for _ in range(4)]

@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from support import build, expect
 from support.checkpoint import locked_version
 from support.debuggers import BEGIN, END, Gdb, Lldb, Run, capture

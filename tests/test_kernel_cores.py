@@ -11,7 +11,6 @@ import signal
 import time
 
 import pytest
-
 from support import build, expect
 from support.debuggers import Gdb, capture
 from support.elf_core import vdso_pages

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from support import build
 from support.debuggers import LLDB_14, Lldb, capture
 

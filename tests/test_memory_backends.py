@@ -4,7 +4,6 @@ core, which cannot name its file, or when TOKIO_ASYNC_MEMORY=debugger asks for i
 same stop all three must give the same report."""
 
 import pytest
-
 from support import build, expect
 from support.debuggers import LLDB_14, Gdb, Lldb, capture
 from support.process import RunningFixture

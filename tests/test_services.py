@@ -6,7 +6,6 @@ handlers' async fns; hyper connections and streams say what they are doing."""
 import re
 
 import pytest
-
 from support.checkpoint import markers_of, run_to_checkpoint
 
 SOURCE = "services-app/src/main.rs"

@@ -13,7 +13,6 @@ import subprocess
 import time
 
 import pytest
-
 from support import build
 from support.debuggers import Lldb, capture
 from support.paths import GDB_SCRIPT, LLDB_SCRIPT

@@ -8,11 +8,10 @@ import os
 import re
 
 import pytest
-
 from support import build
+from support.debuggers import capture
 from support.markers import Markers
 from support.paths import FIXTURES
-from support.debuggers import capture
 from support.process import RunningFixture
 from test_kernel_cores import without_clock
 
@@ -231,7 +230,8 @@ def test_completion(debugger, many_tasks):
     ids_999 = sorted(str(i) for i in ids if str(i).startswith("999"))
     assert len(ids_999) == 11
     if debugger.name == "gdb":
-        lines = ["async tasks --gr", "async tasks --state ", "async tasks --waiting-on mutex", "async task 999", "async ta", "async backtrace a", "async task 5 f"]
+        lines = ["async tasks --gr", "async tasks --state ", "async tasks --waiting-on mutex", "async task 999", "async ta",
+                 "async backtrace a", "async task 5 f"]
         steps = [step for line in lines for step in capture(debugger, "complete " + line)]
         run = debugger.run_steps(steps, pid=many_tasks.pid)
         got = [section.splitlines() for section in run.sections()]

@@ -8,7 +8,6 @@ import os
 import re
 
 import pytest
-
 from support import build
 from support.debuggers import capture
 from support.markers import Markers

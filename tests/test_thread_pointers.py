@@ -7,12 +7,11 @@ import struct
 import sys
 
 import pytest
-
 from support.paths import REPO
 
 sys.path.insert(0, os.path.join(REPO, "python"))
 
-from tokio_async_glue.thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer  # noqa: E402
+from tokio_async_glue.thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer
 
 # Offsets glibc would publish: tid at 0x2d0 in struct pthread, the `list` link at 0x2c0,
 # list_t.next at 0, and the two list heads inside _rtld_global.

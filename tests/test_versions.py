@@ -3,7 +3,6 @@ LLDB 19 and LLDB 14. `make test` runs the oldest supported tokio and the LTS lin
 `make test-versions` every minor (TOKIO_VERSIONS=all). The newest is the main fixtures'."""
 
 import pytest
-
 from support import expect, versions
 from support.checkpoint import markers_of, run_to_checkpoint
 from support.debuggers import capture

@@ -7,7 +7,6 @@ futurelock itself; and no cycle where there is none (many-tasks, waits-app)."""
 import json
 
 import pytest
-
 from support import build
 from support.checkpoint import markers_of
 from support.debuggers import capture

@@ -5,7 +5,6 @@ through, trees of futures with branch states, and locals kept across awaits."""
 import re
 
 import pytest
-
 from support.checkpoint import locked_version, markers_of, run_to_checkpoint
 
 WAITS_SOURCE = "waits-app/src/main.rs"
@@ -139,9 +138,11 @@ def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
 
     # Sockets: a listener's accept and an idle stream's read.
     accept = last(root["accept"])
-    assert (accept["kind"], accept["detail"]) == ("io_readiness", {"fd": int(facts["fd.listener"]), "interest": ["read"], "operation": "accept", "fd_kind": "socket"})
+    listening = {"fd": int(facts["fd.listener"]), "interest": ["read"], "operation": "accept", "fd_kind": "socket"}
+    assert (accept["kind"], accept["detail"]) == ("io_readiness", listening)
     read = last(root["read"])
-    assert (read["kind"], read["detail"]) == ("io_readiness", {"fd": int(facts["fd.stream"]), "interest": ["read"], "operation": "read", "fd_kind": "socket"})
+    reading = {"fd": int(facts["fd.stream"]), "interest": ["read"], "operation": "read", "fd_kind": "socket"}
+    assert (read["kind"], read["detail"]) == ("io_readiness", reading)
 
     # One leaf each.
     leaves = {

@@ -8,7 +8,6 @@ import json
 import os
 
 import gdb
-
 from tokio_async_glue import adapter as glue_adapter
 from tokio_async_glue import commands
 from tokio_async_glue.gdb_adapter import GdbAdapter

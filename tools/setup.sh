@@ -24,6 +24,15 @@ if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
     echo "setup: installing pytest"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest
 fi
+# make lint: Python's linter, and the toolchain's formatter and linter.
+if ! "$python" -m ruff --version >/dev/null 2>&1; then
+    echo "setup: installing ruff"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "ruff==0.17.6"
+fi
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    echo "setup: adding rustfmt and clippy to the toolchain"
+    rustup component add rustfmt clippy
+fi
 # tests/test_install.py builds the wheel (make wheel).
 if ! "$python" -m maturin --version >/dev/null 2>&1; then
     echo "setup: installing maturin"

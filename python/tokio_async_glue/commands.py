@@ -83,7 +83,7 @@ def _core():
     except ImportError as error:
         raise UserError(
             "the Rust extension is not built (%s); run `make build` in the tokio-async checkout" % error
-        )
+        ) from None
     return core
 
 
@@ -115,7 +115,7 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
-        raise UserError("%s; %s" % (error, usage))
+        raise UserError("%s; %s" % (error, usage)) from None
     arguments = Arguments(command=command, show_all=command != BACKTRACE)
     selected = {}
     while words:
@@ -164,7 +164,7 @@ def _binary_key(path: str, debug_dirs, debugger_file=None):
     try:
         stat = os.stat(path)
     except OSError as error:
-        raise UserError("cannot read the executable %s: %s" % (path, error.strerror))
+        raise UserError("cannot read the executable %s: %s" % (path, error.strerror)) from None
     return (path, stat.st_mtime_ns, stat.st_size, tuple(debug_dirs), debugger_file)
 
 
@@ -195,7 +195,7 @@ def preload_for(adapter: DebuggerAdapter) -> None:
             _preloads[key] = _start_loading(path, debug_dirs, debugger_file, only_if_tokio=True)
     except UserError:
         pass  # the executable cannot be read: the command will say so
-    except Exception as error:  # noqa: BLE001 - reported by the next command
+    except Exception as error:
         note_preload_failure(error)
 
 
@@ -259,14 +259,14 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
                 # The load goes on: the next command waits for the same one.
                 with _lock:
                     _preloads[key] = pending
-                raise _user_error(error)
+                raise _user_error(error) from None
             if preloaded is None:
-                raise _user_error(error)
+                raise _user_error(error) from None
             # Skipped or failed ahead of time: load now, and report what this load says.
             try:
                 binary = _start_loading(path, debug_dirs, debugger_file).wait()
             except core.Error as again:
-                raise _user_error(again)
+                raise _user_error(again) from None
         with _lock:
             _binaries.clear()
             _binaries[key] = binary
@@ -310,7 +310,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
     try:
         return core.backtrace(binary, _process(adapter, load_bias), request)
     except core.Error as error:
-        raise _user_error(error)
+        raise _user_error(error) from None
 
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
@@ -411,7 +411,7 @@ def execute(make_adapter: Callable[[], DebuggerAdapter], command: str, argument_
         return None, "%stokio-async: %s" % (note, error)
     except KeyboardInterrupt:
         return None, note + "tokio-async: interrupted"
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         if os.environ.get("TOKIO_ASYNC_DEBUG"):
             traceback.print_exc()
         return None, "%stokio-async: internal error: %s" % (note, error)
@@ -443,7 +443,7 @@ def complete(command: str, text: str, make_adapter: Callable[[], DebuggerAdapter
         if command == TASK and not any(before_word.isdigit() for before_word in before):
             candidates += [str(task_id) for task_id in task_ids(make_adapter())]
         return [candidate for candidate in candidates if candidate.startswith(word)]
-    except Exception:  # noqa: BLE001 - a failed completion offers nothing
+    except Exception:
         return []
 
 

@@ -6,7 +6,7 @@ import os
 import gdb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, ansi_escape, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
 
 
 class GdbAdapter(DebuggerAdapter):
@@ -266,7 +266,9 @@ def register():
     if _registered:
         return
     AsyncPrefix()
-    for name, command in (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK), ("waits", commands.WAITS)):
+    names = (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK),
+             ("waits", commands.WAITS))
+    for name, command in names:
         AsyncCommand(name, command)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)
@@ -282,5 +284,5 @@ def _on_new_objfile(event):
     try:
         if event.new_objfile.filename == gdb.current_progspace().filename:
             commands.preload_for(GdbAdapter())
-    except Exception:  # noqa: BLE001 - never break GDB from an event
+    except Exception:
         pass

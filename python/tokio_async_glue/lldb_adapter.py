@@ -10,7 +10,7 @@ import threading
 import lldb
 
 from . import commands
-from .adapter import MAX_FRAMES, DebuggerAdapter, ansi_escape, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError
+from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
 from .thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
@@ -155,13 +155,13 @@ class LldbAdapter(DebuggerAdapter):
                     "this core is an LLDB minidump, which gives no thread pointers, and glibc's thread list is not "
                     "readable in it (%s): `process save-core` keeps only the threads' stacks unless asked; save it "
                     "with `process save-core -s modified-memory FILE` or `-s full`" % error
-                )
+                ) from None
             if not required:
                 return {}
             raise UserError(
                 "this LLDB (%s) gives no fs_base register, and reading glibc's thread list failed: %s"
                 % (lldb.debugger.GetVersionString().split("\n")[0], error)
-            )
+            ) from None
 
     def _symbol_address(self, name):
         for context in self.target.FindSymbols(name):
@@ -298,7 +298,7 @@ if ParsedCommand is not None:
         def __call__(self, debugger, args_list, exe_ctx, result):
             try:
                 argument = self._words(args_list)
-            except Exception as error:  # noqa: BLE001 - one line, never a traceback
+            except Exception as error:
                 result.SetError("tokio-async: internal error: cannot read the arguments: %s" % (error,))
                 return
             _run(self.command, debugger, argument, exe_ctx, result)
@@ -384,7 +384,7 @@ def _preload_on_module_loads(debugger):
                     target = lldb.SBTarget.GetTargetFromEvent(event)
                     if target.IsValid():
                         commands.preload_for(LldbAdapter(debugger, target=target))
-            except Exception as error:  # noqa: BLE001 - the next command says it
+            except Exception as error:
                 commands.note_preload_failure(error)
 
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()

@@ -93,13 +93,13 @@ pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
         let _ = write!(
             line,
             " {} ({}) → {} →",
-            edge.from.to_string(),
+            edge.from,
             at(&edge.location, style),
             resource_name(&edge.resource, edge.to)
         );
     }
     match deadlock.edges.first() {
-        Some(first) => line.push_str(&format!(" {}", first.from.to_string())),
+        Some(first) => line.push_str(&format!(" {}", first.from)),
         None => line.push_str(" (empty)"),
     }
     line

@@ -16,6 +16,8 @@ use fuzzing::{Case, Harness, TargetKind};
 const HANG: Duration = Duration::from_secs(60);
 
 enum Event {
+    /// Every fixture is built and loaded: from now on a slow case is a hang.
+    Ready,
     Started(PathBuf),
     /// The case, its panic message if it panicked, and how long it took.
     Finished(PathBuf, Option<String>, Duration),
@@ -58,6 +60,13 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
     let paths = cases.clone();
     std::thread::spawn(move || {
         let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+        // Build and load every fixture first: a cold build is not a hang.
+        for image in &harness.images {
+            harness.debug_info(&image.program, &image.profile);
+        }
+        if sender.send(Event::Ready).is_err() {
+            return;
+        }
         // An image that no longer gives its stop's tasks was made from an older fixture:
         // its cases still run, but land on less of what the core reads.
         for image in &harness.images {
@@ -100,6 +109,9 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
                 return;
             }
             let text = std::fs::read_to_string(&path).unwrap();
+            if let Ok(case) = Case::parse(&text) {
+                harness.warm(&case);
+            }
             let started = Instant::now();
             let result = catch_unwind(AssertUnwindSafe(|| {
                 let case = Case::parse(&text).unwrap_or_else(|error| panic!("bad case: {error}"));
@@ -130,8 +142,13 @@ fn the_fuzz_corpus_runs_without_panics_or_hangs() {
                 .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "img"))
         })
         .count();
+    assert!(
+        matches!(receiver.recv(), Ok(Event::Ready)),
+        "the fixtures did not load"
+    );
     while finished < cases.len() + images {
         let (path, message, took) = match receiver.recv_timeout(HANG) {
+            Ok(Event::Ready) => continue,
             Ok(Event::Started(path)) => {
                 running = path;
                 continue;

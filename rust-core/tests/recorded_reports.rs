@@ -151,7 +151,11 @@ fn every_recorded_stop_reports_as_recorded() {
         let path = dir.join(format!("{}.txt", image.name));
         let now = reports(&harness, image);
         // Every fixture's layouts are in the table: nothing was found by a field search.
-        assert!(!now.contains("\"field_search\""), "{}: a field search was needed", image.name);
+        assert!(
+            !now.contains("\"field_search\""),
+            "{}: a field search was needed",
+            image.name
+        );
         if record {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &now).unwrap();

@@ -29,7 +29,7 @@ use crate::dwarf::{DebugInfo, DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind};
 use crate::model::{FutureNode, NodeKind};
 use crate::tokio::tasks::TaskReader;
-use crate::value::{Target, Value};
+use crate::value::Target;
 
 pub use coroutine::mark_running;
 pub use descent::{polled_types, PolledTypes};
@@ -302,11 +302,6 @@ impl<'a> FutureDecoder<'a> {
             node.branch = child.branch.map(Box::new);
         }
         node
-    }
-
-    /// The value of a future the decoders see: for tests and tools that decode one value.
-    pub fn value_at(&self, ty: DieRef, address: u64) -> crate::error::Result<Value<'a>> {
-        self.target().value(ty, address)
     }
 }
 

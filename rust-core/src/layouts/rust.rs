@@ -2,7 +2,7 @@
 //! known): coroutines, enums, pointers, std's collections, cells, time and thread-locals.
 
 use super::Step::{Field, Unwrap};
-use super::{Path, Paths, Wrapper};
+use super::{Paths, Wrapper};
 
 /// A coroutine's discriminant (`__state`): 0 unresumed, 1 returned, 2 panicked, 3 + k
 /// suspended at its await k.
@@ -65,7 +65,6 @@ pub fn tuple_field(index: usize) -> String {
 /// `Option<T>`: its variants; `Some` holds the value as a one-field tuple.
 pub const OPTION_PREFIX: &str = "core::option::Option<";
 pub const SOME: &str = "Some";
-pub const NONE: &str = "None";
 
 /// `core::pin::Pin<P>` and its pointer (`__pointer` in newer std, `pointer` before).
 pub const PIN_PREFIX: &str = "core::pin::Pin<";
@@ -82,8 +81,6 @@ pub const NON_NULL_PREFIX: &str = "core::ptr::non_null::NonNull<";
 /// A trait-object fat pointer (`Box<dyn T>`, `&mut dyn T`): its data and its vtable.
 pub const FAT_POINTER_DATA: &str = "pointer";
 pub const FAT_POINTER_VTABLE: &str = "vtable";
-/// The fields `_marker…` of a pointer wrapper hold no pointer.
-pub const MARKER_PREFIX: &str = "_marker";
 
 /// `Arc<T>` points to an `ArcInner{strong, weak, data: T}`; `Rc<T>` to `RcInner{.., value}`.
 pub const ARC_PREFIX: &str = "alloc::sync::Arc<";
@@ -125,9 +122,6 @@ pub mod vec_deque {
     ];
 }
 
-/// `BinaryHeap<T>{data: Vec<T>}`.
-pub const BINARY_HEAP_DATA: Path = &[Field("data")];
-
 /// Types that only hold one value, and the path to it: what `Step::Unwrap` looks through.
 pub const WRAPPERS: &[Wrapper] = &[
     ("core::cell::UnsafeCell<", &["value"]),
@@ -139,10 +133,6 @@ pub const WRAPPERS: &[Wrapper] = &[
     // A union of `uninit: ()` and `value: ManuallyDrop<T>`.
     ("core::mem::maybe_uninit::MaybeUninit<", &["value"]),
 ];
-
-/// `std::sync::Mutex<T>{inner, poison, data: UnsafeCell<T>}`.
-pub const STD_MUTEX_PREFIX: &str = "std::sync::poison::mutex::Mutex<";
-pub const STD_MUTEX_DATA: &[&str] = &["data"];
 
 /// `tokio::time::Instant{std}`, `std::time::Instant(sys::Instant{t: Timespec})`, and
 /// `Timespec{tv_sec, tv_nsec: Nanoseconds(u32)}` on unix.

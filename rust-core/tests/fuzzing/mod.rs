@@ -411,7 +411,11 @@ impl Harness {
     /// Loads what the case needs beforehand, so that its run is timed alone.
     pub fn warm(&self, case: &Case) {
         match case.target {
-            TargetKind::Loader => {}
+            TargetKind::Loader => {
+                if let Some((program, profile)) = case.subject.split_once(' ') {
+                    self.binary(program, profile);
+                }
+            }
             _ => {
                 if let Some(image) = self.image(&case.subject) {
                     self.debug_info(&image.program, &image.profile);

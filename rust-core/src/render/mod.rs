@@ -147,14 +147,14 @@ fn render_header(out: &mut String, report: &Report) {
         if runtime.shutting_down == Some(true) {
             let _ = writeln!(
                 out,
-                "runtime {}: shutting down (its task list is closed)",
+                "runtime {:#x}: shutting down (its task list is closed)",
                 runtime.address
             );
         }
         if let Some(inject) = runtime.inject.as_ref().filter(|inject| !inject.is_empty()) {
             let _ = writeln!(
                 out,
-                "runtime {}: inject queue: {}",
+                "runtime {:#x}: inject queue: {}",
                 runtime.address,
                 task_list(inject)
             );
@@ -477,5 +477,49 @@ fn collect_lines(
                 collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Report, RuntimeReport, REPORT_VERSION};
+
+    /// The header names runtimes by their address in hex, as the JSON does.
+    #[test]
+    fn the_header_names_a_runtime_shutting_down_and_its_inject_queue_by_address() {
+        let report = Report {
+            version: REPORT_VERSION,
+            threads: Vec::new(),
+            tasks: Vec::new(),
+            runtimes: vec![RuntimeReport {
+                address: 0x5555_5576_b000,
+                flavor: "MultiThread".into(),
+                task_count: 2,
+                tokio_version: Some("1.54.1".into()),
+                inject: Some(vec![3, 7]),
+                shutting_down: Some(true),
+            }],
+            errors: Vec::new(),
+            memory_source: None,
+            groups: None,
+            deadlocks: Vec::new(),
+            futurelocks: Vec::new(),
+            waits: None,
+        };
+        let text = render_text(&report, &TextOptions::default());
+        assert_eq!(
+            text.lines().take(3).collect::<Vec<_>>(),
+            [
+                "tokio 1.54.1: 1 runtime (MultiThread), 0 of 2 tasks",
+                "runtime 0x55555576b000: shutting down (its task list is closed)",
+                "runtime 0x55555576b000: inject queue: tasks 3, 7",
+            ]
+        );
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(
+            json.contains(r#""runtimes":[{"address":"0x55555576b000","#),
+            "{json}"
+        );
     }
 }

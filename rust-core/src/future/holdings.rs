@@ -193,7 +193,9 @@ pub fn of_saved_locals(
     for field in &fields.ty.fields {
         let Some(ty) = field.ty else { continue };
         if skip.contains(&field.name.as_str())
-            || field.name.starts_with("_fut")
+            || field
+                .name
+                .starts_with(crate::layouts::rust::macros::FUTURES_JOIN_PREFIX)
             || !seen.insert(field.offset)
         {
             continue;

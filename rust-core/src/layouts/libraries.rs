@@ -85,6 +85,10 @@ pub mod hyper {
     pub const IN_FLIGHT_VIA: &str = "dispatch.in_flight";
     pub const CALLBACK: Path = &[Field("dispatch"), Field("callback")];
     pub const CALLBACK_SENDER: &str = "__0";
+    /// The states of `Reading`/`Writing` the activity is told from, lowercased.
+    pub const STATE_BODY: &str = "body";
+    pub const STATE_CONTINUE: &str = "continue";
+    pub const STATE_CLOSED: &str = "closed";
 }
 
 /// tower 0.5 `Buffer`: callers' `future::ResponseFuture{state: ResponseState::{Failed{error},

@@ -113,6 +113,9 @@ pub const READ_SOURCE: &str = "reader";
 pub const WRITE_TARGET: &str = "writer";
 /// `Readiness{waiter: UnsafeCell<Waiter{interest, ..}>}`; `Interest(usize)` bits.
 pub const READINESS_INTEREST: Paths = &[&[Field("waiter"), Unwrap, Field("interest")]];
+/// The socket methods whose interest is not `read`: `writable()`, and `ready(interest)`.
+pub const WRITABLE_FN: &str = "writable";
+pub const READY_FN: &str = "ready";
 /// `readiness(interest)` / `ready(interest)` argument.
 pub const READY_INTEREST_ARGUMENT: &str = "interest";
 /// tokio `Interest` bits and their names.

@@ -41,11 +41,11 @@ pub fn server_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
     let handler = some(&std_values::at_path(value, hyper::IN_FLIGHT)?)?;
     let doing = if handler.is_some() {
         "running the service for a request"
-    } else if writing == "body" {
+    } else if writing == hyper::STATE_BODY {
         "writing a response"
-    } else if reading == "body" || reading == "continue" {
+    } else if reading == hyper::STATE_BODY || reading == hyper::STATE_CONTINUE {
         "reading a request body"
-    } else if reading == "closed" || writing == "closed" {
+    } else if reading == hyper::STATE_CLOSED || writing == hyper::STATE_CLOSED {
         "closing"
     } else {
         "waiting for a request"
@@ -84,13 +84,13 @@ pub fn client_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
         }
         None => None,
     };
-    let doing = if writing == "body" {
+    let doing = if writing == hyper::STATE_BODY {
         "writing a request body"
-    } else if reading == "body" {
+    } else if reading == hyper::STATE_BODY {
         "reading a response body"
     } else if waiting {
         "waiting for the response"
-    } else if reading == "closed" || writing == "closed" {
+    } else if reading == hyper::STATE_CLOSED || writing == hyper::STATE_CLOSED {
         "closing"
     } else {
         "idle, no request"

@@ -102,8 +102,8 @@ pub fn socket_wait<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result
         .map(|s| s.to_string())
         .unwrap_or_default();
     let interest = match operation.as_str() {
-        "writable" => vec!["write"],
-        "ready" => {
+        layout::WRITABLE_FN => vec!["write"],
+        layout::READY_FN => {
             interest_names(async_argument(value, layout::READY_INTEREST_ARGUMENT)?.read_uint()?)
         }
         _ => vec!["read"],

@@ -11,7 +11,7 @@ SOURCE = os.path.join(REPO, "rust-core", "src")
 
 # Lowest first; a module may use its own layer's modules (without a cycle) and those below.
 LAYERS = [
-    ["error", "format", "names", "model", "panics", "arch"],
+    ["error", "format", "names", "model", "panics", "arch", "threads"],
     ["memory", "core_file", "budget"],
     ["dwarf"],
     ["stack"],

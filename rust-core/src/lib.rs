@@ -3,7 +3,8 @@
 //! backtraces.
 //!
 //! The layers, each using only those before it (CONTRIBUTING.md draws them):
-//! - base: `error`, `format`, `names`, `model` (the report's types), `panics`, `arch`;
+//! - base: `error`, `format`, `names`, `model` (the report's types), `panics`, `arch`,
+//!   `threads`;
 //! - memory: `memory`, `core_file`, `budget`;
 //! - `dwarf`: ELF and DWARF facts, nothing of tokio or x86; `stack` names the debugger's
 //!   frames with it;
@@ -37,6 +38,7 @@ pub mod render;
 pub mod selection;
 pub mod stack;
 pub mod std_values;
+pub mod threads;
 pub mod tokio;
 pub mod value;
 pub mod waits;

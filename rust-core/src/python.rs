@@ -322,6 +322,7 @@ fn start_loading(
                 let _ = std::thread::Builder::new()
                     .name("tokio-async-index".into())
                     .spawn(move || {
+                        crate::threads::block_signals();
                         let _ = guarded(|| {
                             background.index_all();
                             Ok(())
@@ -335,7 +336,10 @@ fn start_loading(
         (path.clone(), debug_dirs.clone(), debugger_file.clone());
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())
-        .spawn(move || load(thread_path, thread_dirs, thread_file));
+        .spawn(move || {
+            crate::threads::block_signals();
+            load(thread_path, thread_dirs, thread_file)
+        });
     let load = match spawned {
         Ok(handle) => Load::Running(handle),
         Err(_) => Load::Done(Box::new(load(path, debug_dirs, debugger_file))),

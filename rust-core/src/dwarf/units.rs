@@ -227,6 +227,7 @@ impl DebugInfo {
             std::thread::scope(|scope| {
                 for _ in 0..threads {
                     scope.spawn(|| {
+                        crate::threads::block_signals();
                         // A panic here leaves the unit unindexed; `unit_index` retries it.
                         let _ = crate::panics::guarded(|| {
                             while let Some(&at) = missing.get(next.fetch_add(1, Ordering::Relaxed))

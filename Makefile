@@ -46,8 +46,12 @@ lint: setup
 test-rust:
 	$(CARGO) test --no-default-features -p tokio-async-core
 
+# Two pytest workers (pytest-xdist), one per core: the debuggers mostly run one thread. A
+# file's tests stay on one worker, which builds that file's fixture variants once.
+PYTEST_WORKERS ?= 2
+
 test-debuggers: build
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
 
 # `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only.
 test-versions: setup build

@@ -24,6 +24,11 @@ if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
     echo "setup: installing pytest"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest
 fi
+# make test runs the debugger tests on two workers.
+if ! "$python" -c 'import xdist' >/dev/null 2>&1; then
+    echo "setup: installing pytest-xdist"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest-xdist
+fi
 # make lint: Python's linter, and the toolchain's formatter and linter.
 if ! "$python" -m ruff --version >/dev/null 2>&1; then
     echo "setup: installing ruff"

@@ -115,3 +115,12 @@ def test_the_glue_caches_stay_whole_under_threads(monkeypatch):
     assert not errors
     assert loaded.entry > 0
     assert commands.start_loading_binary(binary)() is loaded, "cached"
+
+
+def test_numbers_are_read_as_typed_with_or_without_separators():
+    for typed in ("10001", "10,001", "10_001"):
+        assert commands.parse_arguments(typed, commands.TASK).filter == {"ids": [10001]}
+    assert commands.parse_arguments("--limit 1,000", commands.TASKS).filter == {"limit": 1000}
+    for bad in ("10,01", "1,0001", ",100", "10__001", "0x10"):
+        with pytest.raises(commands.UserError):
+            commands.parse_arguments(bad, commands.TASK)

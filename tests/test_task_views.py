@@ -68,7 +68,8 @@ def thousands(number):
 
 def group_header(ids):
     shown = ids if len(ids) <= 7 else ids[:6]
-    listed = ", ".join(thousands(i) for i in shown) + ("" if len(ids) <= 7 else ", … " + thousands(ids[-1]))
+    # Ids as tokio prints them (they can be typed back), counts with separators.
+    listed = ", ".join(str(i) for i in shown) + ("" if len(ids) <= 7 else ", … " + str(ids[-1]))
     noun = "1 task (id" if len(ids) == 1 else "%s tasks (ids" % thousands(len(ids))
     return "%s %s): idle" % (noun, listed)
 
@@ -105,6 +106,10 @@ def test_views_groups_and_filters_of_10000_tasks(debugger, many_tasks, tmp_path)
     commands += ["async tasks --json %s" % arguments for arguments, _, _ in FILTERS]
     commands += ["async task %d --json" % task_id for task_id in samples]
     commands += ["async task %d" % task_id for task_id in samples]
+    # An id as a count shows it (10,001) or as Rust writes it (10_001) is the same task.
+    typed = max(samples)
+    assert typed >= 1000
+    commands += ["async task {:,} --json".format(typed), "async task {:_} --json".format(typed)]
     commands += ["async task %d --json --output %s" % (samples[0], task_file), "async tasks --output %s" % table_file]
     steps = [step for command in commands for step in capture(debugger, command)]
     run = debugger.run_steps(steps, pid=many_tasks.pid, timeout=600)
@@ -141,9 +146,10 @@ def test_views_groups_and_filters_of_10000_tasks(debugger, many_tasks, tmp_path)
     header = table[2]
     assert header.split() == ["ID", "STATE", "RUNTIME", "ROOT", "WAITING", "AT", "WAITING", "ON"]
     rows = table[3:]
-    assert [int(row.split()[0].replace(",", "")) for row in rows] == every_id
+    # Ids as tokio prints them, so that they can be typed back.
+    assert [row.split()[0] for row in rows] == [str(i) for i in every_id]
     runtime = grouped["runtimes"][0]["address"]
-    row_of = {int(row.split()[0].replace(",", "")): row for row in rows}
+    row_of = {int(row.split()[0]): row for row in rows}
     lock_waiter = by_name["shape.2"][0]
     assert row_of[lock_waiter].split()[1:6] == ["idle", runtime, "many_tasks::handle_request", "many_tasks::query", "at"]
     assert row_of[lock_waiter].split()[6] == "%s:%d" % (SOURCE, MARKERS.await_line("query_lock"))
@@ -181,10 +187,12 @@ def test_views_groups_and_filters_of_10000_tasks(debugger, many_tasks, tmp_path)
         block = without_time_left(outputs["async task %d" % task_id])
         assert block.startswith("Task %d (idle)\n#0 " % task_id)
         assert "\n" + block in all_text
+    for separated in ("{:,}".format(typed), "{:_}".format(typed)):
+        assert without_clock(json.loads(outputs["async task %s --json" % separated])) == without_clock(entries[typed])
     assert without_clock(json.loads(task_file.read_text())) == without_clock(entries[samples[0]])
     assert outputs["async task %d --json --output %s" % (samples[0], task_file)].strip() == "wrote 1 task (JSON, %.1f MB) to %s" % (
         task_file.stat().st_size / 1e6, task_file)
-    assert [int(row.split()[0].replace(",", "")) for row in table_file.read_text().splitlines()[3:]] == every_id
+    assert [int(row.split()[0]) for row in table_file.read_text().splitlines()[3:]] == every_id
     assert outputs["async tasks --output %s" % table_file].strip().startswith("wrote 10,000 tasks and 3 threads (text, ")
 
 

@@ -2,6 +2,7 @@
 the adapter, hand everything to the Rust core, return its output; and complete them."""
 
 import os
+import re
 import shlex
 import threading
 import traceback
@@ -124,8 +125,8 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
         option = _option_named(command, name)
         if word in WORDS[command]:
             arguments = arguments._replace(**{"all": {"show_all": True}, "full": {"full": True}}[word])
-        elif command == TASK and word.isdigit() and "ids" not in selected:
-            selected["ids"] = [int(word)]
+        elif command == TASK and _number(word) is not None and "ids" not in selected:
+            selected["ids"] = [_number(word)]
         elif option is None:
             raise UserError("unknown argument %r; %s" % (word, usage))
         elif option.value is None:
@@ -137,13 +138,13 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
             if option.long == "output":
                 arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(value)))
             elif option.long == "limit":
-                if not value.isdigit():
+                if _number(value) is None:
                     raise UserError("--limit needs a number of tasks, not %r" % value)
-                selected["limit"] = int(value)
+                selected["limit"] = _number(value)
             elif option.long in ("max-nodes", "max-bytes"):
-                if not value.isdigit() or int(value) == 0:
+                if not _number(value):
                     raise UserError("%s needs a positive number, not %r" % (name, value))
-                limits = dict(arguments.limits, **{option.long[len("max-"):]: int(value)})
+                limits = dict(arguments.limits, **{option.long[len("max-"):]: _number(value)})
                 arguments = arguments._replace(limits=limits)
             else:
                 selected[option.long.replace("-", "_")] = value
@@ -152,6 +153,17 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
     if selected:
         arguments = arguments._replace(show_all=True, filter=selected)
     return arguments
+
+
+_NUMBER = re.compile(r"\d+|\d{1,3}(,\d{3})+|\d+(_\d+)+")
+
+
+def _number(word: str) -> Optional[int]:
+    """A whole number as typed: `10001`, or with the separators our counts show (`10,001`)
+    or Rust's (`10_001`); None for anything else."""
+    if not _NUMBER.fullmatch(word):
+        return None
+    return int(word.replace(",", "").replace("_", ""))
 
 
 def _a(value_name: str) -> str:

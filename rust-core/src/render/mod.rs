@@ -257,10 +257,10 @@ fn render_task(out: &mut String, task: &TaskReport, options: &TextOptions) {
     out.push('\n');
 }
 
-/// `412 tasks (ids 3, 5, 9, … 1,023): idle`, then the first task's tree.
+/// `412 tasks (ids 3, 5, 9, … 1023): idle`, then the first task's tree.
 fn render_group(out: &mut String, group: &TaskGroup, options: &TextOptions) {
     let ids = match group.tasks.as_slice() {
-        [only] => format!("id {}", thousands(*only)),
+        [only] => format!("id {only}"),
         ids => format!("ids {}", id_preview(ids)),
     };
     let _ = writeln!(

@@ -67,15 +67,16 @@ pub use crate::format::thousands;
 /// Ids shown in a group's header: all of a few, else the first ones and the last.
 const IDS_SHOWN: usize = 6;
 
-/// `3, 5, 9` / `3, 5, 9, 12, 15, 21, … 1,023`.
+/// `3, 5, 9` / `3, 5, 9, 12, 15, 21, … 1023`: ids as tokio prints them, without separators,
+/// so that one can be typed back (`async task 1023`).
 pub fn id_preview(ids: &[u64]) -> String {
     let shown: Vec<String> = match ids.len() > IDS_SHOWN + 1 {
         true => ids[..IDS_SHOWN]
             .iter()
-            .map(|&id| thousands(id))
-            .chain([format!("… {}", thousands(ids[ids.len() - 1]))])
+            .map(u64::to_string)
+            .chain([format!("… {}", ids[ids.len() - 1])])
             .collect(),
-        false => ids.iter().map(|&id| thousands(id)).collect(),
+        false => ids.iter().map(u64::to_string).collect(),
     };
     shown.join(", ")
 }
@@ -93,7 +94,7 @@ mod tests {
         assert_eq!(id_preview(&[1, 2, 3, 4, 5, 6, 7]), "1, 2, 3, 4, 5, 6, 7");
         assert_eq!(
             id_preview(&[1, 2, 3, 4, 5, 6, 7, 1023]),
-            "1, 2, 3, 4, 5, 6, … 1,023"
+            "1, 2, 3, 4, 5, 6, … 1023"
         );
     }
 

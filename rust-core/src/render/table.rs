@@ -21,7 +21,8 @@ pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) 
     )];
     for task in tasks {
         let mut row = vec![
-            thousands(task.id),
+            // As tokio prints it (`Id(10001)`), so that it can be typed back.
+            task.id.to_string(),
             style.state(state_name(task.state)),
             format!("{:#x}", task.runtime),
         ];

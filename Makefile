@@ -2,7 +2,10 @@
 # make test  - the whole suite: lint (rustfmt, clippy, ruff), Rust unit tests, GDB and LLDB
 #              tests, tokio's task dump as oracle
 # make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
-# make test-versions - the fixtures against every tokio minor since 1.38 (slow)
+# make test-versions - the fixtures against every tokio minor since 1.38, in each of tokio's
+#                      build shapes (slow)
+# make test-shapes - the whole debugger suite with the fixtures' tokio built without
+#                    parking_lot, only the features they use (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
@@ -18,7 +21,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test lint test-rust test-debuggers test-versions bench install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes bench install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -53,9 +56,13 @@ PYTEST_WORKERS ?= 2
 test-debuggers: build
 	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
 
-# `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only.
+# `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only, with
+# tokio's `full` features (tests/test_shapes.py covers the other shapes on the newest).
 test-versions: setup build
-	TOKIO_VERSIONS=all $(PYTHON) -m pytest -q tests/test_versions.py
+	TOKIO_VERSIONS=all TOKIO_SHAPES=all $(PYTHON) -m pytest -q tests/test_versions.py
+
+test-shapes: setup build
+	FIXTURE_SHAPE=minimal $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
 
 bench: setup build
 	$(PYTHON) bench/run.py --write bench/RESULTS.md

@@ -5,11 +5,12 @@ import os
 import shutil
 import subprocess
 
-from .paths import DWARF5_TARGET, FIXTURE_TARGET, FIXTURES, STATIC_TARGET, TASKDUMP_TARGET
+from . import shapes
+from .paths import DWARF5_TARGET, FIXTURES, STATIC_TARGET, TASKDUMP_TARGET
 
 PROFILE_DIRS = {"dev": "debug", "release": "release", "linetables": "linetables"}
 # Separate debug files and compressed sections, made from the dev build by objcopy.
-DEBUG_FILE_VARIANTS = os.path.join(FIXTURE_TARGET, "debug-files")
+DEBUG_FILE_VARIANTS = os.path.join(shapes.selected().target_dir, "debug-files")
 
 
 def _cargo(args, target_dir, extra_env=None, toolchain=None):
@@ -29,17 +30,21 @@ def _cargo(args, target_dir, extra_env=None, toolchain=None):
 
 
 @functools.lru_cache(maxsize=None)
-def fixture(program: str = "tokio-app", profile: str = "dev") -> str:
-    """Path of a fixture binary built in `profile` (dev, release, linetables)."""
-    _cargo(["-p", program, "--profile", profile], FIXTURE_TARGET)
-    return os.path.join(FIXTURE_TARGET, PROFILE_DIRS.get(profile, profile), program)
+def fixture(program: str = "tokio-app", profile: str = "dev", shape: str = "") -> str:
+    """Path of a fixture binary built in `profile` (dev, release, linetables), with tokio in
+    `shape` (shapes.py; by default the test run's, FIXTURE_SHAPE)."""
+    built = shapes.BY_NAME[shape] if shape else shapes.selected()
+    if program in shapes.WITHOUT_TOKIO:
+        built = shapes.FULL
+    _cargo(["-p", program, "--profile", profile] + built.cargo_args, built.target_dir)
+    return os.path.join(built.target_dir, PROFILE_DIRS.get(profile, profile), program)
 
 
 @functools.lru_cache(maxsize=None)
 def taskdump_fixture(program: str = "tokio-app") -> str:
     """A fixture built with tokio's task dump (the oracle), in the dev profile."""
     _cargo(
-        ["-p", program, "--features", "taskdump"],
+        ["-p", program, "--features", "taskdump"] + shapes.selected().cargo_args,
         TASKDUMP_TARGET,
         {"RUSTFLAGS": "--cfg tokio_unstable --cfg tokio_taskdump"},
     )
@@ -50,7 +55,7 @@ def taskdump_fixture(program: str = "tokio-app") -> str:
 def stripped_fixture() -> str:
     """A copy of the dev tokio-app without any symbols or debug info."""
     source = fixture("tokio-app", "dev")
-    stripped = os.path.join(FIXTURE_TARGET, "tokio-app-stripped")
+    stripped = os.path.join(shapes.selected().target_dir, "tokio-app-stripped")
     shutil.copyfile(source, stripped)
     subprocess.run(["strip", "--strip-all", stripped], check=True)
     os.chmod(stripped, 0o755)
@@ -64,7 +69,7 @@ def dwarf5_fixture(program: str = "tokio-app", profile: str = "dev") -> str:
     pointers too, as profiled production builds do: its functions' frame base is rbp,
     not rsp (one build covers both)."""
     rustflags = "-Zdwarf-version=5 -C force-frame-pointers=yes"
-    _cargo(["-p", program, "--profile", profile], DWARF5_TARGET, {"RUSTFLAGS": rustflags}, toolchain="nightly")
+    _cargo(["-p", program, "--profile", profile] + shapes.selected().cargo_args, DWARF5_TARGET, {"RUSTFLAGS": rustflags}, toolchain="nightly")
     return os.path.join(DWARF5_TARGET, PROFILE_DIRS.get(profile, profile), program)
 
 
@@ -73,7 +78,7 @@ def static_fixture(program: str = "tokio-app") -> str:
     """A dev build with glibc linked in (`-C target-feature=+crt-static`: a static-pie, no
     ld.so), as some services ship."""
     host = "x86_64-unknown-linux-gnu"
-    _cargo(["-p", program, "--target", host], STATIC_TARGET, {"RUSTFLAGS": "-C target-feature=+crt-static"})
+    _cargo(["-p", program, "--target", host] + shapes.selected().cargo_args, STATIC_TARGET, {"RUSTFLAGS": "-C target-feature=+crt-static"})
     return os.path.join(STATIC_TARGET, host, "debug", program)
 
 

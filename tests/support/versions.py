@@ -1,6 +1,7 @@
 """The fixtures built against other tokio versions: each version gets a copy of the fixture
 workspace under target/versions/<version> with tokio pinned, and all versions share one
-target dir (target/versions/target), so each tokio is built once."""
+target dir per build shape (target/versions/target for `full`, target-<shape> for the
+others; shapes.py), so each tokio is built once per shape."""
 
 import functools
 import os
@@ -8,11 +9,14 @@ import re
 import shutil
 import subprocess
 
+from . import shapes
 from .paths import FIXTURES, REPO
 
 VERSIONS_ROOT = os.path.join(REPO, "target", "versions")
 TARGET = os.path.join(VERSIONS_ROOT, "target")
 PROGRAMS = ["waits-app", "tokio-app"]
+# Without the multi-thread scheduler only tokio-app builds (its current_thread flavors).
+CURRENT_THREAD_PROGRAMS = ["tokio-app"]
 CRATES = PROGRAMS + ["fixture-support"]
 # The latest patch of every tokio minor this tool supports (`make test-versions`), and
 # the oldest plus the LTS lines that `make test` runs; the newest is the main fixtures'.
@@ -69,21 +73,40 @@ def _cargo(root, args, env=None):
         raise RuntimeError("cargo %s failed in %s:\n%s" % (" ".join(args), root, result.stdout))
 
 
+def selected_shapes():
+    """The build shapes to cross the versions with: TOKIO_SHAPES (space-separated names, or
+    `all`), else `full` alone (tests/test_shapes.py covers the other shapes on the newest
+    tokio in `make test`)."""
+    wanted = os.environ.get("TOKIO_SHAPES", "").split()
+    if wanted == ["all"]:
+        return shapes.ALL
+    return [shapes.BY_NAME[name] for name in wanted] or [shapes.FULL]
+
+
+def _programs(shape):
+    return PROGRAMS if shape.multi_thread else CURRENT_THREAD_PROGRAMS
+
+
 @functools.lru_cache(maxsize=None)
-def build(version):
-    """Builds both fixture programs (dev) against tokio `version`; returns the directory
-    they are copied to (the shared target dir holds one version's binaries at a time).
-    `--cfg tokio_unstable` because before 1.41 task ids (JoinHandle::id) were unstable."""
+def build(version, shape_name):
+    """Builds the fixture programs (dev) against tokio `version` in the shape `shape_name`;
+    returns the directory they are copied to (the shared target dir holds one version's
+    binaries at a time). `--cfg tokio_unstable` because before 1.41 task ids
+    (JoinHandle::id) were unstable."""
+    shape = shapes.BY_NAME[shape_name]
     root = _workspace(version)
     env = dict(os.environ, RUSTFLAGS="--cfg tokio_unstable")
-    args = ["build", "--quiet", "--target-dir", TARGET] + [arg for program in PROGRAMS for arg in ("-p", program)]
-    _cargo(root, args, env)
-    binaries = os.path.join(root, "bin")
+    target = TARGET if shape == shapes.FULL else "%s-%s" % (TARGET, shape.name)
+    programs = _programs(shape)
+    args = ["build", "--quiet", "--target-dir", target] + [arg for program in programs for arg in ("-p", program)]
+    _cargo(root, args + shape.cargo_args, env)
+    binaries = os.path.join(root, "bin" if shape == shapes.FULL else "bin-" + shape.name)
     os.makedirs(binaries, exist_ok=True)
-    for program in PROGRAMS:
-        shutil.copy2(os.path.join(TARGET, "debug", program), os.path.join(binaries, program))
+    for program in programs:
+        shutil.copy2(os.path.join(target, "debug", program), os.path.join(binaries, program))
     return binaries
 
 
-def fixture(program, version):
-    return os.path.join(build(version), program)
+def fixture(program, version, shape):
+    """`program` built against tokio `version`, in `shape`."""
+    return os.path.join(build(version, shape.name), program)

@@ -4,7 +4,7 @@ tokio's `full` features; `make test-versions` every minor (TOKIO_VERSIONS=all) i
 build shape (TOKIO_SHAPES=all, support/shapes.py). The newest is the main fixtures'."""
 
 import pytest
-from support import expect, shapes, versions
+from support import expect, versions
 from support.checkpoint import markers_of, run_to_checkpoint
 from support.debuggers import capture
 from support.process import RunningFixture

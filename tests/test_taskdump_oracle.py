@@ -1,14 +1,20 @@
 """An oracle no one here wrote: tokio's own task dump (`Handle::dump()`, built with
 `--cfg tokio_taskdump`), for every fixture. For every task tokio traces, the fixture's own
 async frames we report from memory must be the ones its trace lists, in the same order, at
-the same lines (`select!`/`join!` awaits included)."""
+the same lines (`select!`/`join!` awaits included).
+
+These builds are also tokio's unstable build shape (support/shapes.py): `tokio_unstable`
+with tokio's `tracing` instrumentation, where every task's future is an
+`Instrumented<Root<F>>` and lock and acquire futures are wrapped in `InstrumentedAsyncOp`:
+the reports must be as complete as in the plain build (waits-app's every kind of wait)."""
 
 import json
 import os
 import re
 
 import pytest
-from support import build
+from support import build, expect
+from support.checkpoint import locked_version, markers_of
 from support.debuggers import capture
 from support.markers import Markers
 from support.paths import REPO
@@ -82,7 +88,7 @@ def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path, fixture
     dump = tmp_path / "dump.txt"
     run = debugger.run_steps(
         [debugger.break_at("tokio_async_checkpoint"), "run"]
-        + capture(debugger, "async backtrace all --json")
+        + capture(debugger, "async backtrace all full --json")
         + capture(debugger, "async tasks"),
         program=build.taskdump_fixture(fixture),
         args=args,
@@ -90,6 +96,13 @@ def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path, fixture
     )
     [report_json, table] = run.sections()
     report = json.loads(report_json)
+    assert report["errors"] == []
+    assert expect.opaque_leaves(report) == []
+    if fixture == "waits-app":
+        from test_waits import check_every_kind_of_wait
+
+        facts = json.loads(manifest.read_text())["facts"]
+        check_every_kind_of_wait(report, facts, markers_of("waits-app"), "dev", locked_version("tokio"))
     traces = parse_dump(dump.read_text(), source)
     ours = {task["id"]: our_frames(task["root"], source) for task in report["tasks"]}
     assert sorted(ours) == sorted(traces)

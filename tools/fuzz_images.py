@@ -39,6 +39,9 @@ STOPS = {
     "services-app-dev": ("services-app", "dev", "checkpoint", []),
     "services-app-release": ("services-app", "release", "checkpoint", []),
     "many-tasks-dev": ("many-tasks", "dev", "checkpoint", ["120", "2"]),
+    # tokio's I/O utilities and other leaves; its main parked in select!(serve, ctrl_c).
+    "io-app-dev": ("io-app", "dev", "checkpoint", []),
+    "io-app-release": ("io-app", "release", "checkpoint", []),
 }
 
 

@@ -41,6 +41,19 @@ pub fn block_on_frames() -> &'static [(&'static str, &'static str)] {
     runtime::BLOCK_ON_FRAMES
 }
 
+/// A block_on future found, and how many identical copies of it the stack holds where it
+/// could not be told which one `block_on` has pinned (1 when it could).
+pub struct BlockOnFuture {
+    pub node: FutureNode,
+    pub copies: usize,
+}
+
+impl BlockOnFuture {
+    fn one(node: FutureNode) -> BlockOnFuture {
+        BlockOnFuture { node, copies: 1 }
+    }
+}
+
 /// The future the `block_on` frame at `frames[index]` polls, decoded; or one line saying
 /// why it cannot be found.
 pub fn block_on_future(
@@ -48,7 +61,7 @@ pub fn block_on_future(
     decoder: &FutureDecoder<'_>,
     frames: &[ResolvedFrame<'_>],
     (index, local): (usize, &str),
-) -> Result<FutureNode, String> {
+) -> Result<BlockOnFuture, String> {
     let frame = &frames[index];
     let function = frame
         .function
@@ -75,12 +88,14 @@ pub fn block_on_future(
         Ok(address) => {
             let from_local = scratch_decoder(decoder).decode(future_type, address);
             if is_consistent_suspension(&from_local) {
-                return Ok(decoder.decode(future_type, address));
+                return Ok(BlockOnFuture::one(decoder.decode(future_type, address)));
             }
             match search_stack(target, decoder, frames, index, future_type) {
-                Ok(found) => Ok(decoder.decode(future_type, found)),
+                Ok(found) => Ok(found.decode(decoder, future_type)),
                 // Not suspended (its first poll is running, say) but readable: as it is.
-                Err(_) if from_local.error.is_none() => Ok(decoder.decode(future_type, address)),
+                Err(_) if from_local.error.is_none() => {
+                    Ok(BlockOnFuture::one(decoder.decode(future_type, address)))
+                }
                 Err(search) => Err(format!(
                     "cannot read the block_on future: `{local}` holds {address:#x}, where no {} is, and {search}",
                     from_local.type_name
@@ -88,8 +103,23 @@ pub fn block_on_future(
             }
         }
         Err(why) => search_stack(target, decoder, frames, index, future_type)
-            .map(|found| decoder.decode(future_type, found))
+            .map(|found| found.decode(decoder, future_type))
             .map_err(|search| format!("cannot read the block_on future: {why}, and {search}")),
+    }
+}
+
+/// Where the stack search found the future, and how many identical copies it saw.
+struct Found {
+    address: u64,
+    copies: usize,
+}
+
+impl Found {
+    fn decode(&self, decoder: &FutureDecoder<'_>, future_type: DieRef) -> BlockOnFuture {
+        BlockOnFuture {
+            node: decoder.decode(future_type, self.address),
+            copies: self.copies,
+        }
     }
 }
 
@@ -161,14 +191,16 @@ fn physical_pc(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize) 
 /// frame (or, inlined, in its caller's), and never moves it after the first poll: the copy
 /// whose state is a suspension, and whose whole await tree decodes as a consistent
 /// suspended chain, in the innermost frame that has one, is it. Copies from before the
-/// move into `block_on` are still unresumed.
+/// move into `block_on` are still unresumed. Where an optimized frame holds several valid
+/// copies, the one a live frame's `Pin<&mut F>` points to is pinned; copies no pointer
+/// leads to whose trees are all the same are that tree, seen several times.
 fn search_stack(
     target: &Target<'_>,
     decoder: &FutureDecoder<'_>,
     frames: &[ResolvedFrame<'_>],
     index: usize,
     future_type: DieRef,
-) -> Result<u64, String> {
+) -> Result<Found, String> {
     let start = frames[index]
         .input
         .sp
@@ -240,19 +272,105 @@ fn search_stack(
             valid.push(address);
         }
     }
-    match valid.as_slice() {
-        [address] => Ok(*address),
-        [] => Err(format!(
-            "no suspended {} was found on the stack between {start:#x} and {end:#x} (not polled yet, or finished)",
-            info.name
-        )),
-        many => Err(format!(
-            "{} places on the stack hold a valid suspended {} ({}); cannot tell which",
-            many.len(),
-            info.name,
-            many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
-        )),
+    let many = match valid.as_slice() {
+        [address] => {
+            return Ok(Found {
+                address: *address,
+                copies: 1,
+            })
+        }
+        [] => {
+            return Err(format!(
+                "no suspended {} was found on the stack between {start:#x} and {end:#x} (not polled yet, or finished)",
+                info.name
+            ))
+        }
+        many => many,
+    };
+    let referenced = referenced_copies(target, start, end, many, size);
+    if let [pinned] = referenced.as_slice() {
+        return Ok(Found {
+            address: *pinned,
+            copies: 1,
+        });
     }
+    let shapes: Vec<String> = many
+        .iter()
+        .map(|&address| tree_shape(&scratch.decode(future_type, address)))
+        .collect();
+    if shapes.iter().all(|shape| *shape == shapes[0]) {
+        return Ok(Found {
+            address: many[0],
+            copies: many.len(),
+        });
+    }
+    Err(format!(
+        "{} places on the stack hold a valid suspended {} ({}) whose trees differ, and no pointer tells which one block_on pinned",
+        many.len(),
+        info.name,
+        many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+/// Bytes of stack read at once while looking for pointers to the candidates.
+const STACK_CHUNK: u64 = 64 << 10;
+
+/// The candidates a word on the stack between `start` and `end` points to, outside every
+/// candidate's own bytes (a copy holds the same self-pointers as the original): the
+/// `Pin<&mut F>` of a live frame.
+fn referenced_copies(
+    target: &Target<'_>,
+    start: u64,
+    end: u64,
+    candidates: &[u64],
+    size: u64,
+) -> Vec<u64> {
+    let inside_a_copy = |address: u64| {
+        candidates
+            .iter()
+            .any(|&copy| address >= copy && address - copy < size)
+    };
+    let mut referenced: Vec<u64> = Vec::new();
+    let first = start.checked_next_multiple_of(8).unwrap_or(start);
+    let mut chunk_start = first;
+    while chunk_start < end {
+        let length = (end - chunk_start).min(STACK_CHUNK) & !7;
+        if length == 0 {
+            break;
+        }
+        let mut bytes = vec![0u8; length as usize];
+        if target.memory.read(chunk_start, &mut bytes).is_err() {
+            break;
+        }
+        for (slot, word) in bytes.chunks_exact(8).enumerate() {
+            let value = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            let at = chunk_start + slot as u64 * 8;
+            if candidates.contains(&value) && !inside_a_copy(at) && !referenced.contains(&value) {
+                referenced.push(value);
+            }
+        }
+        chunk_start += length;
+    }
+    referenced
+}
+
+/// A tree as far as a user reads it: each node's kind, function or type, state, await
+/// point and line, and what it waits for; not where in memory it is (copies differ there).
+fn tree_shape(node: &FutureNode) -> String {
+    let mut shape = format!(
+        "{}:{}:{:?}:{:?}:{:?}:{}[",
+        node.kind.name(),
+        node.function.as_deref().unwrap_or(&node.type_name),
+        node.state,
+        node.await_point,
+        node.location.as_ref().map(|location| location.line),
+        node.error.is_some(),
+    );
+    for child in &node.children {
+        shape.push_str(&tree_shape(child));
+    }
+    shape.push(']');
+    shape
 }
 
 /// Whether a candidate's bytes could be a live value of its type, beyond its await chain:

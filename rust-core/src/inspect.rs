@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use crate::block_on::{block_on_future, find_block_on_frame};
+use crate::block_on::{block_on_future, find_block_on_frame, BlockOnFuture};
 use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
@@ -129,7 +129,7 @@ fn inspect_with_debug_info(
         .with_live_process(live)
         .with_locals(request.locals);
     // block_on futures first: decoding them finds the LocalSets they run.
-    let block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>> = threads
+    let block_on_futures: Vec<Option<std::result::Result<BlockOnFuture, String>>> = threads
         .iter()
         .map(|thread| {
             find_block_on_frame(&thread.frames)
@@ -179,6 +179,7 @@ fn inspect_with_debug_info(
         &mut report.errors,
     );
     crate::links::link_tasks(&mut report);
+    crate::links::link_blocking_threads(&mut report);
     crate::waits::analyse(&mut report, request.wait_edges);
     if let Some(stop) = budget.stopped() {
         say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
@@ -523,7 +524,7 @@ fn walk_tasks(
 fn thread_reports(
     task_reader: &TaskReader<'_>,
     threads: Vec<ThreadState<'_>>,
-    block_on_futures: Vec<Option<std::result::Result<FutureNode, String>>>,
+    block_on_futures: Vec<Option<std::result::Result<BlockOnFuture, String>>>,
     running_roots: &FxHashMap<u64, FutureNode>,
     errors: &mut Vec<String>,
 ) -> Vec<ThreadReport> {
@@ -563,11 +564,13 @@ fn thread_reports(
             ),
             (None, None) => (None, None),
         };
+        let mut block_on_copies = None;
         let block_on_node = match block_on_result {
-            Some(Ok(mut node)) => {
+            Some(Ok(BlockOnFuture { mut node, copies })) => {
                 if current_task.is_none() {
                     mark_running(&mut node, &state.frames);
                 }
+                block_on_copies = (copies > 1).then_some(copies as u64);
                 Some(node)
             }
             Some(Err(message)) => {
@@ -591,7 +594,14 @@ fn thread_reports(
             queue,
             future,
             block_on_future: block_on_future_node,
+            // A blocking-pool thread running a closure runs it as the task its context names.
+            // (Workers run as blocking tasks of the pool too: theirs is not shown.)
+            blocking_task: match (&blocking, role) {
+                (Some(Some(_)), ThreadRole::Blocking) => state.current_task,
+                _ => None,
+            },
             blocking_function: blocking.flatten(),
+            block_on_copies,
             runtime: state.runtime.map(|runtime| runtime.handle.address),
             error,
         });

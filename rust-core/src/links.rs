@@ -1,7 +1,9 @@
 //! Facts that join tasks, found once every task is decoded: what one task waits for that
-//! another task's future holds. Today: oneshot channels whose sender a decoder found in
-//! another task (a tower `Buffer` worker holding a queued request, a hyper client
-//! connection holding a request's response callback), named by their shared state.
+//! another task's future holds (oneshot channels whose sender a decoder found in another
+//! task: a tower `Buffer` worker holding a queued request, a hyper client connection
+//! holding a request's response callback, named by their shared state), and the
+//! blocking-pool thread running the blocking task a `JoinHandle` waits for
+//! (`spawn_blocking`, `tokio::fs`).
 
 use rustc_hash::FxHashMap;
 
@@ -13,6 +15,57 @@ fn sender_held(node: &FutureNode) -> Option<u64> {
         Detail::HttpClientConnection(connection) => connection.holds_sender_of,
         Detail::TowerBufferWorker(worker) => worker.holds_sender_of,
         _ => None,
+    }
+}
+
+/// Names in each `JoinHandle` of a blocking task running now the thread that runs it.
+pub fn link_blocking_threads(report: &mut Report) {
+    let running: FxHashMap<u64, (u64, Option<String>)> = report
+        .threads
+        .iter()
+        .filter_map(|thread| {
+            thread
+                .blocking_task
+                .map(|task| (task, (thread.tid, thread.blocking_function.clone())))
+        })
+        .collect();
+    if running.is_empty() {
+        return;
+    }
+    for_each_root(report, &mut |node| {
+        let Some(Detail::JoinHandle(target)) = node.detail_mut() else {
+            return;
+        };
+        let Some((tid, function)) = running.get(&target.task_id) else {
+            return;
+        };
+        target.blocking_thread = Some(*tid);
+        let what = function
+            .as_deref()
+            .map(|function| format!(": {function}"))
+            .unwrap_or_default();
+        node.summary = Some(format!(
+            "JoinHandle -> blocking task {} (running on thread {tid}{what})",
+            target.task_id
+        ));
+    });
+}
+
+/// Calls `f` on every node of every task's and thread's tree.
+fn for_each_root(report: &mut Report, f: &mut impl FnMut(&mut FutureNode)) {
+    let thread_futures = report.threads.iter_mut().flat_map(|thread| {
+        thread
+            .future
+            .iter_mut()
+            .chain(thread.block_on_future.iter_mut())
+    });
+    for root in report
+        .tasks
+        .iter_mut()
+        .map(|task| &mut task.root)
+        .chain(thread_futures)
+    {
+        visit_mut(root, f);
     }
 }
 
@@ -29,20 +82,7 @@ pub fn link_tasks(report: &mut Report) {
     if holders.is_empty() {
         return;
     }
-    let thread_futures = report.threads.iter_mut().flat_map(|thread| {
-        thread
-            .future
-            .iter_mut()
-            .chain(thread.block_on_future.iter_mut())
-    });
-    for root in report
-        .tasks
-        .iter_mut()
-        .map(|task| &mut task.root)
-        .chain(thread_futures)
-    {
-        visit_mut(root, &mut |node| link_node(node, &holders));
-    }
+    for_each_root(report, &mut |node| link_node(node, &holders));
 }
 
 /// Names, in a node waiting on a oneshot, the task holding its sender.

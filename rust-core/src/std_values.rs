@@ -111,9 +111,11 @@ fn follow_path<'a>(
             },
             Step::Unwrap => unwrapped(&current)?,
             Step::Locked => {
-                let (_, path) = wrapper_of(&current.ty.name, tokio::MUTEXES).ok_or_else(|| {
+                let found = wrapper_of(&current.ty.name, tokio::MUTEXES)
+                    .or_else(|| wrapper_of(&current.ty.name, rust::STD_MUTEXES));
+                let (_, path) = found.ok_or_else(|| {
                     Failure::NoSuchField(Error::layout(format!(
-                        "{} is not a tokio Mutex this tool knows (unknown layout)",
+                        "{} is not a Mutex this tool knows (unknown layout)",
                         current.ty.name
                     )))
                 })?;
@@ -183,6 +185,29 @@ fn newtypes_to<'a>(value: &Value<'a>, type_name: &str) -> std::result::Result<Va
         "no {type_name} inside {} (unknown layout)",
         value.ty.name
     ))))
+}
+
+/// The value behind a trait-object pointer (`Box<dyn T>`, `&mut dyn T`), of its concrete
+/// type as its vtable names it; `None` for a value that is no trait-object pointer.
+pub fn trait_object<'a>(value: &Value<'a>) -> Result<Option<Value<'a>>> {
+    if !(value.has_field(rust::FAT_POINTER_DATA) && value.has_field(rust::FAT_POINTER_VTABLE)) {
+        return Ok(None);
+    }
+    let target = value.target;
+    let data = value.field(rust::FAT_POINTER_DATA)?.read_pointer()?;
+    let vtable = value.field(rust::FAT_POINTER_VTABLE)?.read_pointer()?;
+    let concrete = target
+        .debug
+        .vtable_type(vtable.wrapping_sub(target.load_bias), &[""])
+        .and_then(|vtable_type| target.debug.type_info(vtable_type).ok())
+        .and_then(|info| info.containing_type)
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "no DWARF vtable at {vtable:#x}: cannot tell the type of the value behind {}",
+                value.ty.name
+            ))
+        })?;
+    target.value(concrete, data).map(Some)
 }
 
 /// An `Option`'s value: `Some`'s payload, or `None`.

@@ -285,10 +285,39 @@ impl<'a> Value<'a> {
     /// payloads): the fallback for a layout the table does not have. It can bind the wrong
     /// field, so each use is counted (`Target::field_searches`) and what a decoder finds
     /// with it is marked in the output.
+    /// The first value below this one, breadth first through fields and active variants,
+    /// whose type `wanted` accepts: like `search_field`, a fallback, marked (counted) when
+    /// it finds one.
+    pub fn search_type(&self, what: &str, wanted: &dyn Fn(&TypeInfo) -> bool) -> Result<Value<'a>> {
+        let mut frontier = vec![self.clone()];
+        for _ in 0..MAX_FIELD_SEARCH_DEPTH {
+            let mut next = Vec::new();
+            for value in frontier {
+                for field in &value.ty.fields {
+                    let Some(ty) = field.ty else { continue };
+                    let child = value
+                        .target
+                        .value(ty, offset(value.address, field.offset)?)?;
+                    if wanted(&child.ty) {
+                        self.target
+                            .field_searches
+                            .set(self.target.field_searches.get() + 1);
+                        return Ok(child);
+                    }
+                    next.push(child);
+                }
+                if value.ty.variant_part.is_some() {
+                    if let Ok((_, payload)) = value.variant() {
+                        next.push(payload);
+                    }
+                }
+            }
+            frontier = next;
+        }
+        Err(Error::layout(format!("no {what} inside {}", self.ty.name)))
+    }
+
     pub fn search_field(&self, name: &str) -> Result<Value<'a>> {
-        self.target
-            .field_searches
-            .set(self.target.field_searches.get() + 1);
         let mut frontier = vec![self.clone()];
         for _ in 0..MAX_FIELD_SEARCH_DEPTH {
             let mut next = Vec::new();
@@ -299,6 +328,10 @@ impl<'a> Value<'a> {
                         .target
                         .value(ty, offset(value.address, field.offset)?)?;
                     if field.name == name {
+                        // Counted when found: what a node says it then says by a search.
+                        self.target
+                            .field_searches
+                            .set(self.target.field_searches.get() + 1);
                         return Ok(child);
                     }
                     next.push(child);

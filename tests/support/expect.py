@@ -85,3 +85,29 @@ def main_future_chain():
         suspended(m, "async_fn", "tokio_app::wait_for_shutdown", "wait_for_shutdown"),
         NOTIFIED,
     ]
+
+
+def roots(report):
+    """Every tree of a report: each task's, and each thread's current and block_on future."""
+    trees = [task["root"] for task in report["tasks"]]
+    for thread in report["threads"]:
+        trees += [thread[key] for key in ("future", "block_on_future") if thread.get(key)]
+    return trees
+
+
+def opaque_leaves(report):
+    """(type, path) of every `future` node with no children and no facts: a future the tool
+    could not see into, which says nothing of what it waits for. (A library future whose
+    fields hold no future now says so in its facts: `{"state": "empty"}`.)"""
+    found = []
+
+    def visit(node, path):
+        here = path + [node["function"] or node["type"]]
+        if node["kind"] == "future" and not node["children"] and "detail" not in node:
+            found.append((node["type"], " → ".join(here)))
+        for child in node["children"]:
+            visit(child, here)
+
+    for root in roots(report):
+        visit(root, [])
+    return found

@@ -108,6 +108,63 @@ impl DebugInfo {
             .collect()
     }
 
+    /// The type the closure or coroutine body at `function_path` returns, as `call_sites_in`
+    /// finds the function.
+    pub fn function_returns(&self, function_path: &str, near: DieRef) -> Option<DieRef> {
+        self.concrete_functions(function_path, near)
+            .into_iter()
+            .find_map(|die| self.signature(die).returns)
+    }
+
+    /// Where the closure or coroutine body at `function_path` is written (its
+    /// `decl_file`/`decl_line`, through its origin), as `call_sites_in` finds it.
+    pub fn function_declaration(
+        &self,
+        function_path: &str,
+        near: DieRef,
+    ) -> Option<SourceLocation> {
+        self.concrete_functions(function_path, near)
+            .into_iter()
+            .find_map(|die| self.declaration(die).ok().flatten())
+    }
+
+    fn declaration(&self, die: DieRef) -> Result<Option<SourceLocation>> {
+        let mut current = die;
+        for _ in 0..MAX_ORIGIN_HOPS {
+            let (unit, offset) = self.unit_of(current)?;
+            let entry = unit.entry(offset)?;
+            let file = entry
+                .attr_value(constants::DW_AT_decl_file)
+                .and_then(|value| match value {
+                    AttributeValue::FileIndex(index) => Some(index),
+                    other => other.udata_value(),
+                });
+            let line = entry
+                .attr_value(constants::DW_AT_decl_line)
+                .and_then(|value| value.udata_value());
+            if let (Some(file), Some(line)) = (file, line) {
+                return Ok(unit
+                    .file_name(file)
+                    .map(|file| SourceLocation { file, line }));
+            }
+            let origin = [
+                constants::DW_AT_specification,
+                constants::DW_AT_abstract_origin,
+            ]
+            .into_iter()
+            .find_map(|attr| {
+                entry
+                    .attr_value(attr)
+                    .and_then(|value| unit.attr_die(value))
+            });
+            match origin {
+                Some(next) => current = next,
+                None => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
     fn first_parameter_is(&self, callee: DieRef, accepts: &dyn Fn(&TypeInfo) -> bool) -> bool {
         let Some(parameter) = self.signature(callee).first_parameter else {
             return false;

@@ -467,6 +467,19 @@ impl DebugInfo {
         made
     }
 
+    /// The link-time address of the one symbol whose (mangled) name contains `fragment`:
+    /// a static's, say; `None` when none does, or several.
+    pub fn symbol_containing(&self, fragment: &str) -> Option<u64> {
+        let mut found = self
+            .elf
+            .symbols
+            .iter()
+            .filter(|(name, _)| name.contains(fragment))
+            .map(|(_, &address)| address);
+        let first = found.next()?;
+        found.all(|other| other == first).then_some(first)
+    }
+
     /// The version of crate `name` the executable was built with, from the source path of
     /// one of its compilation units (`…/tokio-1.54.1/src/lib.rs`); `None` when no path
     /// names one (a vendored crate).

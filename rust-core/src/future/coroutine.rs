@@ -189,6 +189,9 @@ fn futures_macro_branches<'a>(
         let Ok(closure) = awaitee.field(macros::POLL_FN_CLOSURE) else {
             return Ok(None);
         };
+        if !made_by_futures_select(&closure) {
+            return Ok(None);
+        }
         for field in &closure.ty.fields {
             let Some(name) = field.name.strip_prefix(macros::REFERENCE_CAPTURE_PREFIX) else {
                 continue;
@@ -223,6 +226,25 @@ fn futures_macro_branches<'a>(
         call.locate(&mut children);
     }
     Ok(Some(macro_tree(kind, word, children, awaitee)))
+}
+
+/// Whether a `PollFn`'s closure is the one `futures::select!` writes: it returns the
+/// result enum the macro declares beside it (`Poll<scope::__PrivResult<..>>`). Any other
+/// closure is a `poll_fn` of its own (`decoders::poll_fn`).
+fn made_by_futures_select(closure: &Value<'_>) -> bool {
+    let segments = names::split_path(&closure.ty.name);
+    let Some((_, scope)) = segments.split_last() else {
+        return false;
+    };
+    let result = format!("{}::{}<", scope.join("::"), macros::FUTURES_SELECT_RESULT);
+    let debug = closure.target.debug;
+    debug
+        .function_returns(
+            &names::resume_function_name(&closure.ty.name),
+            closure.ty.die,
+        )
+        .and_then(|returned| debug.type_info(returned).ok())
+        .is_some_and(|returned| returned.name.contains(&result))
 }
 
 /// The node shown for a macro's `PollFn`: a select or join over `children`.

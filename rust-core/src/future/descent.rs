@@ -11,6 +11,7 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::decoders::boxed;
+use super::outcome::{Child, SearchRoot};
 use super::{registry, FutureDecoder};
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::Result;
@@ -78,6 +79,27 @@ impl<'a> FutureDecoder<'a> {
                 .target
                 .and_then(|target| debug.type_info(target).ok())
                 .is_some_and(|pointee| self.is_future(&pointee))
+    }
+
+    /// The futures a search root gives, as children.
+    pub(super) fn search(&self, root: &SearchRoot) -> Result<Vec<Child>> {
+        let value = self.target().value(root.ty, root.address)?;
+        if root.itself && self.is_future(&value.ty) {
+            return Ok(vec![Child {
+                via: Some(root.via.clone()),
+                held: root.held,
+                ..Child::of(&value)
+            }]);
+        }
+        Ok(self
+            .inner_futures(&value)?
+            .into_iter()
+            .map(|found| Child {
+                via: Some(join(&root.via, &found.via)),
+                held: root.held,
+                ..Child::of(&found.value)
+            })
+            .collect())
     }
 
     /// The nearest futures inside `value`'s fields (not `value` itself).

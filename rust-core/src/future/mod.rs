@@ -27,7 +27,7 @@ use rustc_hash::FxHashSet;
 
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind};
-use crate::model::{FutureNode, NodeKind};
+use crate::model::{Detail, FutureNode, NodeKind, WrapperState};
 use crate::tokio::tasks::TaskReader;
 use crate::value::Target;
 
@@ -56,6 +56,9 @@ struct Walk {
     task: Option<TaskRef>,
     trail: Vec<(Arc<str>, Option<u64>)>,
 }
+
+/// The state a library future is shown in when its fields could hold a future but hold none.
+const EMPTY_STATE: &str = "empty";
 
 pub struct FutureDecoder<'a> {
     context: DecodeContext<'a>,
@@ -192,6 +195,7 @@ impl<'a> FutureDecoder<'a> {
                     self.apply(&mut node, decoded, depth, walk);
                     return node;
                 }
+                Ok(Outcome::Default) => {}
                 Err(error) => {
                     node.error = Some(self.with_path(walk, &node, self.explain(error)));
                     return node;
@@ -210,12 +214,32 @@ impl<'a> FutureDecoder<'a> {
         node.holds = holdings::of_fields(&self.plans.holding_types, &value);
         match self.inner_futures(&value) {
             Ok(found) => {
+                // A type no decoder knows polls what its fields keep from its own `poll`.
                 let children = found.into_iter().map(|found| Child {
                     via: Some(found.via),
+                    held: true,
                     ..Child::of(&found.value)
                 });
                 for child in children.take(MAX_CHILDREN) {
                     node.children.push(self.child_node(child, depth, walk));
+                }
+                // Its fields have room for a future (an `Option`, a fused slot) but hold none
+                // now: it has finished, or not begun, that part of its work.
+                if node.children.is_empty()
+                    && value
+                        .ty
+                        .fields
+                        .iter()
+                        .filter_map(|field| field.ty)
+                        .any(|ty| self.can_hold_future(ty, 0))
+                {
+                    node.set_detail(Detail::Future(WrapperState {
+                        state: EMPTY_STATE.to_string(),
+                    }));
+                    node.summary = Some(format!(
+                        "{} (holds no future now: finished or not begun)",
+                        node.type_name
+                    ));
                 }
             }
             Err(error) => node.error = Some(self.with_path(walk, &node, error.message)),
@@ -257,16 +281,12 @@ impl<'a> FutureDecoder<'a> {
         }
         node.summary = decoded.summary;
         let mut children = decoded.children;
-        if let Some((ty, address, via)) = decoded.search_inside {
-            match self
-                .target()
-                .value(ty, address)
-                .and_then(|inside| self.inner_futures(&inside))
-            {
-                Ok(found) => children.extend(found.into_iter().map(|found| Child {
-                    via: Some(format!("{via}.{}", found.via)),
-                    ..Child::of(&found.value)
-                })),
+        if decoded.location.is_some() {
+            node.location = decoded.location;
+        }
+        for root in decoded.searches {
+            match self.search(&root) {
+                Ok(found) => children.extend(found),
                 Err(error) => node.error = Some(self.with_path(walk, node, error.message)),
             }
         }
@@ -298,6 +318,7 @@ impl<'a> FutureDecoder<'a> {
         if child.via.is_some() {
             node.via = child.via;
         }
+        node.held |= child.held;
         if child.branch.is_some() {
             node.branch = child.branch.map(Box::new);
         }

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use crate::dwarf::DieRef;
-use crate::model::{Branch, BranchStatus, Detail, FutureSet, SetKind};
+use crate::model::{Branch, BranchStatus, Detail, FutureSet, Location, SetKind};
 use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
@@ -19,6 +19,9 @@ pub enum Outcome {
     SeeThrough(Child),
     /// A node of its own, possibly with children to decode.
     Node(Decoded),
+    /// Not this decoder's case after all (an async fn in a state it does not describe):
+    /// decode the value as if no decoder knew its type.
+    Default,
 }
 
 pub struct Decoded {
@@ -27,9 +30,45 @@ pub struct Decoded {
     pub detail: Option<Detail>,
     pub summary: Option<String>,
     pub children: Vec<Child>,
-    /// Also the futures found in this value's fields (what a service waits on before it is
-    /// ready), with this field path before each one's own.
-    pub search_inside: Option<(DieRef, u64, String)>,
+    /// Also the futures found by searching these values (what a service waits on before it
+    /// is ready, what a `poll_fn` closure captures).
+    pub searches: Vec<SearchRoot>,
+    /// Where the node's code is written, for a node that is no coroutine (a `poll_fn`'s
+    /// closure).
+    pub location: Option<Location>,
+}
+
+/// A value to search for futures, with the field path shown before each one found.
+pub struct SearchRoot {
+    pub ty: DieRef,
+    pub address: u64,
+    pub via: String,
+    /// The value itself, when it is a future, rather than only its fields.
+    pub itself: bool,
+    /// What is found is kept in the value's fields and polled from its own `poll`.
+    pub held: bool,
+}
+
+impl SearchRoot {
+    /// The futures in `value`'s fields, each shown as `via.field` and held there.
+    pub fn fields_of(value: &Value<'_>, via: impl Into<String>) -> SearchRoot {
+        SearchRoot {
+            ty: value.ty.die,
+            address: value.address,
+            via: via.into(),
+            itself: false,
+            held: true,
+        }
+    }
+
+    /// `value` if it is a future, else the futures in its fields: what a closure polls.
+    pub fn value(value: &Value<'_>, via: impl Into<String>) -> SearchRoot {
+        SearchRoot {
+            itself: true,
+            held: false,
+            ..SearchRoot::fields_of(value, via)
+        }
+    }
 }
 
 impl Decoded {
@@ -39,7 +78,8 @@ impl Decoded {
             detail: Some(detail),
             summary: Some(summary),
             children: Vec::new(),
-            search_inside: None,
+            searches: Vec::new(),
+            location: None,
         }
     }
 
@@ -49,7 +89,8 @@ impl Decoded {
             detail: Some(detail),
             summary: Some(summary),
             children,
-            search_inside: None,
+            searches: Vec::new(),
+            location: None,
         }
     }
 
@@ -88,7 +129,8 @@ impl Decoded {
             detail: None,
             summary: None,
             children,
-            search_inside: None,
+            searches: Vec::new(),
+            location: None,
         }
     }
 }
@@ -105,6 +147,8 @@ pub struct Child {
     pub prepared: Option<Box<Decoded>>,
     /// The field path from the parent, for futures found by searching its fields.
     pub via: Option<String>,
+    /// Kept in a field of a future that polls it from its own `poll`, not awaited.
+    pub held: bool,
 }
 
 impl Child {
@@ -117,6 +161,7 @@ impl Child {
             describe_only: false,
             prepared: None,
             via: None,
+            held: false,
         }
     }
 

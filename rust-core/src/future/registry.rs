@@ -2,12 +2,15 @@
 //! file under `decoders/` and one line here. Earlier entries win.
 
 use super::decoders::{
-    boxed, channels, hyper, io, join_handle, notify, semaphore, sets, sleep, streams, tonic, tower,
-    trivial, wrappers, DecodeFn,
+    boxed, channels, futures_channels, hyper, io, io_util, join_handle, notify, poll_fn, process,
+    semaphore, sets, signals, sleep, streams, sync_waits, tokio_util, tonic, tower, trivial,
+    wrappers, DecodeFn,
 };
 use crate::dwarf::{TypeInfo, TypeTag};
 use crate::layouts::libraries::{
-    async_stream, hyper as hyper_layout, tokio_stream, tonic as tonic_layout, tower as tower_layout,
+    self, async_stream, futures as futures_layout, futures_channel, h2 as h2_layout,
+    hyper as hyper_layout, tokio_stream, tokio_util as tokio_util_layout, tonic as tonic_layout,
+    tower as tower_layout,
 };
 use crate::names;
 
@@ -80,6 +83,12 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
         wrappers::instrumented,
     ),
     (Type("tokio::time::timeout::Timeout<"), sleep::timeout),
+    (
+        Type(tokio_util_layout::TRACKED_FUTURE),
+        tokio_util::tracked_future,
+    ),
+    (Type(futures_layout::SEND), io_util::sink_feed),
+    (Type(futures_layout::FEED), io_util::sink_feed),
     // Leaves.
     (Type("tokio::time::sleep::Sleep"), sleep::sleep),
     (
@@ -245,8 +254,91 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type("tokio::io::util::read::Read<"), io::read),
     (Type("tokio::io::util::read_exact::ReadExact<"), io::read),
     (Type("tokio::io::util::read_buf::ReadBuf<"), io::read),
+    (Type("tokio::io::util::read_to_end::ReadToEnd<"), io::read),
+    (Type("tokio::io::util::read_until::ReadUntil<"), io::read),
+    (Type("tokio::io::util::read_line::ReadLine<"), io::read_line),
     (Type("tokio::io::util::write::Write<"), io::write),
     (Type("tokio::io::util::write_all::WriteAll<"), io::write),
+    (Type("tokio::io::util::write_buf::WriteBuf<"), io::write),
+    (
+        Type("tokio::io::util::write_all_buf::WriteAllBuf<"),
+        io::write,
+    ),
+    (Type("tokio::io::util::copy::Copy<"), io_util::copy),
+    (
+        Type("tokio::io::util::copy_buf::CopyBuf<"),
+        io_util::copy_buf,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::io::util::copy_bidirectional::",
+            name: "copy_bidirectional_impl",
+        },
+        io_util::copy_bidirectional,
+    ),
+    (Type(tokio_util_layout::FRAMED_TYPES[0]), io_util::framed),
+    (Type(tokio_util_layout::FRAMED_TYPES[1]), io_util::framed),
+    (Type(tokio_util_layout::FRAMED_TYPES[2]), io_util::framed),
+    (Type(tokio_util_layout::READER_STREAM), io::reader_stream),
+    (Type(tokio_util_layout::CANCELLED), tokio_util::cancelled),
+    (
+        Type(tokio_util_layout::TRACKER_WAIT),
+        tokio_util::tracker_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::signal::",
+            name: "recv",
+        },
+        signals::signal_recv,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::process::",
+            name: "wait",
+        },
+        process::child_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::barrier::",
+            name: "wait",
+        },
+        sync_waits::barrier_wait,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::once_cell::",
+            name: "get_or_init",
+        },
+        sync_waits::once_cell_get_or_init,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::once_cell::",
+            name: "get_or_try_init",
+        },
+        sync_waits::once_cell_get_or_init,
+    ),
+    (
+        AsyncFn {
+            module: "tokio::sync::set_once::",
+            name: "wait",
+        },
+        sync_waits::set_once_wait,
+    ),
+    (
+        Type(futures_channel::MPSC_RECEIVER),
+        futures_channels::mpsc_receiver,
+    ),
+    (
+        Type(futures_channel::MPSC_UNBOUNDED_RECEIVER),
+        futures_channels::mpsc_receiver,
+    ),
+    (
+        Type(futures_channel::ONESHOT_RECEIVER),
+        futures_channels::oneshot_receiver,
+    ),
     (
         Type("tokio::runtime::io::scheduled_io::Readiness"),
         io::readiness_leaf,
@@ -317,7 +409,48 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     ),
     (Type(tonic_layout::STREAMING), tonic::streaming),
     (Type(tower_layout::BUFFER_RESPONSE), tower::buffer_response),
+    (Type(h2_layout::RESPONSE_FUTURE), hyper::http2_response),
+    (Type(libraries::ITER_STREAM), trivial::iter_stream),
     (Type(tower_layout::BUFFER_WORKER), tower::buffer_worker),
+    // A `poll_fn` no macro made (macros' are recognised by the coroutine awaiting them).
+    (Type("core::future::poll_fn::PollFn<"), poll_fn::poll_fn),
+    (Type("tokio::future::poll_fn::PollFn<"), poll_fn::poll_fn),
+    (
+        Type("futures_util::future::poll_fn::PollFn<"),
+        poll_fn::poll_fn,
+    ),
+    // What a future keeps and polls from its own `poll` (a hand-written future's fields):
+    // no futures, but what it can wait on. Found by the search of its fields.
+    (
+        Type("tokio::sync::mpsc::bounded::Receiver<"),
+        channels::mpsc_receiver_held,
+    ),
+    (
+        Type("tokio::sync::mpsc::unbounded::UnboundedReceiver<"),
+        channels::mpsc_receiver_held,
+    ),
+    (
+        Type("tokio::sync::watch::Receiver<"),
+        channels::watch_receiver_held,
+    ),
+    (
+        Type("tokio::sync::broadcast::Receiver<"),
+        channels::broadcast_receiver_held,
+    ),
+    (
+        Type("alloc::sync::Arc<tokio::sync::notify::Notify"),
+        notify::notify_held,
+    ),
+    (Type("tokio::sync::notify::Notify"), notify::notify_held),
+    (Type("tokio::net::tcp::stream::TcpStream"), io::held_io),
+    (Type("tokio::net::tcp::listener::TcpListener"), io::held_io),
+    (Type("tokio::net::udp::UdpSocket"), io::held_io),
+    (Type("tokio::net::unix::stream::UnixStream"), io::held_io),
+    (
+        Type("tokio::net::unix::listener::UnixListener"),
+        io::held_io,
+    ),
+    (Type("tokio::io::poll_evented::PollEvented<"), io::held_io),
 ];
 
 /// The decoder for a future of this type, if one is known.

@@ -1,5 +1,6 @@
-//! The libraries whose futures are decoded: futures-util 0.3, tokio-stream 0.1, async-stream
-//! 0.3, hyper 1.x, tower 0.5, tonic 0.14 and tracing 0.1.
+//! The libraries whose futures are decoded: futures-util and futures-channel 0.3,
+//! tokio-util 0.7, tokio-stream 0.1, async-stream 0.3, hyper 1.x, hyper-util 0.1, tower 0.5,
+//! tonic 0.14 and tracing 0.1.
 
 use super::Path;
 use super::Step::Field;
@@ -43,7 +44,115 @@ pub mod futures {
     pub const MAYBE_DONE_FUTURE: Paths = &[&[Field("future")], &[Field("__0")]];
     /// `StreamExt::next()`: `Next{stream}` (futures-util's and tokio-stream's).
     pub const NEXT_STREAM: &str = "stream";
+    /// `SinkExt::send()`: `Send{feed: Feed{sink: &mut Si, item: Option<Item>}}`.
+    pub const SEND: &str = "futures_util::sink::send::Send<";
+    pub const FEED: &str = "futures_util::sink::feed::Feed<";
+    pub const SEND_FEED: &str = "feed";
+    pub const FEED_SINK: &str = "sink";
 }
+
+/// futures-channel 0.3: mpsc `Receiver{inner: Option<Arc<BoundedInner{buffer, state:
+/// open bit (the top one) | messages, num_senders, ..}>>}` (`UnboundedReceiver` alike, its
+/// inner without `buffer`); oneshot `Receiver{inner: Arc<Inner{complete, data: Lock{data:
+/// UnsafeCell<Option<T>>}, ..}>}`.
+pub mod futures_channel {
+    use super::super::Step::{Arc, Field, Some, Unwrap};
+    use super::super::{Path, Paths};
+    pub const MPSC_RECEIVER: &str = "futures_channel::mpsc::Receiver<";
+    pub const MPSC_UNBOUNDED_RECEIVER: &str = "futures_channel::mpsc::UnboundedReceiver<";
+    pub const MPSC_INNER: Path = &[Field("inner"), Some, Arc];
+    pub const MPSC_BUFFER: &str = "buffer";
+    pub const MPSC_STATE: &str = "state";
+    pub const MPSC_SENDERS: &str = "num_senders";
+    pub const ONESHOT_RECEIVER: &str = "futures_channel::oneshot::Receiver<";
+    pub const ONESHOT_INNER: Path = &[Field("inner"), Arc];
+    pub const ONESHOT_COMPLETE: &str = "complete";
+    pub const ONESHOT_DATA: Paths = &[&[Field("data"), Field("data"), Unwrap]];
+}
+
+/// tokio-util 0.7. Codecs: `FramedRead`/`FramedWrite`/`Framed{inner: FramedImpl{inner: T,
+/// state, codec}}`, `state` a `ReadFrame{buffer: BytesMut, ..}`, a `WriteFrame{buffer, ..}` or
+/// `RWFrames{read, write}`. I/O: `StreamReader{inner: S, chunk}`, `ReaderStream{reader:
+/// Option<R>, buf}`. `CancellationToken{inner: Arc<TreeNode{inner: std Mutex<Inner{
+/// is_cancelled, ..}>, waker: Notify}>}`, awaited through `WaitForCancellationFuture{
+/// cancellation_token: &CancellationToken, ..}` (or the `Owned` one, which keeps the token).
+/// `TaskTracker::wait()`'s `TaskTrackerWaitFuture{inner: Option<&TaskTrackerInner{state: tasks
+/// << 1 | closed}>, ..}`; `TrackedFuture{future, token}` wraps each tracked task's future.
+pub mod tokio_util {
+    use super::super::Step::{Arc, Deref, Field, Locked, Some};
+    use super::super::{Path, Paths};
+    pub const FRAMED_TYPES: &[&str] = &[
+        "tokio_util::codec::framed::Framed<",
+        "tokio_util::codec::framed_read::FramedRead<",
+        "tokio_util::codec::framed_write::FramedWrite<",
+    ];
+    pub const FRAMED_IMPL: Path = &[Field("inner")];
+    pub const FRAMED_IO: &str = "inner";
+    pub const FRAMED_STATE: &str = "state";
+    /// `RWFrames`' two halves.
+    pub const FRAMES_READ: &str = "read";
+    pub const FRAMES_WRITE: &str = "write";
+    pub const FRAME_BUFFER: &str = "buffer";
+    pub const STREAM_READER: &str = "tokio_util::io::stream_reader::StreamReader<";
+    pub const STREAM_READER_STREAM: &str = "inner";
+    pub const READER_STREAM: &str = "tokio_util::io::reader_stream::ReaderStream<";
+    pub const READER_STREAM_READER: Path = &[Field("reader"), Some];
+    /// What wraps an I/O object here, and the path to it (see `tokio_futures::IO_WRAPPERS`).
+    pub const IO_WRAPPERS: &[(&str, Path)] = &[
+        (
+            "tokio_util::codec::framed::Framed<",
+            &[Field("inner"), Field("inner")],
+        ),
+        (
+            "tokio_util::codec::framed_read::FramedRead<",
+            &[Field("inner"), Field("inner")],
+        ),
+        (
+            "tokio_util::codec::framed_write::FramedWrite<",
+            &[Field("inner"), Field("inner")],
+        ),
+        (
+            "tokio_util::codec::framed_impl::FramedImpl<",
+            &[Field("inner")],
+        ),
+        (
+            "tokio_util::io::reader_stream::ReaderStream<",
+            &[Field("reader"), Some],
+        ),
+    ];
+    pub const CANCELLED: &str = "tokio_util::sync::cancellation_token::WaitForCancellationFuture";
+    pub const CANCELLED_TREE_NODE: Paths = &[
+        &[Field("cancellation_token"), Deref, Field("inner"), Arc],
+        &[Field("cancellation_token"), Field("inner"), Arc],
+    ];
+    pub const TREE_NODE_CANCELLED: Paths = &[&[Field("inner"), Locked, Field("is_cancelled")]];
+    pub const TRACKER_WAIT: &str = "tokio_util::task::task_tracker::TaskTrackerWaitFuture";
+    pub const TRACKER_WAIT_INNER: Path = &[Field("inner"), Some, Deref];
+    pub const TRACKER_STATE: &str = "state";
+    pub const TRACKED_FUTURE: &str = "tokio_util::task::task_tracker::TrackedFuture<";
+    pub const TRACKED_FUTURE_INNER: &str = "future";
+}
+
+/// What the HTTP stack wraps a tokio I/O object in, and the path to it: hyper-util's
+/// `TokioIo{inner}` and `Rewind{inner, ..}`, hyper's `Compat(T)`, h2's codec `FramedWrite{
+/// inner, ..}`, tonic's `ServerIo::Io(T)` and `BoxedIo(Pin<Box<dyn Io>>)`.
+pub const IO_WRAPPERS: &[(&str, Path)] = &[
+    ("hyper_util::rt::tokio::TokioIo<", &[Field("inner")]),
+    ("hyper_util::common::rewind::Rewind<", &[Field("inner")]),
+    ("hyper::common::io::compat::Compat<", &[Field("__0")]),
+    ("h2::codec::framed_write::FramedWrite<", &[Field("inner")]),
+    (
+        "tonic::transport::server::service::io::ServerIo<",
+        &[super::Step::Variant("Io"), Field("__0")],
+    ),
+    (
+        "tonic::transport::channel::service::io::BoxedIo",
+        &[Field("__0")],
+    ),
+];
+
+/// bytes 1.x `BytesMut{ptr, len, cap, data}` and `Bytes{ptr, len, ..}`: their length.
+pub const BYTES_LENGTH: &str = "len";
 
 /// tokio-stream (0.1): `StreamMap<K, V>{entries: Vec<(K, V)>}`; the `wrappers` hold what
 /// they adapt in `inner`.
@@ -90,6 +199,23 @@ pub mod hyper {
     pub const STATE_CONTINUE: &str = "continue";
     pub const STATE_CLOSED: &str = "closed";
 }
+
+/// h2 0.4: a client request's `ResponseFuture{inner: OpaqueStreamRef{key: Key{stream_id:
+/// StreamId(u32), ..}, ..}, ..}`, waiting for the response's headers on that stream.
+pub mod h2 {
+    use super::super::Path;
+    use super::super::Step::Field;
+    pub const RESPONSE_FUTURE: &str = "h2::client::ResponseFuture";
+    pub const STREAM_ID: Path = &[
+        Field("inner"),
+        Field("key"),
+        Field("stream_id"),
+        Field("__0"),
+    ];
+}
+
+/// futures-util's `stream::iter(I)`: `Iter{iter: I}`.
+pub const ITER_STREAM: &str = "futures_util::stream::iter::Iter<";
 
 /// tower 0.5 `Buffer`: callers' `future::ResponseFuture{state: ResponseState::{Failed{error},
 /// Rx{rx: oneshot::Receiver}, Poll{fut}}}`; the worker task's `worker::Worker{current_message:

@@ -33,7 +33,7 @@ pub enum Step {
     /// the value is wrapped in.
     Unwrap,
     /// Into what a tokio `Mutex` guards (`tokio::MUTEXES`: parking_lot's or std's, by the
-    /// `parking_lot` feature).
+    /// `parking_lot` feature), or a std `Mutex` (`rust::STD_MUTEXES`).
     Locked,
     /// Through one-field structs (newtypes) down to the value of the type of this name:
     /// std's sockets and files wrap their `OwnedFd` in a few, more or fewer by type.

@@ -32,6 +32,9 @@ pub mod macros {
     /// closure (field `f`) captures as `_ref__NAME`.
     pub const POLL_FN_CLOSURE: &str = "f";
     pub const REFERENCE_CAPTURE_PREFIX: &str = "_ref__";
+    /// The enum `futures::select!` declares for its result, beside its closure: what tells
+    /// its `PollFn` from any other.
+    pub const FUTURES_SELECT_RESULT: &str = "__PrivResult";
     /// The `PollFn` these macros await: core's (tokio 1.41+), tokio's own (before), and the
     /// futures crate's.
     pub const POLL_FNS: &[&str] = &[
@@ -133,6 +136,18 @@ pub const WRAPPERS: &[Wrapper] = &[
     // A union of `uninit: ()` and `value: ManuallyDrop<T>`.
     ("core::mem::maybe_uninit::MaybeUninit<", &["value"]),
 ];
+
+/// std's `Mutex<T>{inner, poison, data: UnsafeCell<T>}` (`std::sync::poison::mutex::` in
+/// newer std, `std::sync::mutex::` before): the path to the data's cell, which
+/// `Step::Locked` looks through as it does tokio's own Mutex.
+pub const STD_MUTEXES: &[Wrapper] = &[
+    ("std::sync::poison::mutex::Mutex<", &["data"]),
+    ("std::sync::mutex::Mutex<", &["data"]),
+];
+
+/// `std::sync::OnceLock<T>{once, value: UnsafeCell<MaybeUninit<T>>}` (and tokio's own
+/// `OnceCell` of older versions, laid out alike): the value, once set.
+pub const ONCE_LOCK_VALUE: Paths = &[&[Field("value"), super::Step::Unwrap]];
 
 /// `tokio::time::Instant{std}`, `std::time::Instant(sys::Instant{t: Timespec})`, and
 /// `Timespec{tv_sec, tv_nsec: Nanoseconds(u32)}` on unix.

@@ -19,6 +19,10 @@ pub const MUTEXES: &[Wrapper] = &[
     ("tokio::loom::std::mutex::Mutex<", &["__0", "data"]),
 ];
 
+/// The spans tokio's own `tracing` instrumentation (`tokio_unstable` + feature `tracing`)
+/// opens around every spawned, local and block_on future: seen through, not shown.
+pub const OWN_SPANS: &[&str] = &["runtime.spawn"];
+
 /// The runtime context thread-local: its DWARF variable lives under this namespace.
 pub const CONTEXT_TLS_NAMESPACE: &str = "tokio::runtime::context::CONTEXT::";
 pub const CONTEXT_TYPE: &str = "tokio::runtime::context::Context";

@@ -96,16 +96,103 @@ pub const IO_OWNERS: &[(&str, Path)] = &[
     ("tokio::net::unix::pipe::Receiver", &[Field("io")]),
     ("tokio::io::poll_evented::PollEvented<", &[]),
 ];
+/// What wraps one of tokio's I/O objects, by type name prefix, and the path to what it
+/// wraps: split halves (`ReadHalf(&TcpStream)`, `OwnedReadHalf{inner: Arc<TcpStream>}`,
+/// `io::split`'s `ReadHalf{inner: Arc<Inner{stream: std Mutex<T>}>}`) and buffers. References,
+/// boxes, pins and `Arc`s on the way are looked through as well.
+pub const IO_WRAPPERS: &[(&str, Path)] = &[
+    ("tokio::net::tcp::split::ReadHalf", &[Field("__0")]),
+    ("tokio::net::tcp::split::WriteHalf", &[Field("__0")]),
+    (
+        "tokio::net::tcp::split_owned::OwnedReadHalf",
+        &[Field("inner")],
+    ),
+    (
+        "tokio::net::tcp::split_owned::OwnedWriteHalf",
+        &[Field("inner")],
+    ),
+    ("tokio::net::unix::split::ReadHalf", &[Field("__0")]),
+    ("tokio::net::unix::split::WriteHalf", &[Field("__0")]),
+    (
+        "tokio::net::unix::split_owned::OwnedReadHalf",
+        &[Field("inner")],
+    ),
+    (
+        "tokio::net::unix::split_owned::OwnedWriteHalf",
+        &[Field("inner")],
+    ),
+    (
+        "tokio::io::split::ReadHalf<",
+        &[Field("inner"), Arc, Field("stream"), Locked],
+    ),
+    (
+        "tokio::io::split::WriteHalf<",
+        &[Field("inner"), Arc, Field("stream"), Locked],
+    ),
+    ("tokio::io::util::buf_reader::BufReader<", &[Field("inner")]),
+    ("tokio::io::util::buf_writer::BufWriter<", &[Field("inner")]),
+    ("tokio::io::util::buf_stream::BufStream<", &[Field("inner")]),
+];
+/// `PollEvented{registration: Registration{shared: Arc<ScheduledIo>}}`;
+/// `ScheduledIo{waiters: Mutex<Waiters{list: LinkedList<Waiter{interest, ..}>, reader:
+/// Option<Waker>, writer: Option<Waker>}>}` (stable since 1.38): who waits on the fd.
+pub const POLL_EVENTED_SCHEDULED_IO: Path = &[Field("registration"), Field("shared"), Arc];
+pub const SCHEDULED_IO_WAITERS: Paths = &[&[Field("waiters"), Locked]];
+pub const WAITERS_LIST: &str = "list";
+pub const WAITERS_READER: &str = "reader";
+pub const WAITERS_WRITER: &str = "writer";
+pub const WAITER_INTEREST: &str = "interest";
+/// `BufReader{buf, pos, cap}` (bytes `pos..cap` unread); `BufWriter{buf: Vec<u8>, written}`.
+pub const BUF_READER: &str = "tokio::io::util::buf_reader::BufReader<";
+pub const BUF_WRITER: &str = "tokio::io::util::buf_writer::BufWriter<";
+pub const BUF_READER_POSITION: &str = "pos";
+pub const BUF_READER_FILLED: &str = "cap";
+pub const BUF_WRITER_BUFFER: &str = "buf";
+/// `read_line`'s `ReadLine{reader: &mut R, read: bytes appended so far, ..}`.
+pub const READ_LINE_READ: &str = "read";
+
+/// `io::copy`: `Copy{reader: &mut R, writer: &mut W, buf: CopyBuffer}`; `copy_buf`:
+/// `CopyBuf{reader, writer, amt}`, which copies out of the reader's own buffer.
+pub const COPY_BUFFER: &str = "buf";
+pub const COPY_BUF_AMOUNT: &str = "amt";
+/// `CopyBuffer{read_done, need_flush, pos, cap, amt, buf}` (stable since 1.0): bytes
+/// `pos..cap` read but not yet written, `amt` written.
+pub mod copy_buffer {
+    pub const READ_DONE: &str = "read_done";
+    pub const NEED_FLUSH: &str = "need_flush";
+    pub const POSITION: &str = "pos";
+    pub const FILLED: &str = "cap";
+    pub const AMOUNT: &str = "amt";
+}
+/// `copy_bidirectional_impl(a, b, ..)` keeps the two streams (`&mut A`, `&mut B`) and
+/// each direction's `TransferState::{Running(CopyBuffer), ShuttingDown(u64), Done(u64)}`
+/// as saved locals.
+pub const BIDIRECTIONAL_A: &str = "a";
+pub const BIDIRECTIONAL_B: &str = "b";
+pub const BIDIRECTIONAL_A_TO_B: &str = "a_to_b";
+pub const BIDIRECTIONAL_B_TO_A: &str = "b_to_a";
+pub const TRANSFER_RUNNING: &str = "Running";
+pub const TRANSFER_SHUTTING_DOWN: &str = "ShuttingDown";
+
 /// `PollEvented{io: Option<mio type>, registration}`; mio's types hold an `IoSource{inner:
 /// std type}`, and std's types an `OwnedFd` a few newtypes down.
-pub const POLL_EVENTED_FD: Paths = &[&[
-    Field("io"),
-    Some,
-    Field("inner"),
-    Field("inner"),
-    To(OWNED_FD_TYPE),
-    Field(super::rust::OWNED_FD),
-]];
+pub const POLL_EVENTED_FD: Paths = &[
+    &[
+        Field("io"),
+        Some,
+        Field("inner"),
+        Field("inner"),
+        To(OWNED_FD_TYPE),
+        Field(super::rust::OWNED_FD),
+    ],
+    // tokio's own sources (a child's `Pidfd{fd: File}`) hold the std type directly.
+    &[
+        Field("io"),
+        Some,
+        To(OWNED_FD_TYPE),
+        Field(super::rust::OWNED_FD),
+    ],
+];
 /// The field searched for where a type is not in `IO_OWNERS` (a user's own I/O type).
 pub const FD_SEARCHED: &str = "fd";
 /// `io::util::Read{reader: &mut R}`, `Write{writer: &mut W}`, and their kin.
@@ -127,6 +214,70 @@ pub const INTEREST_BITS: &[(u64, &str)] = &[
     (0x10, "priority"),
     (0x20, "error"),
 ];
+
+/// Unix signals: `Signal{inner: RxFuture}`, `RxFuture{inner: ReusableBoxFuture<Receiver<()>>
+/// {boxed: Pin<Box<dyn Future>>}}` boxing `make_future(rx)`, whose env keeps the watch
+/// receiver `rx` of the signal's slot in the registry: the static
+/// `tokio::signal::registry::globals::GLOBALS: OnceLock<Globals>` (tokio's own `OnceCell`
+/// before 1.47), `Globals{registry: Registry{storage: OsStorage}}` with `OsStorage(Box<[
+/// SignalInfo]>)` (a `Vec` before 1.50), each `SignalInfo{event_info: EventInfo{tx:
+/// watch::Sender}}` at the signal's number.
+pub const SIGNAL_RX_FUTURE: Paths = &[&[Field("inner"), Field("inner")], &[Field("inner")]];
+pub const REUSABLE_BOX: &str = "boxed";
+pub const SIGNAL_RECEIVER: &str = "rx";
+pub const SIGNAL_GLOBALS_SYMBOL: &str = "5tokio6signal8registry7globals7GLOBALS";
+pub const SIGNAL_GLOBALS_TYPES: &[&str] = &[
+    "std::sync::once_lock::OnceLock<tokio::signal::registry::Globals>",
+    "tokio::util::once_cell::OnceCell<tokio::signal::registry::Globals>",
+];
+pub const SIGNAL_STORAGE: Paths = &[&[Field("registry"), Field("storage")]];
+/// The number of the signal in a storage's first slot: `OsStorage(Box<[_]>)` leaves out
+/// signal 0 (1.50+), the `Vec` of older versions does not.
+pub const SIGNAL_FIRST_SLOT_BOXED: u64 = 1;
+pub const SIGNAL_FIRST_SLOT_VEC: u64 = 0;
+pub const SIGNAL_SENDER_SHARED: Path = &[Field("event_info"), Field("tx"), Field("shared"), Arc];
+/// Linux's signal names by number (`signal(7)`), for the ones a program listens to.
+pub const SIGNAL_NAMES: &[(u64, &str)] = &[
+    (1, "SIGHUP"),
+    (2, "SIGINT"),
+    (3, "SIGQUIT"),
+    (10, "SIGUSR1"),
+    (12, "SIGUSR2"),
+    (13, "SIGPIPE"),
+    (14, "SIGALRM"),
+    (15, "SIGTERM"),
+    (17, "SIGCHLD"),
+    (28, "SIGWINCH"),
+    (29, "SIGIO"),
+];
+
+/// `process::Child{child: FusedChild::{Child(ChildDropGuard{inner: imp::Child}), Done(_)}}`;
+/// `imp::Child::{PidfdReaper(PidfdReaper{inner: Option<PidfdReaperInner{inner: std Child,
+/// pidfd: PollEvented<Pidfd>}>}), SignalReaper(Reaper{inner: Option<std Child>, ..})}`;
+/// std's `Child{handle: Process{pid, ..}}`.
+pub const CHILD_REAPER: Path = &[
+    Field("child"),
+    Variant("Child"),
+    Field("__0"),
+    Field("inner"),
+];
+pub const PIDFD_REAPER: &str = "PidfdReaper";
+pub const REAPER_INNER: Path = &[Field("__0"), Field("inner"), Some];
+pub const PIDFD_REAPER_CHILD: &str = "inner";
+pub const PIDFD_REAPER_PIDFD: &str = "pidfd";
+pub const STD_CHILD_PID: Path = &[Field("handle"), Field("pid")];
+
+/// `Barrier{state: Mutex<BarrierState{arrived, generation, ..}>, n, ..}` (stable since 1.0).
+pub const BARRIER_STATE: Paths = &[&[Field("state"), Locked]];
+pub const BARRIER_ARRIVED: &str = "arrived";
+pub const BARRIER_GENERATION: &str = "generation";
+pub const BARRIER_NEEDED: &str = "n";
+/// `OnceCell{value_set: AtomicBool, semaphore, ..}`: `get_or_init` awaits the semaphore's
+/// permit (another task initializes the cell meanwhile), then the init future.
+pub const ONCE_CELL_SET: &str = "value_set";
+pub const ONCE_CELL_PERMIT_AWAIT: &str = "tokio::sync::semaphore::";
+/// `SetOnce{value_set: AtomicBool, notify, ..}` (1.47+).
+pub const SET_ONCE_SET: &str = "value_set";
 
 /// `JoinHandle{raw: RawTask{ptr: NonNull<Header>}}`.
 pub const JOIN_HANDLE_HEADER: Path = &[Field("raw"), Field("ptr")];

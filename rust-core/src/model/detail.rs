@@ -49,6 +49,19 @@ pub enum Detail {
     TowerBufferResponse(BufferedRequest),
     TowerBufferWorker(BufferWorker),
     GrpcStream(GrpcStream),
+    PollFn(PollFnClosure),
+    IoCopy(CopyProgress),
+    IoCopyBidirectional(CopyBidirectional),
+    CancellationToken(CancellationWait),
+    TaskTrackerWait(TrackerWait),
+    SignalRecv(SignalWait),
+    ChildWait(ChildWait),
+    BarrierWait(BarrierWait),
+    OnceCellInit(OnceCellWait),
+    SetOnceWait(SetOnceWait),
+    FuturesMpscRecv(FuturesMpscWait),
+    FuturesOneshotRecv(FuturesOneshotWait),
+    Http2Response(Http2Stream),
 }
 
 impl Detail {
@@ -87,6 +100,19 @@ impl Detail {
             Detail::TowerBufferResponse(_) => NodeKind::TowerBufferResponse,
             Detail::TowerBufferWorker(_) => NodeKind::TowerBufferWorker,
             Detail::GrpcStream(_) => NodeKind::GrpcStream,
+            Detail::PollFn(_) => NodeKind::PollFn,
+            Detail::IoCopy(_) => NodeKind::IoCopy,
+            Detail::IoCopyBidirectional(_) => NodeKind::IoCopyBidirectional,
+            Detail::CancellationToken(_) => NodeKind::CancellationToken,
+            Detail::TaskTrackerWait(_) => NodeKind::TaskTrackerWait,
+            Detail::SignalRecv(_) => NodeKind::SignalRecv,
+            Detail::ChildWait(_) => NodeKind::ChildWait,
+            Detail::BarrierWait(_) => NodeKind::BarrierWait,
+            Detail::OnceCellInit(_) => NodeKind::OnceCellInit,
+            Detail::SetOnceWait(_) => NodeKind::SetOnceWait,
+            Detail::FuturesMpscRecv(_) => NodeKind::FuturesMpscRecv,
+            Detail::FuturesOneshotRecv(_) => NodeKind::FuturesOneshotRecv,
+            Detail::Http2Response(_) => NodeKind::Http2Response,
         }
     }
 
@@ -150,6 +176,9 @@ pub struct Deadline {
 /// The task a `JoinHandle` waits for.
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct JoinTarget {
+    /// The blocking-pool thread running it, for a blocking task running now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocking_thread: Option<u64>,
     #[serde(serialize_with = "hex_address")]
     pub task_address: u64,
     pub task_id: u64,
@@ -252,6 +281,9 @@ pub struct BroadcastWait {
 /// Waiting for a file descriptor to be ready.
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct IoWait {
+    /// Bytes kept in a buffer on the way (a `BufReader`'s, a codec's, a line read so far).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffered: Option<u64>,
     /// Null where only the readiness is known.
     pub fd: Option<i64>,
     /// What `/proc/PID/fd/N` says the descriptor is (live processes on this machine).
@@ -328,6 +360,162 @@ pub struct GrpcStream {
     pub direction: &'static str,
     pub message_length: Option<u64>,
     pub state: String,
+}
+
+/// A `poll_fn` no macro made: the closure it polls (its captured futures are the node's
+/// children).
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct PollFnClosure {
+    /// The closure's function path.
+    pub closure: Option<String>,
+}
+
+/// Which side of a copy is waited for.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyWait {
+    /// The reader has nothing to give.
+    Read,
+    /// The writer takes nothing more (its peer does not read).
+    Write,
+    /// The writer is being flushed.
+    Flush,
+    /// The writer is being shut down (the reader has ended).
+    Shutdown,
+    /// The copy has finished.
+    Done,
+}
+
+impl CopyWait {
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyWait::Read => "read",
+            CopyWait::Write => "write",
+            CopyWait::Flush => "flush",
+            CopyWait::Shutdown => "shutdown",
+            CopyWait::Done => "done",
+        }
+    }
+}
+
+/// `io::copy`/`copy_buf`: bytes copied so far, bytes read but not yet written, and which
+/// side it waits for.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct CopyProgress {
+    pub buffered: u64,
+    pub copied: u64,
+    /// The reader's descriptor, where it has one.
+    pub reader_fd: Option<i64>,
+    pub waiting: CopyWait,
+    pub writer_fd: Option<i64>,
+}
+
+/// One direction of `copy_bidirectional`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Transfer {
+    pub buffered: u64,
+    pub copied: u64,
+    pub waiting: CopyWait,
+}
+
+/// `io::copy_bidirectional(a, b)`: both directions.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct CopyBidirectional {
+    pub a_fd: Option<i64>,
+    pub a_to_b: Transfer,
+    pub b_fd: Option<i64>,
+    pub b_to_a: Transfer,
+}
+
+/// tokio-util's `CancellationToken::cancelled()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct CancellationWait {
+    /// The token's shared tree node.
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub cancelled: bool,
+}
+
+/// tokio-util's `TaskTracker::wait()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct TrackerWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub closed: bool,
+    /// Tasks still tracked.
+    pub tasks: u64,
+}
+
+/// A unix signal stream's `recv()` (`ctrl_c()` is SIGINT's).
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct SignalWait {
+    /// `SIGINT`, ...; null where the signal cannot be told.
+    pub name: Option<String>,
+    pub signal: Option<u64>,
+}
+
+/// `process::Child::wait()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct ChildWait {
+    pub pid: Option<u64>,
+    /// The pidfd tokio's reaper polls, where it has one (Linux 5.3+).
+    pub pidfd: Option<i64>,
+}
+
+/// `Barrier::wait()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct BarrierWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// Tasks at the barrier in this generation.
+    pub arrived: u64,
+    pub generation: u64,
+    /// Tasks the barrier waits for.
+    pub needed: u64,
+}
+
+/// `OnceCell::get_or_init()` while another initializes the cell.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct OnceCellWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub initialized: bool,
+}
+
+/// `SetOnce::wait()`.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct SetOnceWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    pub set: bool,
+}
+
+/// Receiving from the futures crate's mpsc channel.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct FuturesMpscWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// Null for an unbounded channel.
+    pub capacity: Option<u64>,
+    pub closed: bool,
+    pub queued: u64,
+    pub senders: u64,
+}
+
+/// Receiving from the futures crate's oneshot channel.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct FuturesOneshotWait {
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// The sender is gone.
+    pub closed: bool,
+    pub value_sent: bool,
+}
+
+/// An HTTP/2 client request waiting for its response.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct Http2Stream {
+    pub stream_id: u64,
 }
 
 /// One holder of what a node waits for, as the node lists it.
@@ -425,6 +613,7 @@ mod tests {
             Detail::Sleep(deadline.clone()),
             Detail::Timeout(deadline),
             Detail::JoinHandle(JoinTarget {
+                blocking_thread: Some(7),
                 task_address: 1,
                 task_id: 2,
                 task_state: TaskState::Idle,
@@ -470,6 +659,7 @@ mod tests {
                 tail: 1,
             }),
             Detail::IoReadiness(IoWait {
+                buffered: Some(4),
                 fd: Some(3),
                 fd_kind: None,
                 interest: vec!["read"],

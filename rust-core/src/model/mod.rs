@@ -259,6 +259,13 @@ pub struct ThreadReport {
     /// A blocking-pool thread's closure, as its stack names it (absent when idle).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocking_function: Option<String>,
+    /// The id of the blocking task that closure is (what a `JoinHandle` of it names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocking_task: Option<u64>,
+    /// How many identical copies of the block_on future an optimized stack holds, where no
+    /// pointer tells which one `block_on` pinned (the tree is the same in each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_on_copies: Option<u64>,
     /// The runtime handle this thread is inside of.
     #[serde(serialize_with = "hex_option")]
     pub runtime: Option<u64>,
@@ -389,6 +396,19 @@ pub enum NodeKind {
     TowerBufferResponse,
     TowerBufferWorker,
     GrpcStream,
+    PollFn,
+    IoCopy,
+    IoCopyBidirectional,
+    CancellationToken,
+    TaskTrackerWait,
+    SignalRecv,
+    ChildWait,
+    BarrierWait,
+    OnceCellInit,
+    SetOnceWait,
+    FuturesMpscRecv,
+    FuturesOneshotRecv,
+    Http2Response,
 }
 
 impl NodeKind {
@@ -429,6 +449,19 @@ impl NodeKind {
         NodeKind::TowerBufferResponse,
         NodeKind::TowerBufferWorker,
         NodeKind::GrpcStream,
+        NodeKind::PollFn,
+        NodeKind::IoCopy,
+        NodeKind::IoCopyBidirectional,
+        NodeKind::CancellationToken,
+        NodeKind::TaskTrackerWait,
+        NodeKind::SignalRecv,
+        NodeKind::ChildWait,
+        NodeKind::BarrierWait,
+        NodeKind::OnceCellInit,
+        NodeKind::SetOnceWait,
+        NodeKind::FuturesMpscRecv,
+        NodeKind::FuturesOneshotRecv,
+        NodeKind::Http2Response,
     ];
 
     /// As the JSON writes it (what `--waiting-on` takes).
@@ -469,6 +502,19 @@ impl NodeKind {
             NodeKind::TowerBufferResponse => "tower_buffer_response",
             NodeKind::TowerBufferWorker => "tower_buffer_worker",
             NodeKind::GrpcStream => "grpc_stream",
+            NodeKind::PollFn => "poll_fn",
+            NodeKind::IoCopy => "io_copy",
+            NodeKind::IoCopyBidirectional => "io_copy_bidirectional",
+            NodeKind::CancellationToken => "cancellation_token",
+            NodeKind::TaskTrackerWait => "task_tracker_wait",
+            NodeKind::SignalRecv => "signal_recv",
+            NodeKind::ChildWait => "child_wait",
+            NodeKind::BarrierWait => "barrier_wait",
+            NodeKind::OnceCellInit => "once_cell_init",
+            NodeKind::SetOnceWait => "set_once_wait",
+            NodeKind::FuturesMpscRecv => "futures_mpsc_recv",
+            NodeKind::FuturesOneshotRecv => "futures_oneshot_recv",
+            NodeKind::Http2Response => "http2_response",
         }
     }
 
@@ -616,6 +662,10 @@ pub struct FutureNode {
     /// (`inner.conn.dispatch.in_flight`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// Kept in that field by a future that polls it from its own `poll` (a hand-written
+    /// future's channel, timer or socket), rather than awaited.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
     /// Locals saved across the await (suspended coroutines).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locals: Vec<Local>,
@@ -680,6 +730,7 @@ impl FutureNode {
             boxed: false,
             branch: None,
             via: None,
+            held: false,
             locals: Vec::new(),
             holds: Vec::new(),
             running: false,

@@ -469,9 +469,16 @@ fn collect_lines(
                     ),
                     None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };
-                let status = status.name();
+                let head = match (&branch.branch, &branch.via) {
+                    // A future found in a field: where it is kept, not a branch.
+                    (None, Some(via)) => {
+                        let held = if branch.held { "held in" } else { "in" };
+                        format!("{indent}   {held} `{via}`:")
+                    }
+                    _ => format!("{indent}   branch {index}{name} ({}){at}:", status.name()),
+                };
                 lines.push(Line {
-                    head: format!("{indent}   branch {index}{name} ({status}){at}:"),
+                    head,
                     tail: String::new(),
                 });
                 collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);

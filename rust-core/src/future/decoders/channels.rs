@@ -18,6 +18,11 @@ pub fn mpsc_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome
     mpsc_receiver_leaf(&async_self(value)?)
 }
 
+/// An mpsc receiver a future keeps and polls from its own `poll`.
+pub fn mpsc_receiver_held<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    mpsc_receiver_leaf(value)
+}
+
 /// tokio-stream's `ReceiverStream`/`UnboundedReceiverStream`: the receiver it polls.
 pub fn mpsc_receiver_stream<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     mpsc_receiver_leaf(&value.field(tokio_stream::WRAPPER_INNER)?)
@@ -107,7 +112,16 @@ pub fn oneshot_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
 const WATCH_CLOSED: u64 = 1;
 
 pub fn watch_changed<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let receiver = async_self(value)?;
+    watch_receiver_leaf(&async_self(value)?)
+}
+
+/// A watch receiver a future keeps and polls from its own `poll`.
+pub fn watch_receiver_held<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    watch_receiver_leaf(value)
+}
+
+fn watch_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
+    let receiver = receiver.clone();
     let shared = std_values::at_path(&receiver, layout::WATCH_SHARED)?;
     let word = shared.field(layout::WATCH_STATE)?.read_uint()?;
     let seen = receiver.field(layout::WATCH_VERSION_SEEN)?.read_uint()?;
@@ -134,7 +148,16 @@ pub fn watch_changed<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
 }
 
 pub fn broadcast_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let receiver = async_self(value)?;
+    broadcast_receiver_leaf(&async_self(value)?)
+}
+
+/// A broadcast receiver a future keeps and polls from its own `poll`.
+pub fn broadcast_receiver_held<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    broadcast_receiver_leaf(value)
+}
+
+fn broadcast_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
+    let receiver = receiver.clone();
     let shared = std_values::at_path(&receiver, layout::BROADCAST_SHARED)?;
     let next = receiver.field(layout::BROADCAST_NEXT)?.read_uint()?;
     let tail = std_values::at(&shared, layout::BROADCAST_TAIL)?;

@@ -108,3 +108,14 @@ pub fn client_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
 fn summary(what: &str, doing: &str, reading: &str, writing: &str) -> String {
     format!("{what}: {doing} (reading: {reading}, writing: {writing})")
 }
+
+/// h2's client `ResponseFuture`: the response's headers on its stream.
+pub fn http2_response<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let stream_id =
+        crate::std_values::at_path(value, crate::layouts::libraries::h2::STREAM_ID)?.read_uint()?;
+    let summary = format!("waiting for the HTTP/2 response on stream {stream_id}");
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::Http2Response(crate::model::Http2Stream { stream_id }),
+        summary,
+    )))
+}

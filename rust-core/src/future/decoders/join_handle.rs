@@ -16,6 +16,7 @@ pub fn join_handle<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result
     let state = task.state();
     let summary = format!("JoinHandle -> task {} ({})", task.id, state.name());
     let target = JoinTarget {
+        blocking_thread: None,
         task_address: header,
         task_id: task.id,
         task_state: state,

@@ -4,14 +4,21 @@
 
 pub mod boxed;
 pub mod channels;
+pub mod futures_channels;
 pub mod hyper;
 pub mod io;
+pub mod io_util;
 pub mod join_handle;
 pub mod notify;
+pub mod poll_fn;
+pub mod process;
 pub mod semaphore;
 pub mod sets;
+pub mod signals;
 pub mod sleep;
 pub mod streams;
+pub mod sync_waits;
+pub mod tokio_util;
 pub mod tonic;
 pub mod tower;
 pub mod trivial;

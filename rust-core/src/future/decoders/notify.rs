@@ -34,3 +34,33 @@ pub fn notified<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome>
         summary,
     )))
 }
+
+/// A `Notify` (or an `Arc` of one) a future keeps: the tasks waiting on it.
+pub fn notify_held<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let notify = match crate::std_values::is_arc(&value.ty) {
+        true => crate::std_values::arc_data(value)?,
+        false => value.clone(),
+    };
+    let waiters = list_len_at(&notify, layout::NOTIFY_WAITERS)?;
+    let permit_stored =
+        notify.field(layout::NOTIFY_STATE)?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
+    let summary = format!(
+        "Notify {} ({})",
+        hex(notify.address),
+        plural(waiters, "waiter")
+    );
+    let wait = NotifyWait {
+        address: notify.address,
+        notifiers: None,
+        permit_stored,
+        state: HELD_STATE.to_string(),
+        waiters,
+    };
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::Notified(wait),
+        summary,
+    )))
+}
+
+/// The state a kept `Notify` is shown in: it is no waiter of its own.
+const HELD_STATE: &str = "held";

@@ -897,6 +897,7 @@ fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
     memory.write_u8(0x1008, 3);
     let node = decode(&debug, &memory, accept, 0x1000);
     let wait = IoWait {
+        buffered: None,
         fd: Some(9),
         fd_kind: None,
         interest: vec!["read"],
@@ -917,6 +918,7 @@ fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
     for (name, operation, interest) in [(read, "read", "read"), (write, "write", "write")] {
         let node = decode(&debug, &memory, name, 0x3000);
         let wait = IoWait {
+            buffered: None,
             fd: Some(12),
             fd_kind: None,
             interest: vec![interest],
@@ -934,6 +936,7 @@ fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
         0x4000,
     );
     let wait = IoWait {
+        buffered: None,
         fd: None,
         fd_kind: None,
         interest: vec!["read", "write"],
@@ -967,6 +970,7 @@ fn an_io_type_the_table_lacks_is_searched_for_its_fd_and_marked_so() {
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(die_of(&debug, read), 0x1000);
     let wait = IoWait {
+        buffered: None,
         fd: Some(33),
         fd_kind: None,
         interest: vec!["read"],
@@ -1420,6 +1424,7 @@ fn a_join_handle_names_its_task_and_a_join_set_lists_its_handles() {
     let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
     let node = decoder.decode(die_of(&debug, handle_name), 0x1000);
     let joined = JoinTarget {
+        blocking_thread: None,
         task_address: 0x10000,
         task_id: 12,
         task_state: TaskState::Complete,

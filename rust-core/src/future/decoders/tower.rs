@@ -5,7 +5,7 @@
 
 use super::channels::oneshot_channel;
 use crate::error::Result;
-use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
+use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome, SearchRoot};
 use crate::layouts::libraries::tower;
 use crate::model::{BufferWorker, BufferedRequest, Detail};
 use crate::std_values;
@@ -60,10 +60,6 @@ pub fn buffer_worker<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
         holds_sender_of: holding,
     });
     let mut decoded = Decoded::leaf(detail, summary.to_string());
-    decoded.search_inside = Some((
-        service.ty.die,
-        service.address,
-        tower::WORKER_SERVICE.to_string(),
-    ));
+    decoded.searches = vec![SearchRoot::fields_of(&service, tower::WORKER_SERVICE)];
     Ok(Outcome::Node(decoded))
 }

@@ -26,3 +26,11 @@ pub fn ready<'a>(_: &DecodeContext<'a>, _: &Value<'a>) -> Result<Outcome> {
         "ready (completes when polled)".to_string(),
     )))
 }
+
+/// futures' `stream::iter(iterator)`: a stream that yields each item when polled.
+pub fn iter_stream<'a>(_: &DecodeContext<'a>, _: &Value<'a>) -> Result<Outcome> {
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::Ready(Empty {}),
+        "stream::iter (yields its next item when polled)".to_string(),
+    )))
+}

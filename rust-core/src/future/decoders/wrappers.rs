@@ -126,10 +126,18 @@ pub fn futures_either<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Ou
     enum_payload(value, futures::EITHER_FUTURE)
 }
 
-/// `tracing::Instrumented<F>`: a node naming the span, with F as its child.
+/// `tracing::Instrumented<F>`: a node naming the span, with F as its child; seen through
+/// when the span is one tokio's own instrumentation opens around every task (the
+/// `tokio_unstable` + `tracing` build), as its task-dump `Root` is.
 pub fn instrumented<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let inner = value.field(libraries::INSTRUMENTED_FUTURE)?;
     let span = span_name(&value.field(libraries::INSTRUMENTED_SPAN)?).ok();
+    if span
+        .as_deref()
+        .is_some_and(|name| tokio::OWN_SPANS.contains(&name))
+    {
+        return Ok(see_through(&inner));
+    }
     let summary = match &span {
         Some(name) => format!("in span `{name}`"),
         None => "in a span (its name is not readable)".to_string(),

@@ -1,0 +1,69 @@
+//! The futures crate's channels (futures-channel 0.3), which many libraries use: mpsc
+//! (bounded and unbounded) and oneshot receivers.
+
+use super::{hex, plural};
+use crate::error::Result;
+use crate::future::outcome::{DecodeContext, Decoded, Outcome};
+use crate::layouts::libraries::futures_channel as layout;
+use crate::model::{Detail, FuturesMpscWait, FuturesOneshotWait};
+use crate::std_values;
+use crate::value::Value;
+
+/// The mpsc state word: the top bit says open, the rest count queued messages.
+const OPEN_BIT: u64 = 1 << 63;
+
+pub fn mpsc_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let Some(inner) = std_values::follow(value, layout::MPSC_INNER)? else {
+        let detail = Detail::FuturesMpscRecv(FuturesMpscWait {
+            address: 0,
+            capacity: None,
+            closed: true,
+            queued: 0,
+            senders: 0,
+        });
+        let summary = "recv on a futures mpsc channel that has ended".to_string();
+        return Ok(Outcome::Node(Decoded::leaf(detail, summary)));
+    };
+    let state = inner.field(layout::MPSC_STATE)?.read_uint()?;
+    let closed = state & OPEN_BIT == 0;
+    let queued = state & !OPEN_BIT;
+    let senders = inner.field(layout::MPSC_SENDERS)?.read_uint()?;
+    let capacity = match inner.has_field(layout::MPSC_BUFFER) {
+        true => Some(inner.field(layout::MPSC_BUFFER)?.read_uint()?),
+        false => None,
+    };
+    let summary = format!(
+        "recv on futures mpsc {} ({queued} queued, {}{})",
+        hex(inner.address),
+        plural(senders, "sender"),
+        if closed { ", closed" } else { "" }
+    );
+    let detail = Detail::FuturesMpscRecv(FuturesMpscWait {
+        address: inner.address,
+        capacity,
+        closed,
+        queued,
+        senders,
+    });
+    Ok(Outcome::Node(Decoded::leaf(detail, summary)))
+}
+
+pub fn oneshot_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let inner = std_values::at_path(value, layout::ONESHOT_INNER)?;
+    let complete = inner.field(layout::ONESHOT_COMPLETE)?.read_uint()? != 0;
+    let value_sent = std_values::option(&std_values::at(&inner, layout::ONESHOT_DATA)?)?.is_some();
+    // `complete` without a value: the sender is gone.
+    let closed = complete && !value_sent;
+    let what = match (value_sent, closed) {
+        (true, _) => "value sent",
+        (false, true) => "sender dropped",
+        (false, false) => "nothing sent",
+    };
+    let summary = format!("recv on futures oneshot {} ({what})", hex(inner.address));
+    let detail = Detail::FuturesOneshotRecv(FuturesOneshotWait {
+        address: inner.address,
+        closed,
+        value_sent,
+    });
+    Ok(Outcome::Node(Decoded::leaf(detail, summary)))
+}

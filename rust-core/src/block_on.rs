@@ -243,6 +243,18 @@ fn search_stack(
     // there must not make the answer ambiguous).
     let frame_of =
         |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
+    // A local lies inside one frame: bytes that would span a caller's return address (on
+    // x86-64 the word below the caller's stack pointer) are leftovers, not a live value.
+    let return_addresses: Vec<u64> = frame_starts
+        .iter()
+        .filter(|&&frame_start| frame_start > start)
+        .filter_map(|frame_start| frame_start.checked_sub(RETURN_ADDRESS_SIZE))
+        .collect();
+    let spans_a_return_address = |address: u64| {
+        return_addresses
+            .iter()
+            .any(|&slot| slot >= address && slot - address < size)
+    };
     let scratch = scratch_decoder(decoder);
     let mut decoded = 0;
     let mut valid: Vec<u64> = Vec::new();
@@ -253,7 +265,7 @@ fn search_stack(
         {
             break;
         }
-        if !is_suspended(target, future_type, address) {
+        if spans_a_return_address(address) || !is_suspended(target, future_type, address) {
             continue;
         }
         decoded += 1;
@@ -311,6 +323,9 @@ fn search_stack(
         many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
     ))
 }
+
+/// The size of the return address a call pushes (x86-64).
+const RETURN_ADDRESS_SIZE: u64 = 8;
 
 /// Bytes of stack read at once while looking for pointers to the candidates.
 const STACK_CHUNK: u64 = 64 << 10;

@@ -138,6 +138,15 @@ def check_io_report(report, facts, markers, profile):
         "buffered": 0, "copied": 3, "reader_fd": fd("copy_buf.reader"), "waiting": "read",
         "writer_fd": fd("copy_buf.writer")}
 
+    # A copy into a file (its fd; files have no readiness) from a duplex stream (no fd).
+    assert detail_of(own("copy_to_file"), "io_copy") == {
+        "buffered": 0, "copied": 0, "reader_fd": None, "waiting": "read", "writer_fd": fd("copy_to_file.writer")}
+    # An in-memory duplex stream: no fd, its bytes in the pipe.
+    leaf = own("duplex_read")
+    assert detail_of(leaf, "io_readiness") == {
+        "buffered": 0, "fd": None, "fd_kind": None, "interest": ["read"], "operation": "read"}
+    assert leaf["summary"] == "read on an in-memory duplex stream, 0 bytes buffered, waiting for read"
+
     # copy_bidirectional: each direction.
     for name in ("proxy_idle", "proxy_stalled"):
         root = task(name)

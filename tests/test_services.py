@@ -88,11 +88,16 @@ def test_service_tasks_reach_the_users_code(debugger, tmp_path, profile, markers
         assert all(node["via"] for node in path if node["kind"] == "future" and node is not path[0] and "branch" not in node)
 
     # Idle keep-alive connections wait for the next request and run nothing.
+    # Each names its own socket.
+    sockets = set()
     for k in (1, 2):
         path = path_to(root["axum_keepalive_%d" % k], lambda node: node["kind"] == "http_server_connection")
         assert path, "axum_keepalive_%d has no HTTP connection" % k
-        assert path[-1]["detail"] == {"activity": "waiting for a request", "reading": "init", "writing": "init"}
+        detail = dict(path[-1]["detail"])
+        sockets.add(detail.pop("fd"))
+        assert detail == {"activity": "waiting for a request", "reading": "init", "unparsed": 0, "writing": "init"}
         assert path[-1]["children"] == []
+    assert len(sockets) == 2 and all(isinstance(fd, int) and fd > 2 for fd in sockets), sockets
 
     # The accept loop.
     serve = path_to(root["axum_serve"], lambda node: node["kind"] == "io_readiness")
@@ -209,7 +214,7 @@ def test_text_folds_library_frames(debugger, tmp_path, markers):
     assert any(line.endswith("frames in hyper_util, axum, tower") for line in folded), folded
     handler = "async fn services_app::slow_handler at %s:%d (await #0)" % (SOURCE, markers.await_line("slow_handler"))
     assert sum(1 for line in lines if line.endswith(handler)) == 3
-    assert sum(1 for line in lines if "HTTP/1 server connection: waiting for a request" in line) == 2
+    assert sum(1 for line in lines if re.search(r"HTTP/1 server connection on fd \d+: waiting for a request", line)) == 2
     worker = int(facts["task.tower_buffer_worker"])
     assert "#1 request held by the tower Buffer worker, task %d, until its service is ready" % worker in lines
     held = r"#2 recv on oneshot 0x[0-9a-f]+ \(nothing sent; sender held by task %d\)" % worker

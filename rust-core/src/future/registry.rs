@@ -8,7 +8,7 @@ use super::decoders::{
 };
 use crate::dwarf::{TypeInfo, TypeTag};
 use crate::layouts::libraries::{
-    self, async_stream, futures as futures_layout, futures_channel, h2 as h2_layout,
+    self, async_stream, flume, futures as futures_layout, futures_channel, h2 as h2_layout,
     hyper as hyper_layout, tokio_stream, tokio_util as tokio_util_layout, tonic as tonic_layout,
     tower as tower_layout,
 };
@@ -339,6 +339,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
         Type(futures_channel::ONESHOT_RECEIVER),
         futures_channels::oneshot_receiver,
     ),
+    (Type(flume::RECV_FUT), futures_channels::flume_recv),
     (
         Type("tokio::runtime::io::scheduled_io::Readiness"),
         io::readiness_leaf,

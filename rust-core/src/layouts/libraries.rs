@@ -70,6 +70,28 @@ pub mod futures_channel {
     pub const ONESHOT_DATA: Paths = &[&[Field("data"), Field("data"), Unwrap]];
 }
 
+/// flume 0.10 and 0.11: `RecvFut{receiver: OwnedOrRef<Receiver<T>>, hook}`, the receiver
+/// `Owned(Receiver)` or `Ref(&Receiver)`; `Receiver{shared: Arc<Shared{chan: Mutex<Chan{
+/// sending: Option<(capacity, VecDeque<hook>)>, queue: VecDeque<T>, waiting}>, disconnected,
+/// sender_count, receiver_count}>}` (`sending` is `None` for an unbounded channel).
+pub mod flume {
+    use super::super::Path;
+    use super::super::Step::{Arc, Deref, Field, Locked, Variant};
+    pub const RECV_FUT: &str = "flume::async::RecvFut<";
+    pub const RECEIVER: &str = "receiver";
+    /// The receiver's variants, and the path from each to the `Receiver`.
+    pub const OWNED: Path = &[Variant("Owned"), Field("__0")];
+    pub const BORROWED: Path = &[Variant("Ref"), Field("__0"), Deref];
+    pub const OWNED_VARIANT: &str = "Owned";
+    pub const SHARED: Path = &[Field("shared"), Arc];
+    pub const CHAN: Path = &[Field("chan"), Locked];
+    pub const SENDING: &str = "sending";
+    pub const CAPACITY: &str = "__0";
+    pub const QUEUE: &str = "queue";
+    pub const DISCONNECTED: &str = "disconnected";
+    pub const SENDERS: &str = "sender_count";
+}
+
 /// tokio-util 0.7. Codecs: `FramedRead`/`FramedWrite`/`Framed{inner: FramedImpl{inner: T,
 /// state, codec}}`, `state` a `ReadFrame{buffer: BytesMut, ..}`, a `WriteFrame{buffer, ..}` or
 /// `RWFrames{read, write}`. I/O: `StreamReader{inner: S, chunk}`, `ReaderStream{reader:
@@ -193,6 +215,12 @@ pub mod hyper {
     /// How `via` names the handler found in `IN_FLIGHT`.
     pub const IN_FLIGHT_VIA: &str = "dispatch.in_flight";
     pub const CALLBACK: Path = &[Field("dispatch"), Field("callback")];
+    /// `Dispatcher{body_rx: Pin<Box<Option<B>>>, ..}`: the response body being written.
+    pub const BODY_RX: &str = "body_rx";
+    /// `Conn{io: Buffered{io: I, ..}, ..}`: the connection's I/O (`IO_WRAPPERS` lead on).
+    pub const CONN_IO: Path = &[Field("conn"), Field("io"), Field("io")];
+    /// `Buffered{read_buf: BytesMut, ..}`: bytes read and not yet parsed.
+    pub const CONN_READ_BUFFER: Path = &[Field("conn"), Field("io"), Field("read_buf")];
     pub const CALLBACK_SENDER: &str = "__0";
     /// The states of `Reading`/`Writing` the activity is told from, lowercased.
     pub const STATE_BODY: &str = "body";

@@ -132,6 +132,7 @@ pub const IO_WRAPPERS: &[(&str, Path)] = &[
     ("tokio::io::util::buf_reader::BufReader<", &[Field("inner")]),
     ("tokio::io::util::buf_writer::BufWriter<", &[Field("inner")]),
     ("tokio::io::util::buf_stream::BufStream<", &[Field("inner")]),
+    ("tokio::io::util::take::Take<", &[Field("inner")]),
 ];
 /// `PollEvented{registration: Registration{shared: Arc<ScheduledIo>}}`;
 /// `ScheduledIo{waiters: Mutex<Waiters{list: LinkedList<Waiter{interest, ..}>, reader:
@@ -193,6 +194,24 @@ pub const POLL_EVENTED_FD: Paths = &[
         Field(super::rust::OWNED_FD),
     ],
 ];
+/// Types that keep a plain fd, not a `PollEvented`, and the path to it: `fs::File{std:
+/// Arc<std::fs::File>, ..}` (read and written on the blocking pool).
+pub const FD_HOLDERS: &[(&str, Path)] = &[(
+    "tokio::fs::file::File",
+    &[
+        Field("std"),
+        Arc,
+        To(OWNED_FD_TYPE),
+        Field(super::rust::OWNED_FD),
+    ],
+)];
+/// `io::duplex`'s `DuplexStream{read: Arc<Mutex<SimplexStream>>, write: ..}` and
+/// `SimplexStream{buffer: BytesMut, is_closed, max_buf_size, ..}`: an in-memory pipe.
+pub const DUPLEX_STREAM: &str = "tokio::io::util::mem::DuplexStream";
+pub const DUPLEX_READ: Path = &[Field("read"), Arc, Locked];
+pub const DUPLEX_WRITE: Path = &[Field("write"), Arc, Locked];
+pub const SIMPLEX_BUFFER: &str = "buffer";
+pub const SIMPLEX_CAPACITY: &str = "max_buf_size";
 /// The field searched for where a type is not in `IO_OWNERS` (a user's own I/O type).
 pub const FD_SEARCHED: &str = "fd";
 /// `io::util::Read{reader: &mut R}`, `Write{writer: &mut W}`, and their kin.

@@ -59,8 +59,9 @@ pub enum Detail {
     BarrierWait(BarrierWait),
     OnceCellInit(OnceCellWait),
     SetOnceWait(SetOnceWait),
-    FuturesMpscRecv(FuturesMpscWait),
+    FuturesMpscRecv(QueuedChannelWait),
     FuturesOneshotRecv(FuturesOneshotWait),
+    FlumeRecv(QueuedChannelWait),
     Http2Response(Http2Stream),
 }
 
@@ -112,6 +113,7 @@ impl Detail {
             Detail::SetOnceWait(_) => NodeKind::SetOnceWait,
             Detail::FuturesMpscRecv(_) => NodeKind::FuturesMpscRecv,
             Detail::FuturesOneshotRecv(_) => NodeKind::FuturesOneshotRecv,
+            Detail::FlumeRecv(_) => NodeKind::FlumeRecv,
             Detail::Http2Response(_) => NodeKind::Http2Response,
         }
     }
@@ -319,7 +321,11 @@ pub struct Generator {
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct HttpServer {
     pub activity: &'static str,
+    /// The connection's socket, where its I/O is one of tokio's (not behind TLS).
+    pub fd: Option<i64>,
     pub reading: String,
+    /// Bytes read and not yet parsed (part of a request head).
+    pub unparsed: u64,
     pub writing: String,
 }
 
@@ -328,6 +334,8 @@ pub struct HttpServer {
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct HttpClient {
     pub activity: &'static str,
+    /// The connection's socket, as for a server connection.
+    pub fd: Option<i64>,
     #[serde(serialize_with = "hex_option")]
     pub holds_sender_of: Option<u64>,
     pub reading: String,
@@ -490,9 +498,9 @@ pub struct SetOnceWait {
     pub set: bool,
 }
 
-/// Receiving from the futures crate's mpsc channel.
+/// Receiving from a channel of another crate than tokio (the futures crate's mpsc, flume).
 #[derive(Debug, Serialize, Clone, PartialEq)]
-pub struct FuturesMpscWait {
+pub struct QueuedChannelWait {
     #[serde(serialize_with = "hex_address")]
     pub address: u64,
     /// Null for an unbounded channel.
@@ -671,11 +679,14 @@ mod tests {
             Detail::StreamGenerator(Generator { done: false }),
             Detail::HttpServerConnection(HttpServer {
                 activity: "closing",
+                fd: Some(9),
                 reading: "closed".into(),
+                unparsed: 0,
                 writing: "init".into(),
             }),
             Detail::HttpClientConnection(HttpClient {
                 activity: "closing",
+                fd: None,
                 holds_sender_of: None,
                 reading: "closed".into(),
                 writing: "init".into(),

@@ -408,6 +408,7 @@ pub enum NodeKind {
     SetOnceWait,
     FuturesMpscRecv,
     FuturesOneshotRecv,
+    FlumeRecv,
     Http2Response,
 }
 
@@ -461,6 +462,7 @@ impl NodeKind {
         NodeKind::SetOnceWait,
         NodeKind::FuturesMpscRecv,
         NodeKind::FuturesOneshotRecv,
+        NodeKind::FlumeRecv,
         NodeKind::Http2Response,
     ];
 
@@ -514,6 +516,7 @@ impl NodeKind {
             NodeKind::SetOnceWait => "set_once_wait",
             NodeKind::FuturesMpscRecv => "futures_mpsc_recv",
             NodeKind::FuturesOneshotRecv => "futures_oneshot_recv",
+            NodeKind::FlumeRecv => "flume_recv",
             NodeKind::Http2Response => "http2_response",
         }
     }

@@ -1,11 +1,11 @@
-//! The futures crate's channels (futures-channel 0.3), which many libraries use: mpsc
-//! (bounded and unbounded) and oneshot receivers.
+//! Channels of other crates than tokio, which many libraries use: the futures crate's
+//! (futures-channel 0.3) mpsc and oneshot receivers, and flume's `recv_async`.
 
 use super::{hex, plural};
 use crate::error::Result;
 use crate::future::outcome::{DecodeContext, Decoded, Outcome};
-use crate::layouts::libraries::futures_channel as layout;
-use crate::model::{Detail, FuturesMpscWait, FuturesOneshotWait};
+use crate::layouts::libraries::{flume, futures_channel as layout};
+use crate::model::{Detail, FuturesOneshotWait, QueuedChannelWait};
 use crate::std_values;
 use crate::value::Value;
 
@@ -14,7 +14,7 @@ const OPEN_BIT: u64 = 1 << 63;
 
 pub fn mpsc_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let Some(inner) = std_values::follow(value, layout::MPSC_INNER)? else {
-        let detail = Detail::FuturesMpscRecv(FuturesMpscWait {
+        let detail = Detail::FuturesMpscRecv(QueuedChannelWait {
             address: 0,
             capacity: None,
             closed: true,
@@ -38,7 +38,7 @@ pub fn mpsc_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
         plural(senders, "sender"),
         if closed { ", closed" } else { "" }
     );
-    let detail = Detail::FuturesMpscRecv(FuturesMpscWait {
+    let detail = Detail::FuturesMpscRecv(QueuedChannelWait {
         address: inner.address,
         capacity,
         closed,
@@ -64,6 +64,43 @@ pub fn oneshot_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<
         address: inner.address,
         closed,
         value_sent,
+    });
+    Ok(Outcome::Node(Decoded::leaf(detail, summary)))
+}
+
+/// flume's `RecvFut` (`Receiver::recv_async`, `into_recv_async`).
+pub fn flume_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let receiver = value.field(flume::RECEIVER)?;
+    let (variant, _) = receiver.variant()?;
+    let path = match variant == flume::OWNED_VARIANT {
+        true => flume::OWNED,
+        false => flume::BORROWED,
+    };
+    let receiver = std_values::at_path(&receiver, path)?;
+    let shared = std_values::at_path(&receiver, flume::SHARED)?;
+    let chan = std_values::at_path(&shared, flume::CHAN)?;
+    let capacity = match std_values::option(&chan.field(flume::SENDING)?)? {
+        Some(sending) => Some(sending.field(flume::CAPACITY)?.read_uint()?),
+        None => None,
+    };
+    let queued = chan
+        .field(flume::QUEUE)?
+        .field(crate::layouts::rust::vec_deque::LEN)?
+        .read_uint()?;
+    let closed = shared.field(flume::DISCONNECTED)?.read_uint()? != 0;
+    let senders = shared.field(flume::SENDERS)?.read_uint()?;
+    let summary = format!(
+        "recv on flume channel {} ({queued} queued, {}{})",
+        hex(shared.address),
+        plural(senders, "sender"),
+        if closed { ", disconnected" } else { "" }
+    );
+    let detail = Detail::FlumeRecv(QueuedChannelWait {
+        address: shared.address,
+        capacity,
+        closed,
+        queued,
+        senders,
     });
     Ok(Outcome::Node(Decoded::leaf(detail, summary)))
 }

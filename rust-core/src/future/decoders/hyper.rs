@@ -1,12 +1,13 @@
 //! hyper's HTTP/1 connections (`proto::h1::dispatch::Dispatcher`): what the connection is
 //! doing, from its read and write states, and for a server the in-flight service future
-//! (the handler) as the child.
+//! (the handler) and the response body it writes as children.
 
 use super::channels::oneshot_channel;
+use super::io;
 use crate::dwarf::TypeTag;
 use crate::error::Result;
 use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
-use crate::layouts::libraries::hyper;
+use crate::layouts::libraries::{self, hyper};
 use crate::model::{Detail, HttpClient, HttpServer};
 use crate::std_values;
 use crate::value::Value;
@@ -39,6 +40,9 @@ pub fn server_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
     let reading = state(value, hyper::READING)?;
     let writing = state(value, hyper::WRITING)?;
     let handler = some(&std_values::at_path(value, hyper::IN_FLIGHT)?)?;
+    let unparsed = std_values::at_path(value, hyper::CONN_READ_BUFFER)?
+        .field(libraries::BYTES_LENGTH)?
+        .read_uint()?;
     let doing = if handler.is_some() {
         "running the service for a request"
     } else if writing == hyper::STATE_BODY {
@@ -47,19 +51,35 @@ pub fn server_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
         "reading a request body"
     } else if reading == hyper::STATE_CLOSED || writing == hyper::STATE_CLOSED {
         "closing"
+    } else if unparsed > 0 {
+        // Part of a request head has arrived; hyper parses it once the head is whole.
+        "reading a request head"
     } else {
         "waiting for a request"
     };
-    let children = handler
+    let mut children: Vec<Child> = handler
         .iter()
         .map(|future| Child {
             via: Some(hyper::IN_FLIGHT_VIA.to_string()),
             ..Child::of(future)
         })
         .collect();
-    let summary = summary("HTTP/1 server connection", doing, &reading, &writing);
+    // The response body it writes: what the body streams from (a file, a channel).
+    if writing == hyper::STATE_BODY {
+        if let Some(body) = some(&value.field(hyper::BODY_RX)?)? {
+            children.push(Child {
+                via: Some(hyper::BODY_RX.to_string()),
+                held: true,
+                ..Child::of(&body)
+            });
+        }
+    }
+    let fd = connection_fd(value)?;
+    let summary = summary("HTTP/1 server connection", fd, doing, &reading, &writing);
     let detail = Detail::HttpServerConnection(HttpServer {
         activity: doing,
+        fd,
+        unparsed,
         reading,
         writing,
     });
@@ -95,9 +115,11 @@ pub fn client_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
     } else {
         "idle, no request"
     };
-    let summary = summary("HTTP/1 client connection", doing, &reading, &writing);
+    let fd = connection_fd(value)?;
+    let summary = summary("HTTP/1 client connection", fd, doing, &reading, &writing);
     let detail = Detail::HttpClientConnection(HttpClient {
         activity: doing,
+        fd,
         holds_sender_of: responds_on,
         reading,
         writing,
@@ -105,8 +127,18 @@ pub fn client_connection<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result
     Ok(Outcome::Node(Decoded::leaf(detail, summary)))
 }
 
-fn summary(what: &str, doing: &str, reading: &str, writing: &str) -> String {
-    format!("{what}: {doing} (reading: {reading}, writing: {writing})")
+fn summary(what: &str, fd: Option<i64>, doing: &str, reading: &str, writing: &str) -> String {
+    let on = fd.map(|fd| format!(" on fd {fd}")).unwrap_or_default();
+    format!("{what}{on}: {doing} (reading: {reading}, writing: {writing})")
+}
+
+/// The fd of the connection's socket, where the I/O tables lead to one (not through TLS).
+fn connection_fd(dispatcher: &Value<'_>) -> Result<Option<i64>> {
+    let connection_io = std_values::at_path(dispatcher, hyper::CONN_IO)?;
+    match io::io_object(&connection_io)? {
+        Some(object) => Ok(Some(io::fd_of(&object)?)),
+        None => Ok(None),
+    }
 }
 
 /// h2's client `ResponseFuture`: the response's headers on its stream.

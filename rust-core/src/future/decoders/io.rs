@@ -84,9 +84,22 @@ pub fn is_io_object(info: &TypeInfo) -> bool {
 /// The tokio I/O object `value` is or wraps, through references, boxes, pins, `Arc`s and
 /// the wrapper tables; `None` where none of them leads to one.
 pub fn io_object<'a>(value: &Value<'a>) -> Result<Option<Value<'a>>> {
+    unwrap_io(value, &|name| owner_path(name).is_some())
+}
+
+/// The path from a type that keeps a plain fd (a `tokio::fs::File`) to it.
+fn fd_holder_path(type_name: &str) -> Option<Path> {
+    layout::FD_HOLDERS
+        .iter()
+        .find(|(prefix, _)| type_name.starts_with(prefix))
+        .map(|(_, path)| *path)
+}
+
+/// Through what wraps I/O, down to the first value whose type name `stops`.
+fn unwrap_io<'a>(value: &Value<'a>, stops: &dyn Fn(&str) -> bool) -> Result<Option<Value<'a>>> {
     let mut current = value.clone();
     for _ in 0..MAX_IO_WRAPPERS {
-        if owner_path(&current.ty.name).is_some() {
+        if stops(&current.ty.name) {
             return Ok(Some(current));
         }
         current = if let Some(concrete) = std_values::trait_object(&current)? {
@@ -119,6 +132,12 @@ fn poll_evented<'a>(object: &Value<'a>) -> Result<Value<'a>> {
 /// searched for a tokio I/O object below it, then for a field named `fd`: fallbacks the
 /// node then says it used.
 pub fn fd_of(owner: &Value<'_>) -> Result<i64> {
+    let either = |name: &str| owner_path(name).is_some() || fd_holder_path(name).is_some();
+    if let Some(found) = unwrap_io(owner, &either)? {
+        if let Some(path) = fd_holder_path(&found.ty.name) {
+            return Ok(std_values::at_path(&found, path)?.read_uint()? as i32 as i64);
+        }
+    }
     let object = match io_object(owner)? {
         Some(object) => object,
         None => match pointee_of(owner)?.search_type("tokio I/O object", &is_io_object) {
@@ -190,6 +209,16 @@ pub fn fd_leaf(
     operation: &str,
     buffered: Option<u64>,
 ) -> Result<Outcome> {
+    let is_duplex = |name: &str| name.starts_with(layout::DUPLEX_STREAM);
+    if let Some(duplex) = unwrap_io(owner, &is_duplex)? {
+        return duplex_leaf(&duplex, interest, operation);
+    }
+    // A file has no readiness: it is read and written on the blocking pool.
+    let is_file = |name: &str| fd_holder_path(name).is_some();
+    let interest = match unwrap_io(owner, &is_file)? {
+        Some(_) => Vec::new(),
+        None => interest,
+    };
     let fd = fd_of(owner)?;
     let kind = fd_kind(context, fd);
     let summary = fd_summary(operation, fd, kind.as_deref(), &interest, buffered);
@@ -202,6 +231,49 @@ pub fn fd_leaf(
     };
     Ok(Outcome::Node(Decoded::leaf(
         Detail::IoReadiness(wait),
+        summary,
+    )))
+}
+
+/// Reading or writing one end of `io::duplex`, an in-memory pipe: no fd, and the bytes in
+/// the pipe the way it goes (to read from, or not yet read by the other end).
+fn duplex_leaf(
+    duplex: &Value<'_>,
+    interest: Vec<&'static str>,
+    operation: &str,
+) -> Result<Outcome> {
+    let writing = interest.contains(&"write") && !interest.contains(&"read");
+    let pipe = match writing {
+        true => layout::DUPLEX_WRITE,
+        false => layout::DUPLEX_READ,
+    };
+    let simplex = std_values::at_path(duplex, pipe)?;
+    let buffered = simplex
+        .field(layout::SIMPLEX_BUFFER)?
+        .field(libraries::BYTES_LENGTH)?
+        .read_uint()?;
+    let capacity = simplex.field(layout::SIMPLEX_CAPACITY)?.read_uint()?;
+    // A reader waits only on an empty pipe, a writer only on a full one.
+    let blocked = match writing {
+        true => buffered >= capacity,
+        false => buffered == 0,
+    };
+    let state = match blocked {
+        true => format!("waiting for {}", interest.join("+")),
+        false => "ready".to_string(),
+    };
+    let summary = format!(
+        "{operation} on an in-memory duplex stream, {} buffered, {state}",
+        super::plural(buffered, "byte")
+    );
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::IoReadiness(IoWait {
+            buffered: Some(buffered),
+            fd: None,
+            fd_kind: None,
+            interest,
+            operation: Some(operation.to_string()),
+        }),
         summary,
     )))
 }

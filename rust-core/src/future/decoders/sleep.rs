@@ -66,7 +66,8 @@ pub fn interval_tick<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Resu
 /// `tokio::time::Timeout<F>`: its deadline, and F as child.
 pub fn timeout<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let delay = value.field(layout::TIMEOUT_SLEEP)?;
-    // The Sleep is made lazily in some versions: `Option<Sleep>`.
+    // `Option<Sleep>` in newer versions: `None` where the deadline would overflow an
+    // Instant (a `Duration::MAX` timeout), which never elapses.
     let sleep = if std_values::is_option(&delay.ty) {
         std_values::option(&delay)?
     } else {
@@ -83,7 +84,7 @@ pub fn timeout<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
                 period_secs: None,
                 remaining_secs: None,
             },
-            "Timeout (not started)".to_string(),
+            "Timeout (no deadline)".to_string(),
         ),
     };
     let children = vec![Child::of(&value.field(layout::TIMEOUT_FUTURE)?)];

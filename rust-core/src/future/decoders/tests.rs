@@ -1758,10 +1758,20 @@ fn hyper_states(program: &mut Program) -> Ty {
         2,
         &[("reading", 0, reading), ("writing", 1, writing)],
     );
+    // An I/O that is none of tokio's (a test double): no fd to name. The read buffer's
+    // length is the byte at +2 (`read_buf.len`).
+    let io = program.structure("test::Io", 0, &[]);
+    let u8 = program.u8();
+    let read_buffer = program.structure("bytes::bytes_mut::BytesMut", 1, &[("len", 0, u8)]);
+    let buffered = program.structure(
+        "hyper::proto::h1::io::Buffered<test::Io, ()>",
+        1,
+        &[("io", 0, io), ("read_buf", 0, read_buffer)],
+    );
     program.structure(
         "hyper::proto::h1::conn::Conn<()>",
         8,
-        &[("state", 0, state)],
+        &[("state", 0, state), ("io", 2, buffered)],
     )
 }
 
@@ -1833,6 +1843,8 @@ fn http_connections_say_what_they_do_and_a_server_shows_its_handler() {
     let node = decode(&debug, &memory, server_name, 0x1000);
     let server = HttpServer {
         activity: "running the service for a request",
+        fd: None,
+        unparsed: 0,
         reading: "init".into(),
         writing: "init".into(),
     };
@@ -1840,9 +1852,25 @@ fn http_connections_say_what_they_do_and_a_server_shows_its_handler() {
     assert_eq!(child_kinds(&node), [NodeKind::Pending]);
     assert_eq!(node.children[0].via.as_deref(), Some("dispatch.in_flight"));
     memory.write_u64(0x2000, 0);
+    // Part of a request head read, none parsed: not the same as a connection with none.
+    memory.write_u8(0x1002, 5);
+    let server = HttpServer {
+        activity: "reading a request head",
+        fd: None,
+        unparsed: 5,
+        reading: "init".into(),
+        writing: "init".into(),
+    };
+    assert_eq!(
+        facts(&decode(&debug, &memory, server_name, 0x1000)),
+        &Detail::HttpServerConnection(server)
+    );
+    memory.write_u8(0x1002, 0);
     memory.write_u8(0x1000, 4);
     let server = HttpServer {
         activity: "closing",
+        fd: None,
+        unparsed: 0,
         reading: "closed".into(),
         writing: "init".into(),
     };
@@ -1860,6 +1888,7 @@ fn http_connections_say_what_they_do_and_a_server_shows_its_handler() {
     let node = decode(&debug, &memory, client_name, 0x3000);
     let client = HttpClient {
         activity: "waiting for the response",
+        fd: None,
         holds_sender_of: Some(0x4010),
         reading: "init".into(),
         writing: "init".into(),

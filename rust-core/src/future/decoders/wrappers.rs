@@ -131,17 +131,19 @@ pub fn futures_either<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Ou
 /// `tokio_unstable` + `tracing` build), as its task-dump `Root` is.
 pub fn instrumented<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let inner = value.field(libraries::INSTRUMENTED_FUTURE)?;
-    let span = span_name(&value.field(libraries::INSTRUMENTED_SPAN)?).ok();
-    if span
-        .as_deref()
-        .is_some_and(|name| tokio::OWN_SPANS.contains(&name))
-    {
-        return Ok(see_through(&inner));
+    let name = span_name(&value.field(libraries::INSTRUMENTED_SPAN)?);
+    if let Ok(Some(name)) = &name {
+        if tokio::OWN_SPANS.contains(&name.as_str()) {
+            return Ok(see_through(&inner));
+        }
     }
-    let summary = match &span {
-        Some(name) => format!("in span `{name}`"),
-        None => "in a span (its name is not readable)".to_string(),
+    let summary = match &name {
+        Ok(Some(name)) => format!("in span `{name}`"),
+        // No subscriber wanted it: `Span::none()` keeps no metadata.
+        Ok(None) => "in a disabled span".to_string(),
+        Err(_) => "in a span (its name is not readable)".to_string(),
     };
+    let span = name.ok().flatten();
     Ok(Outcome::Node(Decoded::with_children(
         Detail::Instrumented(Span { span }),
         summary,
@@ -152,11 +154,13 @@ pub fn instrumented<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
 /// Longest span name read.
 const MAX_SPAN_NAME: u64 = 256;
 
-/// `Span.meta: Option<&'static Metadata>` -> `Metadata.name: &str`.
-fn span_name(span: &Value<'_>) -> Result<String> {
-    let metadata = std_values::option(&span.field(libraries::SPAN_METADATA)?)?
-        .ok_or_else(|| Error::layout("disabled span"))?
-        .pointee()?;
+/// `Span.meta: Option<&'static Metadata>` -> `Metadata.name: &str`; `None` for a span
+/// without metadata (disabled).
+fn span_name(span: &Value<'_>) -> Result<Option<String>> {
+    let Some(metadata) = std_values::option(&span.field(libraries::SPAN_METADATA)?)? else {
+        return Ok(None);
+    };
+    let metadata = metadata.pointee()?;
     let (mut name, cut) = std_values::text(
         &std_values::at_path(&metadata, libraries::METADATA_NAME)?,
         MAX_SPAN_NAME,
@@ -164,7 +168,7 @@ fn span_name(span: &Value<'_>) -> Result<String> {
     if cut {
         name.push('…');
     }
-    Ok(name)
+    Ok(Some(name))
 }
 
 /// `LocalSet::run_until`'s inner future: the future it runs, and the `LocalSet` noted so

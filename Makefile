@@ -21,7 +21,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes bench install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -60,6 +60,11 @@ test-debuggers: build
 # tokio's `full` features (tests/test_shapes.py covers the other shapes on the newest).
 test-versions: setup build
 	TOKIO_VERSIONS=all TOKIO_SHAPES=all $(PYTHON) -m pytest -q tests/test_versions.py
+
+# Real programs from the Rust package registry (tests/test_realworld.py); `make test`
+# runs bore only.
+test-realworld: setup build
+	REALWORLD=all $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests/test_realworld.py
 
 test-shapes: setup build
 	FIXTURE_SHAPE=minimal $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests

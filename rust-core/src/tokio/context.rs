@@ -15,9 +15,20 @@ pub struct ContextVariable {
     pub storage_type: DieRef,
 }
 
-/// Finds the `CONTEXT` variable. rustc emits decoys with the same location; the real one
-/// is the one whose linkage name is a symbol.
+/// `find_context_variable`'s answer, worked out once per binary.
+struct FoundContextVariable(Result<ContextVariable>);
+
+/// Finds the `CONTEXT` variable (once per binary: it scans the ELF symbols).
 pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
+    debug
+        .memo(|| FoundContextVariable(locate_context_variable(debug)))
+        .0
+        .clone()
+}
+
+/// rustc emits decoys with the same location; the real one is the one whose linkage name
+/// is a symbol.
+fn locate_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
     let candidates: Vec<TlsVariable> = debug.tls_variables(layout::CONTEXT_TLS_NAMESPACE);
     if candidates.is_empty() {
         let message = if debug.type_by_name(layout::CONTEXT_TYPE, None).is_some() {

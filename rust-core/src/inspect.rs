@@ -374,7 +374,8 @@ fn walk_tasks(
             Ok(walk) => walk,
             Err(error) => {
                 report.errors.push(format!(
-                    "runtime {runtime_address:#x}: cannot walk its task list: {error}"
+                    "runtime {runtime_address:#x}: cannot walk its task list: {}",
+                    with_build_shape(decoder.target().debug, &error)
                 ));
                 Default::default()
             }
@@ -397,7 +398,8 @@ fn walk_tasks(
                 )),
                 Err(error) => {
                     report.errors.push(format!(
-                        "runtime {runtime_address:#x}: cannot read its inject queue: {error}"
+                        "runtime {runtime_address:#x}: cannot read its inject queue: {}",
+                        with_build_shape(decoder.target().debug, &error)
                     ));
                     None
                 }
@@ -410,7 +412,12 @@ fn walk_tasks(
             .map(|(_, handle)| handle);
         let shutting_down = handle.and_then(|handle| {
             workers::shutting_down(handle)
-                .map_err(|error| report.errors.push(format!("runtime {runtime_address:#x}: cannot read whether it is shutting down: {error}")))
+                .map_err(|error| {
+                    report.errors.push(format!(
+                        "runtime {runtime_address:#x}: cannot read whether it is shutting down: {}",
+                        with_build_shape(decoder.target().debug, &error)
+                    ))
+                })
                 .ok()
         });
         report.runtimes.push(RuntimeReport {
@@ -779,4 +786,13 @@ fn monotonic_now() -> Option<(i64, u32)> {
     // SAFETY: clock_gettime only writes the timespec we pass.
     let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
     (status == 0).then_some((now.tv_sec, now.tv_nsec as u32))
+}
+
+/// A runtime-level error; an unknown layout also says how tokio was built (its version
+/// and the features its DWARF shows), since both change tokio's structures.
+fn with_build_shape(debug: &DebugInfo, error: &Error) -> String {
+    match error.kind {
+        ErrorKind::Layout => format!("{} ({})", error.message, crate::tokio::build_shape(debug)),
+        _ => error.message.clone(),
+    }
 }

@@ -108,6 +108,16 @@ fn function_names_read_as_in_rust_backtraces() {
 }
 
 #[test]
+fn says_how_tokio_was_built() {
+    // The fixtures' default shape: tokio's `full` features (parking_lot among them).
+    let debug = load("dev");
+    assert_eq!(
+        tokio_async_core::tokio::build_shape(&debug),
+        "tokio 1.54.1 built with rt-multi-thread, parking_lot; without taskdump, tracing, tokio_unstable"
+    );
+}
+
+#[test]
 fn finds_the_tokio_context_thread_local() {
     for profile in ["dev", "release"] {
         let debug = load(profile);

@@ -99,6 +99,20 @@ pub const STAGE_RUNNING: &str = "Running";
 /// `Core.spawned_at: &'static Location`, only in `tokio_unstable` builds (tokio 1.46 on).
 pub const CORE_SPAWNED_AT: &str = "spawned_at";
 
+/// How tokio was built, as its DWARF shows it (what an unknown layout names): a feature,
+/// and the prefix of the type names only that feature compiles in.
+pub const FEATURE_MARKS: &[(&str, &str)] = &[
+    (
+        "rt-multi-thread",
+        "tokio::runtime::scheduler::multi_thread::",
+    ),
+    ("parking_lot", "tokio::loom::std::parking_lot::"),
+    ("taskdump", "tokio::runtime::task::trace::"),
+    ("tracing", "tokio::util::trace::AsyncOpTracingCtx"),
+];
+/// The cfg `tokio_unstable`, shown by `CORE_SPAWNED_AT` (1.46 on).
+pub const UNSTABLE_CFG: &str = "tokio_unstable";
+
 /// `task::state` bits (stable since 1.0).
 pub mod state_bits {
     pub const RUNNING: u64 = 0b1;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use crate::dwarf::{DebugInfo, LoadOptions};
 use crate::error::Result;
-use crate::layouts::tokio::CRATE;
+use crate::layouts::tokio::{self as layout, CRATE};
 
 /// Loads a tokio program's DWARF, indexing tokio's own units at once (every command reads
 /// them first). With `only_if_tokio`, a program that does not link tokio is refused
@@ -36,4 +36,45 @@ pub fn load_program(
 /// vendored tokio.
 pub fn version(debug: &DebugInfo) -> Option<String> {
     debug.crate_version(CRATE)
+}
+
+/// `build_shape`'s answer, worked out once per binary.
+struct BuildShape(String);
+
+/// The tokio version and how it was built, as far as the DWARF shows (`tokio 1.54.1 built
+/// with rt-multi-thread, tokio_unstable; without parking_lot, taskdump, tracing`): what an
+/// unknown layout names, since versions and features change layouts. Indexes every unit
+/// the first time; only errors ask.
+pub fn build_shape(debug: &DebugInfo) -> String {
+    debug.memo(|| BuildShape(describe_build(debug))).0.clone()
+}
+
+fn describe_build(debug: &DebugInfo) -> String {
+    let mut with = Vec::new();
+    let mut without = Vec::new();
+    for (feature, prefix) in layout::FEATURE_MARKS {
+        match debug.type_names_with_prefix(prefix).is_empty() {
+            false => with.push(*feature),
+            true => without.push(*feature),
+        }
+    }
+    let unstable = debug
+        .type_names_with_prefix(layout::CORE_TYPE_PREFIX)
+        .first()
+        .and_then(|name| debug.type_named(name).ok().flatten())
+        .is_some_and(|core| core.field(layout::CORE_SPAWNED_AT).is_some());
+    match unstable {
+        true => with.push(layout::UNSTABLE_CFG),
+        false => without.push(layout::UNSTABLE_CFG),
+    }
+    let version = version(debug).unwrap_or_else(|| "(version unknown)".to_string());
+    let list = |names: &[&str]| match names.is_empty() {
+        true => "nothing it checks".to_string(),
+        false => names.join(", "),
+    };
+    format!(
+        "tokio {version} built with {}; without {}",
+        list(&with),
+        list(&without)
+    )
 }

@@ -281,58 +281,44 @@ impl<'a> Value<'a> {
         self.target.value(target, address)
     }
 
-    /// The nearest field named `name` below this value (breadth-first, through enum
-    /// payloads): the fallback for a layout the table does not have. It can bind the wrong
-    /// field, so each use is counted (`Target::field_searches`) and what a decoder finds
-    /// with it is marked in the output.
     /// The first value below this one, breadth first through fields and active variants,
     /// whose type `wanted` accepts: like `search_field`, a fallback, marked (counted) when
     /// it finds one.
     pub fn search_type(&self, what: &str, wanted: &dyn Fn(&TypeInfo) -> bool) -> Result<Value<'a>> {
-        let mut frontier = vec![self.clone()];
-        for _ in 0..MAX_FIELD_SEARCH_DEPTH {
-            let mut next = Vec::new();
-            for value in frontier {
-                for field in &value.ty.fields {
-                    let Some(ty) = field.ty else { continue };
-                    let child = value
-                        .target
-                        .value(ty, offset(value.address, field.offset)?)?;
-                    if wanted(&child.ty) {
-                        self.target
-                            .field_searches
-                            .set(self.target.field_searches.get() + 1);
-                        return Ok(child);
-                    }
-                    next.push(child);
-                }
-                if value.ty.variant_part.is_some() {
-                    if let Ok((_, payload)) = value.variant() {
-                        next.push(payload);
-                    }
-                }
-            }
-            frontier = next;
-        }
-        Err(Error::layout(format!("no {what} inside {}", self.ty.name)))
+        self.search(&|_, ty| wanted(ty))
+            .ok_or_else(|| Error::layout(format!("no {what} inside {}", self.ty.name)))?
     }
 
+    /// The nearest field named `name` below this value (breadth-first, through enum
+    /// payloads): the fallback for a layout the table does not have. It can bind the wrong
+    /// field, so each use is counted (`Target::field_searches`) and what a decoder finds
+    /// with it is marked in the output.
     pub fn search_field(&self, name: &str) -> Result<Value<'a>> {
+        self.search(&|field, _| field == name)
+            .ok_or_else(|| Error::layout(format!("no field `{name}` inside {}", self.ty.name)))?
+    }
+
+    /// Breadth first through fields and active variants, the first value whose field name
+    /// and type `found` accepts; `None` when none within `MAX_FIELD_SEARCH_DEPTH`. Counted
+    /// when found: what a node says it then says by a search.
+    fn search(&self, found: &dyn Fn(&str, &TypeInfo) -> bool) -> Option<Result<Value<'a>>> {
         let mut frontier = vec![self.clone()];
         for _ in 0..MAX_FIELD_SEARCH_DEPTH {
             let mut next = Vec::new();
             for value in frontier {
                 for field in &value.ty.fields {
                     let Some(ty) = field.ty else { continue };
-                    let child = value
-                        .target
-                        .value(ty, offset(value.address, field.offset)?)?;
-                    if field.name == name {
-                        // Counted when found: what a node says it then says by a search.
+                    let child = match offset(value.address, field.offset)
+                        .and_then(|address| value.target.value(ty, address))
+                    {
+                        Ok(child) => child,
+                        Err(error) => return Some(Err(error)),
+                    };
+                    if found(&field.name, &child.ty) {
                         self.target
                             .field_searches
                             .set(self.target.field_searches.get() + 1);
-                        return Ok(child);
+                        return Some(Ok(child));
                     }
                     next.push(child);
                 }
@@ -344,10 +330,7 @@ impl<'a> Value<'a> {
             }
             frontier = next;
         }
-        Err(Error::layout(format!(
-            "no field `{name}` inside {}",
-            self.ty.name
-        )))
+        None
     }
 }
 

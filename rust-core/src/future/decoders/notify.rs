@@ -14,11 +14,16 @@ const NOTIFIED: u64 = 2;
 pub fn notified<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let notify = value.field(layout::NOTIFIED_NOTIFY)?.pointee()?;
     let (state, _) = value.field(layout::NOTIFIED_STATE)?.variant_or_self()?;
-    let waiters = list_len_at(&notify, layout::NOTIFY_WAITERS)?;
+    notify_leaf(&notify, state.to_lowercase(), "waiting for Notify")
+}
+
+/// A leaf for `notify` in `state`: its waiters and whether a permit is stored.
+fn notify_leaf(notify: &Value<'_>, state: String, what: &str) -> Result<Outcome> {
+    let waiters = list_len_at(notify, layout::NOTIFY_WAITERS)?;
     let permit_stored =
         notify.field(layout::NOTIFY_STATE)?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
     let summary = format!(
-        "waiting for Notify {} ({})",
+        "{what} {} ({})",
         hex(notify.address),
         plural(waiters, "waiter")
     );
@@ -26,7 +31,7 @@ pub fn notified<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome>
         address: notify.address,
         notifiers: None,
         permit_stored,
-        state: state.to_lowercase(),
+        state,
         waiters,
     };
     Ok(Outcome::Node(Decoded::leaf(
@@ -41,25 +46,7 @@ pub fn notify_held<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outco
         true => crate::std_values::arc_data(value)?,
         false => value.clone(),
     };
-    let waiters = list_len_at(&notify, layout::NOTIFY_WAITERS)?;
-    let permit_stored =
-        notify.field(layout::NOTIFY_STATE)?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
-    let summary = format!(
-        "Notify {} ({})",
-        hex(notify.address),
-        plural(waiters, "waiter")
-    );
-    let wait = NotifyWait {
-        address: notify.address,
-        notifiers: None,
-        permit_stored,
-        state: HELD_STATE.to_string(),
-        waiters,
-    };
-    Ok(Outcome::Node(Decoded::leaf(
-        Detail::Notified(wait),
-        summary,
-    )))
+    notify_leaf(&notify, HELD_STATE.to_string(), "Notify")
 }
 
 /// The state a kept `Notify` is shown in: it is no waiter of its own.

@@ -165,8 +165,13 @@ pub fn crate_version(path: &str, name: &str) -> Option<String> {
 
 /// A source path shortened for display: registry sources from the crate directory on
 /// (`tokio-1.54.1/src/time/sleep.rs`), the standard library from `library/` on; paths the
-/// DWARF already gives relative to the workspace stay as they are.
+/// DWARF already gives relative to the workspace stay as they are. Files a build script
+/// generated keep their package directory on (`app-c804c2a232c6273c/out/reports.rs`), so
+/// where the checkout lives does not show.
 pub fn short_path(path: &str) -> String {
+    if let Some(generated) = build_script_output(path) {
+        return generated.to_string();
+    }
     if let Some(position) = path.find("/.cargo/registry/src/") {
         let rest = &path[position + "/.cargo/registry/src/".len()..];
         if let Some(slash) = rest.find('/') {
@@ -186,6 +191,30 @@ pub fn short_path(path: &str) -> String {
         }
     }
     path.to_string()
+}
+
+/// `…/target/debug/build/app-c804c2a232c6273c/out/reports.rs` ->
+/// `app-c804c2a232c6273c/out/reports.rs`: cargo's `OUT_DIR` layout, `build/<package>-<hash>/out/`.
+fn build_script_output(path: &str) -> Option<&str> {
+    let mut search_from = 0;
+    while let Some(found) = path[search_from..].find("/build/") {
+        let package_dir = search_from + found + "/build/".len();
+        let rest = &path[package_dir..];
+        let directory = rest
+            .find('/')
+            .map(|slash| (slash, rest[..slash].rsplit_once('-')));
+        if let Some((slash, Some((package, hash)))) = directory {
+            if !package.is_empty()
+                && hash.len() == 16
+                && hash.bytes().all(|byte| byte.is_ascii_hexdigit())
+                && rest[slash..].starts_with("/out/")
+            {
+                return Some(rest);
+            }
+        }
+        search_from = package_dir;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -282,5 +311,22 @@ mod tests {
             "library/core/src/future/mod.rs"
         );
         assert_eq!(short_path("tokio-app/src/main.rs"), "tokio-app/src/main.rs");
+    }
+
+    #[test]
+    fn shortens_build_script_output_to_its_package_directory() {
+        assert_eq!(
+            short_path("/work/x/target/debug/build/services-app-c804c2a232c6273c/out/reports.rs"),
+            "services-app-c804c2a232c6273c/out/reports.rs"
+        );
+        // Not cargo's layout: left alone.
+        assert_eq!(
+            short_path("/src/build/x/build/tools-1/out/a.rs"),
+            "/src/build/x/build/tools-1/out/a.rs"
+        );
+        assert_eq!(
+            short_path("/src/build/app-c804c2a232c6273c/src/a.rs"),
+            "/src/build/app-c804c2a232c6273c/src/a.rs"
+        );
     }
 }

@@ -23,7 +23,7 @@ LAYERS = [
     ["block_on"],
     ["links", "groups", "selection"],
     ["waits"],
-    ["inspect"],
+    ["inspect", "stepping"],
     ["render"],
     ["output"],
     ["python"],

@@ -182,6 +182,10 @@ class DebuggerAdapter:
         """The core file being debugged, so the core may read it itself; None otherwise."""
         return None
 
+    def is_core(self) -> bool:
+        """Whether the target is a core file (which cannot run)."""
+        return self.core_file_path() is not None
+
     def text_style(self) -> Optional[Dict[str, str]]:
         """Escape sequences for `function`, `file` and `state` in text output, in the
         debugger's own styles; None when its colour is off or its output is no terminal."""

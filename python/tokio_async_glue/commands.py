@@ -474,3 +474,65 @@ def task_ids(adapter: DebuggerAdapter) -> List[int]:
         return list(core.task_ids(binary, _process(adapter, load_bias), request))
     except core.Error:
         return []
+
+
+class _SteppingCore:
+    """What the stepping commands ask of the core, on the stop the debugger is at now."""
+
+    def __init__(self, adapter: DebuggerAdapter, stepper):
+        self.adapter, self.stepper = adapter, stepper
+        self.frames = []
+
+    def _call(self, function, *arguments):
+        binary, load_bias, threads = _stopped_program(self.adapter)
+        core = _core()
+        request = core.Request(threads=[t.to_request() for t in threads])
+        try:
+            return function(binary, _process(self.adapter, load_bias), request, *arguments)
+        except core.Error as error:
+            raise _user_error(error) from None
+
+    def plan(self, selected: int):
+        self.frames = self.stepper.frames_with_registers()
+        frames = [{key: value for key, value in frame.items() if key != "function"} for frame in self.frames]
+        return self._call(_core().step_plan, self.stepper.selected_thread_id(), frames, selected)
+
+    def poll_targets(self, task: int):
+        return self._call(_core().poll_targets, task)
+
+    def wake_watch(self, task: int):
+        return self._call(_core().wake_watch, task)
+
+    def read(self, address: int, size: int):
+        return self.adapter.read_memory(address, size)
+
+    def driver_note(self) -> str:
+        """What runtime work a thread outside any task is doing, from its frames' names."""
+        names = " ".join(frame.get("function", "") for frame in self.frames)
+        if "runtime::time::" in names:
+            return " (tokio's timer)"
+        if "runtime::io::" in names:
+            return " (tokio's I/O driver)"
+        return ""
+
+
+def execute_stepping(make_adapter, make_stepper, command: str, argument_string: str):
+    """Runs a stepping command (stepping.py) as `execute` runs the others: `(output, None)`
+    or `(None, one line)`."""
+    from . import stepping
+
+    try:
+        adapter = make_adapter()
+        adapter.check_process()
+        if adapter.is_core():
+            raise UserError("async %s runs the program; a core file cannot run" % command)
+        stepper = make_stepper()
+        return stepping.run_command(stepper, _SteppingCore(adapter, stepper), command, argument_string), None
+    except UserError as error:
+        return None, "tokio-async: %s" % error
+    except KeyboardInterrupt:
+        return None, "tokio-async: interrupted"
+    except Exception as error:
+        if os.environ.get("TOKIO_ASYNC_DEBUG"):
+            traceback.print_exc()
+        return None, "tokio-async: internal error: %s" % error

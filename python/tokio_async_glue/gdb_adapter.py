@@ -5,7 +5,7 @@ import os
 
 import gdb
 
-from . import commands
+from . import commands, stepping
 from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
 
 
@@ -96,6 +96,10 @@ class GdbAdapter(DebuggerAdapter):
             if title.strip() == "Local core dump file:" and "`" in line and "'," in line:
                 return line[line.index("`") + 1:line.rindex("',")]
         return None
+
+    def is_core(self):
+        connection = getattr(self.inferior, "connection", None)
+        return connection is not None and getattr(connection, "type", None) == "core"
 
     def text_style(self):
         try:
@@ -270,6 +274,9 @@ def register():
              ("waits", commands.WAITS))
     for name, command in names:
         AsyncCommand(name, command)
+    for name in stepping.COMMANDS:
+        AsyncSteppingCommand(name, name)
+    AsyncSteppingCommand("n", stepping.NEXT)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)
         if registry is not None:
@@ -286,3 +293,194 @@ def _on_new_objfile(event):
             commands.preload_for(GdbAdapter())
     except Exception:
         pass
+
+
+class GdbStepper(stepping.Stepper):
+    """The stepping commands' primitives in GDB: its own `next`, `finish` and `continue`,
+    internal breakpoints and watchpoints (not in the user's list), and its stop events."""
+
+    def __init__(self):
+        self.stops = []
+        self.exited = None
+        self.ours = set()
+
+    def _on_stop(self, event):
+        self.stops.append(event)
+
+    def _on_exit(self, event):
+        self.exited = getattr(event, "exit_code", None)
+
+    def _run(self, command):
+        self.stops, self.exited = [], None
+        values_before = gdb.history_count()
+        gdb.events.stop.connect(self._on_stop)
+        gdb.events.exited.connect(self._on_exit)
+        try:
+            gdb.execute(command, to_string=True)
+        except KeyboardInterrupt:
+            return stepping.Stop("interrupted")
+        except gdb.error as error:
+            if self.exited is not None or not gdb.selected_inferior().pid:
+                return stepping.Stop("exited", text="" if self.exited is None else " with code %d" % self.exited)
+            if "watchpoint" in str(error).lower():
+                raise UserError("no hardware watchpoint left to watch the task's state (%s)" % error) from None
+            raise UserError("%s failed: %s" % (command, error)) from None
+        finally:
+            gdb.events.stop.disconnect(self._on_stop)
+            gdb.events.exited.disconnect(self._on_exit)
+        if self.exited is not None or not gdb.selected_inferior().pid:
+            return stepping.Stop("exited", text="" if self.exited is None else " with code %d" % self.exited)
+        stop = self._classify(self.stops[-1] if self.stops else None)
+        if stop.kind == "step" and command == "finish" and gdb.history_count() > values_before:
+            # What `finish` printed as "Value returned is $N = ...".
+            stop = stop._replace(returned=str(gdb.history(0)))
+        return stop
+
+    def _classify(self, event):
+        if isinstance(event, gdb.BreakpointEvent):
+            for breakpoint in event.breakpoints:
+                if breakpoint in self.ours:
+                    return stepping.Stop("ours", handle=breakpoint)
+            numbers = ", ".join(str(breakpoint.number) for breakpoint in event.breakpoints)
+            return stepping.Stop("breakpoint", text="breakpoint %s" % numbers)
+        if isinstance(event, gdb.SignalEvent):
+            if event.stop_signal == "SIGINT":
+                return stepping.Stop("interrupted")
+            return stepping.Stop("signal", text=event.stop_signal)
+        return stepping.Stop("step")
+
+    def selected_thread_id(self):
+        thread = gdb.selected_thread()
+        return thread.ptid[1] or thread.ptid[2] or thread.num
+
+    def selected_frame_index(self):
+        selected, frame, index = gdb.selected_frame(), gdb.newest_frame(), 0
+        while frame is not None and frame != selected and index < MAX_FRAMES:
+            frame, index = frame.older(), index + 1
+        return index if frame is not None else 0
+
+    def _frame(self, index):
+        frame = gdb.newest_frame()
+        for _ in range(index or 0):
+            older = frame.older()
+            if older is None:
+                break
+            frame = older
+        return frame
+
+    def frames_with_registers(self):
+        frames = []
+        frame = gdb.newest_frame()
+        while frame is not None and len(frames) < MAX_FRAMES:
+            try:
+                sal = frame.find_sal()
+                file = sal.symtab.filename if sal.symtab is not None else None
+                line = sal.line or None
+            except gdb.error:
+                file, line = None, None
+            registers = {}
+            for name in stepping.REGISTERS:
+                value = _register(frame, name)
+                if value is not None:
+                    registers[name] = value
+            frames.append({
+                "pc": frame.pc(), "inlined": frame.type() == gdb.INLINE_FRAME, "file": file, "line": line,
+                "registers": registers, "function": frame.name() or "",
+            })
+            try:
+                frame = frame.older()
+            except gdb.error:
+                break
+        return frames
+
+    def frame_key(self, index):
+        return (gdb.selected_thread().num, self._frame(index))
+
+    def next_line(self):
+        return self._run("next")
+
+    def finish_frame(self, index):
+        self._frame(index).select()
+        return self._run("finish")
+
+    def resume(self):
+        return self._run("continue")
+
+    def next_instruction(self):
+        return self._run("nexti")
+
+    def add_breakpoint(self, address, condition):
+        with _c_language():
+            breakpoint = gdb.Breakpoint("*0x%x" % address, internal=True)
+            breakpoint.silent = True
+            breakpoint.condition = condition
+        self.ours.add(breakpoint)
+        return breakpoint
+
+    def add_write_watchpoint(self, address, size, condition):
+        spelled = {1: "char", 2: "short", 4: "int", 8: "long"}[size]
+        with _c_language():
+            watchpoint = gdb.Breakpoint(
+                "*(unsigned %s *) 0x%x" % (spelled, address), gdb.BP_WATCHPOINT, gdb.WP_WRITE, internal=True
+            )
+            if watchpoint.type != gdb.BP_HARDWARE_WATCHPOINT:
+                watchpoint.delete()
+                raise UserError("no hardware watchpoint to watch the task's state (can-use-hw-watchpoints is 0)")
+            watchpoint.silent = True
+            watchpoint.condition = condition
+        self.ours.add(watchpoint)
+        return watchpoint
+
+    def set_enabled(self, handle, enabled):
+        if handle.is_valid() and handle.enabled != enabled:
+            handle.enabled = enabled
+
+    def remove(self, handle):
+        self.ours.discard(handle)
+        if handle.is_valid():
+            handle.delete()
+
+    def where(self):
+        try:
+            return gdb.execute("frame", to_string=True)
+        except gdb.error as error:
+            return "(%s)\n" % error
+
+    def thread_description(self):
+        thread = gdb.selected_thread()
+        return 'thread %d "%s"' % (self.selected_thread_id(), thread.name or "")
+
+
+class _c_language:
+    """The conditions are written in C (as LLDB takes them): GDB parses a breakpoint's
+    expressions in the language current when it is made, and keeps that language."""
+
+    def __enter__(self):
+        self.language = gdb.parameter("language")
+        gdb.execute("set language c", to_string=True)
+
+    def __exit__(self, *_):
+        gdb.execute("set language %s" % self.language, to_string=True)
+
+
+class AsyncSteppingCommand(gdb.Command):
+    """One of the commands that run the program to follow a task; help from stepping.HELPS."""
+
+    def __init__(self, name, command):
+        self.__doc__ = stepping.HELPS[command] + "\n" + stepping.USAGES[command]
+        super().__init__("async " + name, gdb.COMMAND_RUNNING)
+        self.command = command
+
+    def invoke(self, argument, from_tty):
+        self.dont_repeat()
+        # GDB would print each inner step's stop; the command prints where it ends.
+        quiet = gdb.parameter("suppress-cli-notifications")
+        gdb.execute("set suppress-cli-notifications on", to_string=True)
+        try:
+            output, error = commands.execute_stepping(GdbAdapter, GdbStepper, self.command, argument)
+        finally:
+            gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"), to_string=True)
+        if error is not None:
+            gdb.write(error + "\n", gdb.STDERR)
+        else:
+            gdb.write(output)

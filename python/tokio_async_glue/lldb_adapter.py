@@ -2,6 +2,7 @@
 `async` commands. Loaded by lldb-scripts/tokio_async.py. Nothing here depends on LLDB's
 view of Rust types (LLDB cannot represent Rust enums)."""
 
+import json
 import os
 import re
 import shlex
@@ -9,7 +10,7 @@ import threading
 
 import lldb
 
-from . import commands
+from . import commands, stepping
 from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
 from .thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer
 
@@ -344,6 +345,8 @@ def register(debugger):
     for name, command in _NAMES:
         kind = ("-p -c tokio_async_glue.lldb_adapter.Parsed" if ParsedCommand is not None else "-c tokio_async_glue.lldb_adapter.Async")
         steps.append("command script add -o %s%s async %s" % (kind, _CLASSES[command], name))
+    for name, command in [(command, command) for command in stepping.COMMANDS] + [("n", stepping.NEXT)]:
+        steps.append("command script add -o -c tokio_async_glue.lldb_adapter.Async%s async %s" % (_STEPPING_CLASSES[command], name))
     for step in steps:
         result = lldb.SBCommandReturnObject()
         interpreter.HandleCommand(step, result)
@@ -388,3 +391,263 @@ def _preload_on_module_loads(debugger):
                 commands.note_preload_failure(error)
 
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()
+
+
+class LldbStepper(stepping.Stepper):
+    """The stepping commands' primitives in LLDB: its thread plans (step over, step out),
+    `process continue`, breakpoints and watchpoints by address with conditions, and the
+    threads' stop reasons. Run synchronously: each call returns once the process stops."""
+
+    def __init__(self, debugger, exe_ctx):
+        self.debugger = debugger
+        self.target = exe_ctx.GetTarget() if exe_ctx is not None and exe_ctx.GetTarget().IsValid() else debugger.GetSelectedTarget()
+        self.process = self.target.GetProcess()
+        # Our breakpoints by id: (registers, address) of the instance each stops for.
+        self.breakpoints, self.watchpoints = {}, set()
+
+    def _thread(self):
+        return self.process.GetSelectedThread()
+
+    def _finish(self, error=None, stepping_thread=None):
+        state = self.process.GetState()
+        if state in (lldb.eStateExited, lldb.eStateDetached, lldb.eStateInvalid):
+            return stepping.Stop("exited", text=" with code %d" % self.process.GetExitStatus())
+        if error is not None and not error.Success() and state not in STOPPED_STATES:
+            raise UserError("cannot run the program: %s" % error.GetCString())
+        found = None
+        for thread in self.process:
+            reason = thread.GetStopReason()
+            if reason == lldb.eStopReasonBreakpoint:
+                number = thread.GetStopReasonDataAtIndex(0)
+                if number in self.breakpoints:
+                    if not self._holds_instance(thread, number):
+                        continue  # It reached ours too, for another instance.
+                    stop = stepping.Stop("ours", handle=("breakpoint", number))
+                elif number < 1 << 31 and self.target.FindBreakpointByID(number).IsValid():
+                    stop = stepping.Stop("breakpoint", text="breakpoint %d" % number)
+                else:
+                    continue  # A thread plan's own breakpoint, or a stale one.
+            elif reason == lldb.eStopReasonWatchpoint:
+                number = thread.GetStopReasonDataAtIndex(0)
+                if number in self.watchpoints:
+                    stop = stepping.Stop("ours", handle=("watchpoint", number))
+                else:
+                    stop = stepping.Stop("breakpoint", text="watchpoint %d" % number)
+            elif reason == lldb.eStopReasonSignal:
+                name = self.process.GetUnixSignals().GetSignalAsCString(thread.GetStopReasonDataAtIndex(0))
+                if name == "SIGTRAP":
+                    # A thread that reached a breakpoint removed before LLDB saw it (a step's,
+                    # or ours): nothing of the user's.
+                    continue
+                stop = stepping.Stop("interrupted" if name == "SIGINT" else "signal", text=name or "a signal")
+            elif reason in (lldb.eStopReasonPlanComplete, lldb.eStopReasonTrace):
+                if thread.GetThreadID() != stepping_thread:
+                    continue  # Another thread's leftover: not the step asked for.
+                stop = stepping.Stop("step")
+            elif reason == lldb.eStopReasonException:
+                stop = stepping.Stop("signal", text=thread.GetStopDescription(256) or "an exception")
+            else:
+                continue
+            # The user's stop first, then ours, then a finished step.
+            rank = {"breakpoint": 0, "signal": 0, "interrupted": 0, "ours": 1, "step": 2}[stop.kind]
+            if found is None or rank < found[0]:
+                found = (rank, stop, thread)
+        if found is None:
+            # Nothing of ours or the user's: the stepping thread's plan is not done yet (it
+            # is kept as the program goes on).
+            return stepping.Stop("spurious")
+        self.process.SetSelectedThread(found[2])
+        return found[1]
+
+    def _holds_instance(self, thread, number):
+        registers, value = self.breakpoints[number]
+        frame = thread.GetFrameAtIndex(0)
+        return any(frame.FindRegister(name).GetNonSyntheticValue().GetValueAsUnsigned(0) == value for name in registers)
+
+    def _until_real_stop(self, run):
+        """Runs `run` and, while the only stop is a stale trap, lets the program go on (the
+        thread plan in progress stays)."""
+        stop = run()
+        for _ in range(stepping.MAX_ROUNDS):
+            if stop.kind != "spurious":
+                return stop
+            stop = self._finish(self.process.Continue())
+        raise UserError("the program keeps stopping on traps of removed breakpoints")
+
+    def _synchronously(self, run):
+        was_async = self.debugger.GetAsync()
+        self.debugger.SetAsync(False)
+        try:
+            return run()
+        finally:
+            self.debugger.SetAsync(was_async)
+
+    def selected_thread_id(self):
+        return self._thread().GetThreadID()
+
+    def selected_frame_index(self):
+        return self._thread().GetSelectedFrame().GetFrameID()
+
+    def frames_with_registers(self):
+        frames = []
+        thread = self._thread()
+        for index in range(min(thread.GetNumFrames(), MAX_FRAMES)):
+            frame = thread.GetFrameAtIndex(index)
+            line_entry = frame.GetLineEntry()
+            registers = {}
+            for name in stepping.REGISTERS:
+                register = frame.FindRegister(name).GetNonSyntheticValue()
+                error = lldb.SBError()
+                value = register.GetValueAsUnsigned(error, 0) if register.IsValid() else None
+                if value is not None and error.Success():
+                    registers[name] = value
+            frames.append({
+                "pc": frame.GetPC(), "inlined": frame.IsInlined(),
+                "file": line_entry.GetFileSpec().fullpath if line_entry.IsValid() else None,
+                "line": (line_entry.GetLine() or None) if line_entry.IsValid() else None,
+                "registers": registers, "function": frame.GetFunctionName() or "",
+            })
+        return frames
+
+    def frame_key(self, index):
+        thread = self._thread()
+        frame = thread.GetFrameAtIndex(index or 0)
+        start = frame.GetFunction().GetStartAddress().GetLoadAddress(self.target) if frame.GetFunction().IsValid() else None
+        return (thread.GetThreadID(), frame.GetCFA(), start, frame.GetBlock().GetInlinedName())
+
+    def next_line(self):
+        def run():
+            error = lldb.SBError()
+            thread = self._thread()
+            thread.StepOver(lldb.eOnlyDuringStepping, error)
+            return self._finish(error, stepping_thread=thread.GetThreadID())
+        return self._synchronously(lambda: self._until_real_stop(run))
+
+    def finish_frame(self, index):
+        def run():
+            thread = self._thread()
+            error = lldb.SBError()
+            frame = thread.GetFrameAtIndex(index or 0)
+            if hasattr(thread, "StepOutOfFrame"):
+                thread.StepOutOfFrame(frame, error)
+            else:
+                thread.StepOut()
+            stop = self._until_real_stop(lambda: self._finish(error, stepping_thread=thread.GetThreadID()))
+            if stop.kind == "step":
+                value = self._thread().GetStopReturnValue()
+                if value.IsValid():
+                    text = str(value)
+                    text = text.split(" = ", 1)[-1] if " = " in text else text
+                    # LLDB 14 shows a Rust enum (Poll<T>) as an empty struct: that is no value.
+                    if text.strip() not in ("", "{}"):
+                        stop = stop._replace(returned=text)
+            return stop
+        return self._synchronously(run)
+
+    def next_instruction(self):
+        def run():
+            thread = self._thread()
+            error = lldb.SBError()
+            thread.StepInstruction(True, error)
+            return self._finish(error, stepping_thread=thread.GetThreadID())
+        return self._synchronously(lambda: self._until_real_stop(run))
+
+    def resume(self):
+        return self._synchronously(lambda: self._until_real_stop(lambda: self._finish(self.process.Continue())))
+
+    def add_breakpoint(self, address, condition):
+        breakpoint = self.target.BreakpointCreateByAddress(address)
+        if not breakpoint.IsValid():
+            raise UserError("cannot set a breakpoint at 0x%x" % address)
+        registers, value = _parse_register_condition(condition)
+        if os.environ.get("TOKIO_ASYNC_LLDB_CONDITIONS") == "expression":
+            breakpoint.SetCondition(condition)
+        else:
+            extra = lldb.SBStructuredData()
+            extra.SetFromJSON('{"registers": %s, "value": "%d"}' % (json.dumps(registers), value))
+            breakpoint.SetScriptCallbackFunction("tokio_async_glue.lldb_adapter.holds_instance", extra)
+        self.breakpoints[breakpoint.GetID()] = (registers, value)
+        return ("breakpoint", breakpoint.GetID())
+
+    def add_write_watchpoint(self, address, size, condition):
+        error = lldb.SBError()
+        watchpoint = self.target.WatchAddress(address, size, False, True, error)
+        if not error.Success() or not watchpoint.IsValid():
+            raise UserError("no hardware watchpoint left to watch the task's state (%s)" % (error.GetCString() or "refused"))
+        watchpoint.SetCondition(condition)
+        self.watchpoints.add(watchpoint.GetID())
+        return ("watchpoint", watchpoint.GetID())
+
+    def set_enabled(self, handle, enabled):
+        kind, number = handle
+        if kind == "breakpoint":
+            self.target.FindBreakpointByID(number).SetEnabled(enabled)
+        else:
+            self.target.FindWatchpointByID(number).SetEnabled(enabled)
+
+    def remove(self, handle):
+        kind, number = handle
+        if kind == "breakpoint":
+            self.breakpoints.pop(number, None)
+            self.target.BreakpointDelete(number)
+        else:
+            self.watchpoints.discard(number)
+            self.target.DeleteWatchpoint(number)
+
+    def where(self):
+        stream = lldb.SBStream()
+        self._thread().GetStatus(stream)
+        return stream.GetData()
+
+    def thread_description(self):
+        thread = self._thread()
+        return 'thread %d "%s"' % (thread.GetThreadID(), thread.GetName() or "")
+
+
+def _parse_register_condition(condition):
+    """`$rdi == 0x10 || $rsi == 0x10` -> (["rdi", "rsi"], 0x10)."""
+    registers = re.findall(r"\$(\w+) ==", condition)
+    values = set(re.findall(r"== (0x[0-9a-f]+)", condition))
+    return registers, int(values.pop(), 16)
+
+
+def holds_instance(frame, location, extra_args, internal_dict):
+    """A stepping breakpoint's test: stop only if a register holds the coroutine's address."""
+    value = int(extra_args.GetValueForKey("value").GetStringValue(32))
+    names = extra_args.GetValueForKey("registers")
+    for index in range(names.GetSize()):
+        register = frame.FindRegister(names.GetItemAtIndex(index).GetStringValue(16)).GetNonSyntheticValue()
+        if register.IsValid() and register.GetValueAsUnsigned(0) == value:
+            return True
+    return False
+
+
+class _SteppingCommand(_Help):
+    """A stepping command (stepping.py), its arguments as one string."""
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return stepping.HELPS[self.command]
+
+    def get_long_help(self):
+        return stepping.HELPS[self.command] + "\n" + stepping.USAGES[self.command]
+
+    def __call__(self, debugger, argument, exe_ctx, result):
+        output, error = commands.execute_stepping(
+            lambda: LldbAdapter(debugger, exe_ctx), lambda: LldbStepper(debugger, exe_ctx), self.command, argument
+        )
+        if error is not None:
+            result.SetError(error)
+        else:
+            result.PutCString(output.rstrip("\n"))
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)
+
+
+_STEPPING_CLASSES = {
+    stepping.NEXT: "NextCommand", stepping.STEP: "StepCommand", stepping.FINISH: "FinishCommand",
+    stepping.UNTIL_POLLED: "UntilPolledCommand", stepping.UNTIL_WOKEN: "UntilWokenCommand",
+}
+for _command, _name in _STEPPING_CLASSES.items():
+    globals()["Async" + _name] = type("Async" + _name, (_SteppingCommand,), {"command": _command})

@@ -75,3 +75,11 @@ pub fn static_tls_address(fs_base: u64, block_size: u64, block_align: u64, tls_o
     let block = block_size.div_ceil(align) * align;
     fs_base.wrapping_sub(block).wrapping_add(tls_offset)
 }
+
+/// The names of the general registers by DWARF number (0 to 16), as debuggers spell them.
+pub const DWARF_REGISTER_NAMES: [&str; 17] = [
+    "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
+    "r14", "r15", "rip",
+];
+/// The registers of the first two integer arguments at a call (System V).
+pub const FIRST_TWO_ARGUMENTS: [&str; 2] = ["rdi", "rsi"];

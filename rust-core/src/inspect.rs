@@ -232,6 +232,29 @@ pub fn all_task_ids(
     Ok(ids)
 }
 
+/// The id of the task thread `tid` polls now, as its tokio context says (a worker's, a
+/// current_thread runtime's or a LocalSet's task); `None` in a block_on future or outside
+/// any task. Reads no future.
+pub fn current_task_of(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+    tid: u64,
+) -> Result<Option<u64>> {
+    let memory = WithExecutable {
+        inner: memory,
+        debug,
+        load_bias,
+    };
+    let target = Target::new(debug, &memory, load_bias);
+    let (threads, _) = read_threads(&target, request)?;
+    Ok(threads
+        .iter()
+        .find(|state| state.input.tid == tid)
+        .and_then(|state| state.current_task))
+}
+
 /// What one thread is to tokio, from its context thread-local and its stack.
 struct ThreadState<'t> {
     input: &'t ThreadInput,

@@ -13,7 +13,8 @@
 //! - `tokio` (the runtime's threads, tasks, queues) and `future` (decoding futures);
 //!   `block_on`: the future a thread blocks on;
 //! - `links`, `waits`, `groups`, `selection`: what joins tasks, and which are shown;
-//! - `inspect`: one command's work, from threads to a report;
+//! - `inspect`: one command's work, from threads to a report; `stepping`: where the
+//!   stepping commands stop to follow one coroutine instance;
 //! - `render`, `output`: text and JSON;
 //! - `python`: the boundary with the debuggers' glue.
 
@@ -38,6 +39,7 @@ pub mod render;
 pub mod selection;
 pub mod stack;
 pub mod std_values;
+pub mod stepping;
 pub mod threads;
 pub mod tokio;
 pub mod value;

@@ -149,6 +149,11 @@ pub fn is_dependency_dir(dir: &str) -> bool {
     DEPENDENCY_DIRS.iter().any(|marker| dir.contains(marker))
 }
 
+/// Code of the program itself, not of a dependency or the standard library (a full path).
+pub fn is_users_own(path: &str) -> bool {
+    !is_dependency_dir(path) && !path.starts_with("/rustc/")
+}
+
 /// The version of crate `name` in a source path of a dependency:
 /// `/root/.cargo/registry/src/index…/tokio-1.54.1/src/lib.rs` -> `1.54.1`.
 pub fn crate_version(path: &str, name: &str) -> Option<String> {

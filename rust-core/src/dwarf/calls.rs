@@ -172,7 +172,12 @@ impl DebugInfo {
         self.type_info(parameter).is_ok_and(|info| accepts(&info))
     }
 
-    fn signature(&self, die: DieRef) -> Signature {
+    /// The type of a function's first parameter (through its origin).
+    pub fn first_parameter_type(&self, die: DieRef) -> Option<DieRef> {
+        self.signature(die).first_parameter
+    }
+
+    pub(super) fn signature(&self, die: DieRef) -> Signature {
         if let Some(signature) = self.signatures.lock().unwrap().get(&die) {
             return signature.clone();
         }
@@ -233,7 +238,7 @@ impl DebugInfo {
     /// The code-bearing copies of the coroutine resume functions at `function_path`:
     /// out-of-line subprograms and inlined copies (optimized builds inline a resume function
     /// into its caller's), in the units `units_for_function` gives.
-    fn concrete_functions(&self, function_path: &str, near: DieRef) -> Vec<DieRef> {
+    pub(super) fn concrete_functions(&self, function_path: &str, near: DieRef) -> Vec<DieRef> {
         let copies_in = |at: usize| match self.coroutine_bodies_in(at).get(function_path) {
             Some(copies) => (
                 copies.len(),

@@ -13,6 +13,9 @@ pub struct FunctionAt {
     pub path: String,
     /// The DIE that carries the name and template parameters.
     pub die: DieRef,
+    /// The DIE of this copy's code: the subprogram, or the inlined subroutine (whose
+    /// parameters have this copy's locations).
+    pub code: DieRef,
 }
 
 /// How deep inlined calls may nest before we stop looking.
@@ -25,7 +28,7 @@ impl DebugInfo {
             return Ok(Vec::new());
         };
         let mut chain = Vec::new();
-        if let Some(function) = self.function_of(subprogram) {
+        if let Some(function) = self.function_of(subprogram, subprogram) {
             chain.push(function);
         }
         let (unit, offset) = self.unit_of(subprogram)?;
@@ -40,10 +43,11 @@ impl DebugInfo {
         types::template_params_of_subprogram(self, die)
     }
 
-    fn function_of(&self, die: DieRef) -> Option<FunctionAt> {
+    fn function_of(&self, die: DieRef, code: DieRef) -> Option<FunctionAt> {
         self.subprogram_path(die).map(|(path, named)| FunctionAt {
             path: path.to_string(),
             die: named,
+            code,
         })
     }
 
@@ -88,7 +92,8 @@ impl DebugInfo {
                 let origin = entry
                     .attr_value(constants::DW_AT_abstract_origin)
                     .and_then(|value| unit.attr_die(value));
-                if let Some(function) = origin.and_then(|origin| self.function_of(origin)) {
+                let code = unit.die(child.entry().offset());
+                if let Some(function) = origin.and_then(|origin| self.function_of(origin, code)) {
                     chain.push(function);
                 }
                 return self.collect_inlined(unit, child, address, chain, depth + 1);

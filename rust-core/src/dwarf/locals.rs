@@ -9,7 +9,7 @@ use gimli::{
     constants, AttributeValue, EvaluationResult, Location, Reader as _, Value as DwarfValue,
 };
 
-use super::{DebugInfo, Reader, UnitView};
+use super::{DebugInfo, DieRef, Reader, UnitView};
 use crate::arch::{DWARF_FRAME_POINTER, DWARF_STACK_POINTER};
 use crate::error::{Error, Result};
 use crate::memory::{Memory, MemoryExt};
@@ -37,6 +37,10 @@ impl PhysicalFrame {
         }
     }
 }
+
+/// A frame's general registers by DWARF number (x86-64: 0 to 16), as the debugger
+/// unwound them; `None` where it could not (a caller-saved register in an outer frame).
+pub type FrameRegisters = [Option<u64>; 17];
 
 impl DebugInfo {
     /// The address of local `name` in the function running at `frame.pc`, when DWARF says
@@ -71,10 +75,72 @@ impl DebugInfo {
             unit.encoding(),
             expression,
             frame_base,
-            &frame,
+            &|register| frame.register(register),
             memory,
             load_bias,
         )
+        .map(|location| match location {
+            Some(Location::Address { address }) => Some(address),
+            _ => None,
+        })
+    }
+
+    /// The value of the first parameter of `function` (a subprogram, or an inlined copy in
+    /// `subprogram`) at `pc` (link-time) in a frame with `registers`: a pointer-sized value
+    /// in a register or in memory, wherever its location says. `Ok(None)` when DWARF does not
+    /// say at the pc, or the registers it needs are unknown.
+    pub fn first_parameter_value(
+        &self,
+        function: DieRef,
+        subprogram: DieRef,
+        pc: u64,
+        registers: &FrameRegisters,
+        memory: &dyn Memory,
+        load_bias: u64,
+    ) -> Result<Option<u64>> {
+        let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
+        let frame_base = {
+            let (unit, offset) = self.unit_of(subprogram)?;
+            let mut tree = unit.entries_tree(Some(offset))?;
+            let root = tree.root()?;
+            let frame = PhysicalFrame {
+                pc,
+                sp: register(DWARF_STACK_POINTER).unwrap_or(0),
+                fp: register(DWARF_FRAME_POINTER),
+            };
+            frame_base(root.entry(), &frame)
+        };
+        let (unit, offset) = self.unit_of(function)?;
+        let mut tree = unit.entries_tree(Some(offset))?;
+        let root = tree.root()?;
+        let mut location = None;
+        let mut children = root.children();
+        while let Some(child) = children.next()? {
+            if child.entry().tag() == constants::DW_TAG_formal_parameter {
+                location = child.entry().attr_value(constants::DW_AT_location);
+                break;
+            }
+        }
+        let Some(location) = location else {
+            return Ok(None);
+        };
+        let Some(expression) = expression_at(unit, location, pc)? else {
+            return Ok(None);
+        };
+        let found = evaluate(
+            unit.encoding(),
+            expression,
+            frame_base.unwrap_or(0),
+            &register,
+            memory,
+            load_bias,
+        )?;
+        Ok(match found {
+            Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
+            Some(Location::Register { register: number }) => register(number.0),
+            Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
+            _ => None,
+        })
     }
 }
 
@@ -130,7 +196,7 @@ fn innermost_local(
 
 /// The location expression that holds at `pc`: the attribute's own, or its location
 /// list's entry for that pc (`None`: optimized out there).
-fn expression_at(
+pub(super) fn expression_at(
     unit: UnitView<'_>,
     location: AttributeValue<Reader>,
     pc: u64,
@@ -156,10 +222,10 @@ fn evaluate(
     encoding: gimli::Encoding,
     expression: gimli::Expression<Reader>,
     frame_base: u64,
-    frame: &PhysicalFrame,
+    register: &dyn Fn(u16) -> Option<u64>,
     memory: &dyn Memory,
     load_bias: u64,
-) -> Result<Option<u64>> {
+) -> Result<Option<Location<Reader>>> {
     let mut evaluation = expression.evaluation(encoding);
     // A branch back (`DW_OP_skip`) in a corrupt expression must not loop for ever.
     evaluation.set_max_iterations(MAX_EXPRESSION_OPERATIONS);
@@ -168,16 +234,14 @@ fn evaluate(
         step = match step {
             EvaluationResult::Complete => {
                 return Ok(match evaluation.result().as_slice() {
-                    [piece] if piece.size_in_bits.is_none() => match piece.location {
-                        Location::Address { address } => Some(address),
-                        _ => None,
-                    },
+                    [piece] if piece.size_in_bits.is_none() => Some(piece.location.clone()),
                     _ => None,
                 });
             }
             EvaluationResult::RequiresFrameBase => evaluation.resume_with_frame_base(frame_base)?,
-            EvaluationResult::RequiresRegister { register, .. } => match frame.register(register.0)
-            {
+            EvaluationResult::RequiresRegister {
+                register: number, ..
+            } => match register(number.0) {
                 Some(value) => evaluation.resume_with_register(DwarfValue::Generic(value))?,
                 None => return Ok(None),
             },
@@ -221,15 +285,19 @@ mod tests {
             SectionBytes::Owned(Arc::from(bytes)),
             gimli::RunTimeEndian::Little,
         );
-        evaluate(
+        match evaluate(
             ENCODING,
             gimli::Expression(reader),
             frame_base,
-            &frame,
+            &|register| frame.register(register),
             memory,
             0,
         )
         .unwrap()
+        {
+            Some(Location::Address { address }) => Some(address),
+            _ => None,
+        }
     }
 
     #[test]
@@ -249,7 +317,7 @@ mod tests {
             ENCODING,
             gimli::Expression(reader),
             0,
-            &frame,
+            &|register| frame.register(register),
             &SparseMemory::default(),
             0
         )

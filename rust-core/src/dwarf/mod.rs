@@ -8,6 +8,7 @@ mod debug_files;
 mod elf;
 mod index;
 mod locals;
+mod resume;
 mod split;
 mod types;
 mod units;
@@ -23,7 +24,8 @@ pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
-pub use locals::PhysicalFrame;
+pub use locals::{FrameRegisters, PhysicalFrame};
+pub use resume::{AddressAtEntry, ResumeEntry};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -113,6 +113,11 @@ pub const FEATURE_MARKS: &[(&str, &str)] = &[
 /// The cfg `tokio_unstable`, shown by `CORE_SPAWNED_AT` (1.46 on).
 pub const UNSTABLE_CFG: &str = "tokio_unstable";
 
+/// The `task::state::State` methods a wake sets `NOTIFIED` in (`transition_to_notified_by_val`,
+/// `_by_ref`, `_for_cancellation`, `_and_cancel`; 1.x). A failed compare-and-swap elsewhere
+/// also writes the word back, with the bit a wake on another thread just set.
+pub const WAKE_TRANSITIONS: &[&str] = &["State::transition_to_notified"];
+
 /// `task::state` bits (stable since 1.0).
 pub mod state_bits {
     pub const RUNNING: u64 = 0b1;

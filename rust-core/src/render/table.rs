@@ -122,7 +122,7 @@ fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
                 && node
                     .location
                     .as_ref()
-                    .is_some_and(|at| is_users_own(&at.path))
+                    .is_some_and(|at| names::is_users_own(&at.path))
         })
         .map(|node| {
             let at = node
@@ -182,11 +182,6 @@ fn elide_generics(name: &str) -> String {
         }
     }
     out
-}
-
-/// Code of the program itself, not of a dependency or the standard library.
-fn is_users_own(path: &str) -> bool {
-    !names::is_dependency_dir(path) && !path.starts_with("/rustc/")
 }
 
 #[cfg(test)]

@@ -29,6 +29,8 @@ use crate::panics::guarded;
 use crate::render::{Style, TextOptions, View};
 use crate::selection::TaskFilter;
 
+mod stepping;
+
 create_exception!(
     _core,
     CoreError,
@@ -533,5 +535,11 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(task_ids, module)?)?;
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
+    module.add_class::<stepping::Coroutine>()?;
+    module.add_class::<stepping::StepPlan>()?;
+    module.add_class::<stepping::WakeWatch>()?;
+    module.add_function(wrap_pyfunction!(stepping::step_plan, module)?)?;
+    module.add_function(wrap_pyfunction!(stepping::poll_targets, module)?)?;
+    module.add_function(wrap_pyfunction!(stepping::wake_watch, module)?)?;
     Ok(())
 }

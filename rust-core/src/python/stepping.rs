@@ -1,0 +1,278 @@
+//! The stepping commands' side of the module: what the glue needs to follow one task as it
+//! runs (`crate::stepping`), as typed objects. The glue drives the debugger with them.
+
+use std::rc::Rc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+
+use super::{raise, with_memory, Binary, Process, PythonMemory, Request};
+use crate::arch::DWARF_REGISTER_NAMES;
+use crate::budget::Budget;
+use crate::dwarf::FrameRegisters;
+use crate::error::{Error, ErrorKind, Result};
+use crate::inspect::{self, inspect_within};
+use crate::model::Report;
+use crate::panics::guarded;
+use crate::selection::TaskFilter;
+use crate::stepping::{self, FrameState};
+
+/// One coroutine instance to stop at: `stops` is `[(address, [register, ...])]`, a
+/// breakpoint at `address` on the condition that one of the registers holds `address`.
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+pub struct Coroutine {
+    address: u64,
+    type_name: String,
+    function: String,
+    file: Option<String>,
+    line: Option<u64>,
+    users_own: bool,
+    declared_line: Option<u64>,
+    stops: Vec<(u64, Vec<String>)>,
+    unstoppable: Option<String>,
+    state_offset: Option<u64>,
+    state_size: u64,
+    frame: Option<usize>,
+}
+
+#[pymethods]
+impl Coroutine {
+    /// Whether its state discriminant's bytes (`state_size` of them read at
+    /// `address + state_offset`) say it has returned.
+    fn has_returned(&self, state: &[u8]) -> bool {
+        stepping::has_returned(state)
+    }
+}
+
+impl From<stepping::Coroutine> for Coroutine {
+    fn from(found: stepping::Coroutine) -> Self {
+        Coroutine {
+            address: found.address,
+            type_name: found.type_name,
+            function: found.function,
+            file: found.file,
+            line: found.line,
+            users_own: found.users_own,
+            declared_line: found.declared_line,
+            stops: found
+                .stops
+                .into_iter()
+                .map(|stop| {
+                    let registers = stop.registers.iter().map(|r| r.to_string()).collect();
+                    (stop.address, registers)
+                })
+                .collect(),
+            unstoppable: found.unstoppable,
+            state_offset: found.state_offset,
+            state_size: found.state_size,
+            frame: found.frame,
+        }
+    }
+}
+
+/// What the selected frame runs: `task` (None in a block_on future), `chain` (its coroutine,
+/// then those awaiting it, outward), `awaitees` (the async fns its line awaits).
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+pub struct StepPlan {
+    task: Option<u64>,
+    chain: Vec<Py<Coroutine>>,
+    awaitees: Vec<Py<Coroutine>>,
+    awaited: Option<String>,
+}
+
+/// Task N's state word, and the bit a wake sets in it.
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+pub struct WakeWatch {
+    address: u64,
+    size: u64,
+    notified_mask: u64,
+    notified_now: bool,
+    waking_functions: Vec<String>,
+}
+
+/// A frame as the glue gives it: registers by name.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrameInput {
+    pc: u64,
+    inlined: bool,
+    file: Option<String>,
+    line: Option<u64>,
+    #[serde(default)]
+    registers: FxHashMap<String, u64>,
+}
+
+impl FrameInput {
+    fn state(self) -> FrameState {
+        let mut registers: FrameRegisters = [None; 17];
+        for (number, name) in DWARF_REGISTER_NAMES.iter().enumerate() {
+            registers[number] = self.registers.get(*name).copied();
+        }
+        FrameState {
+            pc: self.pc,
+            inlined: self.inlined,
+            file: self.file,
+            line: self.line,
+            registers,
+        }
+    }
+}
+
+fn coroutines(py: Python<'_>, found: Vec<stepping::Coroutine>) -> PyResult<Vec<Py<Coroutine>>> {
+    found
+        .into_iter()
+        .map(|coroutine| Py::new(py, Coroutine::from(coroutine)))
+        .collect()
+}
+
+/// The report of the request's threads (with `task`: that task's whole tree too).
+fn report_for(
+    binary: &Binary,
+    process: &Process,
+    request: &Request,
+    memory: &dyn crate::memory::Memory,
+    task: Option<u64>,
+) -> Result<Report> {
+    let fields = request.take()?;
+    let inspect_request = inspect::Request {
+        threads: fields.threads,
+        all: task.is_some(),
+        live_pid: process.live_pid,
+        locals: false,
+        filter: TaskFilter {
+            ids: task.map(|id| vec![id]),
+            ..TaskFilter::default()
+        },
+        group: false,
+        wait_edges: false,
+        limits: fields.limits,
+    };
+    let budget = Budget::new(inspect_request.limits, None);
+    inspect_within(
+        &binary.debug,
+        memory,
+        process.load_bias,
+        &inspect_request,
+        &budget,
+    )
+}
+
+fn memory_of<'py>(py: Python<'py>, process: &Process) -> PythonMemory<'py> {
+    PythonMemory {
+        read: process.read_memory.bind(py).clone(),
+        interrupted: Rc::default(),
+    }
+}
+
+/// What the frame `selected` of thread `tid` runs (`frames`: that thread's, innermost
+/// first, each `{pc, inlined, file, line, registers: {name: value}}`). Raises `Error`.
+#[pyfunction]
+pub fn step_plan(
+    binary: &Bound<'_, Binary>,
+    process: &Bound<'_, Process>,
+    request: &Bound<'_, Request>,
+    tid: u64,
+    frames: &Bound<'_, PyList>,
+    selected: usize,
+) -> PyResult<StepPlan> {
+    let py = binary.py();
+    let frames: Vec<FrameInput> = pythonize::depythonize(frames.as_any()).map_err(|error| {
+        raise(
+            py,
+            Error::new(
+                ErrorKind::Internal,
+                format!("bad frames from the glue: {error}"),
+            ),
+        )
+    })?;
+    let (binary, process) = (binary.get(), process.get());
+    let result = guarded(|| {
+        let frames: Vec<FrameState> = frames.into_iter().map(FrameInput::state).collect();
+        with_memory(process, memory_of(py, process), |memory, _| {
+            let fields = request.get().take()?;
+            let inspect_request = inspect::Request {
+                threads: fields.threads,
+                all: false,
+                live_pid: process.live_pid,
+                locals: false,
+                filter: TaskFilter::default(),
+                group: false,
+                wait_edges: false,
+                limits: fields.limits,
+            };
+            let task = inspect::current_task_of(
+                &binary.debug,
+                memory,
+                process.load_bias,
+                &inspect_request,
+                tid,
+            )?;
+            let plan = stepping::plan_for_frames(
+                &binary.debug,
+                memory,
+                process.load_bias,
+                &frames,
+                selected,
+            )?;
+            Ok((task, plan))
+        })
+    });
+    let (task, plan) = result.map_err(|error| raise(py, error))?;
+    Ok(StepPlan {
+        task,
+        chain: coroutines(py, plan.chain)?,
+        awaitees: coroutines(py, plan.awaitees)?,
+        awaited: plan.awaited,
+    })
+}
+
+/// The innermost coroutines task `id` is suspended in. Raises `Error`.
+#[pyfunction]
+pub fn poll_targets(
+    binary: &Bound<'_, Binary>,
+    process: &Bound<'_, Process>,
+    request: &Bound<'_, Request>,
+    id: u64,
+) -> PyResult<Vec<Py<Coroutine>>> {
+    let py = binary.py();
+    let (binary, process) = (binary.get(), process.get());
+    let result = guarded(|| {
+        with_memory(process, memory_of(py, process), |memory, _| {
+            let report = report_for(binary, process, request.get(), memory, Some(id))?;
+            stepping::suspended_leaves(&binary.debug, &report, id, process.load_bias)
+        })
+    });
+    coroutines(py, result.map_err(|error| raise(py, error))?)
+}
+
+/// Task `id`'s state word to watch for a wake. Raises `Error`.
+#[pyfunction]
+pub fn wake_watch(
+    binary: &Bound<'_, Binary>,
+    process: &Bound<'_, Process>,
+    request: &Bound<'_, Request>,
+    id: u64,
+) -> PyResult<WakeWatch> {
+    let py = binary.py();
+    let (binary, process) = (binary.get(), process.get());
+    let result = guarded(|| {
+        with_memory(process, memory_of(py, process), |memory, _| {
+            let report = report_for(binary, process, request.get(), memory, Some(id))?;
+            stepping::wake_watch(&binary.debug, memory, &report, id)
+        })
+    });
+    let watch = result.map_err(|error| raise(py, error))?;
+    Ok(WakeWatch {
+        address: watch.address,
+        size: watch.size,
+        notified_mask: watch.notified_mask,
+        notified_now: watch.notified_now,
+        waking_functions: watch
+            .waking_functions
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
+    })
+}

@@ -23,8 +23,10 @@ STEP_MARKER = re.compile(r"//\s*@step\s+(\w+)")
 # The line each command ends with.
 STOP = re.compile(r"^(?:task (\d+)|the block_on future), async fn (\S+) at (\S+):(\d+)$", re.M)
 WOKEN = re.compile(r"^task (\d+) woken by (.*)$", re.M)
-# A step of a script: the selected thread's function names, innermost first.
+# Steps of a script: the selected thread's function names, innermost first; the task it
+# polls, as `async backtrace --json` says.
 BACKTRACE = "@backtrace"
+SELECTED_TASK = "@selected-task"
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +88,10 @@ def run(command):
     # (this script's import) on the thread selected when that one began.
     if command == BACKTRACE:
         return "\n".join(frame_names(40)) + "\n"
+    # The task the selected thread polls, as the report says.
+    if command == SELECTED_TASK:
+        report = json.loads(run_command("async backtrace --json"))
+        return str([thread["current_task"] for thread in report["threads"] if thread["tid"] == selection()[0]])
     return run_command(command)
 
 before = breakpoint_list()
@@ -119,8 +125,8 @@ def delete_all(debugger):
 def run_stepping(debugger, tmp_path, binary, mode, setup, commands, after=(), check_code=True, timeout=240):
     """Runs `binary mode` to the breakpoints of `setup`, then `commands` from a script, and
     returns (outputs, before, after, code differences, task ids by role, run)."""
-    body = "COMMANDS = %r\nAFTER = %r\nEXECUTABLE = %r\nCHECK_CODE = %r\nBACKTRACE = %r\n" % (
-        list(commands), list(after), binary, check_code, BACKTRACE)
+    body = "COMMANDS = %r\nAFTER = %r\nEXECUTABLE = %r\nCHECK_CODE = %r\nBACKTRACE = %r\nSELECTED_TASK = %r\n" % (
+        list(commands), list(after), binary, check_code, BACKTRACE, SELECTED_TASK)
     steps = list(setup) + [script_step(debugger, tmp_path / "stepping.py", body + SCRIPT)]
     run = debugger.run_steps(steps, program=binary, args=[mode], timeout=timeout)
     assert run.traceback_free(), run.stdout + run.stderr
@@ -293,7 +299,8 @@ def test_an_interrupt_ends_a_command(debugger, tmp_path):
         roles = wake_roles(fixture)
         watchpoints = "info watchpoints" if debugger.name == "gdb" else "watchpoint list"
         steps = ["async until-woken %s" % roles["forever"], watchpoints]
-        script = "COMMANDS = %r\nAFTER = []\nEXECUTABLE = %r\nCHECK_CODE = False\nBACKTRACE = %r\n" % (steps, binary, BACKTRACE)
+        script = "COMMANDS = %r\nAFTER = []\nEXECUTABLE = %r\nCHECK_CODE = False\nBACKTRACE = %r\nSELECTED_TASK = %r\n" % (
+            steps, binary, BACKTRACE, SELECTED_TASK)
         # The signal reaches the program while the command waits (or queued before it runs).
         timer = threading.Timer(5.0, lambda: fixture.send_signal(signal.SIGINT))
         timer.start()
@@ -311,37 +318,46 @@ def test_an_interrupt_ends_a_command(debugger, tmp_path):
         fixture.wait()
 
 
-def test_what_cannot_be_done_is_said(debugger, tmp_path, lines):
+def test_what_cannot_be_done_is_said(debugger, tmp_path, lines, wake_ids):
     binary = build.fixture("stepping-app", "dev")
     select_parked_worker = "thread 2" if debugger.name == "gdb" else "thread select 2"
+    # GDB told to use no hardware watchpoint (LLDB has no such setting).
+    no_watchpoints = ["set can-use-hw-watchpoints 0", "async until-woken %s" % wake_ids["forever"]] if debugger.name == "gdb" else []
     result, roles, run = run_stepping(
         debugger, tmp_path, binary, "wake", wake_setup(debugger),
-        ["async until-polled 9999", "async until-woken", "async next now", select_parked_worker, "async next", "async step"],
+        ["async until-polled 9999", "async until-woken", "async next now", select_parked_worker, "async next", "async step"]
+        + no_watchpoints,
     )
     errors = [output.strip().splitlines()[-1] if output.strip() else "" for output in result["outputs"]]
     assert errors[0].endswith("tokio-async: no task 9999 among the 6 tasks of this program (`async tasks` lists them)"), errors[0]
     assert errors[1].endswith("tokio-async: which task? usage: async until-woken TASK"), errors[1]
     assert errors[2].endswith("tokio-async: next takes no arguments; usage: async next"), errors[2]
-    for error in errors[4:]:
+    for error in errors[4:6]:
         assert error.endswith("tokio-async: the selected frame is in no async fn or block of a task; stop in one first"), error
+    if no_watchpoints:
+        assert errors[7].endswith(
+            "tokio-async: no hardware watchpoint to watch the task's state (can-use-hw-watchpoints is 0)"
+        ), errors[7]
     assert_code_and_breakpoints(result)
 
 
 def test_release_build(debugger, tmp_path, lines):
     """Fully optimized: level3's resume function is inlined into level2's with no register
     for its address (said in one line, nothing changed); tokio's Mutex::lock survives, so
-    `async step` enters it and `until-polled` stops in a task waiting for the lock."""
+    `async step` enters it, in the task stopped in (the `lock` line is every task's here)."""
     binary = build.fixture("stepping-app", "release")
     setup = [break_line(debugger, lines["lock"]), "run", delete_first(debugger)]
-    result, roles, run = run_stepping(debugger, tmp_path, binary, "multi", setup, ["async next", "async finish", "async step"])
+    result, roles, run = run_stepping(
+        debugger, tmp_path, binary, "multi", setup, [SELECTED_TASK, "async next", "async finish", "async step"]
+    )
     reason = (
         "tokio-async: stepping_app::level3's resume function is inlined into its callers in this build, and the debug "
         "info does not say where the coroutine's address is at their start; rebuild with less optimization (opt-level 1) "
         "to follow it"
     )
-    next_output, finish_output, step_output = result["outputs"]
+    [stopped_task], next_output, finish_output, step_output = json.loads(result["outputs"][0]), *result["outputs"][1:]
     assert next_output.strip().splitlines()[-1].endswith(reason), next_output
     assert finish_output.strip().splitlines()[-1].endswith(reason), finish_output
     task, function, file, _ = stop_of(step_output)
-    assert (task, function) == (int(roles["watched"]), "tokio::sync::mutex::Mutex<T>::lock"), step_output
+    assert (task, function) == (stopped_task, "tokio::sync::mutex::Mutex<T>::lock"), step_output
     assert_code_and_breakpoints(result)

@@ -439,7 +439,9 @@ class LldbStepper(stepping.Stepper):
                     # A thread that reached a breakpoint removed before LLDB saw it (a step's,
                     # or ours): nothing of the user's.
                     continue
-                stop = stepping.Stop("interrupted" if name == "SIGINT" else "signal", text=name or "a signal")
+                # LLDB stops the program with SIGSTOP when the user presses Ctrl-C.
+                interrupted = name in ("SIGINT", "SIGSTOP")
+                stop = stepping.Stop("interrupted" if interrupted else "signal", text=name or "a signal")
             elif reason in (lldb.eStopReasonPlanComplete, lldb.eStopReasonTrace):
                 if thread.GetThreadID() != stepping_thread:
                     continue  # Another thread's leftover: not the step asked for.

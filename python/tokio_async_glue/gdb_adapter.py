@@ -295,6 +295,10 @@ def _on_new_objfile(event):
         pass
 
 
+# How deep in a thread's stack the wake's state transition may be.
+WAKE_FRAMES = 16
+
+
 class GdbStepper(stepping.Stepper):
     """The stepping commands' primitives in GDB: its own `next`, `finish` and `continue`,
     internal breakpoints and watchpoints (not in the user's list), and its stop events."""
@@ -445,6 +449,24 @@ class GdbStepper(stepping.Stepper):
             return gdb.execute("frame", to_string=True)
         except gdb.error as error:
             return "(%s)\n" % error
+
+    def select_thread_in(self, functions):
+        selected = gdb.selected_thread()
+        # The selected thread first: it is the one the watchpoint stopped, most often.
+        others = [thread for thread in gdb.selected_inferior().threads() if thread != selected]
+        for thread in [selected] + others:
+            if not thread.is_valid():
+                continue
+            thread.switch()
+            frame = gdb.newest_frame()
+            for _ in range(WAKE_FRAMES):
+                if frame is None:
+                    break
+                if any(name in (frame.name() or "") for name in functions):
+                    return True
+                frame = frame.older()
+        selected.switch()
+        return False
 
     def thread_description(self):
         thread = gdb.selected_thread()

@@ -393,6 +393,10 @@ def _preload_on_module_loads(debugger):
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()
 
 
+# How deep in a thread's stack the wake's state transition may be.
+WAKE_FRAMES = 16
+
+
 class LldbStepper(stepping.Stepper):
     """The stepping commands' primitives in LLDB: its thread plans (step over, step out),
     `process continue`, breakpoints and watchpoints by address with conditions, and the
@@ -600,6 +604,17 @@ class LldbStepper(stepping.Stepper):
         stream = lldb.SBStream()
         self._thread().GetStatus(stream)
         return stream.GetData()
+
+    def select_thread_in(self, functions):
+        selected = self._thread()
+        others = [thread for thread in self.process if thread.GetThreadID() != selected.GetThreadID()]
+        for thread in [selected] + others:
+            for index in range(min(thread.GetNumFrames(), WAKE_FRAMES)):
+                name = thread.GetFrameAtIndex(index).GetFunctionName() or ""
+                if any(function in name for function in functions):
+                    self.process.SetSelectedThread(thread)
+                    return True
+        return False
 
     def thread_description(self):
         thread = self._thread()

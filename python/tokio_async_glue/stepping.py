@@ -104,6 +104,11 @@ class Stepper:
         """Where the selected thread stopped, in the debugger's usual form."""
         raise NotImplementedError
 
+    def select_thread_in(self, functions) -> bool:
+        """Selects a thread with one of its innermost frames in a function whose name
+        contains one of `functions`; False when none is."""
+        raise NotImplementedError
+
     def thread_description(self) -> str:
         """`thread TID "NAME"` of the selected thread."""
         raise NotImplementedError
@@ -374,10 +379,10 @@ def _run(session: Session, command: str, task: Optional[int]) -> str:
     session.handles.append(stepper.add_write_watchpoint(watch.address, watch.size, condition))
     for _ in range(MAX_ROUNDS):
         _checked(session.resume(), command, ("ours",))
-        # A compare-and-swap that fails writes the word back too: stop only in the thread
-        # whose write is the wake.
-        frames = stepper.frames_with_registers()
-        if any(name in frame["function"] for frame in frames for name in watch.waking_functions):
+        # A compare-and-swap that fails writes the word back too, and the debugger may
+        # report that thread's write rather than the wake's (or drop the wake's, its value
+        # then unchanged). The waking thread is stopped just after its write: select it.
+        if stepper.select_thread_in(watch.waking_functions):
             return stepper.where() + "task %d woken by %s\n" % (task, _waker(session))
     raise UserError("async %s gave up after %d writes to task %d's state" % (command, MAX_ROUNDS, task))
 

@@ -7,6 +7,7 @@
 # make test-shapes - the whole debugger suite with the fixtures' tokio built without
 #                    parking_lot, only the features they use (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
+# make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
 # make wheel - the pip wheel (maturin, abi3), in target/wheels
@@ -21,7 +22,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -71,6 +72,10 @@ test-shapes: setup build
 
 bench: setup build
 	$(PYTHON) bench/run.py --write bench/RESULTS.md
+
+# What following a task costs while 50 tasks run the same code (bench/stepping.py).
+bench-stepping: setup build
+	$(PYTHON) bench/stepping.py
 
 install: build
 	@tools/install.sh install "$(INSTALL_DIR)"

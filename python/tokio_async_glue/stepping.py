@@ -133,7 +133,6 @@ class Session:
         # `plan(selected)`, `poll_targets(task)`, `wake_watch(task)`, `read(address, size)`.
         self.core = core_calls
         self.handles = []
-        self.lines = []
 
     def close(self, handles=None):
         """Removes these breakpoints (all of them by default)."""
@@ -219,10 +218,9 @@ def _who(plan, coroutine=None) -> str:
     return "%s, async fn %s at %s" % (owner, coroutine.function, where)
 
 
-def _current(session: Session, selected: Optional[int] = None):
+def _current(session: Session):
     """The plan of the selected frame: it must run a coroutine."""
-    index = session.stepper.selected_frame_index() if selected is None else selected
-    plan = session.core.plan(index)
+    plan = session.core.plan(session.stepper.selected_frame_index())
     if not plan.chain:
         raise UserError("the selected frame is in no async fn or block of a task; stop in one first")
     return plan

@@ -112,16 +112,7 @@ impl DebugInfo {
         };
         let (unit, offset) = self.unit_of(function)?;
         let mut tree = unit.entries_tree(Some(offset))?;
-        let root = tree.root()?;
-        let mut location = None;
-        let mut children = root.children();
-        while let Some(child) = children.next()? {
-            if child.entry().tag() == constants::DW_TAG_formal_parameter {
-                location = child.entry().attr_value(constants::DW_AT_location);
-                break;
-            }
-        }
-        let Some(location) = location else {
+        let Some(location) = first_parameter_location(tree.root()?)? else {
             return Ok(None);
         };
         let Some(expression) = expression_at(unit, location, pc)? else {
@@ -192,6 +183,19 @@ fn innermost_local(
         }
     })?;
     Ok(found)
+}
+
+/// The location attribute of a function's (or inlined copy's) first parameter.
+pub(super) fn first_parameter_location(
+    function: gimli::EntriesTreeNode<'_, '_, Reader>,
+) -> Result<Option<AttributeValue<Reader>>> {
+    let mut children = function.children();
+    while let Some(child) = children.next()? {
+        if child.entry().tag() == constants::DW_TAG_formal_parameter {
+            return Ok(child.entry().attr_value(constants::DW_AT_location));
+        }
+    }
+    Ok(None)
 }
 
 /// The location expression that holds at `pc`: the attribute's own, or its location

@@ -63,15 +63,7 @@ impl DebugInfo {
             return Ok(None);
         };
         let first_parameter_type = self.signature(die).first_parameter;
-        let mut location = None;
-        let mut children = root.children();
-        while let Some(child) = children.next()? {
-            if child.entry().tag() == constants::DW_TAG_formal_parameter {
-                location = child.entry().attr_value(constants::DW_AT_location);
-                break;
-            }
-        }
-        let register = match location {
+        let register = match super::locals::first_parameter_location(root)? {
             Some(location) => register_at(unit, location, address)?,
             None => None,
         };

@@ -480,26 +480,40 @@ fn task_ids(
     let debug = binary.get().debug.clone();
     let process = process.get();
     let result = guarded(|| {
-        let fields = request.get().take()?;
-        let inspect_request = inspect::Request {
-            threads: fields.threads,
-            all: true,
-            live_pid: process.live_pid,
-            locals: false,
-            filter: TaskFilter::default(),
-            group: false,
-            wait_edges: false,
-            limits: fields.limits,
-        };
-        let memory_read = PythonMemory {
-            read: process.read_memory.bind(py).clone(),
-            interrupted: Rc::default(),
-        };
-        with_memory(process, memory_read, |memory, _| {
+        let inspect_request = reading_request(request.get(), process, true, TaskFilter::default())?;
+        with_memory(process, debugger_memory(py, process), |memory, _| {
             all_task_ids(&debug, memory, process.load_bias, &inspect_request)
         })
     });
     result.map_err(|error| raise(py, error))
+}
+
+/// A request that reads the program without rendering it: no locals, groups or wait edges.
+fn reading_request(
+    request: &Request,
+    process: &Process,
+    all: bool,
+    filter: TaskFilter,
+) -> Result<inspect::Request> {
+    let fields = request.take()?;
+    Ok(inspect::Request {
+        threads: fields.threads,
+        all,
+        live_pid: process.live_pid,
+        locals: false,
+        filter,
+        group: false,
+        wait_edges: false,
+        limits: fields.limits,
+    })
+}
+
+/// The debugger's memory reads, for commands that take no Ctrl-C of their own.
+fn debugger_memory<'py>(py: Python<'py>, process: &Process) -> PythonMemory<'py> {
+    PythonMemory {
+        read: process.read_memory.bind(py).clone(),
+        interrupted: Rc::default(),
+    }
 }
 
 /// The `kind` of every node, as JSON names it (what `--waiting-on` takes).

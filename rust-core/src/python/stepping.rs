@@ -1,14 +1,12 @@
 //! The stepping commands' side of the module: what the glue needs to follow one task as it
 //! runs (`crate::stepping`), as typed objects. The glue drives the debugger with them.
 
-use std::rc::Rc;
-
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
-use super::{raise, with_memory, Binary, Process, PythonMemory, Request};
+use super::{debugger_memory, raise, reading_request, with_memory, Binary, Process, Request};
 use crate::arch::DWARF_REGISTER_NAMES;
 use crate::budget::Budget;
 use crate::dwarf::FrameRegisters;
@@ -127,28 +125,19 @@ fn coroutines(py: Python<'_>, found: Vec<stepping::Coroutine>) -> PyResult<Vec<P
         .collect()
 }
 
-/// The report of the request's threads (with `task`: that task's whole tree too).
-fn report_for(
+/// The report of the request's threads and of task `id`, its whole tree.
+fn report_of_task(
     binary: &Binary,
     process: &Process,
     request: &Request,
     memory: &dyn crate::memory::Memory,
-    task: Option<u64>,
+    id: u64,
 ) -> Result<Report> {
-    let fields = request.take()?;
-    let inspect_request = inspect::Request {
-        threads: fields.threads,
-        all: task.is_some(),
-        live_pid: process.live_pid,
-        locals: false,
-        filter: TaskFilter {
-            ids: task.map(|id| vec![id]),
-            ..TaskFilter::default()
-        },
-        group: false,
-        wait_edges: false,
-        limits: fields.limits,
+    let filter = TaskFilter {
+        ids: Some(vec![id]),
+        ..TaskFilter::default()
     };
+    let inspect_request = reading_request(request, process, true, filter)?;
     let budget = Budget::new(inspect_request.limits, None);
     inspect_within(
         &binary.debug,
@@ -157,13 +146,6 @@ fn report_for(
         &inspect_request,
         &budget,
     )
-}
-
-fn memory_of<'py>(py: Python<'py>, process: &Process) -> PythonMemory<'py> {
-    PythonMemory {
-        read: process.read_memory.bind(py).clone(),
-        interrupted: Rc::default(),
-    }
 }
 
 /// What the frame `selected` of thread `tid` runs (`frames`: that thread's, innermost
@@ -190,18 +172,9 @@ pub fn step_plan(
     let (binary, process) = (binary.get(), process.get());
     let result = guarded(|| {
         let frames: Vec<FrameState> = frames.into_iter().map(FrameInput::state).collect();
-        with_memory(process, memory_of(py, process), |memory, _| {
-            let fields = request.get().take()?;
-            let inspect_request = inspect::Request {
-                threads: fields.threads,
-                all: false,
-                live_pid: process.live_pid,
-                locals: false,
-                filter: TaskFilter::default(),
-                group: false,
-                wait_edges: false,
-                limits: fields.limits,
-            };
+        with_memory(process, debugger_memory(py, process), |memory, _| {
+            let inspect_request =
+                reading_request(request.get(), process, false, TaskFilter::default())?;
             let task = inspect::current_task_of(
                 &binary.debug,
                 memory,
@@ -239,8 +212,8 @@ pub fn poll_targets(
     let py = binary.py();
     let (binary, process) = (binary.get(), process.get());
     let result = guarded(|| {
-        with_memory(process, memory_of(py, process), |memory, _| {
-            let report = report_for(binary, process, request.get(), memory, Some(id))?;
+        with_memory(process, debugger_memory(py, process), |memory, _| {
+            let report = report_of_task(binary, process, request.get(), memory, id)?;
             stepping::suspended_leaves(&binary.debug, &report, id, process.load_bias)
         })
     });
@@ -258,8 +231,8 @@ pub fn wake_watch(
     let py = binary.py();
     let (binary, process) = (binary.get(), process.get());
     let result = guarded(|| {
-        with_memory(process, memory_of(py, process), |memory, _| {
-            let report = report_for(binary, process, request.get(), memory, Some(id))?;
+        with_memory(process, debugger_memory(py, process), |memory, _| {
+            let report = report_of_task(binary, process, request.get(), memory, id)?;
             stepping::wake_watch(&binary.debug, memory, &report, id)
         })
     });

@@ -63,6 +63,9 @@ pub const MPSC_CHAN: Path = &[Field("chan"), Field("inner"), Arc];
 pub const MPSC_SEMAPHORE: &str = "semaphore";
 pub const MPSC_SENDERS: &str = "tx_count";
 pub const MPSC_RX_CLOSED: Paths = &[&[Field("rx_fields"), Unwrap, Field("rx_closed")]];
+/// `RxFields.list: list::Rx{index, ..}`: the slot the receiver reads next, which counts the
+/// values received.
+pub const MPSC_RX_INDEX: Paths = &[&[Field("rx_fields"), Unwrap, Field("list"), Field("index")]];
 pub const MPSC_BOUND: &str = "bound";
 pub const MPSC_BOUNDED_PERMITS: Path = &[Field("semaphore"), Field("permits")];
 /// oneshot `Sender`/`Receiver{inner: Option<Arc<Inner{state, ..}>>}`.

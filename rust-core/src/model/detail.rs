@@ -157,7 +157,7 @@ pub struct WrapperState {
 }
 
 /// A point on CLOCK_MONOTONIC, as tokio's `Instant` keeps it.
-#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Serialize, serde::Deserialize, Clone, Copy, PartialEq)]
 pub struct MonotonicTime {
     pub nanos: u32,
     pub secs: i64,
@@ -230,6 +230,8 @@ pub struct MpscWait {
     pub capacity: Option<u64>,
     pub closed: bool,
     pub queued: u64,
+    /// Values received so far (the receive position), where the layout shows it.
+    pub received: Option<u64>,
     pub senders: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub senders_held_by: Option<Vec<HolderNote>>,
@@ -639,6 +641,7 @@ mod tests {
                 capacity: Some(4),
                 closed: false,
                 queued: 0,
+                received: Some(7),
                 senders: 1,
                 senders_held_by: Some(vec![note.clone()]),
             }),

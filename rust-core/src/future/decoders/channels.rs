@@ -46,11 +46,15 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
         (word >> 1, None, word & 1 == 1)
     };
     let closed = closed || rx_closed;
+    let received = std_values::at(&chan, layout::MPSC_RX_INDEX)
+        .and_then(|index| index.read_uint())
+        .ok();
     let wait = MpscWait {
         address: chan.address,
         capacity,
         closed,
         queued,
+        received,
         senders,
         senders_held_by: None,
     };

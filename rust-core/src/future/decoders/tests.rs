@@ -443,6 +443,7 @@ fn mpsc_recv_counts_what_is_queued_in_either_kind_of_channel() {
             capacity: bounded.then_some(8),
             closed: false,
             queued: 2,
+            received: None,
             senders: 3,
             senders_held_by: None,
         };

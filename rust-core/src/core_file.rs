@@ -12,6 +12,7 @@ use object::Endianness;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::Memory;
+use crate::model::{ClockSource, TakenAt};
 
 /// One `PT_LOAD` segment's bytes present in the file.
 struct Segment {
@@ -138,4 +139,45 @@ impl Memory for CoreFileMemory {
         }
         Ok(())
     }
+}
+
+/// When the core was taken: the time systemd-coredump recorded with it (extended attribute
+/// `user.coredump.timestamp`, microseconds since the epoch), else the file's modification
+/// time (it is written at or just after the stop).
+pub fn taken_at(path: &Path) -> Option<TakenAt> {
+    if let Some(micros) = xattr_number(path, "user.coredump.timestamp") {
+        return Some(TakenAt {
+            unix_secs: micros as f64 / 1e6,
+            source: ClockSource::CoreDumpTime,
+        });
+    }
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since_epoch = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(TakenAt {
+        unix_secs: since_epoch.as_secs_f64(),
+        source: ClockSource::CoreFileTime,
+    })
+}
+
+fn xattr_number(path: &Path, name: &str) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let name = std::ffi::CString::new(name).ok()?;
+    let mut value = [0u8; 32];
+    // SAFETY: both strings are NUL-terminated and `value` is as long as we say.
+    let length = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    let length = usize::try_from(length).ok()?;
+    std::str::from_utf8(value.get(..length)?)
+        .ok()?
+        .trim_end_matches('\0')
+        .trim()
+        .parse()
+        .ok()
 }

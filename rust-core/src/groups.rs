@@ -10,10 +10,10 @@ use rustc_hash::{FxHashMap, FxHasher};
 use crate::model::{FutureNode, StateCount, TaskGroup, TaskReport};
 
 /// The groups of `tasks`, largest first (ties: lowest first id first).
-pub fn group_tasks(tasks: &[TaskReport]) -> Vec<TaskGroup> {
+pub fn group_tasks<'a>(tasks: impl IntoIterator<Item = &'a TaskReport>) -> Vec<TaskGroup> {
     // Hash, then compare for real within a bucket: a collision must not merge two shapes.
     let mut buckets: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
-    let mut members: Vec<Vec<&TaskReport>> = Vec::new();
+    let mut members: Vec<Vec<&'a TaskReport>> = Vec::new();
     for task in tasks {
         let mut hasher = FxHasher::default();
         hash_shape(&task.root, &mut hasher);

@@ -11,10 +11,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
 use crate::groups::group_tasks;
+use crate::history::Snapshot;
 use crate::layouts::tokio as runtime;
 use crate::memory::Memory;
 use crate::model::{
-    FutureNode, Report, RuntimeReport, TaskReport, TaskState, ThreadReport, ThreadRole,
+    FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState, ThreadReport, ThreadRole,
     WorkerQueue, WorkerState, REPORT_VERSION,
 };
 use crate::panics;
@@ -62,6 +63,30 @@ pub struct Request {
     /// What the command may spend (`budget.rs`).
     #[serde(default)]
     pub limits: Limits,
+    /// When the program stopped.
+    #[serde(default)]
+    pub clock: StopClock,
+    /// The snapshot of the stop before this one (`history::store`), for `--stuck-for`
+    /// and for the `since` each task carries.
+    #[serde(skip)]
+    pub previous: Option<std::sync::Arc<Snapshot>>,
+}
+
+/// When the program stopped: on the wall clock (the report's `taken_at`), and for a live
+/// process on CLOCK_MONOTONIC, which tokio's timers count in. Times left on sleeps are
+/// against the stop, not against the moment the command runs.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+pub struct StopClock {
+    #[serde(default)]
+    pub taken_at: Option<TakenAt>,
+    #[serde(default)]
+    pub monotonic: Option<(i64, u32)>,
+}
+
+/// A report, and the snapshot of its stop when every task was walked (`history`).
+pub struct Inspection {
+    pub report: Report,
+    pub snapshot: Option<Snapshot>,
 }
 
 pub fn inspect(
@@ -87,6 +112,17 @@ pub fn inspect_within(
     request: &Request,
     budget: &Budget<'_>,
 ) -> Result<Report> {
+    inspect_over_time(debug, memory, load_bias, request, budget).map(|done| done.report)
+}
+
+/// `inspect_within`, keeping the stop's snapshot for the next commands.
+pub fn inspect_over_time(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+    budget: &Budget<'_>,
+) -> Result<Inspection> {
     // Split units not found, or units unreadable, may be why nothing could be read: say so.
     inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| {
         let problems = debug.problems();
@@ -106,7 +142,7 @@ fn inspect_with_debug_info(
     load_bias: u64,
     request: &Request,
     budget: &Budget<'_>,
-) -> Result<Report> {
+) -> Result<Inspection> {
     let selection = Selection::new(&request.filter)?;
     let memory = WithExecutable {
         inner: memory,
@@ -122,7 +158,9 @@ fn inspect_with_debug_info(
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess {
         pid: request.live_pid,
-        now: request.live_pid.and_then(|_| monotonic_now()),
+        now: request
+            .live_pid
+            .and_then(|_| request.clock.monotonic.or_else(monotonic_now)),
     };
     let decoder = FutureDecoder::new(&target)
         .with_tasks(&task_reader)
@@ -147,6 +185,8 @@ fn inspect_with_debug_info(
         deadlocks: Vec::new(),
         futurelocks: Vec::new(),
         waits: None,
+        taken_at: request.clock.taken_at,
+        diff: None,
     };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
@@ -186,12 +226,23 @@ fn inspect_with_debug_info(
     }
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
     report.errors.extend(debug.unreadable_units());
+    // Every task, before any filter; not when the budget cut the walk short.
+    let snapshot = (request.all && budget.stopped().is_none())
+        .then(|| Snapshot::of(&report, request.previous.as_deref()));
+    if selection.needs_history() && snapshot.is_none() {
+        return Err(Error::new(
+            ErrorKind::Budget,
+            "--stuck-for: the walk did not reach every task (see its budget), so how long each has been \
+             stuck is not known",
+        ));
+    }
     // Phase 5: after linking, so that a selected task reads as it does among all of them.
-    selection.apply(&mut report)?;
+    let history = snapshot.as_ref().filter(|_| request.previous.is_some());
+    selection.apply(&mut report, history)?;
     if request.group {
         report.groups = Some(group_tasks(&report.tasks));
     }
-    Ok(report)
+    Ok(Inspection { report, snapshot })
 }
 
 /// The ids of every task of every runtime and LocalSet, lowest first, without decoding any

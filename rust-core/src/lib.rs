@@ -13,6 +13,7 @@
 //! - `tokio` (the runtime's threads, tasks, queues) and `future` (decoding futures);
 //!   `block_on`: the future a thread blocks on;
 //! - `links`, `waits`, `groups`, `selection`: what joins tasks, and which are shown;
+//!   `history`: snapshots of stops, compared over time;
 //! - `inspect`: one command's work, from threads to a report; `stepping`: where the
 //!   stepping commands stop to follow one coroutine instance;
 //! - `render`, `output`: text and JSON;
@@ -27,6 +28,7 @@ pub mod error;
 pub mod format;
 pub mod future;
 pub mod groups;
+pub mod history;
 pub mod inspect;
 pub mod layouts;
 pub mod links;

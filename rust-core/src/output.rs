@@ -77,3 +77,35 @@ pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> 
         path.display()
     ))
 }
+
+/// Writes folded stacks (`a;b;c count` lines, what inferno-flamegraph and speedscope read)
+/// to `path`.
+pub fn write_folded(folded: &str, path: &Path) -> Result<()> {
+    std::fs::write(path, folded).map_err(|error| {
+        Error::new(
+            ErrorKind::Output,
+            format!("cannot write {}: {error}", path.display()),
+        )
+    })
+}
+
+/// Draws the folded stacks as a flamegraph SVG at `path` (the `inferno` crate).
+pub fn write_flamegraph(folded: &str, title: &str, path: &Path) -> Result<()> {
+    let failed = |error: std::io::Error| {
+        Error::new(
+            ErrorKind::Output,
+            format!("cannot write {}: {error}", path.display()),
+        )
+    };
+    if folded.trim().is_empty() {
+        return Err(Error::new(
+            ErrorKind::Output,
+            format!("no task was sampled: {} not written", path.display()),
+        ));
+    }
+    let file = BufWriter::new(File::create(path).map_err(failed)?);
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = title.to_string();
+    options.count_name = "task-samples".to_string();
+    inferno::flamegraph::from_lines(&mut options, folded.lines(), file).map_err(failed)
+}

@@ -7,6 +7,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::history::Snapshot;
 use crate::model::{FutureNode, NodeKind, Report, TaskState};
 
 /// The selection as the glue sends it; every given criterion must hold.
@@ -30,6 +31,9 @@ pub struct TaskFilter {
     /// At most this many tasks, lowest ids first.
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Only tasks unchanged for at least this many seconds (`history`).
+    #[serde(default)]
+    pub stuck_for: Option<f64>,
 }
 
 impl TaskFilter {
@@ -40,6 +44,7 @@ impl TaskFilter {
             && self.waiting_on.is_none()
             && self.runtime.is_none()
             && self.limit.is_none()
+            && self.stuck_for.is_none()
     }
 }
 
@@ -55,6 +60,7 @@ pub struct Selection {
     waiting_on: Option<NodeKind>,
     runtime: Option<u64>,
     limit: Option<usize>,
+    stuck_for: Option<f64>,
 }
 
 impl Selection {
@@ -81,12 +87,18 @@ impl Selection {
             waiting_on,
             runtime,
             limit: filter.limit,
+            stuck_for: filter.stuck_for,
         })
+    }
+
+    /// Whether the filter needs the tasks' history (`--stuck-for`).
+    pub fn needs_history(&self) -> bool {
+        self.stuck_for.is_some()
     }
 
     /// Keeps the tasks every criterion selects, then the first `limit` of them (the report's
     /// tasks are in id order). Asking for a task id that no runtime has is an error.
-    pub fn apply(&self, report: &mut Report) -> Result<()> {
+    pub fn apply(&self, report: &mut Report, history: Option<&Snapshot>) -> Result<()> {
         if let Some(missing) = self
             .ids
             .iter()
@@ -100,8 +112,20 @@ impl Selection {
                 .sum();
             return Err(usage(format!("no task {missing} among the {total} tasks of this program (`async tasks` lists them)")));
         }
+        let stuck_for = match (self.stuck_for, history) {
+            (Some(_), None) => return Err(usage(
+                "--stuck-for: no earlier stop of this program is known to compare with; run `async tasks` now, \
+                 let the program run, stop it again, then ask again (or `async diff --since FILE`)".to_string(),
+            )),
+            (Some(seconds), Some(history)) => Some((seconds, history)),
+            (None, _) => None,
+        };
         report.tasks.retain(|task| {
-            self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
+            stuck_for.is_none_or(|(seconds, history)| {
+                history
+                    .stuck_secs(task.id)
+                    .is_some_and(|stuck| stuck >= seconds)
+            }) && self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
                 && self.state.is_none_or(|state| task.state == state)
                 && self.runtime.is_none_or(|runtime| task.runtime == runtime)
                 && self

@@ -254,6 +254,13 @@ pub struct LoadOptions<'a> {
 }
 
 impl DebugInfo {
+    /// The executable's GNU build id, in hex.
+    pub fn build_id(&self) -> Option<String> {
+        let file = object::File::parse(&**self.file_bytes).ok()?;
+        let id = object::Object::build_id(&file).ok()??;
+        Some(id.iter().map(|byte| format!("{byte:02x}")).collect())
+    }
+
     /// Loads the executable's DWARF, looking for a separate debug file only in
     /// `SYSTEM_DEBUG_DIR`.
     pub fn load(path: &Path) -> Result<DebugInfo> {

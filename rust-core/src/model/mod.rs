@@ -6,7 +6,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 mod detail;
+mod history;
 pub use detail::*;
+pub use history::*;
 
 pub const REPORT_VERSION: u32 = 1;
 
@@ -32,6 +34,12 @@ pub struct Report {
     /// With `async waits`: every edge of the wait-for graph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits: Option<Vec<WaitEdge>>,
+    /// When the stop happened, where that is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taken_at: Option<TakenAt>,
+    /// With `async diff`: how each task changed since an earlier stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<Diff>,
 }
 
 /// What kind of thing is waited for or held. Ordered by name: the wait-for graph lists
@@ -553,7 +561,7 @@ impl Branch {
     }
 }
 
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum BranchStatus {
     /// Still being polled.
@@ -611,7 +619,7 @@ impl std::fmt::Display for SimpleValue {
     }
 }
 
-#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum CoroutineState {
     Unresumed,
@@ -620,7 +628,7 @@ pub enum CoroutineState {
     Panicked,
 }
 
-#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Eq)]
 pub struct Location {
     /// Shortened for display (see `names::short_path`).
     pub file: Arc<str>,

@@ -21,14 +21,16 @@ use crate::budget::{Budget, InterruptCheck, Limits};
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{self, all_task_ids, inspect_within, ThreadInput};
+use crate::history::{self, ProcessKey, Snapshot};
+use crate::inspect::{self, all_task_ids, inspect_over_time, Inspection, StopClock, ThreadInput};
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::model::{NodeKind, Report};
+use crate::model::{ClockSource, Diff, NodeKind, Report, TakenAt};
 use crate::output::{self, Format};
 use crate::panics::guarded;
 use crate::render::{Style, TextOptions, View};
 use crate::selection::TaskFilter;
 
+mod sampling;
 mod stepping;
 
 create_exception!(
@@ -107,6 +109,9 @@ struct RequestFields {
     /// Colours for text; none when colour is off.
     #[serde(default)]
     style: Option<Style>,
+    /// `async diff --since FILE`: a saved `--json` report to compare with.
+    #[serde(default)]
+    since: Option<PathBuf>,
 }
 
 /// One command: made as `Request(threads=[...], all=True, view="tasks", json=True, ...)`.
@@ -166,12 +171,19 @@ struct Process {
     /// Read everything through the debugger (to compare memory backends, or rule one out).
     read_through_debugger: bool,
     interrupted: Option<Py<PyAny>>,
+    /// When the debugger saw the program stop: (Unix seconds, CLOCK_MONOTONIC seconds,
+    /// `stop_event` or `first_command`).
+    stop_clock: Option<(f64, f64, String)>,
+    /// What names the target among others (`pid 1234`, `core /tmp/core`): the snapshots of
+    /// its stops are kept under it (`history::store`).
+    target: Option<String>,
 }
 
 #[pymethods]
 impl Process {
     #[new]
-    #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None))]
+    #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None, stop_clock=None, target=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         load_bias: u64,
         read_memory: Py<PyAny>,
@@ -179,6 +191,8 @@ impl Process {
         core_path: Option<PathBuf>,
         read_through_debugger: bool,
         interrupted: Option<Py<PyAny>>,
+        stop_clock: Option<(f64, f64, String)>,
+        target: Option<String>,
     ) -> Process {
         Process {
             load_bias,
@@ -187,7 +201,47 @@ impl Process {
             core_path,
             read_through_debugger,
             interrupted,
+            stop_clock,
+            target,
         }
+    }
+}
+
+impl Process {
+    /// When the program stopped: a core's own time, else what the glue saw.
+    fn clock(&self) -> StopClock {
+        if let Some(path) = &self.core_path {
+            return StopClock {
+                taken_at: crate::core_file::taken_at(path),
+                monotonic: None,
+            };
+        }
+        let Some((unix_secs, monotonic, source)) = &self.stop_clock else {
+            return StopClock::default();
+        };
+        let source = match source.as_str() {
+            "stop_event" => ClockSource::StopEvent,
+            _ => ClockSource::FirstCommand,
+        };
+        let whole = monotonic.trunc();
+        StopClock {
+            taken_at: Some(TakenAt {
+                unix_secs: *unix_secs,
+                source,
+            }),
+            // Only this machine's clock is the process's.
+            monotonic: self
+                .live_pid
+                .map(|_| (whole as i64, ((monotonic - whole) * 1e9) as u32)),
+        }
+    }
+
+    /// Under what this process's snapshots are kept.
+    fn history_key(&self, debug: &DebugInfo) -> Option<ProcessKey> {
+        Some(ProcessKey {
+            target: self.target.clone()?,
+            build_id: debug.build_id(),
+        })
     }
 }
 
@@ -374,15 +428,28 @@ fn backtrace(
     };
     let result = guarded(|| {
         let fields = request.get().take()?;
+        let diffing = fields.view == View::Diff;
+        let clock = process.clock();
+        let key = process.history_key(&debug);
+        let previous = key
+            .as_ref()
+            .and_then(|key| history::store::previous(key, clock.taken_at));
+        let since = fields
+            .since
+            .as_deref()
+            .map(history::saved::snapshot_from_file)
+            .transpose()?;
         let inspect_request = inspect::Request {
             threads: fields.threads,
-            all: fields.all,
+            all: fields.all || diffing,
             live_pid: process.live_pid,
             locals: fields.full,
             filter: fields.filter,
             group: fields.group,
             wait_edges: fields.view == View::Waits,
             limits: fields.limits,
+            clock,
+            previous: previous.clone(),
         };
         let check: &InterruptCheck<'_> = &user_interrupt;
         let budget = Budget::new(inspect_request.limits, Some(check));
@@ -395,16 +462,31 @@ fn backtrace(
             .core_path
             .as_deref()
             .and_then(crate::core_file::truncation_note);
-        let mut report = with_memory(process, memory_read, |memory, source| {
-            Ok(Report {
-                memory_source: Some(source),
-                ..inspect_within(&debug, memory, process.load_bias, &inspect_request, &budget)?
-            })
+        let Inspection {
+            mut report,
+            snapshot,
+        } = with_memory(process, memory_read, |memory, source| {
+            let mut done =
+                inspect_over_time(&debug, memory, process.load_bias, &inspect_request, &budget)?;
+            done.report.memory_source = Some(source);
+            Ok(done)
         })
         .map_err(|error| match &truncated {
             Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
             None => error,
         })?;
+        if diffing {
+            report.diff = Some(compare(
+                &report,
+                snapshot.as_ref(),
+                previous.as_deref(),
+                since,
+                fields.since.as_deref(),
+            )?);
+        }
+        if let (Some(key), Some(snapshot)) = (key, snapshot) {
+            history::store::keep(key, snapshot);
+        }
         if let Some(note) = truncated {
             report.errors.insert(0, note);
         }
@@ -429,6 +511,34 @@ fn backtrace(
         output
     });
     result.map_err(|error| raise(py, error))
+}
+
+/// `async diff`: this stop against the saved report (`since`) or the previous stop.
+fn compare(
+    report: &Report,
+    now: Option<&Snapshot>,
+    previous: Option<&Snapshot>,
+    since: Option<Snapshot>,
+    since_path: Option<&std::path::Path>,
+) -> Result<Diff> {
+    let Some(now) = now else {
+        return Err(Error::new(
+            ErrorKind::Budget,
+            "async diff: the walk did not reach every task (see its budget); nothing to compare",
+        ));
+    };
+    match (since, since_path, previous) {
+        (Some(saved), Some(path), _) => {
+            let after = Snapshot::of(report, Some(&saved));
+            Ok(history::diff(&saved, &after, path.display().to_string()))
+        }
+        (_, _, Some(previous)) => Ok(history::diff(previous, now, "the previous stop".to_string())),
+        _ => Err(Error::new(
+            ErrorKind::Usage,
+            "async diff: no earlier stop of this program is known; this one is kept now: let the program \
+             run, stop it again and run `async diff` (or compare with a saved report: --since FILE.json)",
+        )),
+    }
 }
 
 /// Returns the heap the report freed to the system. glibc keeps freed memory for reuse
@@ -505,6 +615,8 @@ fn reading_request(
         group: false,
         wait_edges: false,
         limits: fields.limits,
+        clock: process.clock(),
+        previous: None,
     })
 }
 
@@ -549,6 +661,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(task_ids, module)?)?;
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
+    module.add_class::<sampling::Sampler>()?;
+    module.add_function(wrap_pyfunction!(sampling::sample, module)?)?;
     module.add_class::<stepping::Coroutine>()?;
     module.add_class::<stepping::StepPlan>()?;
     module.add_class::<stepping::WakeWatch>()?;

@@ -3,6 +3,8 @@
 //! branches. `full` adds the locals each suspended coroutine keeps across its await.
 //! `async tasks` prints a table instead (`table.rs`); `--group` prints each shape once.
 
+mod diff;
+mod sample;
 mod style;
 mod table;
 mod waits;
@@ -15,6 +17,7 @@ use crate::model::{
     BranchStatus, CoroutineState, FutureNode, NodeKind, Report, StateCount, TaskGroup, TaskReport,
     TaskState, ThreadReport, ThreadRole, WorkerState,
 };
+pub use sample::render_sample;
 pub use style::Style;
 use style::{id_preview, pad, thousands, visible_width};
 
@@ -31,6 +34,8 @@ pub enum View {
     Task,
     /// `async waits`: the wait-for graph, deadlocks and futurelocks.
     Waits,
+    /// `async diff`: how each task changed since an earlier stop.
+    Diff,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -70,6 +75,10 @@ pub fn render_text_to(
     render_header(&mut out, report);
     if options.view == View::Waits {
         waits::render_waits(&mut out, report, &options.style);
+        return flush(&mut out);
+    }
+    if let (View::Diff, Some(changes)) = (options.view, &report.diff) {
+        diff::render_diff(&mut out, report, changes, &options.style);
         return flush(&mut out);
     }
     if options.view == View::Tasks {
@@ -513,6 +522,8 @@ mod tests {
             deadlocks: Vec::new(),
             futurelocks: Vec::new(),
             waits: None,
+            taken_at: None,
+            diff: None,
         };
         let text = render_text(&report, &TextOptions::default());
         assert_eq!(

@@ -109,7 +109,7 @@ fn write_rows(out: &mut String, rows: &[Vec<String>], right: &[usize]) {
 }
 
 /// [root, deepest user frame with its line, what the task waits on].
-fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
+pub(super) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
     let mut chain = vec![root];
     while let Some(next) = chain.last().and_then(|node| single_child(node)) {
         chain.push(next);

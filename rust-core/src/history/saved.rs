@@ -1,0 +1,132 @@
+//! A report saved with `--json` (from an earlier stop, or another core of the same
+//! process) read back as a snapshot, for `async diff --since FILE`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use super::progress::Progress;
+use super::snapshot::{marks, Labels, MarkedNode, Snapshot, TaskMark};
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{BranchStatus, CoroutineState, NodeKind, TakenAt, TaskState, REPORT_VERSION};
+
+#[derive(Deserialize)]
+struct SavedReport {
+    version: u32,
+    #[serde(default)]
+    taken_at: Option<TakenAt>,
+    tasks: Vec<SavedTask>,
+}
+
+#[derive(Deserialize)]
+struct SavedTask {
+    id: u64,
+    state: TaskState,
+    root: SavedNode,
+}
+
+#[derive(Deserialize)]
+struct SavedLocation {
+    file: Arc<str>,
+    line: u64,
+}
+
+#[derive(Deserialize)]
+struct SavedBranch {
+    index: usize,
+    status: BranchStatus,
+}
+
+#[derive(Deserialize)]
+struct SavedNode {
+    kind: NodeKind,
+    #[serde(rename = "type")]
+    type_name: Arc<str>,
+    #[serde(default)]
+    function: Option<Arc<str>>,
+    #[serde(default)]
+    state: Option<CoroutineState>,
+    #[serde(default)]
+    await_point: Option<u64>,
+    #[serde(default)]
+    location: Option<SavedLocation>,
+    #[serde(default)]
+    branch: Option<SavedBranch>,
+    #[serde(default)]
+    children: Vec<SavedNode>,
+    #[serde(default)]
+    detail: Option<Progress>,
+}
+
+impl MarkedNode for SavedNode {
+    fn kind(&self) -> NodeKind {
+        self.kind
+    }
+    fn type_name(&self) -> &str {
+        &self.type_name
+    }
+    fn function(&self) -> Option<&str> {
+        self.function.as_deref()
+    }
+    fn coroutine_state(&self) -> Option<CoroutineState> {
+        self.state
+    }
+    fn await_point(&self) -> Option<u64> {
+        self.await_point
+    }
+    fn place(&self) -> Option<(&str, u64)> {
+        self.location
+            .as_ref()
+            .map(|location| (&*location.file, location.line))
+    }
+    fn branch(&self) -> Option<(usize, BranchStatus)> {
+        self.branch
+            .as_ref()
+            .map(|branch| (branch.index, branch.status))
+    }
+    fn progress(&self) -> Progress {
+        self.detail.clone().unwrap_or_default()
+    }
+    fn children(&self) -> Vec<&Self> {
+        self.children.iter().collect()
+    }
+}
+
+/// A saved report's text as a snapshot.
+pub fn snapshot_from_json(text: &str) -> std::result::Result<Snapshot, String> {
+    let saved: SavedReport = serde_json::from_str(text).map_err(|error| error.to_string())?;
+    if saved.version != REPORT_VERSION {
+        return Err(format!(
+            "it is a report of version {}, this tokio-async reads version {REPORT_VERSION}",
+            saved.version
+        ));
+    }
+    let mut labels = Labels::default();
+    let tasks = saved
+        .tasks
+        .iter()
+        .map(|task| TaskMark {
+            id: task.id,
+            state: task.state,
+            nodes: marks(&task.root, &mut labels),
+            since: None,
+        })
+        .collect();
+    Ok(Snapshot::from_tasks(saved.taken_at, tasks, None))
+}
+
+/// The saved report at `path` (`async backtrace all --json --output FILE`).
+pub fn snapshot_from_file(path: &Path) -> Result<Snapshot> {
+    let unreadable = |why: String| {
+        Error::new(
+            ErrorKind::Usage,
+            format!(
+                "cannot read {} as a saved report ({why}); save one with `async tasks --json --output FILE`",
+                path.display()
+            ),
+        )
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| unreadable(error.to_string()))?;
+    snapshot_from_json(&text).map_err(unreadable)
+}

@@ -1,0 +1,219 @@
+//! A compact record of one stop: each task's state and its tree as marks, one per node,
+//! that are equal exactly when the node did not move. Kept between commands (`store.rs`)
+//! and compared (`diff.rs`); also read from a saved report (`saved.rs`).
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHasher};
+
+use super::progress::Progress;
+use crate::model::{BranchStatus, CoroutineState, NodeKind, Report, TakenAt, TaskState};
+
+/// Deeper trees are cut here: every walk is bounded.
+pub const MAX_DEPTH: usize = 256;
+
+/// What a snapshot reads of a node, from a report's tree or a saved report's.
+pub trait MarkedNode {
+    fn kind(&self) -> NodeKind;
+    fn type_name(&self) -> &str;
+    fn function(&self) -> Option<&str>;
+    fn coroutine_state(&self) -> Option<CoroutineState>;
+    fn await_point(&self) -> Option<u64>;
+    /// The short file and the line.
+    fn place(&self) -> Option<(&str, u64)>;
+    fn branch(&self) -> Option<(usize, BranchStatus)>;
+    fn progress(&self) -> Progress;
+    fn children(&self) -> Vec<&Self>;
+}
+
+/// One node as it was: where it sits and what it showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeMark {
+    pub depth: u16,
+    /// Everything that counts, hashed.
+    pub fingerprint: u64,
+    /// What a person reads: `app::serve at main.rs:88`, `mutex_lock (permits_needed 1)`.
+    pub label: Arc<str>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TaskMark {
+    pub id: u64,
+    pub state: TaskState,
+    /// The tree in pre-order.
+    pub nodes: Vec<NodeMark>,
+    /// The `taken_at` (Unix seconds) of the earliest stop with this same mark.
+    pub since: Option<f64>,
+}
+
+impl TaskMark {
+    /// The same state and tree as `other`.
+    pub fn same_as(&self, other: &TaskMark) -> bool {
+        self.state == other.state && self.nodes == other.nodes
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub taken_at: Option<TakenAt>,
+    /// Ordered by id.
+    pub tasks: Vec<TaskMark>,
+}
+
+impl Snapshot {
+    /// The tasks of a report (all of them: taken before any filter), each carrying the
+    /// `since` of `previous` where it has not moved since.
+    pub fn of(report: &Report, previous: Option<&Snapshot>) -> Snapshot {
+        let mut labels = Labels::default();
+        let tasks = report
+            .tasks
+            .iter()
+            .map(|task| TaskMark {
+                id: task.id,
+                state: task.state,
+                nodes: marks(&task.root, &mut labels),
+                since: None,
+            })
+            .collect();
+        Snapshot::from_tasks(report.taken_at, tasks, previous)
+    }
+
+    pub(super) fn from_tasks(
+        taken_at: Option<TakenAt>,
+        mut tasks: Vec<TaskMark>,
+        previous: Option<&Snapshot>,
+    ) -> Snapshot {
+        tasks.sort_by_key(|task| task.id);
+        let now = taken_at.map(|at| at.unix_secs);
+        for task in &mut tasks {
+            let unchanged = previous
+                .and_then(|previous| previous.task(task.id))
+                .filter(|before| before.same_as(task));
+            task.since = match unchanged {
+                Some(before) => before.since.or(now),
+                None => now,
+            };
+        }
+        Snapshot { taken_at, tasks }
+    }
+
+    /// How long task `id` has been as it is now, in seconds.
+    pub fn stuck_secs(&self, id: u64) -> Option<f64> {
+        let now = self.taken_at?.unix_secs;
+        Some(now - self.task(id)?.since?)
+    }
+
+    pub fn task(&self, id: u64) -> Option<&TaskMark> {
+        self.tasks
+            .binary_search_by_key(&id, |task| task.id)
+            .ok()
+            .map(|at| &self.tasks[at])
+    }
+}
+
+/// Labels shared between nodes: 10,000 tasks parked alike make a few distinct ones.
+#[derive(Default)]
+pub(super) struct Labels(FxHashMap<String, Arc<str>>);
+
+impl Labels {
+    fn intern(&mut self, label: String) -> Arc<str> {
+        if let Some(shared) = self.0.get(&label) {
+            return shared.clone();
+        }
+        let shared: Arc<str> = Arc::from(label.as_str());
+        self.0.insert(label, shared.clone());
+        shared
+    }
+}
+
+/// The marks of a tree, in pre-order.
+pub(super) fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
+    let mut marks = Vec::new();
+    let mut pending = vec![(root, 0usize)];
+    while let Some((node, depth)) = pending.pop() {
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let progress = node.progress();
+        marks.push(NodeMark {
+            depth: depth as u16,
+            fingerprint: fingerprint(node, depth, &progress),
+            label: labels.intern(label(node, &progress)),
+        });
+        for child in node.children().into_iter().rev() {
+            pending.push((child, depth + 1));
+        }
+    }
+    marks
+}
+
+fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: &Progress) -> u64 {
+    let mut hasher = FxHasher::default();
+    depth.hash(&mut hasher);
+    node.kind().hash(&mut hasher);
+    node.type_name().hash(&mut hasher);
+    node.function().hash(&mut hasher);
+    node.coroutine_state().hash(&mut hasher);
+    node.await_point().hash(&mut hasher);
+    node.place().hash(&mut hasher);
+    node.branch().hash(&mut hasher);
+    progress.describe().hash(&mut hasher);
+    hasher.finish()
+}
+
+/// `app::serve at main.rs:88`, `[1 pending] mutex_lock (permits_available 0, ...)`.
+pub fn label<N: MarkedNode>(node: &N, progress: &Progress) -> String {
+    let mut text = String::new();
+    if let Some((index, status)) = node.branch() {
+        text.push_str(&format!("[{index} {}] ", status.name()));
+    }
+    match node.function() {
+        Some(function) if node.kind().is_coroutine() => text.push_str(function),
+        _ => text.push_str(node.kind().name()),
+    }
+    if let Some((file, line)) = node.place() {
+        text.push_str(&format!(" at {file}:{line}"));
+    }
+    if node.coroutine_state() == Some(CoroutineState::Unresumed) {
+        text.push_str(" (not started)");
+    }
+    if !progress.is_empty() {
+        text.push_str(&format!(" ({})", progress.describe()));
+    }
+    text
+}
+
+impl MarkedNode for crate::model::FutureNode {
+    fn kind(&self) -> NodeKind {
+        self.kind
+    }
+    fn type_name(&self) -> &str {
+        &self.type_name
+    }
+    fn function(&self) -> Option<&str> {
+        self.function.as_deref()
+    }
+    fn coroutine_state(&self) -> Option<CoroutineState> {
+        self.state
+    }
+    fn await_point(&self) -> Option<u64> {
+        self.await_point
+    }
+    fn place(&self) -> Option<(&str, u64)> {
+        self.location
+            .as_ref()
+            .map(|location| (&*location.file, location.line))
+    }
+    fn branch(&self) -> Option<(usize, BranchStatus)> {
+        self.branch
+            .as_ref()
+            .map(|branch| (branch.index, branch.status))
+    }
+    fn progress(&self) -> Progress {
+        self.detail().map(Progress::of).unwrap_or_default()
+    }
+    fn children(&self) -> Vec<&Self> {
+        self.children.iter().collect()
+    }
+}

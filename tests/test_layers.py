@@ -21,7 +21,7 @@ LAYERS = [
     ["tokio"],
     ["future"],
     ["block_on"],
-    ["links", "groups", "selection"],
+    ["links", "groups", "selection", "history"],
     ["waits"],
     ["inspect", "stepping"],
     ["render"],

@@ -1,6 +1,8 @@
 """The debugger-neutral interface: all the core needs from a debugger."""
 
 import re
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -134,6 +136,31 @@ class StopCache:
         return self.threads
 
 
+class StopClocks:
+    """When each stop happened, by the debugger's key for the stop: the time of its stop
+    event where the debugger gives one (or a resume of ours ended there), else the time of
+    the first command run at it. A report's `taken_at`, and the time left on each sleep,
+    are against this moment, not against when a later command runs."""
+
+    KEPT = 64
+
+    def __init__(self):
+        self._clocks = OrderedDict()
+
+    def saw_stop(self, key, source: str = "stop_event"):
+        """(Unix seconds, CLOCK_MONOTONIC seconds, source): Python's monotonic clock is the
+        kernel's CLOCK_MONOTONIC, which tokio's Instant counts in."""
+        self._clocks[key] = (time.time(), time.monotonic(), source)
+        self._clocks.move_to_end(key)
+        while len(self._clocks) > self.KEPT:
+            self._clocks.popitem(last=False)
+
+    def clock_of(self, key):
+        if key not in self._clocks:
+            self.saw_stop(key, "first_command")
+        return self._clocks[key]
+
+
 class DebuggerAdapter:
     """What one debugger supplies. Implementations are read-only: they never write the
     inferior's memory, call its functions, or resume it."""
@@ -180,6 +207,21 @@ class DebuggerAdapter:
 
     def core_file_path(self) -> Optional[str]:
         """The core file being debugged, so the core may read it itself; None otherwise."""
+        return None
+
+    def stop_clock(self):
+        """When the program stopped: (Unix seconds, CLOCK_MONOTONIC seconds, `stop_event`
+        or `first_command`); None where unknown. A core's own time is the core's to say."""
+        return None
+
+    def target_key(self) -> Optional[str]:
+        """What names this target among others (`pid 1234`, `core /path`): the snapshots of
+        its stops are kept under it for `async diff`; None keeps none."""
+        pid, core = self.live_pid(), self.core_file_path()
+        if core:
+            return "core %s" % core
+        if pid is not None:
+            return "pid %d" % pid
         return None
 
     def is_core(self) -> bool:

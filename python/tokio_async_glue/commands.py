@@ -12,7 +12,7 @@ from .adapter import DebuggerAdapter, StopCache, UserError
 
 # The commands, as `async <name>`: what each takes. One table feeds parsing, help and
 # completion in both debuggers.
-BACKTRACE, TASKS, TASK, WAITS = "backtrace", "tasks", "task", "waits"
+BACKTRACE, TASKS, TASK, WAITS, DIFF = "backtrace", "tasks", "task", "waits", "diff"
 HELP_ASYNC = "Async backtraces of the tokio tasks in the program being debugged."
 
 
@@ -30,7 +30,7 @@ STATES = ("idle", "scheduled", "running", "complete", "cancelled")
 # how the kernel names a deleted one in /proc/PID/exe.
 TARGET_PREFIX = "target:"
 DELETED = " (deleted)"
-ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS)
+ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS, DIFF)
 LISTING_COMMANDS = (BACKTRACE, TASKS)
 OPTIONS = (
     Option("json", "j", None, "print JSON (docs/schema.md)", ALL_COMMANDS),
@@ -41,19 +41,23 @@ OPTIONS = (
     Option("waiting-on", "w", "KIND", "only tasks with a leaf of KIND (mutex_lock, sleep, mpsc_recv, ...)", LISTING_COMMANDS),
     Option("runtime", "r", "ADDRESS", "only tasks of the runtime (or LocalSet) at ADDRESS", LISTING_COMMANDS),
     Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
+    Option("stuck-for", "S", "SECONDS", "only tasks unchanged for at least SECONDS since an earlier stop", LISTING_COMMANDS),
+    Option("since", "f", "FILE", "compare with a report saved with --json (an earlier stop, another core)", (DIFF,)),
     Option("max-nodes", "N", "N", "stop after decoding N future nodes (default 2,000,000)", ALL_COMMANDS),
     Option("max-bytes", "B", "N", "stop after reading N bytes of the program's memory (default 1 GiB)", ALL_COMMANDS),
 )
-FILTERS = ("name", "state", "waiting-on", "runtime", "limit")
-WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: ()}
+FILTERS = ("name", "state", "waiting-on", "runtime", "limit", "stuck-for")
+WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: (), DIFF: ()}
 USAGES = {
     BACKTRACE: "usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]",
     TASKS: "usage: async tasks [--json] [--output FILE] [--group] [FILTERS]",
     TASK: "usage: async task ID [full] [--json] [--output FILE]",
     WAITS: "usage: async waits [--json] [--output FILE]",
+    DIFF: "usage: async diff [--since FILE.json] [--json] [--output FILE]",
 }
 USAGE = USAGES[BACKTRACE]
-_FILTER_HELP = "FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N."
+_FILTER_HELP = ("FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, "
+                "--limit N, --stuck-for SECONDS.")
 HELPS = {
     BACKTRACE: "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
     "kept across each await, `--json` prints JSON; `--output FILE` writes the report to FILE and prints one line; "
@@ -64,6 +68,10 @@ HELPS = {
     WAITS: "Print who waits for whom: each lock, semaphore, channel, Notify and JoinHandle with the tasks "
     "waiting on it and the tasks holding it, then every deadlock (tasks waiting in a cycle) and futurelock "
     "(an idle future holding what others wait for).",
+    DIFF: "Compare this stop with the previous one (each report keeps a snapshot of its stop) or with a report "
+    "saved with --json (--since FILE): each task is stuck (the same state and tree, node for node, progress "
+    "included), moved (with the first node that differs), new or finished; stuck tasks first, grouped by "
+    "shape, with how long they have been stuck.",
 }
 HELP_BACKTRACE = HELPS[BACKTRACE]
 
@@ -102,6 +110,7 @@ class Arguments(NamedTuple):
     group: bool = False
     filter: dict = {}
     limits: dict = {}
+    since: Optional[str] = None
 
 
 def _option_named(command: str, word: str) -> Optional[Option]:
@@ -137,6 +146,13 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
             value = attached or words.pop(0)
             if option.long == "output":
                 arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(value)))
+            elif option.long == "since":
+                arguments = arguments._replace(since=os.path.abspath(os.path.expanduser(value)))
+            elif option.long == "stuck-for":
+                seconds = _seconds(value)
+                if seconds is None:
+                    raise UserError("--stuck-for needs a number of seconds, not %r" % value)
+                selected["stuck_for"] = seconds
             elif option.long == "limit":
                 if _number(value) is None:
                     raise UserError("--limit needs a number of tasks, not %r" % value)
@@ -166,8 +182,18 @@ def _number(word: str) -> Optional[int]:
     return int(word.replace(",", "").replace("_", ""))
 
 
+def _seconds(word: str) -> Optional[float]:
+    """A duration as typed: `10`, `2.5`, `90s`; None for anything else or below zero."""
+    try:
+        seconds = float(word[:-1] if word.endswith("s") else word)
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 and seconds == seconds and seconds != float("inf") else None
+
+
 def _a(value_name: str) -> str:
-    return {"FILE": "a file name", "N": "a number"}.get(value_name, "a value (%s)" % value_name)
+    return {"FILE": "a file name", "N": "a number", "SECONDS": "a number of seconds"}.get(
+        value_name, "a value (%s)" % value_name)
 
 
 def _binary_key(path: str, debug_dirs, debugger_file=None):
@@ -297,6 +323,9 @@ def _process(adapter: DebuggerAdapter, load_bias: int):
         # Read everything through the debugger (to compare memory backends, or to rule one out).
         read_through_debugger=os.environ.get("TOKIO_ASYNC_MEMORY") == "debugger",
         interrupted=adapter.interrupt_requested,
+        # A core says its own time (or none).
+        stop_clock=None if adapter.is_core() else adapter.stop_clock(),
+        target=adapter.target_key(),
     )
 
 
@@ -318,6 +347,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
         json=arguments.as_json,
         output=arguments.output,
         style=style,
+        since=arguments.since,
     )
     try:
         return core.backtrace(binary, _process(adapter, load_bias), request)
@@ -444,7 +474,7 @@ def complete(command: str, text: str, make_adapter: Callable[[], DebuggerAdapter
         before = words if ended else words[:-1]
         option = _option_named(command, before[-1]) if before else None
         if option is not None and option.value is not None:
-            if option.long == "output":
+            if option.long in ("output", "since"):
                 return COMPLETE_FILE_NAME
             if option.long == "waiting-on":
                 return [kind for kind in node_kinds() if kind.startswith(word)]
@@ -528,6 +558,49 @@ def execute_stepping(make_adapter, make_stepper, command: str, argument_string: 
             raise UserError("async %s runs the program; a core file cannot run" % command)
         stepper = make_stepper()
         return stepping.run_command(stepper, _SteppingCore(adapter, stepper), command, argument_string), None
+    except UserError as error:
+        return None, "tokio-async: %s" % error
+    except KeyboardInterrupt:
+        return None, "tokio-async: interrupted"
+    except Exception as error:
+        if os.environ.get("TOKIO_ASYNC_DEBUG"):
+            traceback.print_exc()
+        return None, "tokio-async: internal error: %s" % error
+
+
+class _SamplingCore:
+    """What `async sample` asks of the core, at each stop."""
+
+    def __init__(self, adapter: DebuggerAdapter):
+        self.adapter = adapter
+
+    def new_sampler(self):
+        return _core().Sampler()
+
+    def sample(self, sampler):
+        binary, load_bias, threads = _stopped_program(self.adapter)
+        core = _core()
+        request = core.Request(threads=[t.to_request() for t in threads], all=True)
+        try:
+            return core.sample(binary, _process(self.adapter, load_bias), request, sampler)
+        except core.Error as error:
+            raise _user_error(error) from None
+
+
+def execute_sampling(make_adapter, make_stepper, argument_string: str):
+    """Runs `async sample` (sampling.py) as `execute` runs the others."""
+    from . import sampling
+
+    try:
+        adapter = make_adapter()
+        adapter.check_process()
+        if adapter.is_core():
+            raise UserError("async sample runs the program; a core file cannot run")
+        core = _core()
+        try:
+            return sampling.run_command(make_stepper(), _SamplingCore(adapter), argument_string), None
+        except core.Error as error:
+            raise _user_error(error) from None
     except UserError as error:
         return None, "tokio-async: %s" % error
     except KeyboardInterrupt:

@@ -2,11 +2,22 @@
 `async` commands. Loaded by gdb-scripts/tokio_async.py."""
 
 import os
+import signal
+import threading
 
 import gdb
 
-from . import commands, stepping
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
+from . import commands, sampling, stepping
+from .adapter import (
+    MAX_FRAMES,
+    DebuggerAdapter,
+    FrameInfo,
+    FrameNeedsOfThread,
+    StopClocks,
+    ThreadInfo,
+    UserError,
+    ansi_escape,
+)
 
 
 class GdbAdapter(DebuggerAdapter):
@@ -78,6 +89,9 @@ class GdbAdapter(DebuggerAdapter):
 
     def stop_key(self):
         return (self.inferior.num, self.inferior.pid, self.executable_path(), _stop_generation)
+
+    def stop_clock(self):
+        return STOP_CLOCKS.clock_of((self.inferior.num, self.inferior.pid, _stops_seen))
 
     def core_file_path(self):
         corefile = getattr(self.inferior, "corefile", None)  # GDB 16 and later
@@ -265,22 +279,36 @@ def _stacks_may_have_changed(*_):
     _stop_generation += 1
 
 
+# Stop events seen, and when each happened (see `StopClocks`).
+_stops_seen = 0
+STOP_CLOCKS = StopClocks()
+
+
+def _on_stop(_event):
+    global _stops_seen
+    _stops_seen += 1
+    inferior = gdb.selected_inferior()
+    STOP_CLOCKS.saw_stop((inferior.num, inferior.pid, _stops_seen))
+
+
 def register():
     global _registered
     if _registered:
         return
     AsyncPrefix()
     names = (("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK),
-             ("waits", commands.WAITS))
+             ("waits", commands.WAITS), ("diff", commands.DIFF))
     for name, command in names:
         AsyncCommand(name, command)
     for name in stepping.COMMANDS:
         AsyncSteppingCommand(name, name)
+    AsyncSampleCommand()
     AsyncSteppingCommand("n", stepping.NEXT)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)
         if registry is not None:
             registry.connect(_stacks_may_have_changed)
+    gdb.events.stop.connect(_on_stop)
     # Index the program's DWARF when GDB loads it, as GDB indexes its own symbols then.
     gdb.events.new_objfile.connect(_on_new_objfile)
     commands.preload_for(GdbAdapter())
@@ -472,6 +500,54 @@ class GdbStepper(stepping.Stepper):
         thread = gdb.selected_thread()
         return 'thread %d "%s"' % (self.selected_thread_id(), thread.name or "")
 
+    def run_for(self, seconds):
+        # GDB stops the program on SIGINT, as on Ctrl-C, and does not pass it on (checked
+        # by `check_can_sample`).
+        pid = gdb.selected_inferior().pid
+        fired = threading.Event()
+
+        def interrupt():
+            fired.set()
+            try:
+                os.kill(pid, signal.SIGINT)
+            except OSError:
+                pass  # gone: `continue` says how
+
+        timer = threading.Timer(seconds, interrupt)
+        timer.start()
+        try:
+            # GDB prints `Thread N received signal SIGINT` at each such stop: the setting
+            # `suppress-cli-notifications` does not cover it.
+            stop = self._run("continue")
+        finally:
+            timer.cancel()
+        if stop.kind == "interrupted" and fired.is_set():
+            return stepping.Stop("sampled")
+        return stop
+
+    def select(self, thread_id, frame_index):
+        for thread in gdb.selected_inferior().threads():
+            if thread.is_valid() and (thread.ptid[1] or thread.ptid[2] or thread.num) == thread_id:
+                thread.switch()
+                try:
+                    self._frame(frame_index).select()
+                except gdb.error:
+                    pass
+                return
+
+    def check_can_sample(self):
+        if gdb.selected_inferior().connection is None or self._live_pid() is None:
+            raise UserError("async sample stops the program with a signal, which needs a process on this machine")
+        text = gdb.execute("info signals SIGINT", to_string=True)
+        row = next((line.split() for line in text.splitlines() if line.startswith("SIGINT")), [])
+        if len(row) >= 4 and row[3] == "Yes":
+            raise UserError("async sample stops the program with SIGINT, which GDB is set to pass to it "
+                            "(handle SIGINT pass); set `handle SIGINT nopass` first")
+
+    @staticmethod
+    def _live_pid():
+        return GdbAdapter().live_pid()
+
 
 class _c_language:
     """The conditions are written in C (as LLDB takes them): GDB parses a breakpoint's
@@ -506,3 +582,28 @@ class AsyncSteppingCommand(gdb.Command):
             gdb.write(error + "\n", gdb.STDERR)
         else:
             gdb.write(output)
+
+
+class AsyncSampleCommand(gdb.Command):
+    """Sample where the tasks wait; help from sampling.HELP."""
+
+    def __init__(self):
+        self.__doc__ = sampling.HELP + "\n" + sampling.USAGE
+        super().__init__("async " + sampling.SAMPLE, gdb.COMMAND_RUNNING)
+
+    def invoke(self, argument, from_tty):
+        self.dont_repeat()
+        # GDB would print every stop the sampling makes.
+        quiet = gdb.parameter("suppress-cli-notifications")
+        gdb.execute("set suppress-cli-notifications on", to_string=True)
+        try:
+            output, error = commands.execute_sampling(GdbAdapter, GdbStepper, argument)
+        finally:
+            gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"), to_string=True)
+        if error is not None:
+            gdb.write(error + "\n", gdb.STDERR)
+        else:
+            gdb.write(output)
+
+    def complete(self, text, word):
+        return gdb.COMPLETE_FILENAME

@@ -10,11 +10,61 @@ import threading
 
 import lldb
 
-from . import commands, stepping
-from .adapter import MAX_FRAMES, DebuggerAdapter, FrameInfo, FrameNeedsOfThread, ThreadInfo, UserError, ansi_escape
+from . import commands, sampling, stepping
+from .adapter import (
+    MAX_FRAMES,
+    DebuggerAdapter,
+    FrameInfo,
+    FrameNeedsOfThread,
+    StopClocks,
+    ThreadInfo,
+    UserError,
+    ansi_escape,
+)
 from .thread_pointers import ThreadPointerError, glibc_thread_pointers, is_thread_pointer
 
 STOPPED_STATES = (lldb.eStateStopped, lldb.eStateCrashed, lldb.eStateSuspended)
+# When each stop happened: noted by a stop hook (`StopClockHook`), or at the end of a
+# resume run here (stepping, sampling), else at the first command at that stop.
+STOP_CLOCKS = StopClocks()
+
+
+def _stop_of(process):
+    return (process.GetUniqueID(), process.GetStopID())
+
+
+class StopClockHook:
+    """A scripted stop hook (`target stop-hook add -P`) noting when each stop happened:
+    LLDB gives scripts no stop event of their own that is safe to take (a second process
+    listener would run breakpoint actions on its thread in older LLDBs)."""
+
+    def __init__(self, target, extra_args, internal_dict):
+        pass
+
+    def handle_stop(self, exe_ctx, stream):
+        process = exe_ctx.GetProcess()
+        if process.IsValid():
+            STOP_CLOCKS.saw_stop(_stop_of(process))
+        return True
+
+
+# Targets (by debugger id and target index) given the stop hook.
+_hooked_targets = set()
+
+
+def clock_stops(debugger, target):
+    """Adds the stop hook to `target`, once, where it is the selected one (the command
+    adds it there)."""
+    if not target.IsValid() or target != debugger.GetSelectedTarget():
+        return
+    key = (debugger.GetID(), debugger.GetIndexOfTarget(target))
+    if key in _hooked_targets:
+        return
+    _hooked_targets.add(key)
+    result = lldb.SBCommandReturnObject()
+    debugger.GetCommandInterpreter().HandleCommand(
+        "target stop-hook add -P tokio_async_glue.lldb_adapter.StopClockHook", result
+    )
 
 
 class LldbAdapter(DebuggerAdapter):
@@ -84,6 +134,18 @@ class LldbAdapter(DebuggerAdapter):
         if not self.process.IsValid():
             return None
         return (self.target.GetExecutable().fullpath, self.process.GetProcessID(), self.process.GetUniqueID(), self.process.GetStopID())
+
+    def stop_clock(self):
+        if not self.process.IsValid():
+            return None
+        clock = STOP_CLOCKS.clock_of(_stop_of(self.process))
+        # The stops after this one are noted when they happen.
+        clock_stops(self.debugger, self.target)
+        return clock
+
+    def is_core(self):
+        # LLDB 14 cannot say which file, but says it is a core.
+        return self.process.IsValid() and self.process.GetPluginName() == "elf-core"
 
     def core_file_path(self):
         if self.process.GetPluginName() != "elf-core" or not hasattr(self.process, "GetCoreFile"):
@@ -278,7 +340,7 @@ if ParsedCommand is not None:
                     choices = tuple(commands.node_kinds())
                 value_type = {
                     None: lldb.eArgTypeNone, "FILE": lldb.eArgTypeFilename, "REGEX": lldb.eArgTypeRegularExpression,
-                    "N": lldb.eArgTypeCount, "ADDRESS": lldb.eArgTypeAddress,
+                    "N": lldb.eArgTypeCount, "ADDRESS": lldb.eArgTypeAddress, "SECONDS": lldb.eArgTypeValue,
                 }.get(option.value, lldb.eArgTypeNone)
                 parser.add_option(
                     option.short, option.long, option.help, None, dest=option.long.replace("-", "_"),
@@ -324,6 +386,7 @@ def _string(data):
 
 _CLASSES = {
     commands.BACKTRACE: "BacktraceCommand", commands.TASKS: "TasksCommand", commands.TASK: "TaskCommand", commands.WAITS: "WaitsCommand",
+    commands.DIFF: "DiffCommand",
 }
 # LLDB finds a command's class by its dotted name: one named class per command and kind.
 for _command, _name in _CLASSES.items():
@@ -332,7 +395,7 @@ for _command, _name in _CLASSES.items():
         globals()["Parsed" + _name] = type("Parsed" + _name, (_ParsedCommand,), {"command": _command})
 _NAMES = (
     ("backtrace", commands.BACKTRACE), ("bt", commands.BACKTRACE), ("tasks", commands.TASKS), ("task", commands.TASK),
-    ("waits", commands.WAITS),
+    ("waits", commands.WAITS), ("diff", commands.DIFF),
 )
 
 
@@ -347,6 +410,7 @@ def register(debugger):
         steps.append("command script add -o %s%s async %s" % (kind, _CLASSES[command], name))
     for name, command in [(command, command) for command in stepping.COMMANDS] + [("n", stepping.NEXT)]:
         steps.append("command script add -o -c tokio_async_glue.lldb_adapter.Async%s async %s" % (_STEPPING_CLASSES[command], name))
+    steps.append("command script add -o -c tokio_async_glue.lldb_adapter.AsyncSampleCommand async %s" % sampling.SAMPLE)
     for step in steps:
         result = lldb.SBCommandReturnObject()
         interpreter.HandleCommand(step, result)
@@ -356,6 +420,7 @@ def register(debugger):
     # Imported with a target already there (lldb -p PID, then import): index its DWARF now;
     # a target made later is indexed when LLDB loads its modules.
     if debugger.GetSelectedTarget().IsValid():
+        clock_stops(debugger, debugger.GetSelectedTarget())
         commands.preload_for(LldbAdapter(debugger))
     _preload_on_module_loads(debugger)
 
@@ -484,7 +549,10 @@ class LldbStepper(stepping.Stepper):
         was_async = self.debugger.GetAsync()
         self.debugger.SetAsync(False)
         try:
-            return run()
+            stop = run()
+            if self.process.IsValid() and self.process.GetState() in STOPPED_STATES:
+                STOP_CLOCKS.saw_stop(_stop_of(self.process))
+            return stop
         finally:
             self.debugger.SetAsync(was_async)
 
@@ -616,6 +684,32 @@ class LldbStepper(stepping.Stepper):
                     return True
         return False
 
+    def run_for(self, seconds):
+        fired = threading.Event()
+
+        def interrupt():
+            fired.set()
+            self.process.SendAsyncInterrupt()
+
+        timer = threading.Timer(seconds, interrupt)
+        timer.start()
+        try:
+            stop = self.resume()
+        finally:
+            timer.cancel()
+        # LLDB stops the program with SIGSTOP for an interrupt, ours or Ctrl-C's.
+        if stop.kind == "interrupted" and fired.is_set():
+            return stepping.Stop("sampled")
+        return stop
+
+    def select(self, thread_id, frame_index):
+        if self.process.SetSelectedThreadByID(thread_id):
+            self._thread().SetSelectedFrame(frame_index or 0)
+
+    def check_can_sample(self):
+        if LldbAdapter(self.debugger, target=self.target).live_pid() is None:
+            raise UserError("async sample stops the program every interval, which needs a process on this machine")
+
     def thread_description(self):
         thread = self._thread()
         return 'thread %d "%s"' % (thread.GetThreadID(), thread.GetName() or "")
@@ -668,3 +762,26 @@ _STEPPING_CLASSES = {
 }
 for _command, _name in _STEPPING_CLASSES.items():
     globals()["Async" + _name] = type("Async" + _name, (_SteppingCommand,), {"command": _command})
+
+
+class AsyncSampleCommand(_Help):
+    """`async sample` (sampling.py), its arguments as one string."""
+
+    def __init__(self, debugger, internal_dict):
+        pass
+
+    def get_short_help(self):
+        return sampling.HELP
+
+    def get_long_help(self):
+        return sampling.HELP + "\n" + sampling.USAGE
+
+    def __call__(self, debugger, argument, exe_ctx, result):
+        output, error = commands.execute_sampling(
+            lambda: LldbAdapter(debugger, exe_ctx), lambda: LldbStepper(debugger, exe_ctx), argument
+        )
+        if error is not None:
+            result.SetError(error)
+        else:
+            result.PutCString(output.rstrip("\n"))
+            result.SetStatus(lldb.eReturnStatusSuccessFinishResult)

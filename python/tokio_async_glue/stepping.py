@@ -44,8 +44,9 @@ MAX_ROUNDS = 10000
 
 class Stop(NamedTuple):
     """Why the program stopped: `kind` is `step` (a step or finish ended), `ours` (one of
-    this command's breakpoints or watchpoints, `handle`), `breakpoint` (the user's, `text`
-    names it), `signal` (`text` names it), `exited` or `interrupted`."""
+    this command's breakpoints or watchpoints, `handle`), `sampled` (`run_for`'s time was
+    up), `breakpoint` (the user's, `text` names it), `signal` (`text` names it), `exited`
+    or `interrupted`."""
 
     kind: str
     handle: object = None
@@ -112,6 +113,18 @@ class Stepper:
     def thread_description(self) -> str:
         """`thread TID "NAME"` of the selected thread."""
         raise NotImplementedError
+
+    def run_for(self, seconds: float) -> Stop:
+        """Resumes the program and stops it after `seconds`: kind `sampled` when that is why
+        it stopped, else the stop that came first (the user's breakpoint, Ctrl-C, ...)."""
+        raise NotImplementedError
+
+    def select(self, thread_id: int, frame_index: int) -> None:
+        """Selects that thread (by its id) and frame again, if the thread is still there."""
+        raise NotImplementedError
+
+    def check_can_sample(self) -> None:
+        """Raise UserError if stopping the program every interval would harm it."""
 
 
 def parse(command: str, argument_string: str) -> Optional[int]:

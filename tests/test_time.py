@@ -1,0 +1,285 @@
+"""Time across stops (the timing-app fixture): `async diff` tells every task stuck, moved,
+new or finished between two stops 2 s apart, live and from a core against a saved report;
+`async tasks --stuck-for` keeps the stuck; `async sample` finds the stuck tasks never
+moving, writes folded stacks that add up and a flamegraph, leaves the program stopped as
+it found it, and ends on Ctrl-C with the report so far. In GDB, LLDB 19 and LLDB 14."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+from support import build, debuggers
+from support.inferior import script_step, tagged_lines
+from support.paths import FIXTURES
+
+SOURCE = os.path.join(FIXTURES, "timing-app", "src", "main.rs")
+SHORT = "timing-app/src/main.rs"
+MARKER = re.compile(r"//\s*@line\s+(\w+)")
+ROLE = re.compile(r"^task (\w+) (\d+)$", re.M)
+# The long-lived tasks of each kind (as the fixture's constants say).
+STUCK_ROLES, MOVING_ROLES = {"holder": 1, "waiter": 4}, {"counter": 3, "drainer": 2, "producer": 1, "spawner": 1}
+SHORT_LIVED = "timing_app::short_lived"
+
+# Resumes the program for `seconds` and stops it, as a user would with Ctrl-C: the test's
+# own doing (helpers of support/inferior.py run beside it).
+RUN_FOR = {
+    "gdb": r'''
+import os, signal, threading, time
+def run_for(seconds):
+    target = pid()
+    timer = threading.Timer(seconds, lambda: os.kill(target, signal.SIGINT))
+    timer.start()
+    gdb.execute("continue", to_string=True)
+''',
+    "lldb": r'''
+import threading, time
+def run_for(seconds):
+    process = _process()
+    timer = threading.Timer(seconds, process.SendAsyncInterrupt)
+    timer.start()
+    run_command("process continue")
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def lines():
+    found = {}
+    with open(SOURCE) as source:
+        for number, text in enumerate(source, start=1):
+            match = MARKER.search(text)
+            if match and not text.lstrip().startswith("//!"):
+                found[match.group(1)] = number
+    return found
+
+
+def roles_of(run):
+    """{role: [task ids]} from the `task ROLE ID` lines the fixture printed."""
+    roles = {}
+    for role, task in ROLE.findall(run.stdout):
+        roles.setdefault(role, []).append(int(task))
+    counts = {role: len(ids) for role, ids in roles.items()}
+    assert counts == dict(STUCK_ROLES, **MOVING_ROLES), run.stdout
+    return roles
+
+
+def expected_changes(roles, before_tasks, after_tasks):
+    """{task id: change} as the fixture's kinds make them: short-lived tasks are the
+    spawner's, one at a time."""
+    expected = {}
+    for role in STUCK_ROLES:
+        expected.update({task: "stuck" for task in roles[role]})
+    for role in MOVING_ROLES:
+        expected.update({task: "moved" for task in roles[role]})
+    short = lambda tasks: {task["id"] for task in tasks if task["root"]["function"] == SHORT_LIVED}  # noqa: E731
+    before, after = short(before_tasks), short(after_tasks)
+    assert len(before) <= 1 and len(after) <= 1 and not before & after, (before, after)
+    expected.update({task: "finished" for task in before})
+    expected.update({task: "new" for task in after})
+    return expected
+
+
+def changes(report):
+    return {change["id"]: change["change"] for change in report["diff"]["tasks"]}
+
+
+def run_script(debugger, tmp_path, body, **launch):
+    script = RUN_FOR["gdb" if debugger.name == "gdb" else "lldb"] + body
+    steps = launch.pop("setup", []) + [script_step(debugger, tmp_path / "timing_steps.py", script)]
+    run = debugger.run_steps(steps, timeout=240, **launch)
+    assert run.traceback_free(), run.stdout + run.stderr
+    tagged = tagged_lines(run, "time")
+    assert tagged, run.stdout + run.stderr
+    return json.loads(tagged[0]), run
+
+
+def at_checkpoint(debugger, binary):
+    return {"setup": [debugger.break_at("timing_app::checkpoint"), "run"], "program": binary}
+
+
+DIFF_SCRIPT = r'''
+import json, time
+paths = PATHS
+started = time.time()
+first = run_command("async tasks --json --output %s" % paths["stop1"])
+run_for(2.0)
+resumed_at = time.time()
+diff = run_command("async diff --json --output %s" % paths["diff"])
+ended = time.time()
+text = run_command("async diff")
+stuck = run_command("async tasks --stuck-for 1.5 --json --output %s" % paths["stuck"])
+print("@@time " + json.dumps({"outputs": [first, diff, text, stuck], "started": started, "ended": ended}))
+'''
+
+
+def test_diff_tells_stuck_moved_new_and_finished(debugger, tmp_path, lines):
+    binary = build.fixture("timing-app", "dev")
+    paths = {name: str(tmp_path / ("%s.json" % name)) for name in ("stop1", "diff", "stuck")}
+    result, run = run_script(debugger, tmp_path, "PATHS = %r\n" % paths + DIFF_SCRIPT, **at_checkpoint(debugger, binary))
+    roles = roles_of(run)
+    first, wrote_diff, text, wrote_stuck = result["outputs"]
+    assert "wrote" in wrote_diff and "wrote" in wrote_stuck, result["outputs"]
+    stop1, diff = (json.load(open(paths[name])) for name in ("stop1", "diff"))
+    # The breakpoint's stop is timed by the debugger's stop event (LLDB: our stop hook).
+    # LLDB runs no stop hook after an interrupt: its second stop is timed by the first
+    # command there.
+    assert stop1["taken_at"]["source"] == "stop_event"
+    assert diff["taken_at"]["source"] == ("stop_event" if debugger.name == "gdb" else "first_command")
+    expected = expected_changes(roles, stop1["tasks"], diff["tasks"])
+    assert changes(diff) == expected
+    # The program ran 2 s between the stops; both happened within the script's time (and
+    # the first at most a moment before it started).
+    interval = diff["diff"]["interval_secs"]
+    assert 2.0 <= interval <= result["ended"] - result["started"] + 1.0, (interval, result)
+    stuck = [change for change in diff["diff"]["tasks"] if change["change"] == "stuck"]
+    assert {change["stuck_secs"] for change in stuck} == {interval}
+    assert {change["since"] for change in stuck} == {stop1["taken_at"]["unix_secs"]}
+    # Each moved task names its first difference: a new deadline, values received, another
+    # short task awaited.
+    for change in diff["diff"]["tasks"]:
+        if change["change"] == "moved":
+            first_difference = change["first_difference"]
+            assert first_difference["before"] != first_difference["after"], change
+            assert re.match(r"sleep \(deadline |mpsc_recv \(.*received |join_handle \(task_id ", first_difference["before"]), change
+    # The text leads with the stuck, grouped, with how long.
+    header, _, body = text.partition("\n\n")
+    assert header == "tokio 1.54.1: 1 runtime (MultiThread), %d tasks" % len(diff["tasks"]) or header.startswith("tokio "), text
+    lines_of_text = body.strip().splitlines()
+    assert re.fullmatch(r"Since the previous stop \(\d+\.\d s before this stop\):", lines_of_text[0]), text
+    waiters, holder = ", ".join(map(str, roles["waiter"])), roles["holder"][0]
+    assert re.fullmatch(
+        r"4 tasks stuck for ≥ %.1f s at timing_app::waiter at %s:%d \(waiting for Mutex 0x[0-9a-f]+ \(0 permits, 4 waiters; "
+        r"held by task %d at %s:%d\)\): %s" % (interval, SHORT, lines["waiting"], holder, SHORT, lines["holding"], waiters),
+        lines_of_text[1],
+    ), text
+    assert lines_of_text[2] == "1 task stuck for ≥ %.1f s at timing_app::holder at %s:%d (pending (never completes)): %d" % (
+        interval, SHORT, lines["holding"], holder), text
+    assert lines_of_text[-1] == "%d tasks: 5 stuck, 7 moved, %d new, %d finished" % (
+        len(expected), list(expected.values()).count("new"), list(expected.values()).count("finished")), text
+    # --stuck-for keeps exactly the stuck tasks.
+    kept = json.load(open(paths["stuck"]))
+    assert sorted(task["id"] for task in kept["tasks"]) == sorted(roles["holder"] + roles["waiter"])
+
+
+@pytest.fixture(scope="module")
+def saved_stop_and_core(tmp_path_factory):
+    """A report saved at the checkpoint and a core written 2 s of running later (GDB's
+    gcore), with the fixture's task ids."""
+    tmp_path = tmp_path_factory.mktemp("time-core")
+    binary = build.fixture("timing-app", "dev")
+    paths = {"stop1": str(tmp_path / "stop1.json"), "core": str(tmp_path / "core"), "live": str(tmp_path / "live.json")}
+    body = r'''
+import json
+paths = PATHS
+run_command("async tasks --json --output %s" % paths["stop1"])
+run_for(2.0)
+run_command("async tasks --json --output %s" % paths["live"])
+run_command("generate-core-file %s" % paths["core"])
+print("@@time " + json.dumps({"done": True}))
+'''
+    gdb = debuggers.ALL[0]
+    _, run = run_script(gdb, tmp_path, "PATHS = %r\n" % paths + body, **at_checkpoint(gdb, binary))
+    assert os.path.exists(paths["core"]), run.stdout + run.stderr
+    return binary, paths, roles_of(run)
+
+
+def test_diff_since_a_saved_report_on_a_core(debugger, tmp_path, saved_stop_and_core):
+    binary, paths, roles = saved_stop_and_core
+    out = str(tmp_path / "diff.json")
+    body = r'''
+import json
+print("@@time " + json.dumps({"outputs": [run_command("async diff --since %s --json --output %s")]}))
+''' % (paths["stop1"], out)
+    result, run = run_script(debugger, tmp_path, body, program=binary, core=paths["core"])
+    assert "wrote" in result["outputs"][0], result
+    stop1, live, diff = json.load(open(paths["stop1"])), json.load(open(paths["live"])), json.load(open(out))
+    assert diff["diff"]["against"] == paths["stop1"]
+    expected = expected_changes(roles, stop1["tasks"], live["tasks"])
+    assert changes(diff) == expected
+    interval = diff["diff"]["interval_secs"]
+    if debugger is debuggers.LLDB_14:
+        # LLDB 14 does not say which core file it loaded: the core's time is unknown.
+        assert "taken_at" not in diff and interval is None
+    else:
+        assert diff["taken_at"]["source"] == "core_file_time"
+        assert diff["taken_at"]["unix_secs"] == pytest.approx(os.stat(paths["core"]).st_mtime, abs=1e-3)
+        assert interval == pytest.approx(os.stat(paths["core"]).st_mtime - stop1["taken_at"]["unix_secs"], abs=2e-3)
+        assert interval >= 2.0
+
+
+SAMPLE_SCRIPT = r'''
+import json
+paths = PATHS
+before = selection()
+output = run_command("async sample --count 10 --interval 0.2 --output %s --svg %s" % (paths["folded"], paths["svg"]))
+after = selection()
+print("@@time " + json.dumps({"output": output, "before": before, "after": after, "alive": pid() != 0}))
+'''
+
+
+def test_sample_finds_the_stuck_never_moving(debugger, tmp_path, lines):
+    binary = build.fixture("timing-app", "dev")
+    paths = {"folded": str(tmp_path / "tasks.folded"), "svg": str(tmp_path / "tasks.svg")}
+    result, run = run_script(debugger, tmp_path, "PATHS = %r\n" % paths + SAMPLE_SCRIPT, **at_checkpoint(debugger, binary))
+    roles = roles_of(run)
+    output = result["output"]
+    # Left stopped, with the thread and frame selected that were at the start.
+    assert result["alive"] and result["before"] == result["after"], result
+    header = re.search(r"^10 samples 0.2 s apart, (\d+) task-samples$", output, re.M)
+    assert header, output
+    task_samples = int(header.group(1))
+    long_lived = sum(STUCK_ROLES.values()) + sum(MOVING_ROLES.values())
+    # Every long-lived task in every sample; the spawner's short task in some.
+    assert 10 * long_lived <= task_samples <= 10 * (long_lived + 1), output
+    stuck = sorted(roles["holder"] + roles["waiter"])
+    assert "5 tasks never moved in any sample: %s" % ", ".join(map(str, stuck)) in output.splitlines(), output
+    # Each await point's share: the 4 waiters are 4 of every sample's tasks.
+    waiting = re.search(r"^\s*([\d.]+)%%\s+40  timing_app::waiter at %s:%d$" % (SHORT, lines["waiting"]), output, re.M)
+    assert waiting and float(waiting.group(1)) == pytest.approx(4000 / task_samples, abs=0.05), output
+    with open(paths["folded"]) as folded:
+        stacks = [line.rstrip("\n") for line in folded]
+    counts = []
+    for line in stacks:
+        stack, count = line.rsplit(" ", 1)
+        assert count.isdigit() and stack.split(";")[0].startswith("timing_app::"), line
+        counts.append(int(count))
+    assert sum(counts) == task_samples
+    assert "timing_app::waiter (%s:%d);mutex_lock 40" % (SHORT, lines["waiting"]) in stacks, stacks
+    with open(paths["svg"]) as svg:
+        drawn = svg.read()
+    assert drawn.lstrip().startswith("<?xml") and "<svg" in drawn and "timing_app::waiter" in drawn
+
+
+def test_ctrl_c_ends_sampling_with_the_report_so_far(debugger, tmp_path):
+    """SIGINT (what Ctrl-C sends) reaches the program 3 s into a long sampling."""
+    binary = build.fixture("timing-app", "dev")
+    fixture = subprocess.Popen([binary], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        while "task spawner" not in fixture.stdout.readline():
+            pass
+        body = r'''
+import json
+output = run_command("async sample --count 1000 --interval 0.1")
+print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
+'''
+        timer = threading.Timer(3.0, lambda: fixture.send_signal(signal.SIGINT))
+        timer.start()
+        started = time.time()
+        try:
+            result, run = run_script(debugger, tmp_path, body, pid=fixture.pid)
+        finally:
+            timer.cancel()
+        output = result["output"]
+        taken = re.search(r"^sampling interrupted \(Ctrl-C\) after (\d+) samples$", output, re.M)
+        assert taken and 1 <= int(taken.group(1)) < 1000, output
+        assert re.search(r"^%s samples 0.1 s apart, \d+ task-samples$" % taken.group(1), output, re.M), output
+        assert "5 tasks never moved in any sample" in output, output
+        assert result["alive"] and time.time() - started < 120
+    finally:
+        fixture.kill()
+        fixture.wait()

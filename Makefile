@@ -8,6 +8,7 @@
 #                    parking_lot, only the features they use (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
+# make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
 # make wheel - the pip wheel (maturin, abi3), in target/wheels
@@ -22,7 +23,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -76,6 +77,10 @@ bench: setup build
 # What following a task costs while 50 tasks run the same code (bench/stepping.py).
 bench-stepping: setup build
 	$(PYTHON) bench/stepping.py
+
+# What sampling 10,000 tasks 20 times costs (bench/sampling.py).
+bench-sampling: setup build
+	$(PYTHON) bench/sampling.py
 
 install: build
 	@tools/install.sh install "$(INSTALL_DIR)"

@@ -216,7 +216,7 @@ def test_help(debugger):
         "Print each tokio thread's current future and await stack; `all` adds every task, "
         "`full` the locals kept across each await, `--json` prints JSON; `--output FILE` writes the report to "
         "FILE and prints one line; `--group` prints tasks of the same shape once. FILTERS select tasks (they imply "
-        "`all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N."
+        "`all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, --limit N, --stuck-for SECONDS."
     )
     assert help_tasks.startswith("List the tokio tasks, one line each: id, state, runtime, root, the deepest frame in your code")
     assert help_task.startswith("Print one task's whole async backtrace, as `async backtrace all` prints it")

@@ -3,6 +3,7 @@ the same JSON: identical on the same core; on live runs identical up to addresse
 thread ids, which differ between two processes."""
 
 import json
+import os
 import re
 
 import pytest
@@ -53,16 +54,25 @@ def test_gdb_and_lldb_agree_exactly_on_a_core(core_file):
     reports = [core_report(debugger, binary, core) for debugger in (Gdb(), Lldb(), LLDB_14)]
     # LLDB 14 cannot say which file its core is, so it reads through the debugger.
     assert [report.pop("memory_source") for report in reports] == ["core_file", "core_file", "debugger"]
+    # The core's file time, where the debugger says which file it is.
+    mtime = os.stat(core).st_mtime
+    taken = [report.pop("taken_at", None) for report in reports]
+    assert taken[0] == taken[1] and taken[0]["source"] == "core_file_time" and taken[2] is None, taken
+    assert abs(taken[0]["unix_secs"] - mtime) < 1e-3
     gdb, lldb, lldb14 = reports
     assert gdb == lldb
     assert gdb == lldb14
 
 
 def without_time_left(report):
-    """The report without what the clock changes between two looks at one process."""
+    """The report without what the clock changes between two looks at one process: when
+    each look's stop was, and times left and since from it."""
+    report = {key: value for key, value in report.items() if key != "taken_at"}
     text = json.dumps(report, sort_keys=True)
     text = re.sub(r'"remaining_secs": -?[0-9.]+', '"remaining_secs": 0', text)
+    text = re.sub(r'"since_last_tick_secs": -?[0-9.]+', '"since_last_tick_secs": 0', text)
     text = re.sub(r"until [+-][0-9.]+s", "until +0s", text)
+    text = re.sub(r"last tick -?[0-9.]+s ago", "last tick 0s ago", text)
     return json.loads(text)
 
 

@@ -99,9 +99,11 @@ def as_from_a_core(report):
     text = re.sub(r'"fd_kind": "[a-z_]+"', '"fd_kind": null', text)
     text = re.sub(r"(fd [0-9]+) \([a-z_ ]+\)", r"\1", text)
     text = re.sub(r'"remaining_secs": -?[0-9.]+', '"remaining_secs": null', text)
+    text = re.sub(r'"since_last_tick_secs": -?[0-9.]+', '"since_last_tick_secs": null', text)
     text = re.sub(r'"Sleep until [^"]*"', '"Sleep until"', text)
     report = json.loads(text)
     report.pop("memory_source")
+    report.pop("taken_at", None)
     for thread in report["threads"]:
         thread["name"] = None
     return report

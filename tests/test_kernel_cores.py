@@ -30,9 +30,11 @@ CRASHES = [
 
 def without_clock(report):
     """The report without what only a clock gives: a sleep's time left (a live process is
-    read against this machine's clock; a kernel core holds none)."""
+    read against this machine's clock; a kernel core holds none), and when the stop was."""
+    report = {key: value for key, value in report.items() if key != "taken_at"}
     text = json.dumps(report, sort_keys=True)
     text = re.sub(r'"remaining_secs": -?[0-9.]+', '"remaining_secs": null', text)
+    text = re.sub(r', "since_last_tick_secs": -?[0-9.]+', "", text)
     text = re.sub(r"(Sleep|Timeout) until [^\"]*", r"\1 until", text)
     # What kind of file a descriptor is comes from /proc, which a core does not have.
     text = re.sub(r'"fd_kind": "[^"]*"', '"fd_kind": null', text)

@@ -24,6 +24,7 @@ def comparable(report, in_core):
     core, without what only the live machine has (thread names, clocks, /proc facts)."""
     report = dict(report)
     del report["memory_source"]
+    report.pop("taken_at", None)
     if in_core:
         for thread in report["threads"]:
             thread["name"] = None

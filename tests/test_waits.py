@@ -168,6 +168,8 @@ def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
     interval = last(root["leaf_interval"])
     assert_sleep(interval)
     assert interval["detail"]["period_secs"] == HOUR
+    # Its first tick was when the fixture made it, moments before the stop.
+    assert 0 <= interval["detail"]["since_last_tick_secs"] < 60, interval
 
     # Wrappers seen through: the chain goes straight to the future inside.
     for task in ("map", "then", "fuse", "maybe_done", "either", "mut_ref"):

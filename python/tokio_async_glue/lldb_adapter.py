@@ -145,7 +145,7 @@ class LldbAdapter(DebuggerAdapter):
 
     def is_core(self):
         # LLDB 14 cannot say which file, but says it is a core.
-        return self.process.IsValid() and self.process.GetPluginName() == "elf-core"
+        return self.process.IsValid() and self.process.GetPluginName() in ("elf-core", "minidump")
 
     def core_file_path(self):
         if self.process.GetPluginName() != "elf-core" or not hasattr(self.process, "GetCoreFile"):

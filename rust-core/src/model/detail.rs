@@ -173,6 +173,10 @@ pub struct Deadline {
     pub period_secs: Option<f64>,
     /// Live processes only, to the millisecond.
     pub remaining_secs: Option<f64>,
+    /// An `Interval`'s: how long before the stop it last ticked (its next deadline less
+    /// its period), where the stop's time is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_last_tick_secs: Option<f64>,
 }
 
 /// The task a `JoinHandle` waits for.
@@ -615,6 +619,7 @@ mod tests {
             deadline: Some(MonotonicTime { nanos: 1, secs: 2 }),
             period_secs: Some(0.5),
             remaining_secs: Some(1.0),
+            since_last_tick_secs: None,
         };
         let details = [
             Detail::Future(WrapperState {

@@ -22,13 +22,18 @@ fn deadline(context: &DecodeContext<'_>, (seconds, nanos): (i64, u32)) -> (Deadl
             secs: seconds,
         }),
         period_secs: None,
-        remaining_secs: remaining.map(|left| (left * 1000.0).round() / 1000.0),
+        remaining_secs: remaining.map(milliseconds),
+        since_last_tick_secs: None,
     };
     let text = match remaining {
         Some(left) => format!("until {left:+.1}s"),
         None => format!("until {at:.3}s on the monotonic clock"),
     };
     (facts, text)
+}
+
+fn milliseconds(secs: f64) -> f64 {
+    (secs * 1000.0).round() / 1000.0
 }
 
 /// A `Sleep`'s deadline, whichever layout its version has.
@@ -53,13 +58,20 @@ pub fn interval_tick<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Resu
     let sleep = std_values::pin_pointer(&interval.field(layout::INTERVAL_SLEEP)?)?.pointee()?;
     let period_secs = std_values::duration_secs(&interval.field(layout::INTERVAL_PERIOD)?)?;
     let (facts, text) = sleep_deadline(context, &sleep)?;
+    // The deadline is the next tick: the last one was a period before it.
+    let since_last_tick = facts.remaining_secs.map(|left| milliseconds(period_secs - left));
     let facts = Deadline {
         period_secs: Some(period_secs),
+        since_last_tick_secs: since_last_tick,
         ..facts
+    };
+    let ticked = match since_last_tick {
+        Some(ago) => format!(" (an Interval's: last tick {ago:.1}s ago)"),
+        None => String::new(),
     };
     Ok(Outcome::Node(Decoded::leaf(
         Detail::Sleep(facts),
-        format!("Sleep {text}"),
+        format!("Sleep {text}{ticked}"),
     )))
 }
 
@@ -83,6 +95,7 @@ pub fn timeout<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
                 deadline: None,
                 period_secs: None,
                 remaining_secs: None,
+                since_last_tick_secs: None,
             },
             "Timeout (no deadline)".to_string(),
         ),

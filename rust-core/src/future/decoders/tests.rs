@@ -694,6 +694,7 @@ fn sleep_reads_its_deadline_in_each_version_and_the_time_left_when_live() {
             }),
             period_secs: None,
             remaining_secs: None,
+            since_last_tick_secs: None,
         };
         assert_eq!(facts(&node), &Detail::Sleep(deadline), "tokio {version}");
         assert_eq!(
@@ -776,8 +777,29 @@ fn an_interval_tick_is_its_sleep_with_the_period_and_a_timeout_its_deadline_over
         deadline: Some(MonotonicTime { nanos: 0, secs: 7 }),
         period_secs: Some(1.25),
         remaining_secs: None,
+        since_last_tick_secs: None,
     };
     assert_eq!(facts(&node), &Detail::Sleep(deadline));
+    // Stopped at 6.5 s: the next tick is 0.5 s off, so the last was 0.75 s before.
+    let target = Target::new(&debug, &memory, 0);
+    let live = crate::future::LiveProcess {
+        pid: None,
+        now: Some((6, 500_000_000)),
+    };
+    let node = FutureDecoder::new(&target)
+        .with_live_process(live)
+        .decode(die_of(&debug, tick), 0x1000);
+    let Some(Detail::Sleep(deadline)) = node.detail() else {
+        panic!("{node:?}")
+    };
+    assert_eq!(
+        (deadline.remaining_secs, deadline.since_last_tick_secs),
+        (Some(0.5), Some(0.75))
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("Sleep until +0.5s (an Interval's: last tick 0.8s ago)")
+    );
 
     memory.zero(0x4000, 24);
     memory.write_u64(0x4008, 9);
@@ -786,6 +808,7 @@ fn an_interval_tick_is_its_sleep_with_the_period_and_a_timeout_its_deadline_over
         deadline: Some(MonotonicTime { nanos: 0, secs: 9 }),
         period_secs: None,
         remaining_secs: None,
+        since_last_tick_secs: None,
     };
     assert_eq!(facts(&node), &Detail::Timeout(deadline));
     assert_eq!(

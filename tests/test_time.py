@@ -65,7 +65,8 @@ def roles_of(run):
         roles.setdefault(role, []).append(int(task))
     counts = {role: len(ids) for role, ids in roles.items()}
     assert counts == dict(STUCK_ROLES, **MOVING_ROLES), run.stdout
-    return roles
+    # In id order: the workers may first poll them in any.
+    return {role: sorted(ids) for role, ids in roles.items()}
 
 
 def expected_changes(roles, before_tasks, after_tasks):
@@ -283,3 +284,30 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
     finally:
         fixture.kill()
         fixture.wait()
+
+
+def test_what_cannot_be_done_is_said(debugger, tmp_path, saved_stop_and_core):
+    binary, paths, _ = saved_stop_and_core
+    not_a_report = tmp_path / "other.json"
+    not_a_report.write_text('{"hello": 1}')
+    body = r'''
+import json
+commands = ["async diff", "async tasks --stuck-for 5", "async diff --since %s", "async diff --since %s",
+            "async tasks --stuck-for soon", "async sample --count 3"]
+print("@@time " + json.dumps({"outputs": [run_command(command) for command in commands]}))
+''' % (tmp_path / "missing.json", not_a_report)
+    result, run = run_script(debugger, tmp_path, body, program=binary, core=paths["core"])
+    errors = [output.strip().splitlines()[-1] if output.strip() else "" for output in result["outputs"]]
+    assert errors[0].endswith(
+        "tokio-async: async diff: no earlier stop of this program is known; this one is kept now: let the program "
+        "run, stop it again and run `async diff` (or compare with a saved report: --since FILE.json)"), errors[0]
+    assert errors[1].endswith(
+        "tokio-async: --stuck-for: no earlier stop of this program is known to compare with; run `async tasks` now, "
+        "let the program run, stop it again, then ask again (or `async diff --since FILE`)"), errors[1]
+    assert re.search(r"tokio-async: cannot read \S+/missing.json as a saved report \(No such file or directory \(os error 2\)\); "
+                     r"save one with `async tasks --json --output FILE`$", errors[2]), errors[2]
+    assert re.search(r"tokio-async: cannot read \S+/other.json as a saved report \(missing field `version` at line 1 "
+                     r"column 12\); save one", errors[3]), errors[3]
+    assert errors[4].endswith("tokio-async: --stuck-for needs a number of seconds, not 'soon'"), errors[4]
+    assert errors[5].endswith("tokio-async: async sample runs the program; a core file cannot run"), errors[5]
+    assert run.traceback_free()

@@ -551,13 +551,28 @@ def execute_stepping(make_adapter, make_stepper, command: str, argument_string: 
     or `(None, one line)`."""
     from . import stepping
 
-    try:
-        adapter = make_adapter()
-        adapter.check_process()
-        if adapter.is_core():
-            raise UserError("async %s runs the program; a core file cannot run" % command)
+    def run_it():
+        adapter = _live_process(make_adapter, command)
         stepper = make_stepper()
-        return stepping.run_command(stepper, _SteppingCore(adapter, stepper), command, argument_string), None
+        return stepping.run_command(stepper, _SteppingCore(adapter, stepper), command, argument_string)
+
+    return _one_line_on_error(run_it)
+
+
+def _live_process(make_adapter, command: str) -> DebuggerAdapter:
+    """The adapter, for a command that runs the program: a core file cannot."""
+    adapter = make_adapter()
+    adapter.check_process()
+    if adapter.is_core():
+        raise UserError("async %s runs the program; a core file cannot run" % command)
+    return adapter
+
+
+def _one_line_on_error(run_it):
+    """`(output, None)`, or `(None, one line)` whatever goes wrong: never a traceback
+    (TOKIO_ASYNC_DEBUG=1 prints it too)."""
+    try:
+        return run_it(), None
     except UserError as error:
         return None, "tokio-async: %s" % error
     except KeyboardInterrupt:
@@ -591,21 +606,11 @@ def execute_sampling(make_adapter, make_stepper, argument_string: str):
     """Runs `async sample` (sampling.py) as `execute` runs the others."""
     from . import sampling
 
-    try:
-        adapter = make_adapter()
-        adapter.check_process()
-        if adapter.is_core():
-            raise UserError("async sample runs the program; a core file cannot run")
-        core = _core()
+    def run_it():
+        adapter = _live_process(make_adapter, sampling.SAMPLE)
         try:
-            return sampling.run_command(make_stepper(), _SamplingCore(adapter), argument_string), None
-        except core.Error as error:
+            return sampling.run_command(make_stepper(), _SamplingCore(adapter), argument_string)
+        except _core().Error as error:
             raise _user_error(error) from None
-    except UserError as error:
-        return None, "tokio-async: %s" % error
-    except KeyboardInterrupt:
-        return None, "tokio-async: interrupted"
-    except Exception as error:
-        if os.environ.get("TOKIO_ASYNC_DEBUG"):
-            traceback.print_exc()
-        return None, "tokio-async: internal error: %s" % error
+
+    return _one_line_on_error(run_it)

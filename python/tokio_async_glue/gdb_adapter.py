@@ -571,17 +571,22 @@ class AsyncSteppingCommand(gdb.Command):
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()
-        # GDB would print each inner step's stop; the command prints where it ends.
-        quiet = gdb.parameter("suppress-cli-notifications")
-        gdb.execute("set suppress-cli-notifications on", to_string=True)
-        try:
-            output, error = commands.execute_stepping(GdbAdapter, GdbStepper, self.command, argument)
-        finally:
-            gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"), to_string=True)
-        if error is not None:
-            gdb.write(error + "\n", gdb.STDERR)
-        else:
-            gdb.write(output)
+        _run_quietly(lambda: commands.execute_stepping(GdbAdapter, GdbStepper, self.command, argument))
+
+
+def _run_quietly(execute):
+    """Runs a command that resumes the program, and prints its output or its one line.
+    GDB would print each inner stop; the command prints where it ends."""
+    quiet = gdb.parameter("suppress-cli-notifications")
+    gdb.execute("set suppress-cli-notifications on", to_string=True)
+    try:
+        output, error = execute()
+    finally:
+        gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"), to_string=True)
+    if error is not None:
+        gdb.write(error + "\n", gdb.STDERR)
+    else:
+        gdb.write(output)
 
 
 class AsyncSampleCommand(gdb.Command):
@@ -593,17 +598,7 @@ class AsyncSampleCommand(gdb.Command):
 
     def invoke(self, argument, from_tty):
         self.dont_repeat()
-        # GDB would print every stop the sampling makes.
-        quiet = gdb.parameter("suppress-cli-notifications")
-        gdb.execute("set suppress-cli-notifications on", to_string=True)
-        try:
-            output, error = commands.execute_sampling(GdbAdapter, GdbStepper, argument)
-        finally:
-            gdb.execute("set suppress-cli-notifications %s" % ("on" if quiet else "off"), to_string=True)
-        if error is not None:
-            gdb.write(error + "\n", gdb.STDERR)
-        else:
-            gdb.write(output)
+        _run_quietly(lambda: commands.execute_sampling(GdbAdapter, GdbStepper, argument))
 
     def complete(self, text, word):
         return gdb.COMPLETE_FILENAME

@@ -59,7 +59,9 @@ pub fn interval_tick<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Resu
     let period_secs = std_values::duration_secs(&interval.field(layout::INTERVAL_PERIOD)?)?;
     let (facts, text) = sleep_deadline(context, &sleep)?;
     // The deadline is the next tick: the last one was a period before it.
-    let since_last_tick = facts.remaining_secs.map(|left| milliseconds(period_secs - left));
+    let since_last_tick = facts
+        .remaining_secs
+        .map(|left| milliseconds(period_secs - left));
     let facts = Deadline {
         period_secs: Some(period_secs),
         since_last_tick_secs: since_last_tick,

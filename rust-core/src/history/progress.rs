@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{CopyWait, Detail, MonotonicTime, Transfer};
 
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Progress {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,7 +85,7 @@ pub struct Progress {
     pub stream_id: Option<u64>,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TransferProgress {
     pub buffered: u64,

@@ -158,7 +158,7 @@ fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: &Progress) -> u6
     node.await_point().hash(&mut hasher);
     node.place().hash(&mut hasher);
     node.branch().hash(&mut hasher);
-    progress.describe().hash(&mut hasher);
+    progress.hash(&mut hasher);
     hasher.finish()
 }
 

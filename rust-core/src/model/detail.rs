@@ -157,7 +157,7 @@ pub struct WrapperState {
 }
 
 /// A point on CLOCK_MONOTONIC, as tokio's `Instant` keeps it.
-#[derive(Debug, Serialize, serde::Deserialize, Clone, Copy, PartialEq)]
+#[derive(Debug, Serialize, serde::Deserialize, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MonotonicTime {
     pub nanos: u32,
     pub secs: i64,

@@ -475,18 +475,20 @@ fn backtrace(
             Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
             None => error,
         })?;
-        if diffing {
-            report.diff = Some(compare(
+        let diff = diffing.then(|| {
+            compare(
                 &report,
                 snapshot.as_ref(),
                 previous.as_deref(),
                 since,
                 fields.since.as_deref(),
-            )?);
-        }
+            )
+        });
+        // Kept even when there is nothing to compare with yet: the next stop has this one.
         if let (Some(key), Some(snapshot)) = (key, snapshot) {
             history::store::keep(key, snapshot);
         }
+        report.diff = diff.transpose()?;
         if let Some(note) = truncated {
             report.errors.insert(0, note);
         }

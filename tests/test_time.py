@@ -15,7 +15,7 @@ import time
 import pytest
 from support import build, debuggers
 from support.inferior import script_step, tagged_lines
-from support.paths import FIXTURES
+from support.paths import FIXTURES, GDB_SCRIPT, LLDB_SCRIPT
 
 SOURCE = os.path.join(FIXTURES, "timing-app", "src", "main.rs")
 SHORT = "timing-app/src/main.rs"
@@ -311,3 +311,27 @@ print("@@time " + json.dumps({"outputs": [run_command(command) for command in co
     assert errors[4].endswith("tokio-async: --stuck-for needs a number of seconds, not 'soon'"), errors[4]
     assert errors[5].endswith("tokio-async: async sample runs the program; a core file cannot run"), errors[5]
     assert run.traceback_free()
+
+
+def test_loaded_before_the_program_the_first_stop_is_timed_at_the_stop(debugger, tmp_path):
+    """As from ~/.gdbinit or ~/.lldbinit (`make install`): the script is loaded before the
+    program, whose first stop (a breakpoint) is timed by the stop event, not by the command
+    run 1 s later."""
+    binary = build.fixture("timing-app", "dev")
+    out = tmp_path / "stop.json"
+    if debugger.name == "gdb":
+        argv = [debugger.executable, "-nx", "-batch", "-iex", "source %s" % GDB_SCRIPT, "-ex", "break timing_app::checkpoint",
+                "-ex", "run", "-ex", "python import time; time.sleep(1)", "-ex", "async tasks --json --output %s" % out, binary]
+    else:
+        argv = [debugger.executable, "--no-lldbinit", "-b", "-O", "command script import %s" % LLDB_SCRIPT,
+                "-o", "file %s" % binary, "-o", "breakpoint set -n timing_app::checkpoint", "-o", "run",
+                "-o", "script import time; time.sleep(1)", "-o", "async tasks --json --output %s" % out]
+    completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                               timeout=120)
+    assert out.exists(), completed.stdout
+    report = json.loads(out.read_text())
+    assert report["taken_at"]["source"] == "stop_event", report["taken_at"]
+    # The counters' 100 ms sleeps are due at most one period after the stop, not 1 s before.
+    left = [node["detail"]["remaining_secs"] for task in report["tasks"] for node in task["root"]["children"]
+            if task["root"]["function"] == "timing_app::counter" and node["kind"] == "sleep"]
+    assert len(left) == 3 and all(-0.5 < seconds <= 0.1 for seconds in left), left

@@ -48,19 +48,29 @@ class StopClockHook:
         return True
 
 
-# Targets (by debugger id and target index) given the stop hook.
+# Targets (by debugger id and target index) given the stop hook; debuggers (by id) whose
+# later targets have it from LLDB's dummy target.
 _hooked_targets = set()
+_hooked_debuggers = set()
 
 
-def clock_stops(debugger, target):
-    """Adds the stop hook to `target`, once, where it is the selected one (the command
-    adds it there)."""
-    if not target.IsValid() or target != debugger.GetSelectedTarget():
+def clock_stops(debugger, target=None):
+    """Adds the stop hook to `target`, once, where it is the selected one (the command adds
+    it there). With no target yet, to LLDB's dummy target, which every target made later
+    copies: their first stop (a breakpoint, an attach) is timed too."""
+    if debugger.GetID() in _hooked_debuggers:
         return
-    key = (debugger.GetID(), debugger.GetIndexOfTarget(target))
-    if key in _hooked_targets:
+    if target is None or not target.IsValid():
+        if debugger.GetSelectedTarget().IsValid():
+            return
+        _hooked_debuggers.add(debugger.GetID())
+    elif target != debugger.GetSelectedTarget():
         return
-    _hooked_targets.add(key)
+    else:
+        key = (debugger.GetID(), debugger.GetIndexOfTarget(target))
+        if key in _hooked_targets:
+            return
+        _hooked_targets.add(key)
     result = lldb.SBCommandReturnObject()
     debugger.GetCommandInterpreter().HandleCommand(
         "target stop-hook add -P tokio_async_glue.lldb_adapter.StopClockHook", result
@@ -422,6 +432,8 @@ def register(debugger):
     if debugger.GetSelectedTarget().IsValid():
         clock_stops(debugger, debugger.GetSelectedTarget())
         commands.preload_for(LldbAdapter(debugger))
+    else:
+        clock_stops(debugger)
     _preload_on_module_loads(debugger)
 
 

@@ -3,6 +3,8 @@
 //! stuck, for as long as the clocks say; a changed progress field, a task gone and a task
 //! come are told apart; the sampler's folded stacks add up to the task-samples.
 
+use std::sync::Arc;
+
 mod common;
 mod fuzzing;
 
@@ -161,7 +163,7 @@ fn the_sampler_adds_every_task_once_per_sample() {
     for (name, report) in recorded_reports() {
         let mut sampler = Sampler::default();
         for _ in 0..3 {
-            sampler.add(&report);
+            sampler.add(&report, Arc::new(Snapshot::of(&report, None)));
         }
         let summary = sampler.summary();
         assert_eq!(summary.samples, 3);
@@ -200,13 +202,13 @@ fn the_store_compares_with_the_stop_before_this_one() {
         tasks: Vec::new(),
     };
     assert!(store::previous(&key, at(1.0)).is_none());
-    store::keep(key.clone(), snapshot(1.0));
+    store::keep(key.clone(), Arc::new(snapshot(1.0)));
     // Another command at the same stop has no earlier stop yet.
     assert!(store::previous(&key, at(1.0)).is_none());
     let earlier = store::previous(&key, at(2.0)).expect("the first stop");
     assert_eq!(earlier.taken_at, at(1.0));
-    store::keep(key.clone(), snapshot(2.0));
-    store::keep(key.clone(), snapshot(2.0));
+    store::keep(key.clone(), Arc::new(snapshot(2.0)));
+    store::keep(key.clone(), Arc::new(snapshot(2.0)));
     assert_eq!(store::previous(&key, at(2.0)).unwrap().taken_at, at(1.0));
     assert_eq!(store::previous(&key, at(3.0)).unwrap().taken_at, at(2.0));
     let other_build = ProcessKey {

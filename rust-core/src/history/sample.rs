@@ -3,6 +3,7 @@
 //! folded stack (`root;fn_a;fn_b;leaf`, for flamegraphs), and to whether it ever moved.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -18,7 +19,7 @@ pub struct Sampler {
     stacks: FxHashMap<String, u64>,
     /// By task id: samples it was in, and whether it ever changed between two of them.
     tasks: FxHashMap<u64, (u64, bool)>,
-    previous: Option<Snapshot>,
+    previous: Option<Arc<Snapshot>>,
 }
 
 /// Per await point, its share of the task-samples; the tasks in every sample that never
@@ -32,8 +33,9 @@ pub struct SampleSummary {
 }
 
 impl Sampler {
-    pub fn add(&mut self, report: &Report) {
-        let snapshot = Snapshot::of(report, self.previous.as_ref());
+    /// Adds a stop: its report and the snapshot `inspect` took of it (only its marks are
+    /// compared here, so whatever stop its `since` were carried from does not matter).
+    pub fn add(&mut self, report: &Report, snapshot: Arc<Snapshot>) {
         for task in &report.tasks {
             self.task_samples += 1;
             *self.places.entry(place(&task.root)).or_default() += 1;

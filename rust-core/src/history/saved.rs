@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::progress::Progress;
-use super::snapshot::{marks, Labels, MarkedNode, Snapshot, TaskMark};
+use super::snapshot::{MarkedNode, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{BranchStatus, CoroutineState, NodeKind, TakenAt, TaskState, REPORT_VERSION};
 
@@ -102,18 +102,11 @@ pub fn snapshot_from_json(text: &str) -> std::result::Result<Snapshot, String> {
             saved.version
         ));
     }
-    let mut labels = Labels::default();
     let tasks = saved
         .tasks
         .iter()
-        .map(|task| TaskMark {
-            id: task.id,
-            state: task.state,
-            nodes: marks(&task.root, &mut labels),
-            since: None,
-        })
-        .collect();
-    Ok(Snapshot::from_tasks(saved.taken_at, tasks, None))
+        .map(|task| (task.id, task.state, &task.root));
+    Ok(Snapshot::from_trees(saved.taken_at, tasks, None))
 }
 
 /// The saved report at `path` (`async backtrace all --json --output FILE`).

@@ -65,25 +65,28 @@ impl Snapshot {
     /// The tasks of a report (all of them: taken before any filter), each carrying the
     /// `since` of `previous` where it has not moved since.
     pub fn of(report: &Report, previous: Option<&Snapshot>) -> Snapshot {
-        let mut labels = Labels::default();
         let tasks = report
             .tasks
             .iter()
-            .map(|task| TaskMark {
-                id: task.id,
-                state: task.state,
-                nodes: marks(&task.root, &mut labels),
+            .map(|task| (task.id, task.state, &task.root));
+        Snapshot::from_trees(report.taken_at, tasks, previous)
+    }
+
+    /// The snapshot of tasks given as (id, state, root), from a report or a saved one.
+    pub(super) fn from_trees<'a, N: MarkedNode + 'a>(
+        taken_at: Option<TakenAt>,
+        tasks: impl Iterator<Item = (u64, TaskState, &'a N)>,
+        previous: Option<&Snapshot>,
+    ) -> Snapshot {
+        let mut labels = Labels::default();
+        let mut tasks: Vec<TaskMark> = tasks
+            .map(|(id, state, root)| TaskMark {
+                id,
+                state,
+                nodes: marks(root, &mut labels),
                 since: None,
             })
             .collect();
-        Snapshot::from_tasks(report.taken_at, tasks, previous)
-    }
-
-    pub(super) fn from_tasks(
-        taken_at: Option<TakenAt>,
-        mut tasks: Vec<TaskMark>,
-        previous: Option<&Snapshot>,
-    ) -> Snapshot {
         tasks.sort_by_key(|task| task.id);
         let now = taken_at.map(|at| at.unix_secs);
         for task in &mut tasks {
@@ -114,7 +117,7 @@ impl Snapshot {
 
 /// Labels shared between nodes: 10,000 tasks parked alike make a few distinct ones.
 #[derive(Default)]
-pub(super) struct Labels(FxHashMap<String, Arc<str>>);
+struct Labels(FxHashMap<String, Arc<str>>);
 
 impl Labels {
     fn intern(&mut self, label: String) -> Arc<str> {
@@ -128,7 +131,7 @@ impl Labels {
 }
 
 /// The marks of a tree, in pre-order.
-pub(super) fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
+fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
     let mut marks = Vec::new();
     let mut pending = vec![(root, 0usize)];
     while let Some((node, depth)) = pending.pop() {

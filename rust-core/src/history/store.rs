@@ -49,15 +49,14 @@ pub fn previous(key: &ProcessKey, now: Option<TakenAt>) -> Option<Arc<Snapshot>>
     }
 }
 
-/// Keeps `snapshot` as the latest of its process.
-pub fn keep(key: ProcessKey, snapshot: Snapshot) {
+/// Keeps `snapshot` as the latest of its process (shared: a sampler keeps it too).
+pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>) {
     let Ok(mut store) = STORE.lock() else {
         return;
     };
     let store = store.get_or_insert_with(Store::default);
     store.clock += 1;
     let used = store.clock;
-    let snapshot = Arc::new(snapshot);
     match store.processes.get_mut(&key) {
         Some(kept) => {
             if !same_stop(&kept.latest, snapshot.taken_at) {

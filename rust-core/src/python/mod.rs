@@ -236,12 +236,20 @@ impl Process {
         }
     }
 
-    /// Under what this process's snapshots are kept.
-    fn history_key(&self, debug: &DebugInfo) -> Option<ProcessKey> {
-        Some(ProcessKey {
-            target: self.target.clone()?,
+    /// Under what this process's snapshots are kept, and the stop before the one at `now`.
+    fn history(
+        &self,
+        debug: &DebugInfo,
+        now: Option<TakenAt>,
+    ) -> (Option<ProcessKey>, Option<Arc<Snapshot>>) {
+        let key = self.target.clone().map(|target| ProcessKey {
+            target,
             build_id: debug.build_id(),
-        })
+        });
+        let previous = key
+            .as_ref()
+            .and_then(|key| history::store::previous(key, now));
+        (key, previous)
     }
 }
 
@@ -430,10 +438,7 @@ fn backtrace(
         let fields = request.get().take()?;
         let diffing = fields.view == View::Diff;
         let clock = process.clock();
-        let key = process.history_key(&debug);
-        let previous = key
-            .as_ref()
-            .and_then(|key| history::store::previous(key, clock.taken_at));
+        let (key, previous) = process.history(&debug, clock.taken_at);
         let since = fields
             .since
             .as_deref()
@@ -486,7 +491,7 @@ fn backtrace(
         });
         // Kept even when there is nothing to compare with yet: the next stop has this one.
         if let (Some(key), Some(snapshot)) = (key, snapshot) {
-            history::store::keep(key, snapshot);
+            history::store::keep(key, Arc::new(snapshot));
         }
         report.diff = diff.transpose()?;
         if let Some(note) = truncated {

@@ -2,7 +2,7 @@
 //! and its report, folded stacks and flamegraph.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 
@@ -102,10 +102,8 @@ pub fn sample(
     let result = guarded(|| {
         let mut inspect_request =
             reading_request(request.get(), process, true, TaskFilter::default())?;
-        let key = process.history_key(&debug);
-        inspect_request.previous = key
-            .as_ref()
-            .and_then(|key| history::store::previous(key, inspect_request.clock.taken_at));
+        let (key, previous) = process.history(&debug, inspect_request.clock.taken_at);
+        inspect_request.previous = previous;
         let check = || user_asks_to_stop(py, interrupted.as_ref());
         let check: &InterruptCheck<'_> = &check;
         let budget = Budget::new(inspect_request.limits, Some(check));
@@ -118,7 +116,9 @@ pub fn sample(
                 "async sample: a sample did not reach every task (see its budget)",
             ));
         };
-        sampler.get().sampler()?.add(&done.report);
+        // One snapshot of the stop serves the sampler and the store.
+        let snapshot = Arc::new(snapshot);
+        sampler.get().sampler()?.add(&done.report, snapshot.clone());
         if let Some(key) = key {
             history::store::keep(key, snapshot);
         }

@@ -1,7 +1,8 @@
 # make demo  - build, then show async backtraces of a real tokio program under GDB
 # make test  - the whole suite: lint (rustfmt, clippy, ruff), Rust unit tests, GDB and LLDB
 #              tests, tokio's task dump as oracle
-# make build - the loadable extension, python/tokio_async_glue/_core.abi3.so
+# make build - the loadable extension, python/tokio_async_glue/_core.abi3.so, and the
+#              `tokio-async` executable, target/release/tokio-async
 # make test-versions - the fixtures against every tokio minor since 1.38, in each of tokio's
 #                      build shapes (slow)
 # make test-shapes - the whole debugger suite with the fixtures' tokio built without
@@ -23,7 +24,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -36,6 +37,16 @@ build:
 	$(CARGO) build --release -p tokio-async-core
 	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
 	mv -f $(EXTENSION).tmp $(EXTENSION)
+	$(MAKE) --no-print-directory executable
+
+# The executable links no libpython, so it is built without the `python` feature; in a
+# target dir of its own, since the cdylib of the same crate would be rebuilt otherwise.
+CLI_TARGET := target/cli
+executable:
+	CARGO_TARGET_DIR=$(CLI_TARGET) $(CARGO) build --release -p tokio-async-core --no-default-features --features cli --bin tokio-async
+	mkdir -p target/release
+	cp $(CLI_TARGET)/release/tokio-async target/release/tokio-async.tmp
+	mv -f target/release/tokio-async.tmp target/release/tokio-async
 
 demo: setup build
 	@tools/demo.sh

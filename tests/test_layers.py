@@ -24,13 +24,15 @@ LAYERS = [
     ["links", "groups", "selection", "history"],
     ["waits"],
     ["inspect", "stepping"],
+    ["native"],
     ["render"],
     ["output"],
-    ["python"],
+    ["command"],
+    ["python", "cli"],
 ]
 LAYER_OF = {module: index for index, layer in enumerate(LAYERS) for module in layer}
-# Modules for tests only.
-TEST_ONLY = {"testing"}
+# Modules for tests only, and the executables' entry points (src/bin), outside the library.
+TEST_ONLY = {"testing", "bin"}
 
 
 def module_path(path):

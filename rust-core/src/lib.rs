@@ -16,12 +16,16 @@
 //!   `history`: snapshots of stops, compared over time;
 //! - `inspect`: one command's work, from threads to a report; `stepping`: where the
 //!   stepping commands stop to follow one coroutine instance;
-//! - `render`, `output`: text and JSON;
-//! - `python`: the boundary with the debuggers' glue.
+//! - `native`: what a debugger gives the core (threads, registers, frames), read without
+//!   one, for the `tokio-async` executable;
+//! - `render`, `output`: text and JSON; `command`: one report command, request to output;
+//! - `python`: the boundary with the debuggers' glue; `cli`: the `tokio-async` executable.
 
 pub mod arch;
 pub mod block_on;
 pub mod budget;
+pub mod cli;
+pub mod command;
 pub mod core_file;
 pub mod dwarf;
 pub mod error;
@@ -35,6 +39,7 @@ pub mod links;
 pub mod memory;
 pub mod model;
 pub mod names;
+pub mod native;
 pub mod output;
 pub mod panics;
 pub mod render;

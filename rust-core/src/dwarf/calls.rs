@@ -410,6 +410,35 @@ impl DebugInfo {
         self.file_bytes.get(from..to)
     }
 
+    /// The source line of the code at `address` (link-time), as a debugger shows it for a
+    /// frame: the line-table row in force there, in the unit of the subprogram holding it.
+    pub fn line_at(&self, address: u64) -> Option<SourceLocation> {
+        let subprogram = self.subprogram_containing(address)?;
+        let (unit, _) = self.unit_of(subprogram).ok()?;
+        self.lines_at(unit, vec![address]).ok()?.pop().flatten()
+    }
+
+    /// Where an inlined copy of a function (`FunctionAt::code` of an inlined frame) was
+    /// called from: its `DW_AT_call_file` and `DW_AT_call_line`, the line a debugger shows
+    /// for the frame that made the call.
+    pub fn call_site_of(&self, inlined: DieRef) -> Option<SourceLocation> {
+        let (unit, offset) = self.unit_of(inlined).ok()?;
+        let entry = unit.entry(offset).ok()?;
+        let file = entry
+            .attr_value(constants::DW_AT_call_file)
+            .and_then(|value| match value {
+                AttributeValue::FileIndex(index) => Some(index),
+                other => other.udata_value(),
+            })?;
+        let line = entry
+            .attr_value(constants::DW_AT_call_line)
+            .and_then(|value| value.udata_value())?;
+        Some(SourceLocation {
+            file: unit.file_name(file)?,
+            line,
+        })
+    }
+
     /// The line-table row of each address (sorted or not), from one pass over the unit's
     /// line program.
     fn lines_at(

@@ -15,19 +15,16 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use serde::Deserialize;
 
-use crate::budget::{Budget, InterruptCheck, Limits};
+use crate::budget::InterruptCheck;
+use crate::command::{Command, Prepared, Stop, HOW_TO_DIFF_IN_A_DEBUGGER};
 use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
-use crate::history::{self, ProcessKey, Snapshot};
-use crate::inspect::{self, all_task_ids, inspect_over_time, Inspection, StopClock, ThreadInput};
+use crate::inspect::{self, all_task_ids};
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::model::{ClockSource, Diff, NodeKind, Report, TakenAt};
-use crate::output::{self, Format};
+use crate::model::{ClockSource, NodeKind};
 use crate::panics::guarded;
-use crate::render::{Style, TextOptions, View};
 use crate::selection::TaskFilter;
 
 mod sampling;
@@ -79,40 +76,7 @@ impl Binary {
 }
 
 /// What a command asks, as the glue's keyword arguments give it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RequestFields {
-    /// The threads of the stop, with their frames (`inspect::ThreadInput`).
-    threads: Vec<ThreadInput>,
-    /// Every task, not only those running now.
-    #[serde(default)]
-    all: bool,
-    /// The locals each suspended coroutine keeps (`full`).
-    #[serde(default)]
-    full: bool,
-    /// Which tasks to show.
-    #[serde(default)]
-    filter: TaskFilter,
-    /// Merge tasks of the same shape.
-    #[serde(default)]
-    group: bool,
-    #[serde(default)]
-    limits: Limits,
-    #[serde(default)]
-    view: View,
-    /// JSON instead of text.
-    #[serde(default)]
-    json: bool,
-    /// Write the report to this file and return one line saying so.
-    #[serde(default)]
-    output: Option<PathBuf>,
-    /// Colours for text; none when colour is off.
-    #[serde(default)]
-    style: Option<Style>,
-    /// `async diff --since FILE`: a saved `--json` report to compare with.
-    #[serde(default)]
-    since: Option<PathBuf>,
-}
+type RequestFields = Command;
 
 /// One command: made as `Request(threads=[...], all=True, view="tasks", json=True, ...)`.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
@@ -208,48 +172,25 @@ impl Process {
 }
 
 impl Process {
-    /// When the program stopped: a core's own time, else what the glue saw.
-    fn clock(&self) -> StopClock {
-        if let Some(path) = &self.core_path {
-            return StopClock {
-                taken_at: crate::core_file::taken_at(path),
-                monotonic: None,
-            };
+    /// The stop as the core's commands take it.
+    fn stop(&self) -> Stop {
+        Stop {
+            load_bias: self.load_bias,
+            live_pid: self.live_pid,
+            core_path: self.core_path.clone(),
+            stop_clock: self
+                .stop_clock
+                .as_ref()
+                .map(|(unix_secs, monotonic, source)| {
+                    let source = match source.as_str() {
+                        "stop_event" => ClockSource::StopEvent,
+                        _ => ClockSource::FirstCommand,
+                    };
+                    (*unix_secs, *monotonic, source)
+                }),
+            target: self.target.clone(),
+            how_to_diff: HOW_TO_DIFF_IN_A_DEBUGGER,
         }
-        let Some((unix_secs, monotonic, source)) = &self.stop_clock else {
-            return StopClock::default();
-        };
-        let source = match source.as_str() {
-            "stop_event" => ClockSource::StopEvent,
-            _ => ClockSource::FirstCommand,
-        };
-        let whole = monotonic.trunc();
-        StopClock {
-            taken_at: Some(TakenAt {
-                unix_secs: *unix_secs,
-                source,
-            }),
-            // Only this machine's clock is the process's.
-            monotonic: self
-                .live_pid
-                .map(|_| (whole as i64, ((monotonic - whole) * 1e9) as u32)),
-        }
-    }
-
-    /// Under what this process's snapshots are kept, and the stop before the one at `now`.
-    fn history(
-        &self,
-        debug: &DebugInfo,
-        now: Option<TakenAt>,
-    ) -> (Option<ProcessKey>, Option<Arc<Snapshot>>) {
-        let key = self.target.clone().map(|target| ProcessKey {
-            target,
-            build_id: debug.build_id(),
-        });
-        let previous = key
-            .as_ref()
-            .and_then(|key| history::store::previous(key, now));
-        (key, previous)
     }
 }
 
@@ -435,117 +376,21 @@ fn backtrace(
         move || read_interrupted.get() || user_asks_to_stop(py, interrupted.as_ref())
     };
     let result = guarded(|| {
-        let fields = request.get().take()?;
-        let diffing = fields.view == View::Diff;
-        let clock = process.clock();
-        let (key, previous) = process.history(&debug, clock.taken_at);
-        let since = fields
-            .since
-            .as_deref()
-            .map(history::saved::snapshot_from_file)
-            .transpose()?;
-        let inspect_request = inspect::Request {
-            threads: fields.threads,
-            all: fields.all || diffing,
-            live_pid: process.live_pid,
-            locals: fields.full,
-            filter: fields.filter,
-            group: fields.group,
-            wait_edges: fields.view == View::Waits,
-            limits: fields.limits,
-            clock,
-            previous: previous.clone(),
-        };
-        let check: &InterruptCheck<'_> = &user_interrupt;
-        let budget = Budget::new(inspect_request.limits, Some(check));
+        let stop = process.stop();
+        let prepared = Prepared::new(&debug, &stop, request.get().take()?)?;
         let memory_read = PythonMemory {
             read: process.read_memory.bind(py).clone(),
             interrupted: read_interrupted.clone(),
         };
-        // A truncated core explains every read that fails: say so first, or with the one error.
-        let truncated = process
-            .core_path
-            .as_deref()
-            .and_then(crate::core_file::truncation_note);
-        let Inspection {
-            mut report,
-            snapshot,
-        } = with_memory(process, memory_read, |memory, source| {
-            let mut done =
-                inspect_over_time(&debug, memory, process.load_bias, &inspect_request, &budget)?;
-            done.report.memory_source = Some(source);
-            Ok(done)
-        })
-        .map_err(|error| match &truncated {
-            Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
-            None => error,
+        let check: &InterruptCheck<'_> = &user_interrupt;
+        let inspection = with_memory(process, memory_read, |memory, source| {
+            prepared.read(&debug, process.load_bias, memory, source, Some(check))
         })?;
-        let diff = diffing.then(|| {
-            compare(
-                &report,
-                snapshot.as_ref(),
-                previous.as_deref(),
-                since,
-                fields.since.as_deref(),
-            )
-        });
-        // Kept even when there is nothing to compare with yet: the next stop has this one.
-        if let (Some(key), Some(snapshot)) = (key, snapshot) {
-            history::store::keep(key, Arc::new(snapshot));
-        }
-        report.diff = diff.transpose()?;
-        if let Some(note) = truncated {
-            report.errors.insert(0, note);
-        }
-        let format = match fields.json {
-            true => Format::Json(fields.view),
-            // No colour in a file.
-            false => Format::Text(TextOptions {
-                locals: fields.full,
-                view: fields.view,
-                style: fields
-                    .style
-                    .filter(|_| fields.output.is_none())
-                    .unwrap_or_default(),
-            }),
-        };
-        let output = match &fields.output {
-            Some(path) => output::to_file(&report, &format, path),
-            None => output::to_string(&report, &format),
-        };
-        drop(report);
+        let output = prepared.write(inspection);
         give_back_freed_memory();
         output
     });
     result.map_err(|error| raise(py, error))
-}
-
-/// `async diff`: this stop against the saved report (`since`) or the previous stop.
-fn compare(
-    report: &Report,
-    now: Option<&Snapshot>,
-    previous: Option<&Snapshot>,
-    since: Option<Snapshot>,
-    since_path: Option<&std::path::Path>,
-) -> Result<Diff> {
-    let Some(now) = now else {
-        return Err(Error::new(
-            ErrorKind::Budget,
-            "async diff: the walk did not reach every task (see its budget); nothing to compare",
-        ));
-    };
-    match (since, since_path, previous) {
-        (Some(saved), Some(path), _) => {
-            let after = Snapshot::of(report, Some(&saved));
-            Ok(history::diff(&saved, &after, path.display().to_string()))
-        }
-        (_, _, Some(previous)) => Ok(history::diff(previous, now, "the previous stop".to_string())),
-        _ => Err(Error::new(
-            ErrorKind::Usage,
-            "async diff: no earlier stop of this program is known; this one is kept now: let the program \
-             run, stop it again and run `async diff` (or compare with a saved report: --since FILE.json)",
-        )),
-    }
 }
 
 /// Returns the heap the report freed to the system. glibc keeps freed memory for reuse
@@ -622,7 +467,7 @@ fn reading_request(
         group: false,
         wait_edges: false,
         limits: fields.limits,
-        clock: process.clock(),
+        clock: process.stop().clock(),
         previous: None,
     })
 }

@@ -102,7 +102,9 @@ pub fn sample(
     let result = guarded(|| {
         let mut inspect_request =
             reading_request(request.get(), process, true, TaskFilter::default())?;
-        let (key, previous) = process.history(&debug, inspect_request.clock.taken_at);
+        let (key, previous) = process
+            .stop()
+            .history(&debug, inspect_request.clock.taken_at);
         inspect_request.previous = previous;
         let check = || user_asks_to_stop(py, interrupted.as_ref());
         let check: &InterruptCheck<'_> = &check;

@@ -1,0 +1,568 @@
+//! The `tokio-async` executable: the debuggers' report commands without a debugger, for
+//! production hosts and crash pipelines.
+//!
+//! - `tokio-async PID [COMMAND]`: a live process, stopped (ptrace) only while its threads
+//!   and tasks are read, then let go; `--nonblocking` reads it without stopping it;
+//! - `tokio-async BINARY CORE [COMMAND]`: a core file (the kernel's or `gcore`'s);
+//! - `tokio-async BINARY CORE... --output-dir DIR`: many cores at once, in parallel, one
+//!   report each in DIR and a summary line each on stdout.
+//!
+//! COMMAND is what follows `async` in the debuggers (`command::arguments`); none is
+//! `backtrace all`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::command::{arguments, Command, Prepared, Stop};
+use crate::core_file::CoreFileMemory;
+use crate::dwarf::DebugInfo;
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::thousands;
+use crate::memory::{PageCache, ProcessMemory};
+use crate::model::ClockSource;
+use crate::native::core_notes::CoreNotes;
+use crate::native::modules::Modules;
+use crate::native::{self, proc, ptrace, NativeThread, AT_ENTRY, AT_SYSINFO_EHDR};
+use crate::panics::guarded;
+use crate::render::{Style, View};
+
+const USAGE: &str = "usage: tokio-async PID [COMMAND] [--verbose] [--nonblocking]
+       tokio-async BINARY CORE [COMMAND]
+       tokio-async BINARY CORE... --output-dir DIR [--json]
+
+COMMAND is what follows `async` in GDB and LLDB (`backtrace` when none, with `all`):
+  backtrace [all] [full]   every thread's future and await stack; `all`: every task
+  tasks                    one line per task
+  task ID [full]           one task's whole tree
+  waits                    who waits for whom; deadlocks and futurelocks
+  diff --since FILE.json   each task stuck, moved, new or finished since a saved report
+with --json, --output FILE, --group, the filters --name REGEX, --state STATE,
+--waiting-on KIND, --runtime ADDRESS, --limit N, --stuck-for SECONDS (with --since),
+and the budget --max-nodes N, --max-bytes N.
+
+  --verbose         say how long the process was stopped, and for what
+  --nonblocking     read a live process without stopping it (as py-spy does): what moves
+                    meanwhile shows as errors in the report
+  --debug-dir DIR   where separate debug files are (as GDB's debug-file-directory),
+                    besides /usr/lib/debug; may be given more than once
+  --output-dir DIR  with several cores: one report per core in DIR";
+
+/// Set by SIGINT, SIGTERM and SIGHUP: the walk stops, the process is let go.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// What the command line asks.
+struct Invocation {
+    target: Target,
+    view: View,
+    words: Vec<String>,
+    verbose: bool,
+    nonblocking: bool,
+    debug_dirs: Vec<PathBuf>,
+    output_dir: Option<PathBuf>,
+}
+
+enum Target {
+    Process(u32),
+    Cores {
+        binary: PathBuf,
+        cores: Vec<PathBuf>,
+    },
+}
+
+/// Runs the executable; returns its exit status.
+pub fn main() -> i32 {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.iter().any(|a| a == "--help" || a == "-h") || arguments.is_empty() {
+        println!("{USAGE}");
+        return if arguments.is_empty() { 2 } else { 0 };
+    }
+    if arguments.iter().any(|a| a == "--version") {
+        println!("tokio-async {}", env!("CARGO_PKG_VERSION"));
+        return 0;
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(signal, flag.clone());
+    }
+    let watcher = flag.clone();
+    // The flag the walk polls is a static; the handlers set theirs.
+    std::thread::spawn(move || loop {
+        if watcher.load(Ordering::Relaxed) {
+            INTERRUPTED.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    });
+    // A panic anywhere ends in one line; the stopped process is let go as it unwinds.
+    let outcome = std::panic::catch_unwind(|| run(&arguments));
+    let outcome = outcome.unwrap_or_else(|payload| {
+        Err(Error::new(
+            ErrorKind::Internal,
+            format!(
+                "internal error (a bug in tokio-async): {}",
+                crate::panics::panic_message(&*payload)
+            ),
+        ))
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("tokio-async: {}", error.message);
+            match error.kind {
+                ErrorKind::Usage => 2,
+                ErrorKind::Interrupted => 130,
+                ErrorKind::Internal => 70,
+                _ => 1,
+            }
+        }
+    }
+}
+
+fn usage_error(message: impl Into<String>) -> Error {
+    Error::new(
+        ErrorKind::Usage,
+        format!("{} (tokio-async --help)", message.into()),
+    )
+}
+
+fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
+    let mut positional = Vec::new();
+    let mut words = Vec::new();
+    let (mut verbose, mut nonblocking) = (false, false);
+    let mut debug_dirs = Vec::new();
+    let mut output_dir = None;
+    let mut view = None;
+    let mut iterator = arguments.iter();
+    while let Some(argument) = iterator.next() {
+        let mut value_of = |name: &str| {
+            iterator
+                .next()
+                .cloned()
+                .ok_or_else(|| usage_error(format!("{name} needs a directory")))
+        };
+        match argument.as_str() {
+            "--verbose" | "-v" => verbose = true,
+            "--nonblocking" => nonblocking = true,
+            "--debug-dir" => debug_dirs.push(PathBuf::from(value_of("--debug-dir")?)),
+            "--output-dir" => output_dir = Some(PathBuf::from(value_of("--output-dir")?)),
+            word if view.is_some() => words.push(word.to_string()),
+            word if word.starts_with('-') => {
+                words.push(word.to_string());
+                if arguments::takes_a_value(word) {
+                    words.extend(iterator.next().cloned());
+                }
+            }
+            word => match arguments::view_named(word) {
+                Some(named) if !positional.is_empty() => view = Some(named),
+                _ => positional.push(word.to_string()),
+            },
+        }
+    }
+    let target = match positional.as_slice() {
+        [] => return Err(usage_error("which process, or which binary and core?")),
+        [pid] if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new(pid).exists() => {
+            Target::Process(
+                pid.parse()
+                    .map_err(|_| usage_error(format!("{pid} is no process id")))?,
+            )
+        }
+        [binary] => {
+            return Err(usage_error(format!(
+                "{binary}: a process id, or a binary followed by its core file"
+            )))
+        }
+        [binary, cores @ ..] => Target::Cores {
+            binary: PathBuf::from(binary),
+            cores: cores.iter().map(PathBuf::from).collect(),
+        },
+    };
+    if let Target::Cores { cores, .. } = &target {
+        if cores.len() > 1 && output_dir.is_none() {
+            return Err(usage_error(
+                "several cores need --output-dir DIR (one report per core goes there)",
+            ));
+        }
+    }
+    if nonblocking && !matches!(target, Target::Process(_)) {
+        return Err(usage_error(
+            "--nonblocking reads a live process, not a core",
+        ));
+    }
+    // None: `backtrace all`.
+    let (view, words) = match view {
+        Some(view) => (view, words),
+        None => (View::Backtrace, [vec!["all".to_string()], words].concat()),
+    };
+    Ok(Invocation {
+        target,
+        view,
+        words,
+        verbose,
+        nonblocking,
+        debug_dirs,
+        output_dir,
+    })
+}
+
+fn run(arguments: &[String]) -> Result<i32> {
+    let invocation = parse_invocation(arguments)?;
+    // The words are checked before anything is loaded or stopped.
+    let command = arguments::parse(invocation.view, &invocation.words)?;
+    match &invocation.target {
+        Target::Process(pid) => run_on_process(&invocation, *pid, command),
+        Target::Cores { binary, cores } => run_on_cores(&invocation, binary, cores, command),
+    }
+}
+
+/// Colours as GDB's defaults, when stdout is a terminal and NO_COLOR is unset.
+fn text_style(command: &Command) -> Option<Style> {
+    let coloured = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none()
+        && !command.json
+        && command.output.is_none();
+    coloured.then(|| Style {
+        function: "\x1b[33m".into(),
+        file: "\x1b[32m".into(),
+        state: "\x1b[2m".into(),
+    })
+}
+
+fn load(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
+    let debug = guarded(|| crate::tokio::load_program(path, debug_dirs, None, false))?;
+    guarded(|| {
+        crate::future::prepare(&debug);
+        // Everything the walk may ask is indexed before the process stops: the pause is
+        // the walk alone.
+        debug.index_all();
+        Ok(())
+    })?;
+    Ok(debug)
+}
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+fn millis(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn now_clock() -> (f64, f64) {
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (unix, now.tv_sec as f64 + now.tv_nsec as f64 / 1e9)
+}
+
+/// A test's way to check that a panic lets the process go: `TOKIO_ASYNC_TEST_PANIC=stopped`
+/// panics while the process is stopped, outside every guard.
+fn injected_panic(at: &str) {
+    if std::env::var("TOKIO_ASYNC_TEST_PANIC").as_deref() == Ok(at) {
+        panic!("a panic injected for a test (TOKIO_ASYNC_TEST_PANIC={at})");
+    }
+}
+
+const HOW_TO_DIFF_HERE: &str = "tokio-async keeps no stops between runs: save one with `tokio-async PID tasks \
+     --json --output stop1.json`, and compare a later one with `tokio-async PID diff --since stop1.json`";
+
+fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Result<i32> {
+    let started = Instant::now();
+    if !proc::exists(pid) {
+        return Err(Error::new(ErrorKind::Binary, format!("no process {pid}")));
+    }
+    // Refused early, before the DWARF is loaded, when another tracer has it.
+    if !invocation.nonblocking {
+        if let Some(tracer) = proc::tracer(pid) {
+            let name = proc::command_name(tracer).unwrap_or_else(|| "?".into());
+            return Err(Error::new(
+                ErrorKind::Binary,
+                format!(
+                    "process {pid} is already traced by process {tracer} ({name}); a process has one tracer at a \
+                     time: detach that one first, or, in that debugger, load tokio-async and run `async backtrace all`"
+                ),
+            ));
+        }
+    }
+    let (running, beside) = proc::executable(pid)?;
+    let debug = load(
+        beside.as_deref().unwrap_or(&running),
+        &invocation.debug_dirs,
+    )?;
+    let loaded = started.elapsed();
+    let auxv = proc::auxv(pid)?;
+    let entry = native::core_notes::auxv_value(&auxv, AT_ENTRY).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Binary,
+            "no AT_ENTRY in the process's auxiliary vector",
+        )
+    })?;
+    let load_bias = entry.wrapping_sub(debug.elf.entry);
+    let memory = PageCache::new(ProcessMemory::open(pid)?);
+    let root = PathBuf::from(format!("/proc/{pid}/root"));
+    let modules = Modules::load(
+        &proc::mappings(pid),
+        Some(&root),
+        (beside.as_deref().unwrap_or(&running), load_bias),
+        native::core_notes::auxv_value(&auxv, AT_SYSINFO_EHDR),
+        &memory,
+    );
+    if interrupted() {
+        return Err(Error::new(
+            ErrorKind::Interrupted,
+            "interrupted before the process was stopped",
+        ));
+    }
+    let style = text_style(&command);
+    command.style = style;
+    let check = || {
+        injected_panic("walk");
+        interrupted()
+    };
+    let (stopped, threads) = if invocation.nonblocking {
+        (None, nonblocking_threads(pid))
+    } else {
+        let stopped = ptrace::stop(pid, &INTERRUPTED)?;
+        let threads = stopped
+            .threads
+            .iter()
+            .map(|thread| NativeThread {
+                tid: thread.tid,
+                name: proc::thread_name(pid, thread.tid),
+                fs_base: Some(thread.fs_base),
+                registers: thread.registers,
+            })
+            .collect();
+        (Some(stopped), threads)
+    };
+    let (unix, monotonic) = now_clock();
+    injected_panic("stopped");
+    let unwind_started = Instant::now();
+    // The pages read while stopped are of this stop only.
+    crate::memory::Memory::release_cache(&memory);
+    command.threads = native::thread_inputs(&debug, load_bias, &modules, &memory, threads);
+    let unwound = unwind_started.elapsed();
+    let stop = Stop {
+        load_bias,
+        live_pid: Some(pid),
+        core_path: None,
+        stop_clock: Some((unix, monotonic, ClockSource::StopEvent)),
+        target: Some(format!("pid {pid}")),
+        how_to_diff: HOW_TO_DIFF_HERE,
+    };
+    let walk_started = Instant::now();
+    let read = Prepared::new(&debug, &stop, command).and_then(|prepared| {
+        let inspection =
+            guarded(|| prepared.read(&debug, load_bias, &memory, "process", Some(&check)))?;
+        Ok((prepared, inspection))
+    });
+    let walked = walk_started.elapsed();
+    let thread_count = stopped.as_ref().map_or(0, |stopped| stopped.threads.len());
+    let stopping = stopped.as_ref().map(|stopped| stopped.stopping);
+    let paused = stopped.map(ptrace::Stopped::resume);
+    if invocation.verbose {
+        let tasks = read
+            .as_ref()
+            .map_or(0, |(_, inspection)| inspection.report.tasks.len());
+        match (paused, stopping) {
+            (Some(paused), Some(stopping)) => eprintln!(
+                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, unwound in {}, \
+                 {} tasks read in {} (DWARF loaded before, in {})",
+                millis(paused),
+                millis(stopping),
+                millis(unwound),
+                thousands(tasks as u64),
+                millis(walked),
+                millis(loaded)
+            ),
+            _ => eprintln!(
+                "tokio-async: process {pid} was read without stopping it: unwound in {}, {} tasks read in {} \
+                 (DWARF loaded before, in {})",
+                millis(unwound),
+                thousands(tasks as u64),
+                millis(walked),
+                millis(loaded)
+            ),
+        }
+    }
+    let (prepared, inspection) = read.map_err(|error| match error.kind {
+        ErrorKind::Interrupted => Error::new(
+            ErrorKind::Interrupted,
+            format!("{}; process {pid} was let go and runs on", error.message),
+        ),
+        _ => error,
+    })?;
+    print(guarded(|| prepared.write(inspection))?);
+    Ok(0)
+}
+
+/// Threads read without stopping them: the blocked ones' stack and pc from `/proc`
+/// (a running thread has neither), thread pointers from glibc's own list.
+fn nonblocking_threads(pid: u32) -> Vec<NativeThread> {
+    let _ = pid;
+    Vec::new()
+}
+
+fn print(output: String) {
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error of ours.
+    let _ = stdout.write_all(output.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// What a batch's summary says of one core.
+struct Counts {
+    tasks: usize,
+    deadlocks: usize,
+    errors: usize,
+}
+
+/// One core's report, read and written (to `output` when given).
+fn core_report(
+    debug: &DebugInfo,
+    core: &Path,
+    command: Command,
+    output: Option<PathBuf>,
+) -> Result<(String, Counts)> {
+    let notes = CoreNotes::read(core)?;
+    let entry = notes.auxv_value(AT_ENTRY).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Binary,
+            format!(
+                "core file {}: no AT_ENTRY in its auxiliary vector",
+                core.display()
+            ),
+        )
+    })?;
+    let load_bias = entry.wrapping_sub(debug.elf.entry);
+    let memory = CoreFileMemory::open(core)?;
+    let executable = debug.path.clone();
+    let modules = Modules::load(
+        &notes.mappings,
+        None,
+        (&executable, load_bias),
+        notes.auxv_value(AT_SYSINFO_EHDR),
+        &memory,
+    );
+    let threads = notes
+        .threads
+        .iter()
+        .map(|thread| NativeThread {
+            tid: thread.tid,
+            // Debuggers read no thread names from a core.
+            name: None,
+            fs_base: Some(thread.fs_base),
+            registers: thread.registers,
+        })
+        .collect();
+    let mut command = command;
+    command.threads = native::thread_inputs(debug, load_bias, &modules, &memory, threads);
+    if output.is_some() {
+        command.output = output;
+    }
+    let stop = Stop {
+        load_bias,
+        live_pid: None,
+        core_path: Some(core.to_path_buf()),
+        stop_clock: None,
+        target: Some(format!("core {}", core.display())),
+        how_to_diff: HOW_TO_DIFF_HERE,
+    };
+    let prepared = Prepared::new(debug, &stop, command)?;
+    let check = interrupted;
+    let inspection =
+        guarded(|| prepared.read(debug, load_bias, &memory, "core_file", Some(&check)))?;
+    let report = &inspection.report;
+    let counts = Counts {
+        tasks: report.tasks.len(),
+        deadlocks: report.deadlocks.len(),
+        errors: report.errors.len(),
+    };
+    Ok((guarded(|| prepared.write(inspection))?, counts))
+}
+
+fn run_on_cores(
+    invocation: &Invocation,
+    binary: &Path,
+    cores: &[PathBuf],
+    command: Command,
+) -> Result<i32> {
+    let debug = load(binary, &invocation.debug_dirs)?;
+    let Some(directory) = &invocation.output_dir else {
+        let mut command = command;
+        command.style = text_style(&command);
+        let (output, _) = core_report(&debug, &cores[0], command, None)?;
+        print(output);
+        return Ok(0);
+    };
+    std::fs::create_dir_all(directory).map_err(|error| {
+        Error::new(
+            ErrorKind::Output,
+            format!("cannot create {}: {error}", directory.display()),
+        )
+    })?;
+    let extension = if command.json { "json" } else { "txt" };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |count| count.get())
+        .min(cores.len())
+        .max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<std::sync::Mutex<Option<String>>> =
+        cores.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(core) = cores.get(index) else { break };
+                let name = core.file_name().map_or_else(
+                    || format!("core-{index}"),
+                    |name| name.to_string_lossy().into_owned(),
+                );
+                let output = directory.join(format!("{name}.{extension}"));
+                let command = match arguments::parse(invocation.view, &invocation.words) {
+                    Ok(command) => command,
+                    Err(error) => {
+                        *results[index].lock().unwrap() =
+                            Some(format!("{}: {}", core.display(), error.message));
+                        failed.store(true, Ordering::Relaxed);
+                        continue;
+                    }
+                };
+                let line = match core_report(&debug, core, command, Some(output.clone())) {
+                    Ok((_, counts)) => format!(
+                        "{}: {} tasks, {} deadlocks, {} errors -> {}",
+                        core.display(),
+                        thousands(counts.tasks as u64),
+                        counts.deadlocks,
+                        counts.errors,
+                        output.display()
+                    ),
+                    Err(error) => {
+                        failed.store(true, Ordering::Relaxed);
+                        format!("{}: error: {}", core.display(), error.message)
+                    }
+                };
+                *results[index].lock().unwrap() = Some(line);
+            });
+        }
+    });
+    let _ = command;
+    for result in results {
+        if let Some(line) = result.into_inner().unwrap_or_default() {
+            println!("{line}");
+        }
+    }
+    Ok(if failed.load(Ordering::Relaxed) { 1 } else { 0 })
+}

@@ -1,0 +1,280 @@
+//! The report commands' words and flags, as `tokio-async PID COMMAND` takes them: what
+//! follows `async` in the debuggers (`backtrace [all] [full]`, `tasks`, `task N`, `waits`,
+//! `diff`, with `--json`, `--output`, `--group`, the filters and the budget), read into a
+//! `Command`. The debuggers' glue reads the same language (`commands.py`, its table of
+//! options spells the same flags).
+
+use std::path::PathBuf;
+
+use crate::command::Command;
+use crate::error::{Error, ErrorKind, Result};
+use crate::render::View;
+
+/// One flag: its long and short names, and the name of its value (`None`: a switch).
+struct Flag {
+    long: &'static str,
+    short: &'static str,
+    value: Option<&'static str>,
+    /// Only in listing commands (`backtrace`, `tasks`), or only in `diff`.
+    only: Option<&'static [View]>,
+}
+
+const LISTING: &[View] = &[View::Backtrace, View::Tasks];
+const FLAGS: &[Flag] = &[
+    flag("json", "j", None, None),
+    flag("output", "o", Some("FILE"), None),
+    flag("group", "g", None, Some(LISTING)),
+    flag("name", "n", Some("REGEX"), Some(LISTING)),
+    flag("state", "s", Some("STATE"), Some(LISTING)),
+    flag("waiting-on", "w", Some("KIND"), Some(LISTING)),
+    flag("runtime", "r", Some("ADDRESS"), Some(LISTING)),
+    flag("limit", "l", Some("N"), Some(LISTING)),
+    flag("stuck-for", "S", Some("SECONDS"), Some(LISTING)),
+    flag("since", "f", Some("FILE"), Some(&[View::Diff])),
+    flag("max-nodes", "N", Some("N"), None),
+    flag("max-bytes", "B", Some("N"), None),
+];
+
+const fn flag(
+    long: &'static str,
+    short: &'static str,
+    value: Option<&'static str>,
+    only: Option<&'static [View]>,
+) -> Flag {
+    Flag {
+        long,
+        short,
+        value,
+        only,
+    }
+}
+
+pub fn usage(view: View) -> &'static str {
+    match view {
+        View::Backtrace => {
+            "usage: backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]"
+        }
+        View::Tasks => "usage: tasks [--json] [--output FILE] [--group] [FILTERS]",
+        View::Task => "usage: task ID [full] [--json] [--output FILE]",
+        View::Waits => "usage: waits [--json] [--output FILE]",
+        View::Diff => "usage: diff [--since FILE.json] [--json] [--output FILE]",
+    }
+}
+
+/// Whether `word` is a flag followed by its value (`--output FILE`), in any command.
+pub fn takes_a_value(word: &str) -> bool {
+    FLAGS.iter().any(|flag| {
+        flag.value.is_some()
+            && (word == format!("--{}", flag.long) || word == format!("-{}", flag.short))
+    })
+}
+
+/// The command a word names (`bt` is `backtrace`).
+pub fn view_named(word: &str) -> Option<View> {
+    Some(match word {
+        "backtrace" | "bt" => View::Backtrace,
+        "tasks" => View::Tasks,
+        "task" => View::Task,
+        "waits" => View::Waits,
+        "diff" => View::Diff,
+        _ => return None,
+    })
+}
+
+fn bad(message: String) -> Error {
+    Error::new(ErrorKind::Usage, message)
+}
+
+/// Reads one command's words (after its name); relative files are made absolute against
+/// the working directory.
+pub fn parse(view: View, words: &[String]) -> Result<Command> {
+    let usage = usage(view);
+    let mut command = Command {
+        view,
+        all: view != View::Backtrace,
+        ..Command::default()
+    };
+    let mut filtered = false;
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        let (name, attached) = match word.strip_prefix("--") {
+            Some(rest) => match rest.split_once('=') {
+                Some((name, value)) => (format!("--{name}"), Some(value.to_string())),
+                None => (word.clone(), None),
+            },
+            None => (word.clone(), None),
+        };
+        match (view, word.as_str()) {
+            (View::Backtrace, "all") => {
+                command.all = true;
+                continue;
+            }
+            (View::Backtrace | View::Task, "full") => {
+                command.full = true;
+                continue;
+            }
+            _ => {}
+        }
+        if view == View::Task && command.filter.ids.is_none() {
+            if let Some(id) = number(word) {
+                command.filter.ids = Some(vec![id]);
+                continue;
+            }
+        }
+        let Some(flag) = FLAGS.iter().find(|flag| {
+            flag.only.is_none_or(|views| views.contains(&view))
+                && (name == format!("--{}", flag.long) || name == format!("-{}", flag.short))
+        }) else {
+            return Err(bad(format!("unknown argument {word:?}; {usage}")));
+        };
+        let Some(value_name) = flag.value else {
+            match flag.long {
+                "json" => command.json = true,
+                _ => command.group = true,
+            }
+            continue;
+        };
+        let value = match attached {
+            Some(value) => value,
+            None => words
+                .next()
+                .cloned()
+                .ok_or_else(|| bad(format!("{name} needs {}; {usage}", a(value_name))))?,
+        };
+        match flag.long {
+            "output" => command.output = Some(absolute(&value)),
+            "since" => command.since = Some(absolute(&value)),
+            "stuck-for" => {
+                command.filter.stuck_for = Some(seconds(&value).ok_or_else(|| {
+                    bad(format!(
+                        "--stuck-for needs a number of seconds, not {value:?}"
+                    ))
+                })?);
+                filtered = true;
+            }
+            "limit" => {
+                let limit = number(&value).ok_or_else(|| {
+                    bad(format!("--limit needs a number of tasks, not {value:?}"))
+                })?;
+                command.filter.limit = Some(limit as usize);
+                filtered = true;
+            }
+            "max-nodes" | "max-bytes" => {
+                let limit = number(&value)
+                    .filter(|&limit| limit > 0)
+                    .ok_or_else(|| bad(format!("{name} needs a positive number, not {value:?}")))?;
+                match flag.long {
+                    "max-nodes" => command.limits.nodes = limit,
+                    _ => command.limits.bytes = limit,
+                }
+            }
+            "name" => (command.filter.name, filtered) = (Some(value), true),
+            "state" => (command.filter.state, filtered) = (Some(value), true),
+            "waiting-on" => (command.filter.waiting_on, filtered) = (Some(value), true),
+            _ => (command.filter.runtime, filtered) = (Some(value), true),
+        }
+    }
+    if view == View::Task && command.filter.ids.is_none() {
+        return Err(bad(format!("which task? {usage}")));
+    }
+    if filtered {
+        command.all = true;
+    }
+    Ok(command)
+}
+
+fn a(value_name: &str) -> String {
+    match value_name {
+        "FILE" => "a file name".into(),
+        "N" => "a number".into(),
+        "SECONDS" => "a number of seconds".into(),
+        other => format!("a value ({other})"),
+    }
+}
+
+fn absolute(path: &str) -> PathBuf {
+    let path = PathBuf::from(path);
+    match path.is_absolute() {
+        true => path,
+        false => std::env::current_dir()
+            .map(|directory| directory.join(&path))
+            .unwrap_or(path),
+    }
+}
+
+/// A whole number as typed: `10001`, or with the separators our counts show (`10,001`) or
+/// Rust's (`10_001`).
+fn number(word: &str) -> Option<u64> {
+    let digits = |group: &str| !group.is_empty() && group.bytes().all(|b| b.is_ascii_digit());
+    let plain = digits(word);
+    let with = |separator: char| {
+        let groups: Vec<&str> = word.split(separator).collect();
+        groups.len() > 1
+            && groups.iter().all(|group| digits(group))
+            && (separator == '_'
+                || (groups[0].len() <= 3 && groups[1..].iter().all(|group| group.len() == 3)))
+    };
+    (plain || with(',') || with('_'))
+        .then(|| word.replace([',', '_'], "").parse().ok())
+        .flatten()
+}
+
+/// A duration as typed: `10`, `2.5`, `90s`.
+fn seconds(word: &str) -> Option<f64> {
+    let seconds: f64 = word.strip_suffix('s').unwrap_or(word).parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then_some(seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn commands_read_as_in_the_debuggers() {
+        let command = parse(View::Backtrace, &words("all full --json")).unwrap();
+        assert!(command.all && command.full && command.json);
+        let command = parse(View::Backtrace, &words("--state idle --limit 1,000")).unwrap();
+        assert!(command.all, "a filter implies all");
+        assert_eq!(command.filter.state.as_deref(), Some("idle"));
+        assert_eq!(command.filter.limit, Some(1000));
+        let command = parse(View::Task, &words("10_001 full")).unwrap();
+        assert_eq!(command.filter.ids, Some(vec![10001]));
+        let command = parse(View::Tasks, &words("--stuck-for=2.5s -g")).unwrap();
+        assert_eq!((command.filter.stuck_for, command.group), (Some(2.5), true));
+        let command = parse(View::Diff, &words("--since /tmp/a.json")).unwrap();
+        assert_eq!(command.since, Some(PathBuf::from("/tmp/a.json")));
+    }
+
+    #[test]
+    fn bad_words_say_what_is_wrong_in_one_line() {
+        for (view, text, says) in [
+            (
+                View::Backtrace,
+                "--bad",
+                "unknown argument \"--bad\"; usage: backtrace",
+            ),
+            (View::Task, "", "which task?"),
+            (View::Task, "10,01", "unknown argument \"10,01\""),
+            (View::Tasks, "--limit", "--limit needs a number"),
+            (
+                View::Tasks,
+                "--stuck-for soon",
+                "--stuck-for needs a number of seconds",
+            ),
+            (View::Waits, "--group", "unknown argument"),
+            (
+                View::Backtrace,
+                "--max-nodes 0",
+                "--max-nodes needs a positive number",
+            ),
+        ] {
+            let error = parse(view, &words(text)).err().expect(text);
+            assert_eq!(error.kind, ErrorKind::Usage);
+            assert!(error.message.contains(says), "{text}: {}", error.message);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! What a debugger gives the core, done without one (the `tokio-async` executable): a
+//! live process's threads stopped and their registers (`ptrace`), a core's from its notes
+//! (`core_notes`), the files mapped into the program (`modules`), each thread's stack
+//! unwound by their call frame information (`unwind`), and its frames as a debugger lists
+//! them (`frames`), into the same `ThreadInput`s the debugger glue sends.
+
+pub mod core_notes;
+pub mod frames;
+pub mod modules;
+pub mod proc;
+pub mod ptrace;
+pub mod registers;
+pub mod unwind;
+
+use crate::dwarf::DebugInfo;
+use crate::inspect::ThreadInput;
+use crate::memory::Memory;
+use modules::Modules;
+use registers::Registers;
+
+/// Auxiliary vector keys: the program's entry point, and where the vDSO is mapped.
+pub const AT_ENTRY: u64 = 9;
+pub const AT_SYSINFO_EHDR: u64 = 33;
+
+/// One thread as ptrace or a core note gives it.
+pub struct NativeThread {
+    pub tid: u64,
+    pub name: Option<String>,
+    pub fs_base: Option<u64>,
+    pub registers: Registers,
+}
+
+/// The threads as the core's `inspect` takes them: each unwound, its frames named.
+pub fn thread_inputs(
+    debug: &DebugInfo,
+    load_bias: u64,
+    modules: &Modules,
+    memory: &dyn Memory,
+    threads: Vec<NativeThread>,
+) -> Vec<ThreadInput> {
+    threads
+        .into_iter()
+        .map(|thread| {
+            let physical = unwind::unwind(modules, memory, thread.registers);
+            ThreadInput {
+                tid: thread.tid,
+                name: thread.name,
+                fs_base: thread.fs_base,
+                frames: frames::frames_of(debug, load_bias, modules, &physical, unwind::MAX_FRAMES),
+            }
+        })
+        .collect()
+}

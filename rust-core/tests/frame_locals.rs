@@ -78,3 +78,62 @@ fn hex_bytes(hex: &str) -> Vec<u8> {
         .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
         .collect()
 }
+
+/// In an inlined `block_on` frame (release builds), where the glue asks the debugger for the
+/// local, `local_value_in` (the `tokio-async` executable's way) reads what GDB read: here
+/// from the stack and frame pointers the stop recorded, in the inlined scope's own DWARF.
+#[test]
+fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
+    let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+    let mut compared = Vec::new();
+    for image in harness.images.iter().filter(|image| image.profile == "release") {
+        let debug = harness.debug_info(&image.program, &image.profile);
+        let memory = PatchedMemory { image, writes: &[] };
+        let request = image.request(FULL);
+        for thread in &request.threads {
+            let frames = resolve_frames(debug, image.load_bias, &thread.frames);
+            let Some((index, local)) = find_block_on_frame(&frames) else {
+                continue;
+            };
+            let input = frames[index].input;
+            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else {
+                continue;
+            };
+            if !input.inlined {
+                continue;
+            }
+            let group_start = frames[..index]
+                .iter()
+                .rposition(|frame| !frame.input.inlined)
+                .map_or(0, |before| before + 1);
+            let pc = frames[group_start].input.pc - image.load_bias - u64::from(group_start > 0);
+            let function = frames[index].function.as_ref().expect("resolved");
+            let chain = debug.functions_at(pc).unwrap();
+            let mut registers = [None; 17];
+            registers[7] = input.sp;
+            registers[6] = input.fp;
+            let value = debug
+                .local_value_in(
+                    function.code,
+                    chain[0].code,
+                    pc,
+                    local,
+                    &registers,
+                    &memory,
+                    image.load_bias,
+                )
+                .unwrap_or_else(|error| panic!("{} thread {}: {error}", image.name, thread.tid));
+            let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
+            assert_eq!(
+                value,
+                Some(expected),
+                "{} thread {}: `{local}`",
+                image.name,
+                thread.tid
+            );
+            compared.push(format!("{} {}", image.name, thread.tid));
+        }
+    }
+    // tokio-app's release current_thread stop keeps `future` in an inlined frame.
+    assert!(!compared.is_empty(), "no inlined block_on local was compared");
+}

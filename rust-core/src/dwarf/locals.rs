@@ -135,6 +135,104 @@ impl DebugInfo {
     }
 }
 
+impl DebugInfo {
+    /// The pointer-sized value of local `name` in the scope `scope` (an inlined copy of a
+    /// function, `FunctionAt::code`, inside `subprogram`) at `pc` (link-time), in a frame
+    /// whose registers the unwind recovered: in memory, in a register, or a value, as its
+    /// location says. `Ok(None)` when DWARF does not say there (optimized out), or the
+    /// registers it needs are unknown. What a debugger's `read_var` gives for an inlined
+    /// frame's local.
+    pub fn local_value_in(
+        &self,
+        scope: DieRef,
+        subprogram: DieRef,
+        pc: u64,
+        name: &str,
+        registers: &FrameRegisters,
+        memory: &dyn Memory,
+        load_bias: u64,
+    ) -> Result<Option<u64>> {
+        let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
+        let frame_base = {
+            let (unit, offset) = self.unit_of(subprogram)?;
+            let mut tree = unit.entries_tree(Some(offset))?;
+            let root = tree.root()?;
+            let frame = PhysicalFrame {
+                pc,
+                sp: register(DWARF_STACK_POINTER).unwrap_or(0),
+                fp: register(DWARF_FRAME_POINTER),
+            };
+            frame_base(root.entry(), &frame)
+        };
+        let (unit, offset) = self.unit_of(scope)?;
+        let mut tree = unit.entries_tree(Some(offset))?;
+        let root = tree.root()?;
+        // Inlined copies name their locals through their abstract origin.
+        let mut candidates: Vec<(Option<String>, Option<DieRef>, AttributeValue<Reader>)> =
+            Vec::new();
+        let covers_pc = |block: &gimli::DebuggingInformationEntry<Reader>| {
+            let ranges = unit.code_ranges(block);
+            ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end)
+        };
+        unit.for_each_in_scope(root, &covers_pc, &mut |entry| {
+            if !matches!(
+                entry.tag(),
+                constants::DW_TAG_variable | constants::DW_TAG_formal_parameter
+            ) {
+                return;
+            }
+            let Some(location) = entry.attr_value(constants::DW_AT_location) else {
+                return;
+            };
+            let own = entry
+                .attr_value(constants::DW_AT_name)
+                .and_then(|value| unit.attr_string(value));
+            let origin = entry
+                .attr_value(constants::DW_AT_abstract_origin)
+                .and_then(|value| unit.attr_die(value));
+            candidates.push((own, origin, location));
+        })?;
+        let named = |own: &Option<String>, origin: &Option<DieRef>| match own {
+            Some(own) => own == name,
+            None => origin.is_some_and(|origin| self.die_name(origin).as_deref() == Some(name)),
+        };
+        // Later and deeper declarations shadow earlier ones.
+        let Some((_, _, location)) = candidates
+            .into_iter()
+            .rev()
+            .find(|(own, origin, _)| named(own, origin))
+        else {
+            return Ok(None);
+        };
+        let Some(expression) = expression_at(unit, location, pc)? else {
+            return Ok(None);
+        };
+        let found = evaluate(
+            unit.encoding(),
+            expression,
+            frame_base.unwrap_or(0),
+            &register,
+            memory,
+            load_bias,
+        )?;
+        Ok(match found {
+            Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
+            Some(Location::Register { register: number }) => register(number.0),
+            Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
+            _ => None,
+        })
+    }
+
+    /// A DIE's own `DW_AT_name`.
+    fn die_name(&self, die: DieRef) -> Option<String> {
+        let (unit, offset) = self.unit_of(die).ok()?;
+        let entry = unit.entry(offset).ok()?;
+        entry
+            .attr_value(constants::DW_AT_name)
+            .and_then(|value| unit.attr_string(value))
+    }
+}
+
 /// The subprogram's frame base: the value of the register its `DW_AT_frame_base` names,
 /// `DW_OP_reg7` (rsp) as LLVM emits for x86-64 code without a frame pointer, `DW_OP_reg6`
 /// (rbp) for code that keeps one.

@@ -3,21 +3,30 @@
 //! debugger shows for it (the line of the pc in the innermost one, the call site of the
 //! next inlined call in the others; a caller's pc is looked up one byte back, at its call).
 
+use rustc_hash::FxHashMap;
+
 use super::modules::Modules;
 use super::unwind::PhysicalFrame;
+use crate::block_on::block_on_frames;
 use crate::dwarf::DebugInfo;
+use crate::memory::Memory;
+use crate::names::strip_last_generics;
 use crate::stack::FrameInput;
 
 /// The frames of one thread, innermost first, for `inspect`. Code outside the executable
 /// (libc, the vDSO) is one frame per physical frame, without a line: its DWARF is not ours.
+/// The innermost inlined frame of a `block_on` function gets the local holding its future,
+/// read where its DWARF location says (physical frames the core reads itself).
 pub fn frames_of(
     debug: &DebugInfo,
     load_bias: u64,
     modules: &Modules,
+    memory: &dyn Memory,
     physical: &[PhysicalFrame],
     max_frames: usize,
 ) -> Vec<FrameInput> {
     let _ = modules;
+    let mut block_on_local_read = false;
     let mut frames = Vec::new();
     for (index, frame) in physical.iter().enumerate() {
         if frames.len() >= max_frames {
@@ -56,7 +65,7 @@ pub fn frames_of(
             } else {
                 None
             };
-            frames.push(FrameInput {
+            let mut input = FrameInput {
                 pc: frame.pc,
                 sp,
                 fp,
@@ -65,11 +74,59 @@ pub fn frames_of(
                 line: location.map(|at| at.line).filter(|&line| line > 0),
                 locals: Default::default(),
                 local_errors: Default::default(),
-            });
+            };
+            let block_on_local = block_on_frames()
+                .iter()
+                .find(|(function, _)| *function == strip_last_generics(&chain[depth].path))
+                .map(|(_, local)| *local);
+            if let Some(local) = block_on_local.filter(|_| depth > 0 && !block_on_local_read) {
+                block_on_local_read = true;
+                let value = debug.local_value_in(
+                    chain[depth].code,
+                    chain[0].code,
+                    address,
+                    local,
+                    &frame.registers.as_array(),
+                    memory,
+                    load_bias,
+                );
+                (input.locals, input.local_errors) = local_entries(local, value);
+            }
+            frames.push(input);
         }
     }
     frames.truncate(max_frames);
     frames
+}
+
+type Entries = FxHashMap<String, String>;
+
+/// A local as the glue sends it: its bytes in hex, or why it cannot be read (as GDB says).
+fn local_entries(local: &str, value: crate::error::Result<Option<u64>>) -> (Entries, Entries) {
+    let (mut locals, mut errors) = (Entries::default(), Entries::default());
+    match value {
+        Ok(Some(value)) => {
+            let hex: String = value
+                .to_le_bytes()
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect();
+            locals.insert(local.to_string(), hex);
+        }
+        Ok(None) => {
+            errors.insert(
+                local.to_string(),
+                format!("`{local}` is optimized out in this build"),
+            );
+        }
+        Err(error) => {
+            errors.insert(
+                local.to_string(),
+                format!("cannot read `{local}`: {}", error.message),
+            );
+        }
+    }
+    (locals, errors)
 }
 
 /// Lines are looked up only in coroutine bodies and closures, where they tell where a

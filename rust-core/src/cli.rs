@@ -21,10 +21,11 @@ use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
-use crate::memory::{PageCache, ProcessMemory};
+use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::ClockSource;
 use crate::native::core_notes::CoreNotes;
 use crate::native::modules::Modules;
+use crate::native::registers::{Registers, RETURN_ADDRESS, STACK_POINTER};
 use crate::native::{self, proc, ptrace, NativeThread, AT_ENTRY, AT_SYSINFO_EHDR};
 use crate::panics::guarded;
 use crate::render::{Style, View};
@@ -331,7 +332,7 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         interrupted()
     };
     let (stopped, threads) = if invocation.nonblocking {
-        (None, nonblocking_threads(pid))
+        (None, nonblocking_threads(pid, &modules, &memory)?)
     } else {
         let stopped = ptrace::stop(pid, &INTERRUPTED)?;
         let threads = stopped
@@ -409,9 +410,30 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
 
 /// Threads read without stopping them: the blocked ones' stack and pc from `/proc`
 /// (a running thread has neither), thread pointers from glibc's own list.
-fn nonblocking_threads(pid: u32) -> Vec<NativeThread> {
-    let _ = pid;
-    Vec::new()
+fn nonblocking_threads(
+    pid: u32,
+    modules: &Modules,
+    memory: &dyn Memory,
+) -> Result<Vec<NativeThread>> {
+    let pointers = native::glibc::thread_pointers(modules, memory).map_err(|error| {
+        error.context("--nonblocking finds each thread's thread-locals through glibc's thread list")
+    })?;
+    Ok(proc::thread_ids(pid)?
+        .into_iter()
+        .map(|tid| {
+            let mut registers = Registers::default();
+            if let Some((sp, pc)) = proc::blocked_at(pid, tid) {
+                registers.set(STACK_POINTER, Some(sp));
+                registers.set(RETURN_ADDRESS, Some(pc));
+            }
+            NativeThread {
+                tid,
+                name: proc::thread_name(pid, tid),
+                fs_base: pointers.get(&tid).copied(),
+                registers,
+            }
+        })
+        .collect())
 }
 
 fn print(output: String) {

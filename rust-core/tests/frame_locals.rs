@@ -86,7 +86,11 @@ fn hex_bytes(hex: &str) -> Vec<u8> {
 fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
     let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
     let mut compared = Vec::new();
-    for image in harness.images.iter().filter(|image| image.profile == "release") {
+    for image in harness
+        .images
+        .iter()
+        .filter(|image| image.profile == "release")
+    {
         let debug = harness.debug_info(&image.program, &image.profile);
         let memory = PatchedMemory { image, writes: &[] };
         let request = image.request(FULL);
@@ -135,5 +139,8 @@ fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
         }
     }
     // tokio-app's release current_thread stop keeps `future` in an inlined frame.
-    assert!(!compared.is_empty(), "no inlined block_on local was compared");
+    assert!(
+        !compared.is_empty(),
+        "no inlined block_on local was compared"
+    );
 }

@@ -6,6 +6,7 @@
 
 pub mod core_notes;
 pub mod frames;
+pub mod glibc;
 pub mod modules;
 pub mod proc;
 pub mod ptrace;

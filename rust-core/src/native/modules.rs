@@ -56,7 +56,7 @@ impl SectionAt {
     }
 }
 
-/// A file's unwind sections, kept mapped.
+/// A loaded file's bytes, kept mapped, and where its unwind sections are (if it has any).
 pub struct Cfi {
     data: Bytes,
     eh_frame: Option<SectionAt>,
@@ -76,7 +76,7 @@ impl Cfi {
         );
         let text = file.section_by_name(".text").map_or(0, |s| s.address());
         drop(file);
-        (eh_frame.is_some() || debug_frame.is_some()).then_some(Cfi {
+        Some(Cfi {
             data,
             eh_frame,
             eh_frame_hdr,
@@ -179,6 +179,10 @@ impl Modules {
         }
         modules.sort_by_key(|module| module.start);
         Modules { modules }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Module> {
+        self.modules.iter()
     }
 
     /// The module whose mappings hold `address`.

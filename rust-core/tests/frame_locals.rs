@@ -6,7 +6,7 @@ mod common;
 mod fuzzing;
 
 use tokio_async_core::block_on::find_block_on_frame;
-use tokio_async_core::dwarf::PhysicalFrame;
+use tokio_async_core::dwarf::{InlinedScope, PhysicalFrame};
 use tokio_async_core::memory::MemoryExt;
 use tokio_async_core::stack::resolve_frames;
 
@@ -118,9 +118,11 @@ fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
             registers[6] = input.fp;
             let value = debug
                 .local_value_in(
-                    function.code,
-                    chain[0].code,
-                    pc,
+                    InlinedScope {
+                        scope: function.code,
+                        subprogram: chain[0].code,
+                        pc,
+                    },
                     local,
                     &registers,
                     &memory,

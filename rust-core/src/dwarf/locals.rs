@@ -135,6 +135,15 @@ impl DebugInfo {
     }
 }
 
+/// Where an inlined frame's local is looked for: the inlined copy (`FunctionAt::code`), the
+/// subprogram it is inlined into, and the link-time pc.
+#[derive(Clone, Copy)]
+pub struct InlinedScope {
+    pub scope: DieRef,
+    pub subprogram: DieRef,
+    pub pc: u64,
+}
+
 impl DebugInfo {
     /// The pointer-sized value of local `name` in the scope `scope` (an inlined copy of a
     /// function, `FunctionAt::code`, inside `subprogram`) at `pc` (link-time), in a frame
@@ -144,9 +153,11 @@ impl DebugInfo {
     /// frame's local.
     pub fn local_value_in(
         &self,
-        scope: DieRef,
-        subprogram: DieRef,
-        pc: u64,
+        InlinedScope {
+            scope,
+            subprogram,
+            pc,
+        }: InlinedScope,
         name: &str,
         registers: &FrameRegisters,
         memory: &dyn Memory,

@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use super::modules::Modules;
 use super::unwind::PhysicalFrame;
 use crate::block_on::block_on_frames;
-use crate::dwarf::DebugInfo;
+use crate::dwarf::{DebugInfo, InlinedScope};
 use crate::memory::Memory;
 use crate::names::strip_last_generics;
 use crate::stack::FrameInput;
@@ -81,10 +81,13 @@ pub fn frames_of(
                 .map(|(_, local)| *local);
             if let Some(local) = block_on_local.filter(|_| depth > 0 && !block_on_local_read) {
                 block_on_local_read = true;
+                let scope = InlinedScope {
+                    scope: chain[depth].code,
+                    subprogram: chain[0].code,
+                    pc: address,
+                };
                 let value = debug.local_value_in(
-                    chain[depth].code,
-                    chain[0].code,
-                    address,
+                    scope,
                     local,
                     &frame.registers.as_array(),
                     memory,

@@ -101,16 +101,7 @@ pub fn main() -> i32 {
         std::thread::sleep(Duration::from_millis(5));
     });
     // A panic anywhere ends in one line; the stopped process is let go as it unwinds.
-    let outcome = std::panic::catch_unwind(|| run(&arguments));
-    let outcome = outcome.unwrap_or_else(|payload| {
-        Err(Error::new(
-            ErrorKind::Internal,
-            format!(
-                "internal error (a bug in tokio-async): {}",
-                crate::panics::panic_message(&*payload)
-            ),
-        ))
-    });
+    let outcome = guarded(|| run(&arguments));
     match outcome {
         Ok(code) => code,
         Err(error) => {
@@ -296,7 +287,15 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
             ));
         }
     }
-    let (running, beside) = proc::executable(pid)?;
+    let (running, beside) = proc::executable(pid).map_err(|error| {
+        // /proc/PID/exe is ours to read exactly when the process is ours to trace.
+        match std::fs::read_link(format!("/proc/{pid}/exe")) {
+            Err(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+                ptrace::refused(pid, nix::errno::Errno::EPERM)
+            }
+            _ => error,
+        }
+    })?;
     let debug = load(
         beside.as_deref().unwrap_or(&running),
         &invocation.debug_dirs,

@@ -6,7 +6,7 @@ mod common;
 mod fuzzing;
 
 use tokio_async_core::block_on::find_block_on_frame;
-use tokio_async_core::dwarf::{InlinedScope, PhysicalFrame};
+use tokio_async_core::dwarf::{InlinedScope, LocalValue, PhysicalFrame};
 use tokio_async_core::memory::MemoryExt;
 use tokio_async_core::stack::resolve_frames;
 
@@ -132,7 +132,7 @@ fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
             let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
             assert_eq!(
                 value,
-                Some(expected),
+                LocalValue::Value(expected),
                 "{} thread {}: `{local}`",
                 image.name,
                 thread.tid

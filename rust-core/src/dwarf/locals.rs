@@ -135,6 +135,16 @@ impl DebugInfo {
     }
 }
 
+/// What an inlined frame's local holds, as a debugger tells it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LocalValue {
+    /// No local of that name is in scope at the pc.
+    Absent,
+    /// It is, but its location says nothing there (or needs a register not recovered).
+    OptimizedOut,
+    Value(u64),
+}
+
 /// Where an inlined frame's local is looked for: the inlined copy (`FunctionAt::code`), the
 /// subprogram it is inlined into, and the link-time pc.
 #[derive(Clone, Copy)]
@@ -148,9 +158,7 @@ impl DebugInfo {
     /// The pointer-sized value of local `name` in the scope `scope` (an inlined copy of a
     /// function, `FunctionAt::code`, inside `subprogram`) at `pc` (link-time), in a frame
     /// whose registers the unwind recovered: in memory, in a register, or a value, as its
-    /// location says. `Ok(None)` when DWARF does not say there (optimized out), or the
-    /// registers it needs are unknown. What a debugger's `read_var` gives for an inlined
-    /// frame's local.
+    /// location says. What a debugger's `read_var` gives for an inlined frame's local.
     pub fn local_value_in(
         &self,
         InlinedScope {
@@ -162,7 +170,7 @@ impl DebugInfo {
         registers: &FrameRegisters,
         memory: &dyn Memory,
         load_bias: u64,
-    ) -> Result<Option<u64>> {
+    ) -> Result<LocalValue> {
         let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
         let frame_base = {
             let (unit, offset) = self.unit_of(subprogram)?;
@@ -179,8 +187,11 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
         // Inlined copies name their locals through their abstract origin.
-        let mut candidates: Vec<(Option<String>, Option<DieRef>, AttributeValue<Reader>)> =
-            Vec::new();
+        let mut candidates: Vec<(
+            Option<String>,
+            Option<DieRef>,
+            Option<AttributeValue<Reader>>,
+        )> = Vec::new();
         let covers_pc = |block: &gimli::DebuggingInformationEntry<Reader>| {
             let ranges = unit.code_ranges(block);
             ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end)
@@ -192,9 +203,7 @@ impl DebugInfo {
             ) {
                 return;
             }
-            let Some(location) = entry.attr_value(constants::DW_AT_location) else {
-                return;
-            };
+            let location = entry.attr_value(constants::DW_AT_location);
             let own = entry
                 .attr_value(constants::DW_AT_name)
                 .and_then(|value| unit.attr_string(value));
@@ -213,10 +222,13 @@ impl DebugInfo {
             .rev()
             .find(|(own, origin, _)| named(own, origin))
         else {
-            return Ok(None);
+            return Ok(LocalValue::Absent);
+        };
+        let Some(location) = location else {
+            return Ok(LocalValue::OptimizedOut);
         };
         let Some(expression) = expression_at(unit, location, pc)? else {
-            return Ok(None);
+            return Ok(LocalValue::OptimizedOut);
         };
         let found = evaluate(
             unit.encoding(),
@@ -226,12 +238,13 @@ impl DebugInfo {
             memory,
             load_bias,
         )?;
-        Ok(match found {
+        let value = match found {
             Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
             Some(Location::Register { register: number }) => register(number.0),
             Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
             _ => None,
-        })
+        };
+        Ok(value.map_or(LocalValue::OptimizedOut, LocalValue::Value))
     }
 
     /// A DIE's own `DW_AT_name`.

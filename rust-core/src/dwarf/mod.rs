@@ -24,7 +24,7 @@ pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, TlsVariable};
-pub use locals::{FrameRegisters, InlinedScope, PhysicalFrame};
+pub use locals::{FrameRegisters, InlinedScope, LocalValue, PhysicalFrame};
 pub use resume::{AddressAtEntry, ResumeEntry};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
 

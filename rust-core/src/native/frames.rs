@@ -8,7 +8,7 @@ use rustc_hash::FxHashMap;
 use super::modules::Modules;
 use super::unwind::PhysicalFrame;
 use crate::block_on::block_on_frames;
-use crate::dwarf::{DebugInfo, InlinedScope};
+use crate::dwarf::{DebugInfo, InlinedScope, LocalValue};
 use crate::memory::Memory;
 use crate::names::strip_last_generics;
 use crate::stack::FrameInput;
@@ -105,10 +105,12 @@ pub fn frames_of(
 type Entries = FxHashMap<String, String>;
 
 /// A local as the glue sends it: its bytes in hex, or why it cannot be read (as GDB says).
-fn local_entries(local: &str, value: crate::error::Result<Option<u64>>) -> (Entries, Entries) {
+fn local_entries(local: &str, value: crate::error::Result<LocalValue>) -> (Entries, Entries) {
     let (mut locals, mut errors) = (Entries::default(), Entries::default());
     match value {
-        Ok(Some(value)) => {
+        // As a debugger's read of an unknown local: nothing.
+        Ok(LocalValue::Absent) => {}
+        Ok(LocalValue::Value(value)) => {
             let hex: String = value
                 .to_le_bytes()
                 .iter()
@@ -116,7 +118,7 @@ fn local_entries(local: &str, value: crate::error::Result<Option<u64>>) -> (Entr
                 .collect();
             locals.insert(local.to_string(), hex);
         }
-        Ok(None) => {
+        Ok(LocalValue::OptimizedOut) => {
             errors.insert(
                 local.to_string(),
                 format!("`{local}` is optimized out in this build"),

@@ -224,7 +224,7 @@ fn already_traced(pid: u32, tracer: u32) -> Error {
 }
 
 /// The kernel refused to let us trace the process: why, and what to do.
-fn refused(pid: u32, errno: Errno) -> Error {
+pub fn refused(pid: u32, errno: Errno) -> Error {
     // SAFETY: geteuid has no preconditions.
     let our_uid = unsafe { libc::geteuid() };
     let their_uid: Option<u32> = proc::status_field(pid, "Uid").and_then(|uids| {

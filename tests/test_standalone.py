@@ -1,0 +1,277 @@
+"""The `tokio-async` executable, without a debugger: `tokio-async PID` and `tokio-async
+BINARY CORE` give GDB's JSON on every fixture stop, live and from a core, in debug and
+release builds; the program it looked at runs on (after a look, after SIGINT in the middle
+of a walk over 100,000 tasks, after a panic of ours); a process under GDB is refused in one
+line; a batch of 20 cores gives 20 reports and a summary."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+from support import build, expect
+from support.debuggers import Gdb, capture
+from support.paths import REPO
+from support.process import RunningFixture
+from test_backtrace import assert_tasks
+from test_core_and_agreement import without_time_left
+
+EXECUTABLE = os.path.join(REPO, "target", "release", "tokio-async")
+
+# Every fixture stop the debugger tests use: (program, arguments).
+STOPS = [
+    ("tokio-app", ["breakpoint"]),
+    ("tokio-app", ["breakpoint", "current_thread"]),
+    ("tokio-app", ["breakpoint", "local_set_polled"]),
+    ("waits-app", []),
+    ("deadlock-app", []),
+    ("services-app", []),
+    ("io-app", []),
+    ("many-tasks", ["120", "2"]),
+]
+
+
+def tokio_async(*arguments, env=None, timeout=120):
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run(
+        [EXECUTABLE, *map(str, arguments)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=timeout, env=full_env, stdin=subprocess.DEVNULL,
+    )
+
+
+def status(pid, field):
+    with open("/proc/%d/status" % pid) as lines:
+        for line in lines:
+            name, _, value = line.partition(":")
+            if name == field:
+                return value.strip()
+    return None
+
+
+def wait_for(condition, what, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+def stopped(pid):
+    """Stopped by a signal (SIGSTOP): `T`, not a tracer's `t`."""
+    return status(pid, "State").startswith("T")
+
+
+def one_json(run):
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == "", run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.fixture(scope="module", params=["dev", "release"])
+def profile(request):
+    return request.param
+
+
+@pytest.mark.parametrize("program, arguments", STOPS, ids=["-".join([program] + arguments) for program, arguments in STOPS])
+def test_the_executable_gives_gdbs_json_live_and_from_a_core(tmp_path, profile, program, arguments):
+    """The fixture stops itself at its checkpoint (SIGSTOP, where GDB's breakpoint would
+    stop it); tokio-async reads it and leaves it stopped; GDB attaches to the same stop and
+    writes a core of it; tokio-async and GDB each read the core."""
+    binary = build.fixture(program, profile)
+    core = tmp_path / "stop.core"
+    with RunningFixture(binary, arguments[0] if arguments else "", str(tmp_path), extra_args=arguments[1:],
+                        env={"FIXTURE_STOP_AT_CHECKPOINT": "1"}) as fixture:
+        wait_for(lambda: stopped(fixture.pid), "the fixture to stop at its checkpoint")
+        live = one_json(tokio_async(fixture.pid, "--json"))
+        # A stopped program stays stopped, and is no longer traced.
+        assert stopped(fixture.pid) and status(fixture.pid, "TracerPid") == "0"
+        gdb = Gdb()
+        run = gdb.run_steps(capture(gdb, "async bt all --json") + ["gcore %s" % core], pid=fixture.pid)
+        [gdb_live] = run.json_sections()
+    assert len(live["tasks"]) == len(gdb_live["tasks"]) > 0
+    assert live["errors"] == [] and live["memory_source"] == "process"
+    assert without_time_left(live) == without_time_left(gdb_live)
+    mine = tokio_async(binary, core, "--json")
+    assert mine.returncode == 0, mine.stderr
+    run = gdb.run_steps(capture(gdb, "async bt all --json"), program=binary, core=str(core))
+    [gdb_core] = run.sections()
+    # Byte for byte, memory_source included (both read the core file itself).
+    assert mine.stdout == gdb_core
+    assert json.loads(mine.stdout)["memory_source"] == "core_file"
+    # The text too, and what the other commands print.
+    for command in (["tasks", "--group"], ["waits"], ["backtrace", "all", "full"]):
+        mine = tokio_async(binary, core, *command)
+        run = gdb.run_steps(capture(gdb, "async " + " ".join(command)), program=binary, core=str(core))
+        assert [mine.stdout] == run.sections(), command
+
+
+def ticking_fixture(tmp_path, tasks):
+    """many-tasks with its ticker task, which bumps a counter every 5 ms."""
+    fixture = RunningFixture(build.fixture("many-tasks", "dev"), str(tasks), str(tmp_path), extra_args=["2"],
+                             env={"FIXTURE_TICKER": "1"})
+    address = int(fixture.manifest["facts"]["progress.address"], 16)
+
+    def progress():
+        with open("/proc/%d/mem" % fixture.pid, "rb") as memory:
+            memory.seek(address)
+            return int.from_bytes(memory.read(8), "little")
+
+    return fixture, progress
+
+
+def assert_runs_on(fixture, progress):
+    """Not traced, not stopped, and its runtime makes progress."""
+    assert status(fixture.pid, "TracerPid") == "0"
+    assert status(fixture.pid, "State")[0] in "SR", status(fixture.pid, "State")
+    before = progress()
+    wait_for(lambda: progress() >= before + 10, "the ticker to tick 10 times", timeout=10)
+
+
+def test_the_program_runs_on_after_a_look(tmp_path):
+    fixture, progress = ticking_fixture(tmp_path, 10_000)
+    with fixture:
+        before = progress()
+        run = tokio_async(fixture.pid, "tasks", "--json", "--verbose")
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        # 10,000 tasks and the ticker.
+        assert len(report["tasks"]) == 10_001
+        [verbose] = run.stderr.splitlines()
+        assert verbose.startswith("tokio-async: process %d was stopped for " % fixture.pid), verbose
+        assert "10,001 tasks read in" in verbose
+        assert_runs_on(fixture, progress)
+        assert progress() > before
+
+
+def test_sigint_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tmp_path):
+    fixture, progress = ticking_fixture(tmp_path, 100_000)
+    with fixture:
+        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "--json", "--output", str(tmp_path / "all.json")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Once it has stopped the program (it traces it), it is walking.
+        wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program")
+        time.sleep(0.2)
+        looking.send_signal(signal.SIGINT)
+        out, err = looking.communicate(timeout=60)
+        assert looking.returncode == 130, err
+        [line] = err.splitlines()
+        assert line.startswith("tokio-async: interrupted (Ctrl-C) after decoding "), line
+        assert line.endswith("; process %d was let go and runs on" % fixture.pid), line
+        decoded = int(line.split("after decoding ")[1].split(" tasks")[0].replace(",", ""))
+        assert 0 < decoded < 100_001, "interrupted mid-walk"
+        assert not (tmp_path / "all.json").exists()
+        assert_runs_on(fixture, progress)
+
+
+@pytest.mark.parametrize("where", ["stopped", "walk"])
+def test_a_panic_of_ours_lets_the_program_go(tmp_path, where):
+    """A panic while the program is stopped (outside every guard: the stop is undone as
+    the panic unwinds), or in the middle of the walk, ends in one line."""
+    fixture, progress = ticking_fixture(tmp_path, 10_000)
+    with fixture:
+        run = tokio_async(fixture.pid, env={"TOKIO_ASYNC_TEST_PANIC": where})
+        assert run.returncode == 70
+        [line] = run.stderr.splitlines()
+        assert line.startswith("tokio-async: internal error (a bug in tokio-async) at rust-core/src/cli.rs:"), line
+        assert line.endswith("a panic injected for a test (TOKIO_ASYNC_TEST_PANIC=%s)" % where), line
+        assert run.stdout == ""
+        assert_runs_on(fixture, progress)
+
+
+def test_a_process_under_gdb_is_refused_in_one_line(tmp_path):
+    fixture, progress = ticking_fixture(tmp_path, 100)
+    with fixture:
+        gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-ex", "python import time; time.sleep(600)", "-p", str(fixture.pid)],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda: status(fixture.pid, "TracerPid") == str(gdb.pid), "GDB to attach")
+            state = status(fixture.pid, "State")
+            run = tokio_async(fixture.pid)
+            assert run.returncode == 1
+            assert run.stderr.splitlines() == [
+                "tokio-async: process %d is already traced by process %d (gdb); a process has one tracer at a time: "
+                "detach that one first, or, in that debugger, load tokio-async and run `async backtrace all`" % (fixture.pid, gdb.pid)
+            ]
+            # Untouched: still GDB's, still stopped by it.
+            assert status(fixture.pid, "TracerPid") == str(gdb.pid)
+            assert status(fixture.pid, "State") == state
+        finally:
+            gdb.kill()
+            gdb.wait()
+        # GDB gone, the kernel let the program go.
+        wait_for(lambda: status(fixture.pid, "TracerPid") == "0", "GDB's tracing to end")
+        assert_runs_on(fixture, progress)
+
+
+def test_an_attach_the_kernel_refuses_names_the_cause(tmp_path):
+    """Another user's process, without CAP_SYS_PTRACE (a copy of the executable anyone may
+    run, as uid 65534)."""
+    copy = tmp_path / "tokio-async"
+    copy.write_bytes(open(EXECUTABLE, "rb").read())
+    os.chmod(copy, 0o755)
+    os.chmod(tmp_path, 0o755)
+    with RunningFixture(build.fixture("tokio-app", "dev"), "hang", str(tmp_path)) as fixture:
+        run = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", str(copy), str(fixture.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert run.returncode == 1
+        assert run.stderr.splitlines() == [
+            "tokio-async: the kernel refuses to trace process %d: it runs as uid 0, tokio-async as uid 65534, without "
+            "CAP_SYS_PTRACE; run tokio-async as that user or with sudo" % fixture.pid
+        ]
+        assert status(fixture.pid, "TracerPid") == "0"
+
+
+def test_nonblocking_reads_without_stopping(tmp_path):
+    """Parked tasks read the same whether the program is stopped or not; it is never traced."""
+    with RunningFixture(build.fixture("tokio-app", "dev"), "hang", str(tmp_path)) as fixture:
+        stopping = one_json(tokio_async(fixture.pid, "--json"))
+        reading = tokio_async(fixture.pid, "--json", "--nonblocking")
+        assert reading.returncode == 0, reading.stderr
+        assert without_time_left(json.loads(reading.stdout)) == without_time_left(stopping)
+        assert status(fixture.pid, "TracerPid") == "0"
+
+
+def test_a_batch_of_20_cores_gives_20_reports_and_a_summary(tmp_path):
+    """Twenty processes of one binary, each killed by SIGABRT into a kernel core."""
+    binary = build.fixture("tokio-app", "release")
+    cores, manifests = [], []
+    for number in range(20):
+        workdir = tmp_path / ("process-%02d" % number)
+        workdir.mkdir()
+        with RunningFixture(binary, "hang", str(workdir), core_dumps=True) as fixture:
+            os.kill(fixture.pid, signal.SIGABRT)
+            fixture.process.wait(timeout=60)
+        core = workdir / "core"
+        wait_for(lambda: core.exists() and core.stat().st_size > 0, "the kernel's core")
+        cores.append(core)
+        manifests.append(fixture.manifest)
+    not_a_core = tmp_path / "not-a-core"
+    not_a_core.write_text("hello")
+    reports = tmp_path / "reports"
+    # Each core's name in the output dir is its file name: give them their own.
+    named = []
+    for number, core in enumerate(cores):
+        link = tmp_path / ("core.%02d" % number)
+        os.symlink(core, link)
+        named.append(link)
+    run = tokio_async(binary, *named, "--json", "--output-dir", reports, timeout=300)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    tasks = len(expect.task_chains("hang"))
+    assert lines == ["%s: %d tasks, 0 deadlocks, 0 errors -> %s" % (core, tasks, reports / (core.name + ".json")) for core in named]
+    assert sorted(os.listdir(reports)) == sorted(core.name + ".json" for core in named)
+    for core, manifest in zip(named, manifests):
+        report = json.load(open(reports / (core.name + ".json")))
+        assert report["memory_source"] == "core_file"
+        # Each report is its own process's: its task ids and trees, its main thread.
+        assert_tasks(report, manifest, "hang")
+        assert manifest["pid"] in {thread["tid"] for thread in report["threads"]}
+    # A bad core among good ones: its line says why, the others are reported, and the
+    # run fails.
+    run = tokio_async(binary, named[0], not_a_core, "--json", "--output-dir", tmp_path / "mixed")
+    assert run.returncode == 1
+    assert run.stdout.splitlines()[0].startswith("%s: %d tasks" % (named[0], tasks))
+    assert run.stdout.splitlines()[1].startswith("%s: error: core file %s: " % (not_a_core, not_a_core))

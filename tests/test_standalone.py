@@ -245,7 +245,7 @@ def test_a_batch_of_20_cores_gives_20_reports_and_a_summary(tmp_path):
             os.kill(fixture.pid, signal.SIGABRT)
             fixture.process.wait(timeout=60)
         core = workdir / "core"
-        wait_for(lambda: core.exists() and core.stat().st_size > 0, "the kernel's core")
+        wait_for(lambda core=core: core.exists() and core.stat().st_size > 0, "the kernel's core")
         cores.append(core)
         manifests.append(fixture.manifest)
     not_a_core = tmp_path / "not-a-core"

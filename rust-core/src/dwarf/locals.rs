@@ -135,6 +135,14 @@ impl DebugInfo {
     }
 }
 
+/// A local met in scope: its own name or its abstract origin (which names it), and its
+/// location attribute.
+type Candidate = (
+    Option<String>,
+    Option<DieRef>,
+    Option<AttributeValue<Reader>>,
+);
+
 /// What an inlined frame's local holds, as a debugger tells it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LocalValue {
@@ -187,11 +195,7 @@ impl DebugInfo {
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
         // Inlined copies name their locals through their abstract origin.
-        let mut candidates: Vec<(
-            Option<String>,
-            Option<DieRef>,
-            Option<AttributeValue<Reader>>,
-        )> = Vec::new();
+        let mut candidates: Vec<Candidate> = Vec::new();
         let covers_pc = |block: &gimli::DebuggingInformationEntry<Reader>| {
             let ranges = unit.code_ranges(block);
             ranges.is_empty() || ranges.iter().any(|&(start, end)| start <= pc && pc < end)

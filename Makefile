@@ -10,6 +10,8 @@
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
+# make bench-standalone - how long `tokio-async PID` stops 10,000 tasks, and its time
+#                         against GDB's `async backtrace all` (GDB's start included)
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
 #                ~/.gdbinit and ~/.lldbinit; make uninstall - undo that
 # make wheel - the pip wheel (maturin, abi3), in target/wheels
@@ -24,7 +26,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -92,6 +94,10 @@ bench-stepping: setup build
 # What sampling 10,000 tasks 20 times costs (bench/sampling.py).
 bench-sampling: setup build
 	$(PYTHON) bench/sampling.py
+
+# The executable's pause and time against GDB's (bench/standalone.py).
+bench-standalone: setup build
+	$(PYTHON) bench/standalone.py
 
 install: build
 	@tools/install.sh install "$(INSTALL_DIR)"

@@ -165,7 +165,7 @@ def test_install_twice_adds_each_init_line_once(tmp_path):
     assert (home / ".lldbinit").read_text() == lldb_line + "\n"
     directory = home / DEFAULT_DIR
     assert sorted(str(path.relative_to(directory)) for path in directory.rglob("*") if path.is_file()) == sorted(
-        [".tokio-async-install", "gdb-scripts/tokio_async.py", "lldb-scripts/tokio_async.py"]
+        [".tokio-async-install", "bin/tokio-async", "gdb-scripts/tokio_async.py", "lldb-scripts/tokio_async.py"]
         + ["python/tokio_async_glue/" + name for name in package_files()]
     )
     for name in package_files():
@@ -239,6 +239,15 @@ def test_plain_gdb_reads_the_install_from_home(installed_home, hanging_app):
 def test_plain_lldb_reads_the_install_from_home(installed_home, hanging_app):
     run, [report] = attach(["lldb-19", "-b", "-p", str(hanging_app.pid)], environment(installed_home), ["async backtrace all"])
     assert_tokio_app_report(report, hanging_app.manifest)
+
+
+def test_the_installed_executable_reads_a_process_without_a_debugger(installed_home, hanging_app):
+    executable = installed_home / DEFAULT_DIR / "bin" / "tokio-async"
+    # With no command, `backtrace all`.
+    run = subprocess.run([str(executable), str(hanging_app.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert_tokio_app_report(run.stdout, hanging_app.manifest)
 
 
 def task_ids_map(manifest):

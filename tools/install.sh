@@ -3,8 +3,8 @@
 #
 # install: copies the debugger entry scripts and the package (with the built extension) to
 # DIR (default ~/.local/share/tokio-async), laid out as in the repository so the entry
-# scripts find the package next to them, and adds one line to GDB's and one to LLDB's
-# init file in $HOME, unless the line is already there.
+# scripts find the package next to them, the `tokio-async` executable to DIR/bin, and adds
+# one line to GDB's and one to LLDB's init file in $HOME, unless the line is already there.
 # uninstall: removes DIR and exactly those two lines; the rest of the init files is kept.
 set -euo pipefail
 
@@ -68,6 +68,7 @@ remove_line() { # FILE LINE
 install() {
     local package=$repo/python/tokio_async_glue
     [ -f "$package/_core.abi3.so" ] || die "the extension is not built: run make install (or make build first)"
+    [ -x "$repo/target/release/tokio-async" ] || die "the executable is not built: run make install (or make build first)"
     if [ -e "$dir" ] && [ ! -e "$dir/$marker" ] && [ -n "$(ls -A "$dir" 2>/dev/null)" ]; then
         die "$dir exists and is not an earlier install; choose another INSTALL_DIR"
     fi
@@ -78,7 +79,8 @@ install() {
     mkdir -p "$parent"
     staging=$(mktemp -d "$parent/.tokio-async.XXXXXX")
     trap 'rm -rf "$staging"' EXIT
-    mkdir -p "$staging/gdb-scripts" "$staging/lldb-scripts" "$staging/python/tokio_async_glue"
+    mkdir -p "$staging/gdb-scripts" "$staging/lldb-scripts" "$staging/python/tokio_async_glue" "$staging/bin"
+    cp "$repo/target/release/tokio-async" "$staging/bin/"
     cp "$repo/gdb-scripts/tokio_async.py" "$staging/gdb-scripts/"
     cp "$repo/lldb-scripts/tokio_async.py" "$staging/lldb-scripts/"
     # The package's modules and the extension, nothing left by Python or a build.
@@ -94,7 +96,7 @@ install() {
         mv "$staging" "$dir"
     fi
     trap - EXIT
-    echo "tokio-async: installed to $dir"
+    echo "tokio-async: installed to $dir (the executable: $dir/bin/tokio-async)"
     add_line "$(gdb_init)" "$gdb_line"
     add_line "$lldb_init" "$lldb_line"
 }

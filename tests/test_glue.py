@@ -124,3 +124,24 @@ def test_numbers_are_read_as_typed_with_or_without_separators():
     for bad in ("10,01", "1,0001", ",100", "10__001", "0x10"):
         with pytest.raises(commands.UserError):
             commands.parse_arguments(bad, commands.TASK)
+
+
+def test_the_glue_helps_and_completes_exactly_the_flags_the_core_parses():
+    """commands.OPTIONS (help, completion, LLDB's parsed options) and the core's parser
+    (which the glue and the tokio-async executable both use) name the same flags."""
+    for command in commands.ALL_COMMANDS:
+        glue = sorted((option.long, option.short, option.value) for option in commands.OPTIONS if command in option.commands)
+        assert glue == sorted(_core.command_flags(command)), command
+
+
+def test_bad_words_are_the_cores_one_line():
+    for words, says in (
+        ("--bad", "unknown argument '--bad'; usage: async tasks [--json] [--output FILE] [--group] [FILTERS]"),
+        ("--limit", "--limit needs a number; usage: async tasks"),
+        ("--stuck-for soon", "--stuck-for needs a number of seconds, not 'soon'"),
+        ("'unclosed", "No closing quotation; usage: async tasks"),
+    ):
+        with pytest.raises(commands.UserError) as raised:
+            commands.parse_arguments(words, commands.TASKS)
+        assert str(raised.value).startswith(says), str(raised.value)
+    assert commands.parse_arguments("--output ~/report.json", commands.TASKS).output == os.path.expanduser("~/report.json")

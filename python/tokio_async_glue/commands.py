@@ -2,7 +2,6 @@
 the adapter, hand everything to the Rust core, return its output; and complete them."""
 
 import os
-import re
 import shlex
 import threading
 import traceback
@@ -121,79 +120,23 @@ def _option_named(command: str, word: str) -> Optional[Option]:
 
 
 def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments:
+    """The command's words, split as a shell splits them, read by the core's parser (the
+    `tokio-async` executable's too: one set of rules; OPTIONS here only helps and
+    completes, and a test keeps it to the flags the parser takes)."""
     usage = USAGES[command]
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
         raise UserError("%s; %s" % (error, usage)) from None
-    arguments = Arguments(command=command, show_all=command != BACKTRACE)
-    selected = {}
-    while words:
-        word = words.pop(0)
-        name, _, attached = word.partition("=") if word.startswith("--") else (word, "", "")
-        option = _option_named(command, name)
-        if word in WORDS[command]:
-            arguments = arguments._replace(**{"all": {"show_all": True}, "full": {"full": True}}[word])
-        elif command == TASK and _number(word) is not None and "ids" not in selected:
-            selected["ids"] = [_number(word)]
-        elif option is None:
-            raise UserError("unknown argument %r; %s" % (word, usage))
-        elif option.value is None:
-            arguments = arguments._replace(**{"json": {"as_json": True}, "group": {"group": True}}[option.long])
-        else:
-            if not attached and not words:
-                raise UserError("%s needs %s; %s" % (name, _a(option.value), usage))
-            value = attached or words.pop(0)
-            if option.long == "output":
-                arguments = arguments._replace(output=os.path.abspath(os.path.expanduser(value)))
-            elif option.long == "since":
-                arguments = arguments._replace(since=os.path.abspath(os.path.expanduser(value)))
-            elif option.long == "stuck-for":
-                seconds = _seconds(value)
-                if seconds is None:
-                    raise UserError("--stuck-for needs a number of seconds, not %r" % value)
-                selected["stuck_for"] = seconds
-            elif option.long == "limit":
-                if _number(value) is None:
-                    raise UserError("--limit needs a number of tasks, not %r" % value)
-                selected["limit"] = _number(value)
-            elif option.long in ("max-nodes", "max-bytes"):
-                if not _number(value):
-                    raise UserError("%s needs a positive number, not %r" % (name, value))
-                limits = dict(arguments.limits, **{option.long[len("max-"):]: _number(value)})
-                arguments = arguments._replace(limits=limits)
-            else:
-                selected[option.long.replace("-", "_")] = value
-    if command == TASK and "ids" not in selected:
-        raise UserError("which task? %s" % usage)
-    if selected:
-        arguments = arguments._replace(show_all=True, filter=selected)
-    return arguments
-
-
-_NUMBER = re.compile(r"\d+|\d{1,3}(,\d{3})+|\d+(_\d+)+")
-
-
-def _number(word: str) -> Optional[int]:
-    """A whole number as typed: `10001`, or with the separators our counts show (`10,001`)
-    or Rust's (`10_001`); None for anything else."""
-    if not _NUMBER.fullmatch(word):
-        return None
-    return int(word.replace(",", "").replace("_", ""))
-
-
-def _seconds(word: str) -> Optional[float]:
-    """A duration as typed: `10`, `2.5`, `90s`; None for anything else or below zero."""
+    core = _core()
     try:
-        seconds = float(word[:-1] if word.endswith("s") else word)
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 and seconds == seconds and seconds != float("inf") else None
-
-
-def _a(value_name: str) -> str:
-    return {"FILE": "a file name", "N": "a number", "SECONDS": "a number of seconds"}.get(
-        value_name, "a value (%s)" % value_name)
+        fields = core.parse_command(command, words)
+    except core.Error as error:
+        raise _user_error(error) from None
+    return Arguments(
+        command=command, show_all=fields["all"], full=fields["full"], as_json=fields["json"], output=fields["output"],
+        group=fields["group"], filter=dict(fields["filter"]), limits=dict(fields["limits"]), since=fields["since"],
+    )
 
 
 def _binary_key(path: str, debug_dirs, debugger_file=None):

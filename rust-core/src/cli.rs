@@ -205,7 +205,7 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
 fn run(arguments: &[String]) -> Result<i32> {
     let invocation = parse_invocation(arguments)?;
     // The words are checked before anything is loaded or stopped.
-    let command = arguments::parse(invocation.view, &invocation.words)?;
+    let command = arguments::parse(invocation.view, &invocation.words, "")?;
     match &invocation.target {
         Target::Process(pid) => run_on_process(&invocation, *pid, command),
         Target::Cores { binary, cores } => run_on_cores(&invocation, binary, cores, command),
@@ -552,7 +552,7 @@ fn run_on_cores(
                     |name| name.to_string_lossy().into_owned(),
                 );
                 let output = directory.join(format!("{name}.{extension}"));
-                let command = match arguments::parse(invocation.view, &invocation.words) {
+                let command = match arguments::parse(invocation.view, &invocation.words, "") {
                     Ok(command) => command,
                     Err(error) => {
                         *results[index].lock().unwrap() =

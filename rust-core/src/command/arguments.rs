@@ -49,15 +49,33 @@ const fn flag(
     }
 }
 
-pub fn usage(view: View) -> &'static str {
-    match view {
-        View::Backtrace => {
-            "usage: backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]"
-        }
-        View::Tasks => "usage: tasks [--json] [--output FILE] [--group] [FILTERS]",
-        View::Task => "usage: task ID [full] [--json] [--output FILE]",
-        View::Waits => "usage: waits [--json] [--output FILE]",
-        View::Diff => "usage: diff [--since FILE.json] [--json] [--output FILE]",
+/// How a command is spelled where it is typed: `async ` in the debuggers, nothing after
+/// `tokio-async PID`.
+pub fn usage(view: View, prefix: &str) -> String {
+    let rest = match view {
+        View::Backtrace => "backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]",
+        View::Tasks => "tasks [--json] [--output FILE] [--group] [FILTERS]",
+        View::Task => "task ID [full] [--json] [--output FILE]",
+        View::Waits => "waits [--json] [--output FILE]",
+        View::Diff => "diff [--since FILE.json] [--json] [--output FILE]",
+    };
+    format!("usage: {prefix}{rest}")
+}
+
+/// Every flag of `view`'s command: (long name, short name, the value's name if it takes one).
+pub fn flags_of(view: View) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
+    FLAGS
+        .iter()
+        .filter(|flag| flag.only.is_none_or(|views| views.contains(&view)))
+        .map(|flag| (flag.long, flag.short, flag.value))
+        .collect()
+}
+
+/// A word as the messages quote it (as Python's `repr` does a plain string).
+fn quoted(word: &str) -> String {
+    match word.contains('\'') {
+        true => format!("\"{word}\""),
+        false => format!("'{word}'"),
     }
 }
 
@@ -86,9 +104,9 @@ fn bad(message: String) -> Error {
 }
 
 /// Reads one command's words (after its name); relative files are made absolute against
-/// the working directory.
-pub fn parse(view: View, words: &[String]) -> Result<Command> {
-    let usage = usage(view);
+/// the working directory. `prefix` is how the command is typed (`usage`).
+pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
+    let usage = usage(view, prefix);
     let mut command = Command {
         view,
         all: view != View::Backtrace,
@@ -125,7 +143,7 @@ pub fn parse(view: View, words: &[String]) -> Result<Command> {
             flag.only.is_none_or(|views| views.contains(&view))
                 && (name == format!("--{}", flag.long) || name == format!("-{}", flag.short))
         }) else {
-            return Err(bad(format!("unknown argument {word:?}; {usage}")));
+            return Err(bad(format!("unknown argument {}; {usage}", quoted(word))));
         };
         let Some(value_name) = flag.value else {
             match flag.long {
@@ -147,22 +165,29 @@ pub fn parse(view: View, words: &[String]) -> Result<Command> {
             "stuck-for" => {
                 command.filter.stuck_for = Some(seconds(&value).ok_or_else(|| {
                     bad(format!(
-                        "--stuck-for needs a number of seconds, not {value:?}"
+                        "--stuck-for needs a number of seconds, not {}",
+                        quoted(&value)
                     ))
                 })?);
                 filtered = true;
             }
             "limit" => {
                 let limit = number(&value).ok_or_else(|| {
-                    bad(format!("--limit needs a number of tasks, not {value:?}"))
+                    bad(format!(
+                        "--limit needs a number of tasks, not {}",
+                        quoted(&value)
+                    ))
                 })?;
                 command.filter.limit = Some(limit as usize);
                 filtered = true;
             }
             "max-nodes" | "max-bytes" => {
-                let limit = number(&value)
-                    .filter(|&limit| limit > 0)
-                    .ok_or_else(|| bad(format!("{name} needs a positive number, not {value:?}")))?;
+                let limit = number(&value).filter(|&limit| limit > 0).ok_or_else(|| {
+                    bad(format!(
+                        "{name} needs a positive number, not {}",
+                        quoted(&value)
+                    ))
+                })?;
                 match flag.long {
                     "max-nodes" => command.limits.nodes = limit,
                     _ => command.limits.bytes = limit,
@@ -192,8 +217,12 @@ fn a(value_name: &str) -> String {
     }
 }
 
+/// `~/` is the home directory (a debugger's command line has no shell to expand it).
 fn absolute(path: &str) -> PathBuf {
-    let path = PathBuf::from(path);
+    let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    };
     match path.is_absolute() {
         true => path,
         false => std::env::current_dir()
@@ -233,6 +262,10 @@ mod tests {
         text.split_whitespace().map(String::from).collect()
     }
 
+    fn parse(view: View, words: &[String]) -> Result<Command> {
+        super::parse(view, words, "")
+    }
+
     #[test]
     fn commands_read_as_in_the_debuggers() {
         let command = parse(View::Backtrace, &words("all full --json")).unwrap();
@@ -255,10 +288,10 @@ mod tests {
             (
                 View::Backtrace,
                 "--bad",
-                "unknown argument \"--bad\"; usage: backtrace",
+                "unknown argument '--bad'; usage: backtrace",
             ),
             (View::Task, "", "which task?"),
-            (View::Task, "10,01", "unknown argument \"10,01\""),
+            (View::Task, "10,01", "unknown argument '10,01'"),
             (View::Tasks, "--limit", "--limit needs a number"),
             (
                 View::Tasks,

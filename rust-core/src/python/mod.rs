@@ -480,6 +480,74 @@ fn debugger_memory<'py>(py: Python<'py>, process: &Process) -> PythonMemory<'py>
     }
 }
 
+/// One command's words (`async tasks --limit 10`, split as a shell does) read by the core's
+/// parser, the executable's too: the request fields they give, as a dict (`all`, `full`,
+/// `json`, `group`, `output`, `since`, and `filter` and `limits` with the keys given).
+/// Raises `Error` of kind `usage` with the one line to show.
+#[pyfunction]
+fn parse_command<'py>(
+    py: Python<'py>,
+    command: &str,
+    words: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let view = crate::command::arguments::view_named(command).ok_or_else(|| {
+        raise(
+            py,
+            Error::new(ErrorKind::Internal, format!("no command {command:?}")),
+        )
+    })?;
+    let parsed = crate::command::arguments::parse(view, &words, "async ")
+        .map_err(|error| raise(py, error))?;
+    let fields = PyDict::new(py);
+    fields.set_item("all", parsed.all)?;
+    fields.set_item("full", parsed.full)?;
+    fields.set_item("json", parsed.json)?;
+    fields.set_item("group", parsed.group)?;
+    let text = |path: Option<PathBuf>| path.map(|path| path.display().to_string());
+    fields.set_item("output", text(parsed.output))?;
+    fields.set_item("since", text(parsed.since))?;
+    let filter = PyDict::new(py);
+    let given = &parsed.filter;
+    if let Some(ids) = &given.ids {
+        filter.set_item("ids", ids.clone())?;
+    }
+    for (key, value) in [
+        ("name", &given.name),
+        ("state", &given.state),
+        ("waiting_on", &given.waiting_on),
+        ("runtime", &given.runtime),
+    ] {
+        if let Some(value) = value {
+            filter.set_item(key, value)?;
+        }
+    }
+    if let Some(limit) = given.limit {
+        filter.set_item("limit", limit)?;
+    }
+    if let Some(seconds) = given.stuck_for {
+        filter.set_item("stuck_for", seconds)?;
+    }
+    fields.set_item("filter", filter)?;
+    let limits = PyDict::new(py);
+    let defaults = crate::budget::Limits::default();
+    if parsed.limits.nodes != defaults.nodes {
+        limits.set_item("nodes", parsed.limits.nodes)?;
+    }
+    if parsed.limits.bytes != defaults.bytes {
+        limits.set_item("bytes", parsed.limits.bytes)?;
+    }
+    fields.set_item("limits", limits)?;
+    Ok(fields)
+}
+
+/// `[(long, short, value name or None)]`: the flags the parser takes for `command`.
+#[pyfunction]
+fn command_flags(command: &str) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
+    crate::command::arguments::view_named(command)
+        .map(crate::command::arguments::flags_of)
+        .unwrap_or_default()
+}
+
 /// The `kind` of every node, as JSON names it (what `--waiting-on` takes).
 #[pyfunction]
 fn node_kinds() -> Vec<&'static str> {
@@ -512,6 +580,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(block_on_frames, module)?)?;
     module.add_function(wrap_pyfunction!(task_ids, module)?)?;
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
+    module.add_function(wrap_pyfunction!(parse_command, module)?)?;
+    module.add_function(wrap_pyfunction!(command_flags, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
     module.add_class::<sampling::Sampler>()?;
     module.add_function(wrap_pyfunction!(sampling::sample, module)?)?;

@@ -275,3 +275,37 @@ def test_a_batch_of_20_cores_gives_20_reports_and_a_summary(tmp_path):
     assert run.returncode == 1
     assert run.stdout.splitlines()[0].startswith("%s: %d tasks" % (named[0], tasks))
     assert run.stdout.splitlines()[1].startswith("%s: error: core file %s: " % (not_a_core, not_a_core))
+
+
+@pytest.mark.parametrize("layout", ["build-id", "debuglink"])
+def test_a_separate_debug_file_is_found_as_gdb_finds_it(tmp_path, layout):
+    """A stripped program whose DWARF is in a separate file: by build id under --debug-dir
+    (as GDB's debug-file-directory), or by .gnu_debuglink next to it."""
+    binary, debug_dir = build.separate_debug_fixture(layout)
+    with RunningFixture(binary, "hang", str(tmp_path)) as fixture:
+        arguments = [fixture.pid, "--json"] + (["--debug-dir", debug_dir] if debug_dir else [])
+        report = one_json(tokio_async(*arguments))
+        assert_tasks(report, fixture.manifest, "hang")
+        assert report["errors"] == []
+        if debug_dir:
+            # Without the directory, the one line says where it looked.
+            run = tokio_async(fixture.pid)
+            assert run.returncode == 1 and len(run.stderr.splitlines()) == 1, run.stderr
+
+
+def test_bad_input_gets_one_line(tmp_path):
+    binary = build.fixture("tokio-app", "dev")
+    not_a_core = tmp_path / "not-a-core"
+    not_a_core.write_text("hello")
+    for arguments, code, line in (
+        (["999999999"], 1, "tokio-async: no process 999999999"),
+        (["1", "bogus"], 2, "tokio-async: unknown command 'bogus': the commands are backtrace (bt), tasks, task, waits and diff "
+                            "(tokio-async --help)"),
+        (["1", "tasks", "--bad"], 2, "tokio-async: unknown argument '--bad'; usage: tasks [--json] [--output FILE] [--group] [FILTERS]"),
+        ([binary, not_a_core], 1, "tokio-async: core file %s: not a core file (no ELF header)" % not_a_core),
+        ([binary, not_a_core, not_a_core], 2, "tokio-async: several cores need --output-dir DIR (one report per core goes there) "
+                                              "(tokio-async --help)"),
+        ([binary, not_a_core, "--nonblocking"], 2, "tokio-async: --nonblocking reads a live process, not a core (tokio-async --help)"),
+    ):
+        run = tokio_async(*arguments)
+        assert (run.returncode, run.stderr.splitlines(), run.stdout) == (code, [line], ""), arguments

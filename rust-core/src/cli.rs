@@ -158,7 +158,12 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
     }
     let target = match positional.as_slice() {
         [] => return Err(usage_error("which process, or which binary and core?")),
-        [pid] if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new(pid).exists() => {
+        [pid, rest @ ..] if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new(pid).exists() => {
+            if let Some(word) = rest.first() {
+                return Err(usage_error(format!(
+                    "unknown command '{word}': the commands are backtrace (bt), tasks, task, waits and diff"
+                )));
+            }
             Target::Process(
                 pid.parse()
                     .map_err(|_| usage_error(format!("{pid} is no process id")))?,

@@ -46,6 +46,9 @@ impl CoreNotes {
         // SAFETY: mapped read-only; only the notes are read.
         let map =
             unsafe { memmap2::Mmap::map(&file) }.map_err(|error| failed(error.to_string()))?;
+        if !map.starts_with(b"\x7fELF") {
+            return Err(failed("not a core file (no ELF header)".into()));
+        }
         let elf =
             ElfFile64::<Endianness>::parse(&*map).map_err(|error| failed(error.to_string()))?;
         let endian = elf.endian();

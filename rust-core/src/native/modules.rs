@@ -128,6 +128,40 @@ pub struct Modules {
     modules: Vec<Module>,
 }
 
+#[cfg(test)]
+impl Modules {
+    /// One module whose `.eh_frame` is `eh_frame` (at link-time address `eh_frame_address`),
+    /// spanning `[start, end)` at `bias`: for the unwinder's tests.
+    pub fn with_eh_frame(
+        eh_frame: Vec<u8>,
+        eh_frame_address: u64,
+        start: u64,
+        end: u64,
+        bias: u64,
+    ) -> Modules {
+        let size = eh_frame.len();
+        Modules {
+            modules: vec![Module {
+                path: "test".into(),
+                start,
+                end,
+                bias,
+                cfi: Some(Cfi {
+                    data: Bytes::Owned(eh_frame),
+                    eh_frame: Some(SectionAt {
+                        address: eh_frame_address,
+                        offset: 0,
+                        size,
+                    }),
+                    eh_frame_hdr: None,
+                    debug_frame: None,
+                    text: 0,
+                }),
+            }],
+        }
+    }
+}
+
 /// The largest vDSO image read from memory.
 const MAX_VDSO_BYTES: usize = 64 << 10;
 const PAGE: usize = 4096;

@@ -237,3 +237,105 @@ fn evaluate(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use gimli::write::{
+        Address, CallFrameInstruction, CommonInformationEntry, EhFrame, EndianVec,
+        FrameDescriptionEntry, FrameTable,
+    };
+    use gimli::{Encoding, Format, LittleEndian, Register};
+
+    use super::*;
+    use crate::memory::testing::SparseMemory;
+    use crate::native::registers::FRAME_POINTER;
+
+    const BIAS: u64 = 0x5550_0000_0000;
+    const RBP: Register = Register(6);
+    const RSP: Register = Register(7);
+    const RA: Register = Register(16);
+
+    /// Two functions as a compiler describes them:
+    /// - `leaf` at 0x1000..0x1040, no frame of its own: CFA = rsp + 8, return address at CFA - 8;
+    /// - `caller` at 0x2000..0x2100, which pushed rbp (CFA = rsp + 16, rbp at CFA - 16) and
+    ///   marks itself outermost from 0x2080 on (its return address undefined there).
+    fn program() -> Modules {
+        let encoding = Encoding {
+            format: Format::Dwarf32,
+            version: 1,
+            address_size: 8,
+        };
+        let mut cie = CommonInformationEntry::new(encoding, 1, -8, RA);
+        cie.add_instruction(CallFrameInstruction::Cfa(RSP, 8));
+        cie.add_instruction(CallFrameInstruction::Offset(RA, -8));
+        let mut table = FrameTable::default();
+        let cie = table.add_cie(cie);
+        table.add_fde(
+            cie,
+            FrameDescriptionEntry::new(Address::Constant(0x1000), 0x40),
+        );
+        let mut caller = FrameDescriptionEntry::new(Address::Constant(0x2000), 0x100);
+        caller.add_instruction(1, CallFrameInstruction::CfaOffset(16));
+        caller.add_instruction(1, CallFrameInstruction::Offset(RBP, -16));
+        caller.add_instruction(0x80, CallFrameInstruction::Undefined(RA));
+        table.add_fde(cie, caller);
+        let mut eh_frame = EhFrame(EndianVec::new(LittleEndian));
+        table.write_eh_frame(&mut eh_frame).unwrap();
+        Modules::with_eh_frame(eh_frame.0.into_vec(), 0x8000, BIAS, BIAS + 0x10000, BIAS)
+    }
+
+    fn registers(pc: u64, sp: u64, fp: u64) -> Registers {
+        let mut registers = Registers::default();
+        registers.set(RETURN_ADDRESS, Some(pc));
+        registers.set(STACK_POINTER, Some(sp));
+        registers.set(FRAME_POINTER, Some(fp));
+        registers
+    }
+
+    #[test]
+    fn frames_follow_the_cfi_out_to_the_outermost() {
+        let mut stack = SparseMemory::default();
+        // leaf's return address into caller (after a call at 0x200f), then caller's saved
+        // rbp and a return address into caller past 0x2080, where caller is outermost.
+        let mut words = Vec::new();
+        for word in [BIAS + 0x2010, 0x7777, BIAS + 0x2090, 0] {
+            words.extend_from_slice(&u64::to_le_bytes(word));
+        }
+        stack.put(0x7000, &words);
+        let frames = unwind(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0x1234));
+        let pcs: Vec<u64> = frames.iter().map(|frame| frame.pc - BIAS).collect();
+        assert_eq!(pcs, vec![0x1010, 0x2010, 0x2090]);
+        // The caller's stack pointer is leaf's CFA; its rbp is kept (no rule in leaf).
+        assert_eq!(frames[1].registers.sp(), Some(0x7008));
+        assert_eq!(frames[1].registers.fp(), Some(0x1234));
+        // caller restores rbp from where it saved it, and its CFA is 16 above.
+        assert_eq!(frames[2].registers.sp(), Some(0x7018));
+        assert_eq!(frames[2].registers.fp(), Some(0x7777));
+        assert!(frames[1..].iter().all(|frame| !frame.interrupted));
+    }
+
+    #[test]
+    fn a_pc_without_cfi_or_a_stack_going_inward_ends_the_unwind() {
+        let mut stack = SparseMemory::default();
+        stack.put(0x7000, &u64::to_le_bytes(BIAS + 0x9999));
+        // The return address lands where no CFI is: that frame is the last.
+        let frames = unwind(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0));
+        assert_eq!(frames.len(), 2);
+        // A pc in no module: the first frame alone.
+        assert_eq!(
+            unwind(&program(), &stack, registers(0x42, 0x7000, 0)).len(),
+            1
+        );
+        // A return address that loops back to the same frame stops at once.
+        let mut looping = SparseMemory::default();
+        looping.put(0x7000, &u64::to_le_bytes(BIAS + 0x1010 + 1));
+        let frames = unwind(&program(), &looping, registers(BIAS + 0x1011, 0x7000, 0));
+        assert!(frames.len() <= MAX_FRAMES);
+        // An unreadable stack: no caller.
+        let empty = SparseMemory::default();
+        assert_eq!(
+            unwind(&program(), &empty, registers(BIAS + 0x1010, 0x7000, 0)).len(),
+            1
+        );
+    }
+}

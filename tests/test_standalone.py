@@ -146,7 +146,8 @@ def test_the_program_runs_on_after_a_look(tmp_path):
         assert progress() > before
 
 
-def test_sigint_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tmp_path):
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tmp_path, sent):
     fixture, progress = ticking_fixture(tmp_path, 100_000)
     with fixture:
         looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "--json", "--output", str(tmp_path / "all.json")],
@@ -154,7 +155,7 @@ def test_sigint_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tm
         # Once it has stopped the program (it traces it), it is walking.
         wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program")
         time.sleep(0.2)
-        looking.send_signal(signal.SIGINT)
+        looking.send_signal(sent)
         out, err = looking.communicate(timeout=60)
         assert looking.returncode == 130, err
         [line] = err.splitlines()
@@ -179,6 +180,47 @@ def test_a_panic_of_ours_lets_the_program_go(tmp_path, where):
         assert line.endswith("a panic injected for a test (TOKIO_ASYNC_TEST_PANIC=%s)" % where), line
         assert run.stdout == ""
         assert_runs_on(fixture, progress)
+
+
+def test_a_command_that_fails_lets_the_program_go(tmp_path):
+    fixture, progress = ticking_fixture(tmp_path, 1_000)
+    with fixture:
+        run = tokio_async(fixture.pid, "task", "99999999")
+        # Known only once every task was read: the process was stopped, and let go.
+        assert run.returncode == 2
+        assert run.stderr.splitlines() == ["tokio-async: no task 99999999 among the 1001 tasks of this program (`async tasks` lists them)"]
+        assert_runs_on(fixture, progress)
+
+
+def test_a_process_in_a_container_and_one_whose_file_was_deleted(tmp_path):
+    """A mount namespace of its own, where the file is not at its path here (read from
+    /proc/PID/exe); a file deleted after the program started (a deploy)."""
+    binary = build.fixture("tokio-app", "dev")
+    inside = tmp_path / "container-root"
+    inside.mkdir()
+    script = 'mount --bind "${0%%/*}" %s && exec %s/"${0##*/}" "$@"' % (inside, inside)
+    launcher = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script]
+    with RunningFixture(binary, "hang", str(tmp_path), launcher=launcher) as fixture:
+        assert not os.path.exists(inside / "tokio-app")
+        report = one_json(tokio_async(fixture.pid, "--json"))
+        assert_tasks(report, fixture.manifest, "hang")
+    copy = tmp_path / "deployed" / "tokio-app"
+    copy.parent.mkdir()
+    copy.write_bytes(open(binary, "rb").read())
+    os.chmod(copy, 0o755)
+    with RunningFixture(str(copy), "hang", str(tmp_path)) as fixture:
+        os.unlink(copy)
+        report = one_json(tokio_async(fixture.pid, "--json"))
+        assert_tasks(report, fixture.manifest, "hang")
+
+
+def test_a_statically_linked_program(tmp_path):
+    """glibc linked in (a static-pie): no ld.so, libc's CFI in the executable."""
+    with RunningFixture(build.static_fixture(), "hang", str(tmp_path)) as fixture:
+        report = one_json(tokio_async(fixture.pid, "--json"))
+        assert_tasks(report, fixture.manifest, "hang")
+        [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+        assert expect.chain(main["future"]) == expect.main_future_chain()
 
 
 def test_a_process_under_gdb_is_refused_in_one_line(tmp_path):
@@ -269,6 +311,10 @@ def test_a_batch_of_20_cores_gives_20_reports_and_a_summary(tmp_path):
         # Each report is its own process's: its task ids and trees, its main thread.
         assert_tasks(report, manifest, "hang")
         assert manifest["pid"] in {thread["tid"] for thread in report["threads"]}
+    # A kernel core reads as GDB reads it, byte for byte.
+    gdb = Gdb()
+    run_gdb = gdb.run_steps(capture(gdb, "async bt all --json"), program=binary, core=str(cores[0]))
+    assert [tokio_async(binary, cores[0], "--json").stdout] == run_gdb.sections()
     # A bad core among good ones: its line says why, the others are reported, and the
     # run fails.
     run = tokio_async(binary, named[0], not_a_core, "--json", "--output-dir", tmp_path / "mixed")

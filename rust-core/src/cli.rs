@@ -13,7 +13,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::command::{arguments, Command, Prepared, Stop};
@@ -52,7 +52,11 @@ and the budget --max-nodes N, --max-bytes N.
   --output-dir DIR  with several cores: one report per core in DIR";
 
 /// Set by SIGINT, SIGTERM and SIGHUP: the walk stops, the process is let go.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+fn interruption() -> &'static AtomicBool {
+    INTERRUPTED.get_or_init(Arc::default)
+}
 
 /// What the command line asks.
 struct Invocation {
@@ -84,7 +88,7 @@ pub fn main() -> i32 {
         println!("tokio-async {}", env!("CARGO_PKG_VERSION"));
         return 0;
     }
-    let flag = Arc::new(AtomicBool::new(false));
+    let flag = INTERRUPTED.get_or_init(Arc::default);
     for signal in [
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
@@ -92,14 +96,6 @@ pub fn main() -> i32 {
     ] {
         let _ = signal_hook::flag::register(signal, flag.clone());
     }
-    let watcher = flag.clone();
-    // The flag the walk polls is a static; the handlers set theirs.
-    std::thread::spawn(move || loop {
-        if watcher.load(Ordering::Relaxed) {
-            INTERRUPTED.store(true, Ordering::Relaxed);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    });
     // A panic anywhere ends in one line; the stopped process is let go as it unwinds.
     let outcome = guarded(|| run(&arguments));
     match outcome {
@@ -243,7 +239,7 @@ fn load(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
 }
 
 fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
+    interruption().load(Ordering::Relaxed)
 }
 
 fn millis(duration: Duration) -> String {
@@ -338,7 +334,7 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     let (stopped, threads) = if invocation.nonblocking {
         (None, nonblocking_threads(pid, &modules, &memory)?)
     } else {
-        let stopped = ptrace::stop(pid, &INTERRUPTED)?;
+        let stopped = ptrace::stop(pid, interruption())?;
         let threads = stopped
             .threads
             .iter()
@@ -584,7 +580,8 @@ fn run_on_cores(
             });
         }
     });
-    let _ = command;
+    // Each core had its own command, read from the same words.
+    drop(command);
     for result in results {
         if let Some(line) = result.into_inner().unwrap_or_default() {
             println!("{line}");

@@ -5,7 +5,6 @@
 
 use rustc_hash::FxHashMap;
 
-use super::modules::Modules;
 use super::unwind::PhysicalFrame;
 use crate::block_on::block_on_frames;
 use crate::dwarf::{DebugInfo, InlinedScope, LocalValue};
@@ -20,12 +19,10 @@ use crate::stack::FrameInput;
 pub fn frames_of(
     debug: &DebugInfo,
     load_bias: u64,
-    modules: &Modules,
     memory: &dyn Memory,
     physical: &[PhysicalFrame],
     max_frames: usize,
 ) -> Vec<FrameInput> {
-    let _ = modules;
     let mut block_on_local_read = false;
     let mut frames = Vec::new();
     for (index, frame) in physical.iter().enumerate() {

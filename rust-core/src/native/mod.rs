@@ -47,14 +47,7 @@ pub fn thread_inputs(
                 tid: thread.tid,
                 name: thread.name,
                 fs_base: thread.fs_base,
-                frames: frames::frames_of(
-                    debug,
-                    load_bias,
-                    modules,
-                    memory,
-                    &physical,
-                    unwind::MAX_FRAMES,
-                ),
+                frames: frames::frames_of(debug, load_bias, memory, &physical, unwind::MAX_FRAMES),
             }
         })
         .collect()

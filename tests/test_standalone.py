@@ -356,3 +356,19 @@ def test_bad_input_gets_one_line(tmp_path):
     ):
         run = tokio_async(*arguments)
         assert (run.returncode, run.stderr.splitlines(), run.stdout) == (code, [line], ""), arguments
+
+
+def test_nonblocking_on_a_program_changing_its_task_lists(tmp_path):
+    """tokio-app `churn` spawns tasks that finish at once, forever: read without stopping it,
+    the lists change under the walk. Each run gives a report (whatever moved is among its
+    errors) or one line; never a crash."""
+    with RunningFixture(build.fixture("tokio-app", "dev"), "churn", str(tmp_path)) as fixture:
+        for _ in range(20):
+            run = tokio_async(fixture.pid, "--json", "--nonblocking")
+            assert run.returncode in (0, 1), run.stderr
+            if run.returncode == 0:
+                report = json.loads(run.stdout)
+                assert report["runtimes"] and isinstance(report["errors"], list)
+            else:
+                assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith("tokio-async: "), run.stderr
+            assert status(fixture.pid, "TracerPid") == "0"

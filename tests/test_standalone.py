@@ -170,7 +170,7 @@ def test_a_signal_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(
 
 @pytest.mark.parametrize("where", ["stopped", "walk"])
 def test_a_panic_of_ours_lets_the_program_go(tmp_path, where):
-    """A panic while the program is stopped (outside every guard: the stop is undone as
+    """A panic while the program is stopped (outside the walk's guard: the stop is undone as
     the panic unwinds), or in the middle of the walk, ends in one line."""
     fixture, progress = ticking_fixture(tmp_path, 10_000)
     with fixture:

@@ -260,7 +260,8 @@ fn now_clock() -> (f64, f64) {
 }
 
 /// A test's way to check that a panic lets the process go: `TOKIO_ASYNC_TEST_PANIC=stopped`
-/// panics while the process is stopped, outside every guard.
+/// panics while the process is stopped, outside the walk's guard (the stop is undone as
+/// the panic unwinds to `main`'s), `walk` in the middle of the walk.
 fn injected_panic(at: &str) {
     if std::env::var("TOKIO_ASYNC_TEST_PANIC").as_deref() == Ok(at) {
         panic!("a panic injected for a test (TOKIO_ASYNC_TEST_PANIC={at})");
@@ -278,14 +279,7 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     // Refused early, before the DWARF is loaded, when another tracer has it.
     if !invocation.nonblocking {
         if let Some(tracer) = proc::tracer(pid) {
-            let name = proc::command_name(tracer).unwrap_or_else(|| "?".into());
-            return Err(Error::new(
-                ErrorKind::Binary,
-                format!(
-                    "process {pid} is already traced by process {tracer} ({name}); a process has one tracer at a \
-                     time: detach that one first, or, in that debugger, load tokio-async and run `async backtrace all`"
-                ),
-            ));
+            return Err(ptrace::already_traced(pid, tracer));
         }
     }
     let (running, beside) = proc::executable(pid).map_err(|error| {

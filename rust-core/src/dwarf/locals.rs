@@ -99,17 +99,7 @@ impl DebugInfo {
         load_bias: u64,
     ) -> Result<Option<u64>> {
         let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
-        let frame_base = {
-            let (unit, offset) = self.unit_of(subprogram)?;
-            let mut tree = unit.entries_tree(Some(offset))?;
-            let root = tree.root()?;
-            let frame = PhysicalFrame {
-                pc,
-                sp: register(DWARF_STACK_POINTER).unwrap_or(0),
-                fp: register(DWARF_FRAME_POINTER),
-            };
-            frame_base(root.entry(), &frame)
-        };
+        let frame_base = self.frame_base_in(subprogram, pc, registers)?;
         let (unit, offset) = self.unit_of(function)?;
         let mut tree = unit.entries_tree(Some(offset))?;
         let Some(location) = first_parameter_location(tree.root()?)? else {
@@ -126,13 +116,41 @@ impl DebugInfo {
             memory,
             load_bias,
         )?;
-        Ok(match found {
-            Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
-            Some(Location::Register { register: number }) => register(number.0),
-            Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
-            _ => None,
-        })
+        pointer_sized(found, &register, memory)
     }
+
+    /// A subprogram's frame base at `pc` in a frame with `registers`.
+    fn frame_base_in(
+        &self,
+        subprogram: DieRef,
+        pc: u64,
+        registers: &FrameRegisters,
+    ) -> Result<Option<u64>> {
+        let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
+        let (unit, offset) = self.unit_of(subprogram)?;
+        let mut tree = unit.entries_tree(Some(offset))?;
+        let root = tree.root()?;
+        let frame = PhysicalFrame {
+            pc,
+            sp: register(DWARF_STACK_POINTER).unwrap_or(0),
+            fp: register(DWARF_FRAME_POINTER),
+        };
+        Ok(frame_base(root.entry(), &frame))
+    }
+}
+
+/// The pointer-sized value at a location: read from memory, a register's, or the value.
+fn pointer_sized(
+    found: Option<Location<Reader>>,
+    register: &dyn Fn(u16) -> Option<u64>,
+    memory: &dyn Memory,
+) -> Result<Option<u64>> {
+    Ok(match found {
+        Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
+        Some(Location::Register { register: number }) => register(number.0),
+        Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
+        _ => None,
+    })
 }
 
 /// A local met in scope: its own name or its abstract origin (which names it), and its
@@ -180,17 +198,7 @@ impl DebugInfo {
         load_bias: u64,
     ) -> Result<LocalValue> {
         let register = |number: u16| registers.get(usize::from(number)).copied().flatten();
-        let frame_base = {
-            let (unit, offset) = self.unit_of(subprogram)?;
-            let mut tree = unit.entries_tree(Some(offset))?;
-            let root = tree.root()?;
-            let frame = PhysicalFrame {
-                pc,
-                sp: register(DWARF_STACK_POINTER).unwrap_or(0),
-                fp: register(DWARF_FRAME_POINTER),
-            };
-            frame_base(root.entry(), &frame)
-        };
+        let frame_base = self.frame_base_in(subprogram, pc, registers)?;
         let (unit, offset) = self.unit_of(scope)?;
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
@@ -242,13 +250,8 @@ impl DebugInfo {
             memory,
             load_bias,
         )?;
-        let value = match found {
-            Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
-            Some(Location::Register { register: number }) => register(number.0),
-            Some(Location::Value { value }) => value.to_u64(u64::MAX).ok(),
-            _ => None,
-        };
-        Ok(value.map_or(LocalValue::OptimizedOut, LocalValue::Value))
+        Ok(pointer_sized(found, &register, memory)?
+            .map_or(LocalValue::OptimizedOut, LocalValue::Value))
     }
 
     /// A DIE's own `DW_AT_name`.

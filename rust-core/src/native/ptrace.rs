@@ -212,7 +212,7 @@ fn registers_of(regs: &libc::user_regs_struct) -> (Registers, u64) {
 }
 
 /// Another tracer holds the process: one line naming it.
-fn already_traced(pid: u32, tracer: u32) -> Error {
+pub fn already_traced(pid: u32, tracer: u32) -> Error {
     let name = proc::command_name(tracer).unwrap_or_else(|| "?".into());
     Error::new(
         ErrorKind::Binary,

@@ -20,3 +20,14 @@ gdb -nx -batch -q \
     --args target/fixtures/debug/tokio-app breakpoint 2>&1 |
     grep -v -e '^\[New Thread' -e '^\[Thread debugging' -e 'libthread_db' -e '^warning: Missing auto-load' \
         -e '^of file ' -e "^Use \`info auto-load"
+
+# The same program, parked, read without a debugger by the executable.
+echo
+echo "demo: without a debugger: target/release/tokio-async PID tasks (the program parked, and left running)"
+manifest=$(mktemp -u)
+FIXTURE_MANIFEST=$manifest target/fixtures/debug/tokio-app hang &
+app=$!
+trap 'kill $app 2>/dev/null; rm -f "$manifest"' EXIT
+for _ in $(seq 200); do [ -f "$manifest" ] && break; sleep 0.05; done
+echo
+target/release/tokio-async "$app" tasks --verbose

@@ -316,6 +316,14 @@ def test_a_batch_of_20_cores_gives_20_reports_and_a_summary(tmp_path):
     gdb = Gdb()
     run_gdb = gdb.run_steps(capture(gdb, "async bt all --json"), program=binary, core=str(cores[0]))
     assert [tokio_async(binary, cores[0], "--json").stdout] == run_gdb.sections()
+    # A core of another build than the binary given is not read with the wrong DWARF.
+    other = build.fixture("tokio-app", "dev")
+    run = tokio_async(other, cores[0])
+    assert run.returncode == 1
+    assert run.stderr.splitlines() == [
+        "tokio-async: core file %s was written by another build than %s (build id %s in the core, %s in the binary): "
+        "give the binary the process ran" % (cores[0], other, build.build_id(binary), build.build_id(other))
+    ]
     # A bad core among good ones: its line says why, the others are reported, and the
     # run fails.
     run = tokio_async(binary, named[0], not_a_core, "--json", "--output-dir", tmp_path / "mixed")

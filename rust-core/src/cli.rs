@@ -463,6 +463,24 @@ fn core_report(
     })?;
     let load_bias = entry.wrapping_sub(debug.elf.entry);
     let memory = CoreFileMemory::open(core)?;
+    // A core of another build would be read with the wrong DWARF: say so instead.
+    if let (Some(theirs), Some(ours)) = (
+        notes
+            .executable_base()
+            .and_then(|base| native::core_notes::build_id_in_memory(&memory, base)),
+        debug.build_id(),
+    ) {
+        if theirs != ours {
+            return Err(Error::new(
+                ErrorKind::Binary,
+                format!(
+                    "core file {} was written by another build than {} (build id {theirs} in the core, {ours} in the binary): give the binary the process ran",
+                    core.display(),
+                    debug.path.display()
+                ),
+            ));
+        }
+    }
     let executable = debug.path.clone();
     let modules = Modules::load(
         &notes.mappings,

@@ -12,7 +12,10 @@ use object::Endianness;
 use super::modules::Mapping;
 use super::registers::Registers;
 use crate::error::{Error, ErrorKind, Result};
+use crate::memory::Memory;
 
+/// The auxiliary vector's key for where the program's headers were loaded.
+const AT_PHDR: u64 = 3;
 /// `elf_prstatus` on x86-64: the thread id at 32, the registers at 112.
 const PRSTATUS_PID: usize = 32;
 const PRSTATUS_REGISTERS: usize = 112;
@@ -91,10 +94,55 @@ impl CoreNotes {
         Ok(notes)
     }
 
+    /// Where the executable's ELF header was mapped: the first mapping of the file that
+    /// holds its program headers (`AT_PHDR`).
+    pub fn executable_base(&self) -> Option<u64> {
+        let headers = self.auxv_value(AT_PHDR)?;
+        let file = self
+            .mappings
+            .iter()
+            .find(|mapping| mapping.start <= headers && headers < mapping.end)?;
+        self.mappings
+            .iter()
+            .filter(|mapping| mapping.path == file.path && mapping.offset == 0)
+            .map(|mapping| mapping.start)
+            .min()
+    }
+
     /// The auxiliary vector's value for `key` (`AT_ENTRY`, `AT_SYSINFO_EHDR`).
     pub fn auxv_value(&self, key: u64) -> Option<u64> {
         auxv_value(&self.auxv, key)
     }
+}
+
+/// The GNU build id (hex) of the ELF file whose headers are at `base` in `memory` (the
+/// kernel writes the first page of each mapped ELF file into a core); `None` when that page
+/// is not there or names none.
+pub fn build_id_in_memory(memory: &dyn Memory, base: u64) -> Option<String> {
+    use object::read::elf::FileHeader;
+    let mut page = vec![0u8; 4096];
+    memory.read(base, &mut page).ok()?;
+    let header = object::elf::FileHeader64::<Endianness>::parse(&*page).ok()?;
+    let endian = header.endian().ok()?;
+    for program in header.program_headers(endian, &*page).ok()? {
+        if program.p_type(endian) != PT_NOTE {
+            continue;
+        }
+        let Ok(Some(mut notes)) = program.notes(endian, &*page) else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if note.name() == b"GNU" && note.n_type(endian) == object::elf::NT_GNU_BUILD_ID {
+                return Some(
+                    note.desc()
+                        .iter()
+                        .map(|byte| format!("{byte:02x}"))
+                        .collect(),
+                );
+            }
+        }
+    }
+    None
 }
 
 pub fn auxv_value(auxv: &[(u64, u64)], key: u64) -> Option<u64> {

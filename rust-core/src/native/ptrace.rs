@@ -232,7 +232,34 @@ pub fn refused(pid: u32, errno: Errno) -> Error {
             .nth(1)
             .and_then(|uid| uid.parse().ok())
     });
-    let message = match (errno, proc::ptrace_scope()) {
+    Error::new(
+        ErrorKind::Binary,
+        refusal(
+            pid,
+            errno,
+            Tracing {
+                scope: proc::ptrace_scope(),
+                our_uid,
+                their_uid,
+            },
+        ),
+    )
+}
+
+/// What decides why the kernel refused: Yama's scope and whose the process is.
+struct Tracing {
+    scope: Option<u32>,
+    our_uid: u32,
+    their_uid: Option<u32>,
+}
+
+fn refusal(pid: u32, errno: Errno, tracing: Tracing) -> String {
+    let Tracing {
+        scope,
+        our_uid,
+        their_uid,
+    } = tracing;
+    match (errno, scope) {
         (Errno::EPERM, Some(3)) => format!(
             "the kernel refuses to trace process {pid}: kernel.yama.ptrace_scope is 3, which allows no tracing at all \
              until a reboot; read a core file instead (tokio-async BINARY CORE)"
@@ -258,6 +285,47 @@ pub fn refused(pid: u32, errno: Errno) -> Error {
              run it with --cap-add=SYS_PTRACE), or the process is not dumpable (setuid, or prctl PR_SET_DUMPABLE)"
         ),
         (errno, _) => format!("cannot trace process {pid}: {}", errno.desc()),
-    };
-    Error::new(ErrorKind::Binary, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn why(scope: Option<u32>, our_uid: u32, their_uid: u32) -> String {
+        let tracing = Tracing {
+            scope,
+            our_uid,
+            their_uid: Some(their_uid),
+        };
+        refusal(7, Errno::EPERM, tracing)
+    }
+
+    #[test]
+    fn each_refusal_names_its_cause_and_fix() {
+        assert!(why(Some(3), 0, 0).contains("ptrace_scope is 3, which allows no tracing at all"));
+        assert!(
+            why(Some(2), 1000, 1000).contains("ptrace_scope is 2")
+                && why(Some(2), 1000, 1000).contains("setcap")
+        );
+        assert!(why(Some(1), 1000, 0).contains("it runs as uid 0, tokio-async as uid 1000"));
+        let scope_one = why(Some(1), 1000, 1000);
+        assert!(
+            scope_one.contains("ptrace_scope is 1")
+                && scope_one.contains("sysctl kernel.yama.ptrace_scope=0")
+        );
+        // Root without the capability (a container), or a process that is not dumpable.
+        assert!(why(None, 0, 0).contains("--cap-add=SYS_PTRACE"));
+        assert!(why(Some(1), 0, 0).contains("--cap-add=SYS_PTRACE"));
+        let other = refusal(
+            7,
+            Errno::EIO,
+            Tracing {
+                scope: None,
+                our_uid: 0,
+                their_uid: None,
+            },
+        );
+        assert_eq!(other, "cannot trace process 7: I/O error");
+    }
 }

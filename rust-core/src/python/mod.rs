@@ -540,6 +540,53 @@ fn parse_command<'py>(
     Ok(fields)
 }
 
+/// `{tid: thread pointer}` from glibc's own thread list (`native::glibc`), for debuggers
+/// that give no `fs_base`: `symbol_address(name) -> int | None`, `read_static(address,
+/// size) -> bytes | None` (constant data, from the library file where a core lacks it),
+/// `read_memory(address, size) -> bytes | None`. Raises `Error` with the one line.
+#[pyfunction]
+fn glibc_thread_pointers(
+    py: Python<'_>,
+    symbol_address: Bound<'_, PyAny>,
+    read_static: Bound<'_, PyAny>,
+    read_memory: Bound<'_, PyAny>,
+) -> PyResult<std::collections::HashMap<u64, u64>> {
+    let symbol = |name: &str| {
+        symbol_address
+            .call1((name,))
+            .ok()
+            .and_then(|found| found.extract::<Option<u64>>().ok().flatten())
+    };
+    let read = |address: u64, size: usize| {
+        read_static
+            .call1((address, size))
+            .ok()
+            .and_then(|data| data.extract::<Option<Vec<u8>>>().ok().flatten())
+    };
+    let memory = PythonMemory {
+        read: read_memory,
+        interrupted: Rc::default(),
+    };
+    let glibc = crate::native::glibc::Glibc {
+        symbol_address: &symbol,
+        read_static: &read,
+    };
+    guarded(|| crate::native::glibc::thread_pointers_of(&glibc, &memory))
+        .map(|pointers| pointers.into_iter().collect())
+        .map_err(|error| raise(py, error))
+}
+
+/// Whether `value` can be a thread pointer (`%fs:0` holds it) in the memory
+/// `read_memory(address, size) -> bytes | None` reads.
+#[pyfunction]
+fn is_thread_pointer(value: u64, read_memory: Bound<'_, PyAny>) -> bool {
+    let memory = PythonMemory {
+        read: read_memory,
+        interrupted: Rc::default(),
+    };
+    guarded(|| Ok(crate::native::glibc::is_thread_pointer(value, &memory))).unwrap_or(false)
+}
+
 /// `[(long, short, value name or None)]`: the flags the parser takes for `command`.
 #[pyfunction]
 fn command_flags(command: &str) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
@@ -582,6 +629,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(parse_command, module)?)?;
     module.add_function(wrap_pyfunction!(command_flags, module)?)?;
+    module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
+    module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
     module.add_class::<sampling::Sampler>()?;
     module.add_function(wrap_pyfunction!(sampling::sample, module)?)?;

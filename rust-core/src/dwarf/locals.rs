@@ -108,15 +108,7 @@ impl DebugInfo {
         let Some(expression) = expression_at(unit, location, pc)? else {
             return Ok(None);
         };
-        let found = evaluate(
-            unit.encoding(),
-            expression,
-            frame_base.unwrap_or(0),
-            &register,
-            memory,
-            load_bias,
-        )?;
-        pointer_sized(found, &register, memory)
+        pointer_value(unit, expression, frame_base, &register, memory, load_bias)
     }
 
     /// A subprogram's frame base at `pc` in a frame with `registers`.
@@ -139,12 +131,24 @@ impl DebugInfo {
     }
 }
 
-/// The pointer-sized value at a location: read from memory, a register's, or the value.
-fn pointer_sized(
-    found: Option<Location<Reader>>,
+/// The pointer-sized value a location expression gives: read from memory, a register's,
+/// or the value itself.
+fn pointer_value(
+    unit: UnitView<'_>,
+    expression: gimli::Expression<Reader>,
+    frame_base: Option<u64>,
     register: &dyn Fn(u16) -> Option<u64>,
     memory: &dyn Memory,
+    load_bias: u64,
 ) -> Result<Option<u64>> {
+    let found = evaluate(
+        unit.encoding(),
+        expression,
+        frame_base.unwrap_or(0),
+        register,
+        memory,
+        load_bias,
+    )?;
     Ok(match found {
         Some(Location::Address { address }) => Some(memory.read_uint(address, 8)?),
         Some(Location::Register { register: number }) => register(number.0),
@@ -242,16 +246,10 @@ impl DebugInfo {
         let Some(expression) = expression_at(unit, location, pc)? else {
             return Ok(LocalValue::OptimizedOut);
         };
-        let found = evaluate(
-            unit.encoding(),
-            expression,
-            frame_base.unwrap_or(0),
-            &register,
-            memory,
-            load_bias,
-        )?;
-        Ok(pointer_sized(found, &register, memory)?
-            .map_or(LocalValue::OptimizedOut, LocalValue::Value))
+        Ok(
+            pointer_value(unit, expression, frame_base, &register, memory, load_bias)?
+                .map_or(LocalValue::OptimizedOut, LocalValue::Value),
+        )
     }
 
     /// A DIE's own `DW_AT_name`.

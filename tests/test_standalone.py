@@ -384,3 +384,23 @@ def test_nonblocking_on_a_program_changing_its_task_lists(tmp_path):
             else:
                 assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith("tokio-async: "), run.stderr
             assert status(fixture.pid, "TracerPid") == "0"
+
+
+def test_stuck_for_counts_from_a_saved_report(tmp_path):
+    """The executable keeps no stops between runs: --stuck-for counts from a report saved
+    earlier (--since); every parked task is stuck, the ticker moved."""
+    fixture, progress = ticking_fixture(tmp_path, 1_000)
+    with fixture:
+        saved = tmp_path / "stop1.json"
+        assert tokio_async(fixture.pid, "tasks", "--json", "--output", saved).returncode == 0
+        time.sleep(1.5)
+        report = one_json(tokio_async(fixture.pid, "tasks", "--stuck-for", "1", "--since", saved, "--json"))
+        ticker = int(fixture.manifest["facts"]["task.ticker"])
+        every = [task["id"] for task in json.load(open(saved))["tasks"]]
+        assert sorted(task["id"] for task in report["tasks"]) == sorted(set(every) - {ticker})
+        # Without a saved report, one line says how, before the program is stopped.
+        run = tokio_async(fixture.pid, "tasks", "--stuck-for", "1")
+        assert (run.returncode, run.stderr.splitlines()) == (2, [
+            "tokio-async: --stuck-for counts from an earlier stop, and tokio-async keeps none between runs: save one "
+            "(tokio-async PID tasks --json --output stop1.json) and give it, --since stop1.json (tokio-async --help)"])
+        assert_runs_on(fixture, progress)

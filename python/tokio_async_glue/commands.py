@@ -41,7 +41,8 @@ OPTIONS = (
     Option("runtime", "r", "ADDRESS", "only tasks of the runtime (or LocalSet) at ADDRESS", LISTING_COMMANDS),
     Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
     Option("stuck-for", "S", "SECONDS", "only tasks unchanged for at least SECONDS since an earlier stop", LISTING_COMMANDS),
-    Option("since", "f", "FILE", "compare with a report saved with --json (an earlier stop, another core)", (DIFF,)),
+    Option("since", "f", "FILE", "compare with a report saved with --json (an earlier stop, another core); with "
+           "--stuck-for, the stop it counts from", (DIFF, BACKTRACE, TASKS)),
     Option("max-nodes", "N", "N", "stop after decoding N future nodes (default 2,000,000)", ALL_COMMANDS),
     Option("max-bytes", "B", "N", "stop after reading N bytes of the program's memory (default 1 GiB)", ALL_COMMANDS),
 )

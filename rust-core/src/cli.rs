@@ -207,6 +207,12 @@ fn run(arguments: &[String]) -> Result<i32> {
     let invocation = parse_invocation(arguments)?;
     // The words are checked before anything is loaded or stopped.
     let command = arguments::parse(invocation.view, &invocation.words, "")?;
+    if command.filter.stuck_for.is_some() && command.since.is_none() {
+        return Err(usage_error(
+            "--stuck-for counts from an earlier stop, and tokio-async keeps none between runs: save one \
+             (tokio-async PID tasks --json --output stop1.json) and give it, --since stop1.json",
+        ));
+    }
     match &invocation.target {
         Target::Process(pid) => run_on_process(&invocation, *pid, command),
         Target::Cores { binary, cores } => run_on_cores(&invocation, binary, cores, command),

@@ -30,7 +30,13 @@ const FLAGS: &[Flag] = &[
     flag("runtime", "r", Some("ADDRESS"), Some(LISTING)),
     flag("limit", "l", Some("N"), Some(LISTING)),
     flag("stuck-for", "S", Some("SECONDS"), Some(LISTING)),
-    flag("since", "f", Some("FILE"), Some(&[View::Diff])),
+    // With --stuck-for, the earlier stop it counts from.
+    flag(
+        "since",
+        "f",
+        Some("FILE"),
+        Some(&[View::Diff, View::Backtrace, View::Tasks]),
+    ),
     flag("max-nodes", "N", Some("N"), None),
     flag("max-bytes", "B", Some("N"), None),
 ];

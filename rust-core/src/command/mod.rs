@@ -136,10 +136,16 @@ impl Prepared {
     pub fn new(debug: &DebugInfo, stop: &Stop, command: Command) -> Result<Prepared> {
         let diffing = command.view == View::Diff;
         let clock = stop.clock();
-        let (key, previous) = stop.history(debug, clock.taken_at);
+        let (key, kept) = stop.history(debug, clock.taken_at);
         let since = match command.since {
             Some(path) => Some((history::saved::snapshot_from_file(&path)?, path)),
             None => None,
+        };
+        // Outside `diff`, a saved report stands for the stop before this one (what
+        // `--stuck-for` and each task's `since` count from).
+        let (since, previous) = match (since, diffing) {
+            (Some((saved, _)), false) => (None, Some(Arc::new(saved))),
+            (since, _) => (since, kept),
         };
         Ok(Prepared {
             request: inspect::Request {

@@ -193,7 +193,8 @@ def test_a_command_that_fails_lets_the_program_go(tmp_path):
         run = tokio_async(fixture.pid, "task", "99999999")
         # Known only once every task was read: the process was stopped, and let go.
         assert run.returncode == 2
-        assert run.stderr.splitlines() == ["tokio-async: no task 99999999 among the 1001 tasks of this program (`async tasks` lists them)"]
+        assert run.stderr.splitlines() == [
+            "tokio-async: no task 99999999 among the 1001 tasks of this program (`tokio-async PID tasks` lists them)"]
         assert_runs_on(fixture, progress)
 
 
@@ -364,6 +365,9 @@ def test_bad_input_gets_one_line(tmp_path):
         ([binary, not_a_core], 1, "tokio-async: core file %s: not a core file (no ELF header)" % not_a_core),
         ([binary, not_a_core, not_a_core], 2, "tokio-async: several cores need --output-dir DIR (one report per core goes there) "
                                               "(tokio-async --help)"),
+        ([binary, not_a_core, "diff", "--since", not_a_core], 2,
+         "tokio-async: cannot read %s as a saved report (expected value at line 1 column 1); save one with "
+         "`tokio-async PID tasks --json --output FILE`" % not_a_core),
         ([binary, not_a_core, "--nonblocking"], 2, "tokio-async: --nonblocking reads a live process, not a core (tokio-async --help)"),
     ):
         run = tokio_async(*arguments)

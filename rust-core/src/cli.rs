@@ -101,7 +101,12 @@ pub fn main() -> i32 {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("tokio-async: {}", error.message);
+            // The core's usage hints name the debuggers' commands; here they are ours.
+            let message = match error.kind {
+                ErrorKind::Usage => error.message.replace("`async ", "`tokio-async PID "),
+                _ => error.message.clone(),
+            };
+            eprintln!("tokio-async: {message}");
             match error.kind {
                 ErrorKind::Usage => 2,
                 ErrorKind::Interrupted => 130,
@@ -207,6 +212,10 @@ fn run(arguments: &[String]) -> Result<i32> {
     let invocation = parse_invocation(arguments)?;
     // The words are checked before anything is loaded or stopped.
     let command = arguments::parse(invocation.view, &invocation.words, "")?;
+    // A saved report that cannot be read is said before anything is stopped.
+    if let Some(saved) = &command.since {
+        crate::history::saved::snapshot_from_file(saved)?;
+    }
     if command.filter.stuck_for.is_some() && command.since.is_none() {
         return Err(usage_error(
             "--stuck-for counts from an earlier stop, and tokio-async keeps none between runs: save one \

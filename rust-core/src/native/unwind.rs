@@ -24,8 +24,8 @@ const MAX_EXPRESSION_STEPS: usize = 16;
 pub struct PhysicalFrame {
     pub pc: u64,
     pub registers: Registers,
-    /// The frame interrupted by a signal (the caller of a signal trampoline): its pc is the
-    /// interrupted instruction, not a return address.
+    /// Its pc is where the thread was, not a return address: the innermost frame, or the
+    /// one a signal interrupted (the caller of a signal trampoline).
     pub interrupted: bool,
 }
 

@@ -7,10 +7,46 @@ use rustc_hash::FxHashMap;
 
 use super::unwind::PhysicalFrame;
 use crate::block_on::block_on_frames;
-use crate::dwarf::{DebugInfo, InlinedScope, LocalValue};
+use crate::dwarf::{DebugInfo, FunctionAt, InlinedScope, LocalValue, SourceLocation};
 use crate::memory::Memory;
 use crate::names::strip_last_generics;
 use crate::stack::FrameInput;
+
+/// What the DWARF says of the code at one address: the functions active there (outermost
+/// first) and the line each shows. Kept for every thread of a stop: a runtime's workers
+/// mostly wait at the same pcs.
+#[derive(Default)]
+pub struct Symbols {
+    at: FxHashMap<u64, Option<std::sync::Arc<CodeAt>>>,
+}
+
+pub struct CodeAt {
+    chain: Vec<FunctionAt>,
+    /// By depth in `chain`.
+    lines: Vec<Option<SourceLocation>>,
+}
+
+impl Symbols {
+    fn code_at(&mut self, debug: &DebugInfo, address: u64) -> Option<std::sync::Arc<CodeAt>> {
+        self.at
+            .entry(address)
+            .or_insert_with(|| {
+                let chain = debug
+                    .functions_at(address)
+                    .ok()
+                    .filter(|chain| !chain.is_empty())?;
+                let lines = (0..chain.len())
+                    .map(|depth| match wants_line(&chain[depth].path) {
+                        false => None,
+                        true if depth + 1 == chain.len() => debug.line_at(address),
+                        true => debug.call_site_of(chain[depth + 1].code),
+                    })
+                    .collect();
+                Some(std::sync::Arc::new(CodeAt { chain, lines }))
+            })
+            .clone()
+    }
+}
 
 /// The frames of one thread, innermost first, for `inspect`. Code outside the executable
 /// (libc, the vDSO) is one frame per physical frame, without a line: its DWARF is not ours.
@@ -18,6 +54,7 @@ use crate::stack::FrameInput;
 /// read where its DWARF location says (physical frames the core reads itself).
 pub fn frames_of(
     debug: &DebugInfo,
+    symbols: &mut Symbols,
     load_bias: u64,
     memory: &dyn Memory,
     physical: &[PhysicalFrame],
@@ -33,12 +70,11 @@ pub fn frames_of(
             true => frame.pc,
             false => frame.pc.wrapping_sub(1),
         };
-        let chain = lookup
+        let code = lookup
             .checked_sub(load_bias)
-            .and_then(|address| Some((address, debug.functions_at(address).ok()?)))
-            .filter(|(_, chain)| !chain.is_empty());
+            .and_then(|address| Some((address, symbols.code_at(debug, address)?)));
         let (sp, fp) = (frame.registers.sp(), frame.registers.fp());
-        let Some((address, chain)) = chain else {
+        let Some((address, code)) = code else {
             frames.push(FrameInput {
                 pc: frame.pc,
                 sp,
@@ -52,16 +88,9 @@ pub fn frames_of(
             continue;
         };
         // `chain` is outermost first: the physical function, then each inlined call in it.
+        let chain = &code.chain;
         for depth in (0..chain.len()).rev() {
-            let location = if depth + 1 == chain.len() {
-                wants_line(&chain[depth].path)
-                    .then(|| debug.line_at(address))
-                    .flatten()
-            } else if wants_line(&chain[depth].path) {
-                debug.call_site_of(chain[depth + 1].code)
-            } else {
-                None
-            };
+            let location = code.lines[depth].clone();
             let mut input = FrameInput {
                 pc: frame.pc,
                 sp,

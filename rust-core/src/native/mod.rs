@@ -39,6 +39,7 @@ pub fn thread_inputs(
     memory: &dyn Memory,
     threads: Vec<NativeThread>,
 ) -> Vec<ThreadInput> {
+    let mut symbols = frames::Symbols::default();
     threads
         .into_iter()
         .map(|thread| {
@@ -47,7 +48,14 @@ pub fn thread_inputs(
                 tid: thread.tid,
                 name: thread.name,
                 fs_base: thread.fs_base,
-                frames: frames::frames_of(debug, load_bias, memory, &physical, unwind::MAX_FRAMES),
+                frames: frames::frames_of(
+                    debug,
+                    &mut symbols,
+                    load_bias,
+                    memory,
+                    &physical,
+                    unwind::MAX_FRAMES,
+                ),
             }
         })
         .collect()

@@ -232,7 +232,13 @@ def test_a_statically_linked_program(tmp_path):
 def test_a_process_under_gdb_is_refused_in_one_line(tmp_path):
     fixture, progress = ticking_fixture(tmp_path, 100)
     with fixture:
-        gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-ex", "python import time; time.sleep(600)", "-p", str(fixture.pid)],
+        # GDB holds the program until the test says done, then detaches as it exits. (Killed,
+        # it would leave the program in the SIGSTOP its attach sent.)
+        done = tmp_path / "done"
+        hold = "python import os, time\nwhile not os.path.exists(%r): time.sleep(0.05)\nend" % str(done)
+        script = tmp_path / "hold.gdb"
+        script.write_text(hold + "\n")
+        gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-x", str(script), "-p", str(fixture.pid)],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             wait_for(lambda: status(fixture.pid, "TracerPid") == str(gdb.pid), "GDB to attach")
@@ -247,9 +253,13 @@ def test_a_process_under_gdb_is_refused_in_one_line(tmp_path):
             assert status(fixture.pid, "TracerPid") == str(gdb.pid)
             assert status(fixture.pid, "State") == state
         finally:
-            gdb.kill()
-            gdb.wait()
-        # GDB gone, the kernel let the program go.
+            done.write_text("")
+            try:
+                gdb.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                gdb.kill()
+                gdb.wait()
+        # GDB detached: the program goes on.
         wait_for(lambda: status(fixture.pid, "TracerPid") == "0", "GDB's tracing to end")
         assert_runs_on(fixture, progress)
 

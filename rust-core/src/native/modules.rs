@@ -179,7 +179,7 @@ impl Modules {
     ) -> Modules {
         let mut modules = Vec::new();
         let (executable_path, executable_bias) = executable;
-        if let Some(module) = file_module(executable_path, executable_bias, mappings) {
+        if let Some(module) = file_module(executable_path, |_| Some(executable_bias), mappings) {
             modules.push(module);
         }
         let mut seen: Vec<&str> = Vec::new();
@@ -192,9 +192,7 @@ impl Modules {
                 Some(root) => root.join(mapping.path.trim_start_matches('/')),
                 None => PathBuf::from(&mapping.path),
             };
-            let Some(bias) = bias_of(&on_host, mapping) else {
-                continue;
-            };
+            let bias = |object: &object::File<'_>| bias_of(object, mapping);
             let Some(mut module) = file_module(&on_host, bias, mappings) else {
                 continue;
             };
@@ -229,21 +227,27 @@ impl Modules {
     }
 }
 
-/// A file's module, spanning the mappings loaded at its bias.
-fn file_module(path: &Path, bias: u64, mappings: &[Mapping]) -> Option<Module> {
+/// A file's module, spanning the mappings loaded at its bias (`bias`, from the parsed file
+/// and where it was mapped: the file is opened and parsed once).
+fn file_module(
+    path: &Path,
+    bias: impl FnOnce(&object::File<'_>) -> Option<u64>,
+    mappings: &[Mapping],
+) -> Option<Module> {
     let file = File::open(path).ok()?;
     // SAFETY: mapped read-only; a file rewritten meanwhile gives wrong CFI, which the unwind
     // tolerates (it stops).
     let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    let (low, high) = {
+    let (low, high, bias) = {
         let object = object::File::parse(&*map).ok()?;
+        let bias = bias(&object)?;
         let mut low = u64::MAX;
         let mut high = 0u64;
         for segment in object.segments() {
             low = low.min(segment.address());
             high = high.max(segment.address().checked_add(segment.size())?);
         }
-        (low, high)
+        (low, high, bias)
     };
     if low > high {
         return None;
@@ -268,11 +272,7 @@ fn file_module(path: &Path, bias: u64, mappings: &[Mapping]) -> Option<Module> {
 
 /// A file's load bias, from the lowest of its mappings: the segment that holds that
 /// mapping's file offset was loaded at the mapping's start.
-fn bias_of(path: &Path, mapping: &Mapping) -> Option<u64> {
-    let file = File::open(path).ok()?;
-    // SAFETY: as in `file_module`.
-    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-    let object = object::File::parse(&*map).ok()?;
+fn bias_of(object: &object::File<'_>, mapping: &Mapping) -> Option<u64> {
     for segment in object.segments() {
         let (offset, size) = segment.file_range();
         let page = (PAGE as u64) - 1;

@@ -418,3 +418,25 @@ def test_stuck_for_counts_from_a_saved_report(tmp_path):
             "tokio-async: --stuck-for counts from an earlier stop, and tokio-async keeps none between runs: save one "
             "(tokio-async PID tasks --json --output stop1.json) and give it, --since stop1.json (tokio-async --help)"])
         assert_runs_on(fixture, progress)
+
+
+def test_the_program_is_let_go_before_the_report_is_written(tmp_path):
+    """The program runs on while tokio-async is still busy writing (here: blocked opening a
+    FIFO nobody reads yet): it was detached when its tasks were read, not when tokio-async
+    exits (the kernel lets a tracer's tracees go then anyway)."""
+    fixture, progress = ticking_fixture(tmp_path, 1_000)
+    with fixture:
+        fifo = tmp_path / "report.fifo"
+        os.mkfifo(fifo)
+        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "tasks", "--json", "--output", str(fifo)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program")
+            wait_for(lambda: status(fixture.pid, "TracerPid") == "0", "tokio-async to let the program go")
+            assert looking.poll() is None, "still writing its report"
+            assert_runs_on(fixture, progress)
+        finally:
+            with open(fifo) as report:
+                assert len(json.loads(report.read())["tasks"]) == 1_001
+            looking.communicate(timeout=60)
+        assert looking.returncode == 0

@@ -9,6 +9,8 @@ use crate::memory::MemoryExt;
 use crate::model::{CoroutineState, FutureNode};
 use crate::stack::ResolvedFrame;
 use crate::std_values;
+use crate::tokio::sources::TaskSource;
+use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
 /// The stack searched for a block_on future is at most this long: from the block_on frame
@@ -76,11 +78,33 @@ pub fn block_on_future(
         .find(|(name, _)| name == runtime::BLOCK_ON_FUTURE_PARAM)
         .map(|(_, die)| *die)
         .ok_or_else(|| format!("cannot tell the future type of `{}`", function.path))?;
-    let future_type = if function.path.starts_with(runtime::BLOCK_ON_BY_VALUE_FRAME) {
-        unpinned(target, future_type)
-    } else {
-        future_type
+    // The local is a `Pin<&mut F>` (1.54's `CoreGuard::block_on`, `CachedParkThread`), or
+    // `F` itself, which is then a `Pin<&mut X>` (`CoreGuard::block_on` before 1.54).
+    let type_name = |die| {
+        target
+            .debug
+            .type_info(die)
+            .map(|info| info.name.clone())
+            .ok()
     };
+    let by_value = match target.debug.parameter_type(function.code, local) {
+        Some(local_type) => type_name(local_type) == type_name(future_type),
+        None => function.path.starts_with(runtime::BLOCK_ON_BY_VALUE_FRAME),
+    };
+    let future_type = match by_value {
+        true => unpinned(target, future_type),
+        false => future_type,
+    };
+    if let Some(local_set) = local_set_type(target, future_type) {
+        return block_on_local_set(
+            target,
+            decoder,
+            frames,
+            (index, local),
+            future_type,
+            local_set,
+        );
+    }
     match local_pointer(target, frames, index, local) {
         // Optimized code can leave a debugger a stale value for the local (LLDB reads one
         // where GDB says "optimized out"): a tree that is not a consistent suspension sends
@@ -106,6 +130,113 @@ pub fn block_on_future(
             .map(|found| found.decode(decoder, future_type))
             .map_err(|search| format!("cannot read the block_on future: {why}, and {search}")),
     }
+}
+
+/// A LocalSet the thread blocks on (`rt.block_on(local)`, or a `Pin<&mut LocalSet>`): where
+/// the local points, if a live LocalSet is there, else the innermost one on the stack.
+fn block_on_local_set(
+    target: &Target<'_>,
+    decoder: &FutureDecoder<'_>,
+    frames: &[ResolvedFrame<'_>],
+    (index, local): (usize, &str),
+    future_type: DieRef,
+    local_set: DieRef,
+) -> Result<BlockOnFuture, String> {
+    let tasks = TaskReader::new(target).map_err(|error| error.message)?;
+    let why = match local_pointer(target, frames, index, local) {
+        Ok(address) => {
+            // The local points to the future: the LocalSet, or the `Pin` that points to it.
+            let found = match future_type == local_set {
+                true => Ok(address),
+                false => target
+                    .memory
+                    .read_u64(address)
+                    .map_err(|error| error.message),
+            };
+            match found {
+                Ok(at) if live_local_set(target, &tasks, local_set, at) => {
+                    return Ok(BlockOnFuture::one(decoder.decode(local_set, at)));
+                }
+                Ok(at) => format!("`{local}` leads to {at:#x}, where no live LocalSet is"),
+                Err(error) => format!("`{local}` holds {address:#x}: {error}"),
+            }
+        }
+        Err(why) => why,
+    };
+    local_set_on_stack(target, &tasks, frames, index, local_set)
+        .map(|address| BlockOnFuture::one(decoder.decode(local_set, address)))
+        .map_err(|search| {
+            format!(
+                "cannot read the block_on future, a LocalSet, so the tasks spawned on it are not \
+                 listed: {why}, and {search}"
+            )
+        })
+}
+
+/// Whether `address` holds a LocalSet whose shared state is a live LocalSet's.
+fn live_local_set(
+    target: &Target<'_>,
+    tasks: &TaskReader<'_>,
+    local_set: DieRef,
+    address: u64,
+) -> bool {
+    target
+        .value(local_set, address)
+        .and_then(|value| std_values::at_path(&value, runtime::LOCAL_SET_SHARED))
+        .is_ok_and(|shared| TaskSource::of_local_shared(shared).is_plausible(tasks))
+}
+
+/// The `LocalSet` type when the block_on future is one, or a `Pin<&mut LocalSet>`.
+fn local_set_type(target: &Target<'_>, future_type: DieRef) -> Option<DieRef> {
+    let info = target.debug.type_info(future_type).ok()?;
+    if info.name == runtime::LOCAL_SET_TYPE {
+        return Some(future_type);
+    }
+    let pointer = std_values::pin_pointer_type(target.debug, &info)?;
+    let pointee = target.debug.type_info(pointer.target?).ok()?;
+    (pointee.name == runtime::LOCAL_SET_TYPE).then_some(pointee.die)
+}
+
+/// Where on the stack, from the block_on frame out, the LocalSet it blocks on lies: the
+/// innermost place holding a `LocalSet` whose shared state is a live LocalSet's (a moved-from
+/// copy in an outer frame shares it, so the first one found is the one).
+fn local_set_on_stack(
+    target: &Target<'_>,
+    tasks: &TaskReader<'_>,
+    frames: &[ResolvedFrame<'_>],
+    index: usize,
+    local_set: DieRef,
+) -> Result<u64, String> {
+    let start = frames[index]
+        .input
+        .sp
+        .ok_or("the debugger gave no stack pointer for the block_on frame")?;
+    let end = frames[index..]
+        .iter()
+        .filter_map(|frame| frame.input.sp)
+        .max()
+        .unwrap_or(start)
+        .min(start.saturating_add(MAX_SEARCHED_STACK));
+    let first = start.checked_next_multiple_of(8).unwrap_or(start);
+    let mut checked = 0;
+    for address in (first..end).step_by(8) {
+        let Ok(value) = target.value(local_set, address) else {
+            continue;
+        };
+        let Ok(shared) = std_values::at_path(&value, runtime::LOCAL_SET_SHARED) else {
+            continue;
+        };
+        checked += 1;
+        if checked > MAX_CANDIDATES {
+            break;
+        }
+        if TaskSource::of_local_shared(shared).is_plausible(tasks) {
+            return Ok(address);
+        }
+    }
+    Err(format!(
+        "no LocalSet was found on the stack between {start:#x} and {end:#x}"
+    ))
 }
 
 /// Where the stack search found the future, and how many identical copies it saw.

@@ -11,37 +11,29 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::memory::Memory;
 
+/// The budget of a command that does not set one: at least these, and more for each task
+/// tokio says its lists hold (`Budget::expect_tasks`), so that a healthy program of any size
+/// is read whole while a corrupt or looping one is still stopped.
 pub const DEFAULT_MAX_NODES: u64 = 2_000_000;
 pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+pub const NODES_PER_TASK: u64 = 64;
+pub const BYTES_PER_TASK: u64 = 64 << 10;
+/// Tasks counted towards the default budget at most: a corrupt count must not lift it
+/// without bound (tokio's lists of a real program hold far fewer).
+const MAX_EXPECTED_TASKS: u64 = 16_000_000;
 /// How often the interrupt is polled: well under the half second a user waits for Ctrl-C.
 const INTERRUPT_POLL: Duration = Duration::from_millis(25);
 const CLOCK_EVERY: u32 = 64;
 
-/// The limits as the glue sends them (`--max-nodes`, `--max-bytes`).
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// The limits as the user set them (`--max-nodes`, `--max-bytes`); `None`: the default,
+/// which grows with the tasks tokio counts.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    #[serde(default = "default_nodes")]
-    pub nodes: u64,
-    #[serde(default = "default_bytes")]
-    pub bytes: u64,
-}
-
-fn default_nodes() -> u64 {
-    DEFAULT_MAX_NODES
-}
-
-fn default_bytes() -> u64 {
-    DEFAULT_MAX_BYTES
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            nodes: DEFAULT_MAX_NODES,
-            bytes: DEFAULT_MAX_BYTES,
-        }
-    }
+    #[serde(default)]
+    pub nodes: Option<u64>,
+    #[serde(default)]
+    pub bytes: Option<u64>,
 }
 
 /// Whether the user asked to stop (Ctrl-C in the debugger).
@@ -49,6 +41,10 @@ pub type InterruptCheck<'a> = dyn Fn() -> bool + 'a;
 
 pub struct Budget<'a> {
     limits: Limits,
+    /// The limits in force: those set, or the defaults grown with the tasks expected.
+    max_nodes: Cell<u64>,
+    max_bytes: Cell<u64>,
+    expected_tasks: Cell<u64>,
     nodes: Cell<u64>,
     bytes: Cell<u64>,
     interrupted: Option<&'a InterruptCheck<'a>>,
@@ -63,6 +59,9 @@ impl<'a> Budget<'a> {
     pub fn new(limits: Limits, interrupted: Option<&'a InterruptCheck<'a>>) -> Self {
         Budget {
             limits,
+            max_nodes: Cell::new(limits.nodes.unwrap_or(DEFAULT_MAX_NODES)),
+            max_bytes: Cell::new(limits.bytes.unwrap_or(DEFAULT_MAX_BYTES)),
+            expected_tasks: Cell::new(0),
             nodes: Cell::new(0),
             bytes: Cell::new(0),
             interrupted,
@@ -75,22 +74,54 @@ impl<'a> Budget<'a> {
     pub fn unlimited() -> Budget<'static> {
         Budget::new(
             Limits {
-                nodes: u64::MAX,
-                bytes: u64::MAX,
+                nodes: Some(u64::MAX),
+                bytes: Some(u64::MAX),
             },
             None,
         )
     }
 
+    /// Notes `count` more tasks to decode (what tokio counts in a list about to be read):
+    /// the limits the user did not set grow by a share per task.
+    pub fn expect_tasks(&self, count: u64) {
+        let expected = self
+            .expected_tasks
+            .get()
+            .saturating_add(count)
+            .min(MAX_EXPECTED_TASKS);
+        self.expected_tasks.set(expected);
+        if self.limits.nodes.is_none() {
+            self.max_nodes
+                .set(DEFAULT_MAX_NODES.max(expected.saturating_mul(NODES_PER_TASK)));
+        }
+        if self.limits.bytes.is_none() {
+            self.max_bytes
+                .set(DEFAULT_MAX_BYTES.max(expected.saturating_mul(BYTES_PER_TASK)));
+        }
+    }
+
+    /// How the limit in force came to be, for the message that says it was reached.
+    fn which_limit(&self, set: Option<u64>, per_task: u64, flag: &str) -> String {
+        match set {
+            Some(_) => format!("the budget; {flag} N raises it"),
+            None => format!(
+                "the budget for {} tasks, {} a task; {flag} N raises it",
+                thousands(self.expected_tasks.get()),
+                thousands(per_task)
+            ),
+        }
+    }
+
     /// Counts one decoded node; false once the command must stop.
     pub fn spend_node(&self) -> bool {
         self.nodes.set(self.nodes.get().saturating_add(1));
-        if self.nodes.get() > self.limits.nodes {
+        if self.nodes.get() > self.max_nodes.get() {
             self.stop_with(Error::new(
                 ErrorKind::Budget,
                 format!(
-                    "stopped after {} nodes (the budget; --max-nodes N raises it)",
-                    thousands(self.limits.nodes)
+                    "stopped after {} nodes ({})",
+                    thousands(self.max_nodes.get()),
+                    self.which_limit(self.limits.nodes, NODES_PER_TASK, "--max-nodes")
                 ),
             ));
         }
@@ -100,12 +131,13 @@ impl<'a> Budget<'a> {
     fn spend_bytes(&self, count: usize) -> bool {
         self.bytes
             .set(self.bytes.get().saturating_add(count as u64));
-        if self.bytes.get() > self.limits.bytes {
+        if self.bytes.get() > self.max_bytes.get() {
             self.stop_with(Error::new(
                 ErrorKind::Budget,
                 format!(
-                    "stopped after reading {} bytes (the budget; --max-bytes N raises it)",
-                    thousands(self.limits.bytes)
+                    "stopped after reading {} bytes ({})",
+                    thousands(self.max_bytes.get()),
+                    self.which_limit(self.limits.bytes, BYTES_PER_TASK, "--max-bytes")
                 ),
             ));
         }
@@ -179,11 +211,12 @@ mod tests {
     fn stops_when_spent_or_interrupted() {
         let budget = Budget::new(
             Limits {
-                nodes: 3,
-                bytes: 100,
+                nodes: Some(3),
+                bytes: Some(100),
             },
             None,
         );
+        budget.expect_tasks(1_000_000);
         assert!(budget.spend_node() && budget.spend_node() && budget.spend_node());
         assert!(!budget.spend_node());
         assert_eq!(
@@ -202,6 +235,30 @@ mod tests {
         assert_eq!(
             budget.stopped().map(|error| error.kind),
             Some(ErrorKind::Interrupted)
+        );
+    }
+
+    #[test]
+    fn the_default_grows_with_the_tasks_tokio_counts_and_stays_bounded() {
+        let budget = Budget::new(Limits::default(), None);
+        assert_eq!(budget.max_nodes.get(), DEFAULT_MAX_NODES);
+        // A million tasks, three lists: every node of every task fits.
+        budget.expect_tasks(600_000);
+        budget.expect_tasks(400_000);
+        budget.expect_tasks(100);
+        assert_eq!(budget.max_nodes.get(), 1_000_100 * NODES_PER_TASK);
+        assert_eq!(budget.max_bytes.get(), 1_000_100 * BYTES_PER_TASK);
+        // A corrupt count lifts it only so far.
+        budget.expect_tasks(u64::MAX);
+        assert_eq!(budget.max_nodes.get(), MAX_EXPECTED_TASKS * NODES_PER_TASK);
+        budget.nodes.set(budget.max_nodes.get());
+        assert!(!budget.spend_node());
+        assert_eq!(
+            budget.stopped().map(|error| error.message).as_deref(),
+            Some(
+                "stopped after 1,024,000,000 nodes (the budget for 16,000,000 tasks, 64 a task; \
+                 --max-nodes N raises it)"
+            )
         );
     }
 }

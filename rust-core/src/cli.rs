@@ -248,6 +248,7 @@ fn load(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
         // Everything the walk may ask is indexed before the process stops: the pause is
         // the walk alone.
         debug.index_all();
+        crate::tokio::statics::prepare(&debug);
         Ok(())
     })?;
     Ok(debug)

@@ -1,7 +1,7 @@
 //! One command's work: from the debugger's threads to a `Report`. Reads each thread's
 //! tokio context, finds the runtimes, walks their tasks and decodes the futures.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 
 use crate::block_on::{block_on_future, find_block_on_frame, BlockOnFuture};
@@ -15,13 +15,18 @@ use crate::history::Snapshot;
 use crate::layouts::tokio as runtime;
 use crate::memory::Memory;
 use crate::model::{
-    FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState, ThreadReport, ThreadRole,
-    WorkerQueue, WorkerState, REPORT_VERSION,
+    FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState, ThreadReport,
+    ThreadRole, WorkerQueue, WorkerState, LOCAL_SET_FLAVOR, REPORT_VERSION,
 };
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
-use crate::tokio::context::{find_context_variable, read_thread_context, RuntimeHandle};
+use crate::tokio::anchors::Anchor;
+use crate::tokio::context::{
+    find_context_variable, find_local_set_variable, read_local_set_context, read_thread_context,
+    RuntimeHandle,
+};
+use crate::tokio::sources::{SourceKind, TaskList, TaskSource};
 use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value, WithExecutable};
@@ -154,7 +159,7 @@ fn inspect_with_debug_info(
         budget,
     };
     let target = Target::new(debug, &memory, load_bias).with_budget(budget);
-    let (threads, runtimes) = read_threads(&target, request)?;
+    let threads = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let live = LiveProcess {
         pid: request.live_pid,
@@ -166,14 +171,12 @@ fn inspect_with_debug_info(
         .with_tasks(&task_reader)
         .with_live_process(live)
         .with_locals(request.locals);
+    let mut discovery = Discovery::new(&target, &task_reader);
+    discovery.add_thread_contexts(&threads);
     // block_on futures first: decoding them finds the LocalSets they run.
-    let block_on_futures: Vec<Option<std::result::Result<BlockOnFuture, String>>> = threads
-        .iter()
-        .map(|thread| {
-            find_block_on_frame(&thread.frames)
-                .map(|frame| block_on_future(&target, &decoder, &thread.frames, frame))
-        })
-        .collect();
+    let block_on_futures = decode_block_on_futures(&target, &decoder, &threads, &mut discovery);
+    discovery.add_statics();
+    discovery.require_any(&threads)?;
     let mut report = Report {
         version: REPORT_VERSION,
         threads: Vec::new(),
@@ -190,16 +193,13 @@ fn inspect_with_debug_info(
     };
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
-    let sources = task_lists(&target, &task_reader, &decoder, &runtimes);
-    let running_roots = walk_tasks(
-        &task_reader,
-        &decoder,
-        &threads,
-        &runtimes,
-        sources,
-        request.all,
-        &mut report,
-    );
+    let running_roots = {
+        let mut walker = TaskWalker::new(&task_reader, &decoder, &threads, request.all);
+        walker.walk_everything(&mut discovery, &mut report);
+        walker.roots_by_id
+    };
+    report.errors.append(&mut discovery.problems);
+    report.tasks.sort_by_key(|task| task.id);
     if let Some(stop) = budget.stopped() {
         if stop.kind == ErrorKind::Interrupted {
             return Err(Error::new(
@@ -220,6 +220,7 @@ fn inspect_with_debug_info(
     );
     crate::links::link_tasks(&mut report);
     crate::links::link_blocking_threads(&mut report);
+    crate::links::link_local_sets(&mut report);
     crate::waits::analyse(&mut report, request.wait_edges);
     if let Some(stop) = budget.stopped() {
         say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
@@ -246,7 +247,7 @@ fn inspect_with_debug_info(
 }
 
 /// The ids of every task of every runtime and LocalSet, lowest first, without decoding any
-/// future (what completing `async task <TAB>` needs).
+/// future but the threads' block_on futures (what completing `async task <TAB>` needs).
 pub fn all_task_ids(
     debug: &DebugInfo,
     memory: &dyn Memory,
@@ -259,27 +260,28 @@ pub fn all_task_ids(
         load_bias,
     };
     let target = Target::new(debug, &memory, load_bias);
-    let (threads, runtimes) = read_threads(&target, request)?;
+    let threads = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let decoder = FutureDecoder::new(&target).with_tasks(&task_reader);
-    // Decoding the block_on futures finds the LocalSets.
-    for thread in &threads {
-        if let Some(frame) = find_block_on_frame(&thread.frames) {
-            let _ = block_on_future(&target, &decoder, &thread.frames, frame);
-        }
-    }
-    let mut ids: Vec<u64> = task_lists(&target, &task_reader, &decoder, &runtimes)
-        .into_iter()
-        .filter_map(|(_, _, walk)| walk.ok())
-        .flat_map(|walk| walk.addresses)
-        .filter_map(|address| {
+    let mut discovery = Discovery::new(&target, &task_reader);
+    discovery.add_thread_contexts(&threads);
+    decode_block_on_futures(&target, &decoder, &threads, &mut discovery);
+    discovery.add_statics();
+    discovery.require_any(&threads)?;
+    let mut ids = Vec::new();
+    while let Some((source, _)) = discovery.next_source() {
+        let Ok(list) = task_reader.task_list(&source) else {
+            continue;
+        };
+        ids.extend(list.walk.addresses.iter().filter_map(|&address| {
             task_reader
                 .read_header(address)
                 .ok()
                 .map(|header| header.id)
-        })
-        .collect();
+        }));
+    }
     ids.sort_unstable();
+    ids.dedup();
     Ok(ids)
 }
 
@@ -299,18 +301,20 @@ pub fn current_task_of(
         load_bias,
     };
     let target = Target::new(debug, &memory, load_bias);
-    let (threads, _) = read_threads(&target, request)?;
+    let threads = read_threads(&target, request)?;
     Ok(threads
         .iter()
         .find(|state| state.input.tid == tid)
         .and_then(|state| state.current_task))
 }
 
-/// What one thread is to tokio, from its context thread-local and its stack.
+/// What one thread is to tokio, from its context thread-locals and its stack.
 struct ThreadState<'t> {
     input: &'t ThreadInput,
     frames: Vec<ResolvedFrame<'t>>,
     runtime: Option<RuntimeHandle<'t>>,
+    /// The LocalSet the thread polls, enters or drops now (its `Shared`).
+    local_set: Option<Value<'t>>,
     worker: Option<u64>,
     worker_context: Option<Value<'t>>,
     current_thread_context: Option<Value<'t>>,
@@ -318,56 +322,235 @@ struct ThreadState<'t> {
     error: Option<String>,
 }
 
-/// Phase 1: each thread's tokio context (sorted by tid), and the runtimes they are in.
-fn read_threads<'t>(
-    target: &'t Target<'t>,
-    request: &'t Request,
-) -> Result<(Vec<ThreadState<'t>>, Vec<RuntimeHandle<'t>>)> {
+/// Phase 1: each thread's tokio context (sorted by tid): the runtime it is in, the
+/// LocalSet it runs now.
+fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<Vec<ThreadState<'t>>> {
     let context_variable = find_context_variable(target.debug)?;
+    let local_set_variable = find_local_set_variable(target.debug);
     let mut inputs: Vec<&ThreadInput> = request.threads.iter().collect();
     inputs.sort_by_key(|thread| thread.tid);
     let mut threads = Vec::new();
-    let mut runtimes: Vec<RuntimeHandle<'_>> = Vec::new();
     for input in inputs {
         let frames = resolve_frames(target.debug, target.load_bias, &input.frames);
         let mut state = ThreadState {
             input,
             frames,
             runtime: None,
+            local_set: None,
             worker: None,
             worker_context: None,
             current_thread_context: None,
             current_task: None,
             error: None,
         };
-        match input.fs_base {
-            None => {
-                state.error =
-                    Some("the debugger gave no thread pointer (fs_base) for this thread".into())
+        let Some(fs_base) = input.fs_base else {
+            state.error =
+                Some("the debugger gave no thread pointer (fs_base) for this thread".into());
+            threads.push(state);
+            continue;
+        };
+        match read_thread_context(target, &context_variable, fs_base) {
+            Ok(Some(context)) => {
+                state.runtime = context.handle;
+                state.worker = context.worker_index;
+                state.worker_context = context.worker_context;
+                state.current_thread_context = context.current_thread_context;
+                state.current_task = context.current_task;
             }
-            Some(fs_base) => match read_thread_context(target, &context_variable, fs_base) {
-                Ok(Some(context)) => {
-                    if let Some(handle) = &context.handle {
-                        if !runtimes
-                            .iter()
-                            .any(|known| known.handle.address == handle.handle.address)
-                        {
-                            runtimes.push(handle.clone());
-                        }
-                    }
-                    state.runtime = context.handle;
-                    state.worker = context.worker_index;
-                    state.worker_context = context.worker_context;
-                    state.current_thread_context = context.current_thread_context;
-                    state.current_task = context.current_task;
+            Ok(None) => {}
+            Err(error) => state.error = Some(format!("cannot read its tokio context: {error}")),
+        }
+        if let Some(variable) = &local_set_variable {
+            match read_local_set_context(target, variable, fs_base) {
+                Ok(shared) => state.local_set = shared,
+                Err(error) => {
+                    state.error.get_or_insert_with(|| {
+                        format!("cannot read which LocalSet it runs: {error}")
+                    });
                 }
-                Ok(None) => {}
-                Err(error) => state.error = Some(format!("cannot read its tokio context: {error}")),
-            },
+            }
         }
         threads.push(state);
     }
-    if runtimes.is_empty() {
+    Ok(threads)
+}
+
+/// Decodes each thread's block_on future, noting what it leads to.
+fn decode_block_on_futures(
+    target: &Target<'_>,
+    decoder: &FutureDecoder<'_>,
+    threads: &[ThreadState<'_>],
+    discovery: &mut Discovery<'_>,
+) -> Vec<Option<std::result::Result<BlockOnFuture, String>>> {
+    threads
+        .iter()
+        .map(|thread| {
+            let found = find_block_on_frame(&thread.frames)
+                .map(|frame| block_on_future(target, decoder, &thread.frames, frame));
+            discovery.add_anchors(
+                decoder.take_anchors(),
+                &FoundBy::BlockOnFuture {
+                    thread: thread.input.tid,
+                },
+            );
+            found
+        })
+        .collect()
+}
+
+/// The task lists found so far, each with how it was found, walked in the order found;
+/// and the tasks other tasks name, whose owners lead to lists no thread names.
+struct Discovery<'a> {
+    target: &'a Target<'a>,
+    tasks: &'a TaskReader<'a>,
+    sources: Vec<(TaskSource<'a>, FoundBy)>,
+    known: FxHashSet<u64>,
+    /// The first source not walked yet.
+    next: usize,
+    /// Tasks named by `JoinHandle`s, and those of them already looked at.
+    referenced: Vec<u64>,
+    looked_at: FxHashSet<u64>,
+    /// Every task read from a list.
+    listed: FxHashSet<u64>,
+    problems: Vec<String>,
+}
+
+/// The most task lists one command walks: each runtime and LocalSet is one.
+const MAX_SOURCES: usize = 4096;
+
+impl<'a> Discovery<'a> {
+    fn new(target: &'a Target<'a>, tasks: &'a TaskReader<'a>) -> Self {
+        Discovery {
+            target,
+            tasks,
+            sources: Vec::new(),
+            known: FxHashSet::default(),
+            next: 0,
+            referenced: Vec::new(),
+            looked_at: FxHashSet::default(),
+            listed: FxHashSet::default(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Adds a source not known yet; true if it was new. What a thread's context names is
+    /// live; what a value keeps may be a stale copy, and is checked first.
+    fn add(&mut self, source: TaskSource<'a>, found_by: FoundBy) -> bool {
+        if self.sources.len() >= MAX_SOURCES || self.known.contains(&source.address()) {
+            return false;
+        }
+        let from_context = matches!(
+            found_by,
+            FoundBy::ThreadContext { .. }
+                | FoundBy::LocalSetContext { .. }
+                | FoundBy::TaskOwner { .. }
+        );
+        if !from_context && !source.is_plausible(self.tasks) {
+            return false;
+        }
+        self.known.insert(source.address());
+        self.sources.push((source, found_by));
+        true
+    }
+
+    /// The runtimes threads are inside of, and the LocalSets they run now.
+    fn add_thread_contexts(&mut self, threads: &[ThreadState<'a>]) {
+        for thread in threads {
+            let tid = thread.input.tid;
+            if let Some(runtime) = &thread.runtime {
+                self.add(
+                    TaskSource::of_runtime(runtime),
+                    FoundBy::ThreadContext { thread: tid },
+                );
+            }
+            if let Some(shared) = &thread.local_set {
+                self.add(
+                    TaskSource::of_local_shared(shared.clone()),
+                    FoundBy::LocalSetContext { thread: tid },
+                );
+            }
+        }
+    }
+
+    /// Runtimes and LocalSets kept in the program's statics.
+    fn add_statics(&mut self) {
+        let (anchors, problems) = crate::tokio::statics::anchors_in_statics(self.target);
+        self.problems.extend(problems);
+        for (name, anchor) in anchors {
+            self.add_anchors(vec![anchor], &FoundBy::Static { name });
+        }
+    }
+
+    fn add_anchors(&mut self, anchors: Vec<Anchor>, found_by: &FoundBy) {
+        for anchor in anchors {
+            if let Anchor::Task(header) = anchor {
+                if self.looked_at.insert(header) {
+                    self.referenced.push(header);
+                }
+                continue;
+            }
+            match TaskSource::of_anchor(self.target, anchor) {
+                Ok(Some(source)) => {
+                    self.add(source, found_by.clone());
+                }
+                Ok(None) => {}
+                Err(error) => self.problems.push(format!(
+                    "{found_by}: cannot read the runtime or LocalSet it keeps: {error}"
+                )),
+            }
+        }
+    }
+
+    /// The next source to walk.
+    fn next_source(&mut self) -> Option<(TaskSource<'a>, FoundBy)> {
+        let next = self.sources.get(self.next).cloned();
+        self.next += next.is_some() as usize;
+        next
+    }
+
+    /// Adds the owners of tasks others name that no list read so far holds; true if one
+    /// was new. Those whose owner was walked without them are said to be missing.
+    fn owners_of_referenced(&mut self) -> bool {
+        let mut added = false;
+        for header in std::mem::take(&mut self.referenced) {
+            if self.listed.contains(&header) {
+                continue;
+            }
+            let Ok(task) = self.tasks.read_header(header) else {
+                continue;
+            };
+            // Finished tasks leave their list; their JoinHandles may outlive them.
+            if matches!(task.state(), TaskState::Complete | TaskState::Cancelled) {
+                continue;
+            }
+            match TaskSource::owner_of(self.tasks, &task) {
+                Ok(Some(owner)) => {
+                    let address = owner.address();
+                    if self.add(owner, FoundBy::TaskOwner { task: task.id }) {
+                        added = true;
+                    } else {
+                        self.problems.push(format!(
+                            "task {} at {header:#x} is named by a JoinHandle and owned by {address:#x}, \
+                             but its list does not hold it (freed, or the list is damaged)",
+                            task.id
+                        ));
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => self.problems.push(format!(
+                    "task {} at {header:#x}, named by a JoinHandle: cannot read which list owns it: {error}",
+                    task.id
+                )),
+            }
+        }
+        added
+    }
+
+    /// Fails the command when nothing leads to any task list.
+    fn require_any(&self, threads: &[ThreadState<'_>]) -> Result<()> {
+        if !self.sources.is_empty() {
+            return Ok(());
+        }
         if let Some(error) = threads.iter().find_map(|state| {
             Some(format!(
                 "thread {}: {}",
@@ -377,157 +560,192 @@ fn read_threads<'t>(
         }) {
             return Err(Error::new(ErrorKind::Memory, error));
         }
-        return Err(Error::new(
+        Err(Error::new(
             ErrorKind::NoRuntime,
-            "tokio is linked in, but no thread is inside a tokio runtime (not started yet, or already shut down)",
-        ));
+            "tokio is linked in, but no thread is inside a tokio runtime and no static keeps one \
+             (not started yet, or already shut down)",
+        ))
     }
-    Ok((threads, runtimes))
-}
-
-/// One list of tasks to walk: (owner address, flavor, the walk).
-type TaskSource = (u64, String, Result<TaskWalk>);
-
-/// Phase 2: every task list, each runtime's and then each LocalSet's (whose tasks are in no
-/// runtime's list; the LocalSets were met while decoding block_on futures).
-fn task_lists(
-    target: &Target<'_>,
-    task_reader: &TaskReader<'_>,
-    decoder: &FutureDecoder<'_>,
-    runtimes: &[RuntimeHandle<'_>],
-) -> Vec<TaskSource> {
-    let mut sources: Vec<TaskSource> = runtimes
-        .iter()
-        .map(|runtime| {
-            let address = runtime.handle.address;
-            (
-                address,
-                runtime.flavor.clone(),
-                task_reader.task_addresses(&runtime.handle),
-            )
-        })
-        .collect();
-    for (ty, address) in decoder.local_sets() {
-        let walk = target
-            .value(ty, address)
-            .and_then(|local_set| task_reader.local_set_task_addresses(&local_set));
-        sources.push((address, LOCAL_SET_FLAVOR.to_string(), walk));
-    }
-    sources
 }
 
 /// Tasks decoded between two emptyings of the page cache.
 const TASKS_PER_CACHE_GENERATION: usize = 1000;
 
-/// Phase 3: decodes the tasks of every list into `report` (all of them, or only those a
-/// thread is running), with each runtime's inject queue; returns the roots
-/// of the running tasks, by task id.
-fn walk_tasks(
-    task_reader: &TaskReader<'_>,
-    decoder: &FutureDecoder<'_>,
-    threads: &[ThreadState<'_>],
-    runtimes: &[RuntimeHandle<'_>],
-    sources: Vec<TaskSource>,
+/// Phase 2 and 3: walks every task list found, each runtime's with its inject queue,
+/// decoding the tasks (all of them, or only those a thread is running) into the report,
+/// and what their futures lead to, until no list is left.
+struct TaskWalker<'w, 'a> {
+    task_reader: &'w TaskReader<'a>,
+    decoder: &'w FutureDecoder<'a>,
+    /// The task each thread is polling: a worker's, or a current_thread runtime's block_on
+    /// thread between polls of its own future. A worker's current task id also names its
+    /// own blocking task while it idles; only ids found in a task list are tasks.
+    running: FxHashMap<u64, &'w [ResolvedFrame<'w>]>,
     all: bool,
-    report: &mut Report,
-) -> FxHashMap<u64, FutureNode> {
-    let inject_of: Vec<(u64, &Value<'_>)> = runtimes
-        .iter()
-        .map(|runtime| (runtime.handle.address, &runtime.handle))
-        .collect();
-    // The task each thread is polling: a worker's, or a current_thread runtime's block_on
-    // thread between polls of its own future. A worker's current task id also names its own
-    // blocking task while it idles; only ids found in a runtime's task list are tasks.
-    let running: FxHashMap<u64, &[ResolvedFrame<'_>]> = threads
-        .iter()
-        .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
-        .collect();
-    let mut roots_by_id: FxHashMap<u64, FutureNode> = FxHashMap::default();
-    for (runtime_address, flavor, walk) in sources {
-        let mut walk = match walk {
-            Ok(walk) => walk,
+    /// The roots of the running tasks, by task id.
+    roots_by_id: FxHashMap<u64, FutureNode>,
+}
+
+impl<'w, 'a> TaskWalker<'w, 'a> {
+    fn new(
+        task_reader: &'w TaskReader<'a>,
+        decoder: &'w FutureDecoder<'a>,
+        threads: &'w [ThreadState<'w>],
+        all: bool,
+    ) -> Self {
+        TaskWalker {
+            task_reader,
+            decoder,
+            running: threads
+                .iter()
+                .filter_map(|state| state.current_task.map(|id| (id, state.frames.as_slice())))
+                .collect(),
+            all,
+            roots_by_id: FxHashMap::default(),
+        }
+    }
+
+    fn walk_everything(&mut self, discovery: &mut Discovery<'a>, report: &mut Report) {
+        loop {
+            while let Some((source, found_by)) = discovery.next_source() {
+                self.walk_source(&source, found_by, discovery, report);
+            }
+            if !discovery.owners_of_referenced() {
+                break;
+            }
+        }
+    }
+
+    fn walk_source(
+        &mut self,
+        source: &TaskSource<'a>,
+        found_by: FoundBy,
+        discovery: &mut Discovery<'a>,
+        report: &mut Report,
+    ) {
+        let address = source.address();
+        let debug = self.decoder.target().debug;
+        let list = match self.task_reader.task_list(source) {
+            Ok(list) => list,
             Err(error) => {
                 report.errors.push(format!(
-                    "runtime {runtime_address:#x}: cannot walk its task list: {}",
-                    with_build_shape(decoder.target().debug, &error)
+                    "{} {address:#x}: cannot walk its task list: {}",
+                    source_word(source),
+                    with_build_shape(debug, &error)
                 ));
-                Default::default()
+                TaskList::default()
             }
         };
+        let TaskList {
+            mut walk,
+            counted,
+            closed,
+        } = list;
         report.errors.extend(
             walk.problems
                 .iter()
-                .map(|problem| format!("runtime {runtime_address:#x}: {problem}")),
+                .map(|problem| format!("{} {address:#x}: {problem}", source_word(source))),
         );
-        let inject = match inject_of
-            .iter()
-            .find(|(address, _)| *address == runtime_address)
-        {
-            Some((_, handle)) => match inject_queue(handle) {
-                Ok(headers) => Some(task_ids(
-                    task_reader,
-                    &headers,
-                    &format!("runtime {runtime_address:#x}: inject queue"),
-                    &mut report.errors,
-                )),
-                Err(error) => {
-                    report.errors.push(format!(
-                        "runtime {runtime_address:#x}: cannot read its inject queue: {}",
-                        with_build_shape(decoder.target().debug, &error)
-                    ));
-                    None
-                }
-            },
-            None => None,
-        };
-        let handle = inject_of
-            .iter()
-            .find(|(address, _)| *address == runtime_address)
-            .map(|(_, handle)| handle);
-        let shutting_down = handle.and_then(|handle| {
-            workers::shutting_down(handle)
-                .map_err(|error| {
-                    report.errors.push(format!(
-                        "runtime {runtime_address:#x}: cannot read whether it is shutting down: {}",
-                        with_build_shape(decoder.target().debug, &error)
-                    ))
-                })
-                .ok()
-        });
-        report.runtimes.push(RuntimeReport {
-            address: runtime_address,
-            flavor,
-            task_count: walk.addresses.len(),
-            tokio_version: crate::tokio::version(decoder.target().debug),
-            inject,
-            shutting_down,
-        });
-        if all {
-            // 100,000 reports: growing by doubling would hold one and a half copies at once.
-            report.tasks.reserve_exact(walk.addresses.len());
+        let inject = source
+            .runtime_handle()
+            .and_then(|handle| self.inject_queue(address, handle, report));
+        if let Some(budget) = self.decoder.target().budget {
+            budget.expect_tasks(counted.unwrap_or(walk.addresses.len() as u64));
         }
+        discovery.listed.extend(walk.addresses.iter().copied());
         // In memory order: tokio shards its task list, so list order would visit the heap
         // once per shard. In this order the pages of tasks already decoded are not read
         // again, and the page cache is emptied as it goes: 100,000 tasks touch 70 MB.
         walk.addresses.sort_unstable();
-        let memory = decoder.target().memory;
-        memory.release_cache();
+        let (read, stopped) = self.decode_tasks(address, &walk, discovery, report);
+        let missing = why_missing(counted, read, &walk, stopped);
+        let flavor = match &source.kind {
+            SourceKind::Runtime(flavor) => flavor.clone(),
+            SourceKind::LocalSet => LOCAL_SET_FLAVOR.to_string(),
+        };
+        report.runtimes.push(RuntimeReport {
+            address,
+            flavor,
+            found_by,
+            task_count: counted,
+            tasks_read: read,
+            missing,
+            tokio_version: crate::tokio::version(debug),
+            inject,
+            shutting_down: closed,
+        });
+    }
+
+    /// A runtime's inject queue, by task id; its length is checked against tokio's.
+    fn inject_queue(
+        &self,
+        address: u64,
+        handle: &Value<'_>,
+        report: &mut Report,
+    ) -> Option<Vec<u64>> {
+        let debug = self.decoder.target().debug;
+        match inject_queue(handle) {
+            Ok(headers) => {
+                let ids = task_ids(
+                    self.task_reader,
+                    &headers,
+                    &format!("runtime {address:#x}: inject queue"),
+                    &mut report.errors,
+                );
+                if let Ok(counted) = workers::inject_len(handle) {
+                    if counted != headers.len() as u64 {
+                        report.errors.push(format!(
+                            "runtime {address:#x}: tokio counts {} in its inject queue; {} read",
+                            counted_tasks(counted),
+                            headers.len()
+                        ));
+                    }
+                }
+                Some(ids)
+            }
+            Err(error) => {
+                report.errors.push(format!(
+                    "runtime {address:#x}: cannot read its inject queue: {}",
+                    with_build_shape(debug, &error)
+                ));
+                None
+            }
+        }
+    }
+
+    /// Decodes the tasks of one list (addresses in memory order) into `report`; returns
+    /// how many were read, and where the budget or an interrupt stopped the walk.
+    fn decode_tasks(
+        &mut self,
+        source: u64,
+        walk: &TaskWalk,
+        discovery: &mut Discovery<'a>,
+        report: &mut Report,
+    ) -> (u64, Option<String>) {
+        if self.all {
+            // 100,000 reports: growing by doubling would hold one and a half copies at once.
+            report.tasks.reserve_exact(walk.addresses.len());
+        }
+        let target = self.decoder.target();
+        target.memory.release_cache();
+        let mut read = 0;
         for (index, &address) in walk.addresses.iter().enumerate() {
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
-                memory.release_cache();
+                target.memory.release_cache();
             }
-            if !decoder.target().go_on() {
-                if let Some(stop) = decoder.target().budget.and_then(|budget| budget.stopped()) {
-                    report.errors.push(format!(
-                        "runtime {runtime_address:#x}: {} at task {} of {} (in memory order); the tasks before it are listed",
-                        stop.message,
-                        thousands(index as u64 + 1),
-                        thousands(walk.addresses.len() as u64)
-                    ));
-                }
-                break;
+            if !target.go_on() {
+                let stop = target.budget.and_then(|budget| budget.stopped());
+                let at = format!(
+                    "{} at task {} of {} (in memory order); the tasks before it are listed",
+                    stop.map(|stop| stop.message)
+                        .unwrap_or_else(|| "stopped".into()),
+                    thousands(index as u64 + 1),
+                    thousands(walk.addresses.len() as u64)
+                );
+                report.errors.push(format!("runtime {source:#x}: {at}"));
+                return (read, Some(at));
             }
-            let header = match task_reader.read_header(address) {
+            let header = match self.task_reader.read_header(address) {
                 Ok(header) => header,
                 Err(error) => {
                     if !walk.unreadable.contains(&address) {
@@ -536,68 +754,127 @@ fn walk_tasks(
                     continue;
                 }
             };
-            let running_on = running.get(&header.id);
-            if !all && running_on.is_none() {
-                continue;
+            read += 1;
+            if let Some(task) = self.decode_task(source, &header, report) {
+                report.tasks.push(task);
+                discovery.add_anchors(
+                    self.decoder.take_anchors(),
+                    &FoundBy::TaskFuture { task: header.id },
+                );
             }
-            let task = TaskRef {
-                id: header.id,
-                address,
-            };
-            let future =
-                panics::reading_task(task.id, task.address, || task_reader.future(&header));
-            let (root, mut error, future_in_place) = match future {
-                Ok(TaskFuture::Running { ty, address }) => {
-                    let mut root = panics::reading_task(task.id, task.address, || {
-                        decoder.decode_task(ty, address, task)
-                    });
-                    if let Some(frames) = running_on {
-                        mark_running(&mut root, frames);
-                    }
-                    (root, None, true)
-                }
-                Ok(TaskFuture::Gone { ty, stage }) => {
-                    let mut node = decoder.describe_type(ty, address);
-                    node.error = Some(format!("the future is gone (task stage: {stage})"));
-                    (node, None, false)
-                }
-                Err(error) => (
-                    error_node("<unknown>", address, error.clone()),
-                    Some(error.message),
-                    false,
-                ),
-            };
-            if let Some(problem) = freed_task_problem(&header, future_in_place) {
-                report
-                    .errors
-                    .push(format!("task {} at {address:#x}: {problem}", header.id));
-                error.get_or_insert_with(|| problem.to_string());
-            }
-            if running_on.is_some() {
-                roots_by_id.insert(header.id, root.clone());
-            }
-            let spawned_at = task_reader
-                .spawn_location(&header)
-                .unwrap_or_else(|problem| {
-                    report.errors.push(format!(
-                        "task {}: cannot read where it was spawned: {problem}",
-                        header.id
-                    ));
-                    None
-                });
-            report.tasks.push(TaskReport {
-                id: header.id,
-                address,
-                state: header.state(),
-                root,
-                runtime: runtime_address,
-                spawned_at,
-                error,
-            });
         }
+        (read, None)
     }
-    report.tasks.sort_by_key(|task| task.id);
-    roots_by_id
+
+    /// One task's report (`None` when only running tasks are asked for and it is not one).
+    fn decode_task(
+        &mut self,
+        source: u64,
+        header: &TaskHeader,
+        report: &mut Report,
+    ) -> Option<TaskReport> {
+        let address = header.address;
+        let running_on = self.running.get(&header.id).copied();
+        if !self.all && running_on.is_none() {
+            return None;
+        }
+        let task = TaskRef {
+            id: header.id,
+            address,
+        };
+        let future =
+            panics::reading_task(task.id, task.address, || self.task_reader.future(header));
+        let (root, mut error, future_in_place) = match future {
+            Ok(TaskFuture::Running { ty, address }) => {
+                let mut root = panics::reading_task(task.id, task.address, || {
+                    self.decoder.decode_task(ty, address, task)
+                });
+                if let Some(frames) = running_on {
+                    mark_running(&mut root, frames);
+                }
+                (root, None, true)
+            }
+            Ok(TaskFuture::Gone { ty, stage }) => {
+                let mut node = self.decoder.describe_type(ty, address);
+                node.error = Some(format!("the future is gone (task stage: {stage})"));
+                (node, None, false)
+            }
+            Err(error) => (
+                error_node("<unknown>", address, error.clone()),
+                Some(error.message),
+                false,
+            ),
+        };
+        if let Some(problem) = freed_task_problem(header, future_in_place) {
+            report
+                .errors
+                .push(format!("task {} at {address:#x}: {problem}", header.id));
+            error.get_or_insert_with(|| problem.to_string());
+        }
+        if running_on.is_some() {
+            self.roots_by_id.insert(header.id, root.clone());
+        }
+        let spawned_at = self
+            .task_reader
+            .spawn_location(header)
+            .unwrap_or_else(|problem| {
+                report.errors.push(format!(
+                    "task {}: cannot read where it was spawned: {problem}",
+                    header.id
+                ));
+                None
+            });
+        Some(TaskReport {
+            id: header.id,
+            address,
+            state: header.state(),
+            root,
+            runtime: source,
+            spawned_at,
+            error,
+        })
+    }
+}
+
+/// `runtime` or `LocalSet`, as errors name a source.
+fn source_word(source: &TaskSource<'_>) -> &'static str {
+    match source.kind {
+        SourceKind::Runtime(_) => "runtime",
+        SourceKind::LocalSet => LOCAL_SET_FLAVOR,
+    }
+}
+
+/// Why `read` differs from what tokio counts, where the walk knows: the first link it could
+/// not follow, where the budget stopped it; `None` when they agree (or tokio keeps no count).
+fn why_missing(
+    counted: Option<u64>,
+    read: u64,
+    walk: &TaskWalk,
+    stopped: Option<String>,
+) -> Option<String> {
+    let counted = counted?;
+    if counted == read {
+        return None;
+    }
+    Some(match (stopped, walk.problems.first()) {
+        (Some(stop), _) => stop,
+        (None, Some(problem)) => problem.clone(),
+        (None, None) if read > counted => {
+            "more tasks in the list than tokio counts: a thread may have been changing it".to_string()
+        }
+        (None, None) => {
+            "the list ended before the count: a thread may have been changing it, or its links are damaged"
+                .to_string()
+        }
+    })
+}
+
+/// `1 task` / `12 tasks`.
+fn counted_tasks(count: u64) -> String {
+    match count {
+        1 => "1 task".to_string(),
+        _ => format!("{} tasks", thousands(count)),
+    }
 }
 
 /// Phase 4: one report per runtime thread and block_on thread, with what each worker is
@@ -618,7 +895,7 @@ fn thread_reports(
             ThreadRole::BlockOn
         } else if blocking.is_some() {
             ThreadRole::Blocking
-        } else if state.runtime.is_some() {
+        } else if state.runtime.is_some() || state.local_set.is_some() {
             ThreadRole::Other
         } else {
             // Not shown: a thread whose context could not be read must still be accounted for.
@@ -684,6 +961,7 @@ fn thread_reports(
             blocking_function: blocking.flatten(),
             block_on_copies,
             runtime: state.runtime.map(|runtime| runtime.handle.address),
+            local_set: state.local_set.map(|shared| shared.address),
             error,
         });
     }
@@ -847,9 +1125,6 @@ fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'st
         "its state says complete, but its future is still in place (freed or corrupt memory?)",
     )
 }
-
-/// The `flavor` reported for a LocalSet's task list.
-const LOCAL_SET_FLAVOR: &str = "LocalSet";
 
 /// CLOCK_MONOTONIC of this machine, which a live local process shares.
 fn monotonic_now() -> Option<(i64, u32)> {

@@ -51,6 +51,49 @@ pub fn link_blocking_threads(report: &mut Report) {
     });
 }
 
+/// Names in each LocalSet polled as a future the tasks the report lists under it.
+pub fn link_local_sets(report: &mut Report) {
+    let mut tasks_of: FxHashMap<u64, Vec<u64>> = report
+        .runtimes
+        .iter()
+        .filter(|runtime| runtime.flavor == crate::model::LOCAL_SET_FLAVOR)
+        .map(|runtime| (runtime.address, Vec::new()))
+        .collect();
+    if tasks_of.is_empty() {
+        return;
+    }
+    for task in &report.tasks {
+        if let Some(tasks) = tasks_of.get_mut(&task.runtime) {
+            tasks.push(task.id);
+        }
+    }
+    for_each_root(report, &mut |node| {
+        let Some(Detail::LocalSet(local_set)) = node.detail_mut() else {
+            return;
+        };
+        let Some(tasks) = tasks_of.get(&local_set.address) else {
+            return;
+        };
+        local_set.tasks = Some(tasks.clone());
+        let listed = match tasks.as_slice() {
+            [] => "no tasks".to_string(),
+            [task] => format!("task {task}"),
+            tasks => format!(
+                "tasks {}",
+                tasks
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        node.summary = Some(format!(
+            "LocalSet {:#x} running {listed}",
+            local_set.address
+        ));
+    });
+}
+
 /// Calls `f` on every node of every task's and thread's tree.
 fn for_each_root(report: &mut Report, f: &mut impl FnMut(&mut FutureNode)) {
     let thread_futures = report.threads.iter_mut().flat_map(|thread| {

@@ -105,10 +105,10 @@ impl Selection {
             .flatten()
             .find(|&&id| !report.tasks.iter().any(|task| task.id == id))
         {
-            let total: usize = report
+            let total: u64 = report
                 .runtimes
                 .iter()
-                .map(|runtime| runtime.task_count)
+                .map(|runtime| runtime.tasks_read)
                 .sum();
             return Err(usage(format!("no task {missing} among the {total} tasks of this program (`async tasks` lists them)")));
         }

@@ -166,6 +166,32 @@ pub fn unwrapped<'a>(value: &Value<'a>) -> Result<Value<'a>> {
     )))
 }
 
+/// The type a path of `Field` and `Unwrap` steps leads to from a value of type `info`,
+/// from the layout alone (no memory read); `None` where the path takes another step or
+/// the type lacks a field.
+pub fn type_along(debug: &DebugInfo, info: &TypeInfo, path: Path) -> Option<Arc<TypeInfo>> {
+    let mut current = debug.type_info(info.die).ok()?;
+    let field_type = |info: &TypeInfo, name: &str| debug.type_info(info.field(name)?.ty?).ok();
+    for step in path {
+        current = match *step {
+            Step::Field(name) => field_type(&current, name)?,
+            Step::Unwrap => {
+                for _ in 0..MAX_WRAPPERS {
+                    let found = wrapper_of(&current.name, rust::WRAPPERS)
+                        .or_else(|| wrapper_of(&current.name, tokio::WRAPPERS));
+                    let Some((_, path)) = found else { break };
+                    for name in path.iter() {
+                        current = field_type(&current, name)?;
+                    }
+                }
+                current
+            }
+            _ => return None,
+        };
+    }
+    Some(current)
+}
+
 /// Down one-field structs to the value of type `type_name` (`layouts::Step::To`).
 fn newtypes_to<'a>(value: &Value<'a>, type_name: &str) -> std::result::Result<Value<'a>, Failure> {
     let mut current = value.clone();

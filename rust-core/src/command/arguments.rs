@@ -195,8 +195,8 @@ pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
                     ))
                 })?;
                 match flag.long {
-                    "max-nodes" => command.limits.nodes = limit,
-                    _ => command.limits.bytes = limit,
+                    "max-nodes" => command.limits.nodes = Some(limit),
+                    _ => command.limits.bytes = Some(limit),
                 }
             }
             "name" => (command.filter.name, filtered) = (Some(value), true),

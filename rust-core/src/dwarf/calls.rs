@@ -177,6 +177,44 @@ impl DebugInfo {
         self.signature(die).first_parameter
     }
 
+    /// The type of a function's parameter called `name`, following its specification or
+    /// abstract origin to the DIE that declares it.
+    pub fn parameter_type(&self, die: DieRef, name: &str) -> Option<DieRef> {
+        let mut current = die;
+        for _ in 0..MAX_ORIGIN_HOPS {
+            let (unit, offset) = self.unit_of(current).ok()?;
+            let mut tree = unit.entries_tree(Some(offset)).ok()?;
+            let root = tree.root().ok()?;
+            let origin = [
+                constants::DW_AT_specification,
+                constants::DW_AT_abstract_origin,
+            ]
+            .into_iter()
+            .find_map(|attr| {
+                root.entry()
+                    .attr_value(attr)
+                    .and_then(|value| unit.attr_die(value))
+            });
+            let mut children = root.children();
+            while let Ok(Some(child)) = children.next() {
+                let entry = child.entry();
+                if entry.tag() != constants::DW_TAG_formal_parameter {
+                    continue;
+                }
+                let named = entry
+                    .attr_value(constants::DW_AT_name)
+                    .and_then(|value| unit.attr_string(value));
+                if named.as_deref() == Some(name) {
+                    return entry
+                        .attr_value(constants::DW_AT_type)
+                        .and_then(|value| unit.attr_die(value));
+                }
+            }
+            current = origin?;
+        }
+        None
+    }
+
     pub(super) fn signature(&self, die: DieRef) -> Signature {
         if let Some(signature) = self.signatures.lock().unwrap().get(&die) {
             return signature.clone();

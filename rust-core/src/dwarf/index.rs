@@ -29,6 +29,14 @@ impl TlsVariable {
     }
 }
 
+/// A static variable at module level, at a link-time address.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StaticVariable {
+    pub path: Arc<str>,
+    pub ty: DieRef,
+    pub address: u64,
+}
+
 #[derive(Default, Debug)]
 pub struct Index {
     /// The first defining DIE of each type in the unit (every copy has the same layout).
@@ -44,6 +52,7 @@ pub struct Index {
     /// Qualified DWARF path of a coroutine's resume function -> its linkage name.
     coroutine_linkage: FxHashMap<String, String>,
     tls_variables: Vec<TlsVariable>,
+    statics: Vec<StaticVariable>,
     /// Link-time address of each `<T as Trait>::{vtable}` -> (the trait's path, the
     /// variable's type: a `{vtable_type}` whose `containing_type` is T). Identical vtables
     /// of several types may share an address.
@@ -219,6 +228,20 @@ impl Index {
                 }
                 constants::DW_TAG_variable if !in_function => {
                     let vtable_trait = name.as_deref().and_then(vtable_trait);
+                    if let (None, Some(name), Some(address), Some(ty)) = (
+                        vtable_trait,
+                        &name,
+                        static_address(unit, entry),
+                        entry
+                            .attr_value(constants::DW_AT_type)
+                            .and_then(|value| unit.attr_die(value)),
+                    ) {
+                        self.statics.push(StaticVariable {
+                            path: paths.join(&parent, name),
+                            ty,
+                            address,
+                        });
+                    }
                     if let Some(vtable_trait) = vtable_trait {
                         if let (Some(address), Some(ty)) = (
                             static_address(unit, entry),
@@ -355,6 +378,10 @@ impl Index {
 
     pub fn tls_variables(&self) -> &[TlsVariable] {
         &self.tls_variables
+    }
+
+    pub fn statics(&self) -> &[StaticVariable] {
+        &self.statics
     }
 }
 

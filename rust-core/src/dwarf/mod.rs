@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
-pub use index::{Index, TlsVariable};
+pub use index::{Index, StaticVariable, TlsVariable};
 pub use locals::{FrameRegisters, InlinedScope, LocalValue, PhysicalFrame};
 pub use resume::{AddressAtEntry, ResumeEntry};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};

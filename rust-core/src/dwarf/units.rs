@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use gimli::{Reader as _, Section as _};
 use rustc_hash::FxHashMap;
 
-use super::index::{Index, TlsVariable};
+use super::index::{Index, StaticVariable, TlsVariable};
 use super::{DebugInfo, DieRef, LoadedUnit, SectionSet};
 
 /// Threads that index every unit (behind the commands, or for a question no directed
@@ -421,6 +421,18 @@ impl DebugInfo {
         }
         self.index_all();
         matching(&(0..self.units.len()).collect::<Vec<_>>())
+    }
+
+    /// Every static variable at module level of every unit (each unit is indexed), in unit
+    /// order; a static declared in several units is listed once.
+    pub fn static_variables(&self) -> Vec<StaticVariable> {
+        self.index_all();
+        let mut seen = rustc_hash::FxHashSet::default();
+        (0..self.units.len())
+            .flat_map(|at| self.unit_index(at).statics())
+            .filter(|variable| seen.insert(variable.address))
+            .cloned()
+            .collect()
     }
 
     /// The units holding the code of the symbols whose demangled path starts with `prefix`

@@ -28,6 +28,7 @@ use rustc_hash::FxHashSet;
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind};
 use crate::model::{Detail, FutureNode, NodeKind, WrapperState};
+use crate::tokio::anchors::{Anchor, AnchorTypes};
 use crate::tokio::tasks::TaskReader;
 use crate::value::Target;
 
@@ -65,6 +66,8 @@ pub struct FutureDecoder<'a> {
     type_facts: RefCell<descent::TypeFacts>,
     polled_types: Arc<descent::PolledTypes>,
     plans: plans::Plans,
+    /// Which types can keep a LocalSet or a runtime handle (`tokio::anchors`).
+    anchor_types: AnchorTypes,
     /// Read the locals each suspended coroutine saves (`async backtrace full`).
     with_locals: bool,
     /// The tokio version the program was built with, for errors about unknown layouts.
@@ -85,6 +88,7 @@ impl<'a> FutureDecoder<'a> {
             type_facts: Default::default(),
             polled_types: descent::polled_types(target.debug),
             plans: Default::default(),
+            anchor_types: Default::default(),
             with_locals: false,
             tokio_version: crate::tokio::version(target.debug),
         }
@@ -118,9 +122,9 @@ impl<'a> FutureDecoder<'a> {
         self.context.live
     }
 
-    /// The `LocalSet`s met so far.
-    pub fn local_sets(&self) -> Vec<(DieRef, u64)> {
-        self.context.local_sets()
+    /// What the decodes since the last call met that leads to task lists.
+    pub fn take_anchors(&self) -> Vec<Anchor> {
+        self.context.take_anchors()
     }
 
     /// The await tree rooted at the future of type `ty` at `address`.
@@ -203,6 +207,7 @@ impl<'a> FutureDecoder<'a> {
             }
         }
         if node.kind.is_coroutine() {
+            self.note_anchors_in(&value);
             match coroutine::step(&self.plans, &value, &mut node, self.with_locals) {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, walk),
                 Ok(None) => {}
@@ -212,6 +217,7 @@ impl<'a> FutureDecoder<'a> {
         }
         // No decoder knows it: look for the futures inside, and what it holds.
         node.holds = holdings::of_fields(&self.plans.holding_types, &value);
+        self.note_anchors_in(&value);
         match self.inner_futures(&value) {
             Ok(found) => {
                 // A type no decoder knows polls what its fields keep from its own `poll`.
@@ -245,6 +251,42 @@ impl<'a> FutureDecoder<'a> {
             Err(error) => node.error = Some(self.with_path(walk, &node, error.message)),
         }
         node
+    }
+
+    /// Notes the LocalSets and runtime handles a future keeps: a coroutine's in the locals
+    /// of its active variant, another's in its fields. What it awaits (and a macro's branch
+    /// futures) is decoded as its children, which note their own.
+    fn note_anchors_in(&self, value: &crate::value::Value<'_>) {
+        let debug = self.target().debug;
+        let kept = match value.ty.variant_part.is_some() {
+            true => match env::active_variant(value) {
+                Ok(active) => active.fields,
+                Err(_) => return,
+            },
+            false => value.clone(),
+        };
+        if !self.anchor_types.reach(debug, kept.ty.die) {
+            return;
+        }
+        let children = [
+            crate::layouts::rust::coroutine::AWAITEE,
+            crate::layouts::rust::macros::TOKIO_BRANCHES,
+        ];
+        for field in kept.ty.fields.iter() {
+            if children.contains(&field.name.as_str())
+                || !field
+                    .ty
+                    .is_some_and(|ty| self.anchor_types.reach(debug, ty))
+            {
+                continue;
+            }
+            let Ok(field) = kept.field(&field.name) else {
+                continue;
+            };
+            for anchor in self.anchor_types.find_in(&field) {
+                self.context.note(anchor);
+            }
+        }
     }
 
     /// An error's message with the path that led to it: the task, each frame above with

@@ -7,6 +7,7 @@ use std::cell::RefCell;
 
 use crate::dwarf::DieRef;
 use crate::model::{Branch, BranchStatus, Detail, FutureSet, Location, SetKind};
+use crate::tokio::anchors::Anchor;
 use crate::tokio::tasks::TaskReader;
 use crate::value::{Target, Value};
 
@@ -193,9 +194,10 @@ pub struct DecodeContext<'a> {
     /// Lets `JoinHandle` nodes name the task they wait for.
     pub tasks: Option<&'a TaskReader<'a>>,
     pub live: LiveProcess,
-    /// `LocalSet`s met while decoding (type, address): their tasks are not in any
-    /// runtime's list, so the caller walks them too.
-    local_sets: RefCell<Vec<(DieRef, u64)>>,
+    /// What decoding met that leads to task lists (LocalSets, runtime handles, tasks
+    /// through their `JoinHandle`s), for the caller to walk too: a LocalSet's tasks are in
+    /// no runtime's list, and a runtime no thread is inside is named by no thread.
+    anchors: RefCell<Vec<Anchor>>,
 }
 
 impl<'a> DecodeContext<'a> {
@@ -204,19 +206,19 @@ impl<'a> DecodeContext<'a> {
             target,
             tasks: None,
             live: LiveProcess::default(),
-            local_sets: RefCell::default(),
+            anchors: RefCell::default(),
         }
     }
 
-    pub fn note_local_set(&self, ty: DieRef, address: u64) {
-        let mut local_sets = self.local_sets.borrow_mut();
-        if !local_sets.contains(&(ty, address)) {
-            local_sets.push((ty, address));
+    pub fn note(&self, anchor: Anchor) {
+        let mut anchors = self.anchors.borrow_mut();
+        if !anchors.contains(&anchor) {
+            anchors.push(anchor);
         }
     }
 
-    /// The `LocalSet`s met so far.
-    pub fn local_sets(&self) -> Vec<(DieRef, u64)> {
-        self.local_sets.borrow().clone()
+    /// What was noted since the last call.
+    pub fn take_anchors(&self) -> Vec<Anchor> {
+        std::mem::take(&mut *self.anchors.borrow_mut())
     }
 }

@@ -413,6 +413,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type(h2_layout::RESPONSE_FUTURE), hyper::http2_response),
     (Type(libraries::ITER_STREAM), trivial::iter_stream),
     (Type(tower_layout::BUFFER_WORKER), tower::buffer_worker),
+    (Type("tokio::task::local::LocalSet"), wrappers::local_set),
     // A `poll_fn` no macro made (macros' are recognised by the coroutine awaiting them).
     (Type("core::future::poll_fn::PollFn<"), poll_fn::poll_fn),
     (Type("tokio::future::poll_fn::PollFn<"), poll_fn::poll_fn),

@@ -258,6 +258,8 @@ impl Progress {
                 stream_id: Some(stream.stream_id),
                 ..none
             },
+            // Its tasks are tasks of their own, each with its progress.
+            Detail::LocalSet(_) => none,
         }
     }
 

@@ -149,6 +149,31 @@ pub const STD_MUTEXES: &[Wrapper] = &[
 /// `OnceCell` of older versions, laid out alike): the value, once set.
 pub const ONCE_LOCK_VALUE: Paths = &[&[Field("value"), super::Step::Unwrap]];
 
+/// Cells that hold their value in a union until their `Once` completes, which statics
+/// keep values in (rustc 1.95's std): (type prefix, path to the `Once`'s state word, path
+/// to the value). `OnceLock<T>{once, value: UnsafeCell<MaybeUninit<T>>}`;
+/// `LazyLock<T, F>{once, data: UnsafeCell<union Data{value: ManuallyDrop<T>, f}>}`.
+pub const ONCE_CELLS: &[(&str, super::Path, super::Path)] = &[
+    (
+        "std::sync::once_lock::OnceLock<",
+        &[Field("once"), Field("inner"), Field("state_and_queued")],
+        &[Field("value"), Unwrap],
+    ),
+    (
+        "std::sync::lazy_lock::LazyLock<",
+        &[Field("once"), Field("inner"), Field("state_and_queued")],
+        &[Field("data"), Unwrap, Field("value"), Unwrap],
+    ),
+];
+/// The futex `Once`'s state word: its low two bits are the state, the next bit says threads
+/// wait. rustc 1.95's std counts down, COMPLETE 0 once the value is set (INCOMPLETE 3,
+/// POISONED 2, RUNNING 1; read in a live process), where older std counted up (COMPLETE 3).
+pub const ONCE_STATE_MASK: u64 = 0b11;
+pub const ONCE_COMPLETE: u64 = 0;
+/// What `Arc<T>`, `Rc<T>` and `Box<T>` share or own, as their DWARF names it.
+pub const SHARED_VALUE_PARAM: &str = "T";
+pub const RC_PREFIX: &str = "alloc::rc::Rc<";
+
 /// `tokio::time::Instant{std}`, `std::time::Instant(sys::Instant{t: Timespec})`, and
 /// `Timespec{tv_sec, tv_nsec: Nanoseconds(u32)}` on unix.
 pub const TOKIO_INSTANT_TIMESPEC: Paths = &[&[Field("std"), Field("__0"), Field("t")]];

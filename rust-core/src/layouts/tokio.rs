@@ -51,6 +51,9 @@ pub const OWNED_TASKS_SHARDS: Paths = &[&[Field("list"), Field("lists")]];
 pub const SHARD_LIST: Paths = &[&[Locked]];
 /// `OwnedTasks.closed: AtomicBool`, set when the runtime starts shutting its tasks down.
 pub const OWNED_TASKS_CLOSED: Path = &[Field("closed")];
+/// `OwnedTasks.list.count`: the tasks tokio counts in the list (`num_alive_tasks`);
+/// `MetricAtomicUsize{value: AtomicUsize}` from 1.39, a plain `AtomicUsize` before.
+pub const OWNED_TASKS_COUNT: Paths = &[&[Field("list"), Field("count")]];
 
 /// `util::linked_list::LinkedList{head, tail}`; a node's `Pointers{inner: UnsafeCell<
 /// PointersInner{prev, next}>}`.
@@ -61,19 +64,56 @@ pub const POINTERS_PREV: Paths = &[&[Field("inner"), Unwrap, Field("prev")]];
 /// The field of a linked-list node (a waiter) holding its `Pointers`.
 pub const NODE_POINTERS: &str = "pointers";
 
-/// `LocalSet{context: Rc<Context{shared: Arc<Shared>, ..}>}`;
-/// `Shared.local_state.owned: LocalOwnedTasks{inner: UnsafeCell<OwnedTasksInner{list, ..}>}`.
+/// A LocalSet is known by its `Shared`, which everything that leads to it shares: the
+/// `LocalSet{context: Rc<Context{shared: Arc<Shared>, ..}>}` itself, the `Rc<Context>` of
+/// the `CURRENT` thread-local while it is polled or dropped, and each of its tasks, whose
+/// scheduler is an `Arc<Shared>`. (1.38 to 1.54.)
+pub const LOCAL_SET_TYPE: &str = "tokio::task::local::LocalSet";
 pub const LOCAL_SET_SHARED: Path = &[
     Field("context"),
     super::Step::Rc,
     Field("shared"),
     super::Step::Arc,
 ];
+/// From the `Rc<Context>` the `CURRENT` thread-local holds to the `Shared`.
+pub const LOCAL_CONTEXT_SHARED: Path = &[super::Step::Rc, Field("shared"), super::Step::Arc];
+/// The type of a LocalSet task's scheduler (its `Core.scheduler`), an `Arc` of it.
+pub const LOCAL_SHARED_TYPE: &str = "tokio::task::local::Shared";
+/// `Shared.local_state.owned: LocalOwnedTasks{inner: UnsafeCell<OwnedTasksInner{list,
+/// closed}>, id}`. tokio keeps no count of a LocalSet's tasks.
 pub const LOCAL_SHARED_OWNED_TASKS: Paths = &[&[Field("local_state"), Field("owned")]];
 pub const LOCAL_OWNED_LIST: Paths = &[&[Field("inner"), Unwrap, Field("list")]];
+/// Set when the LocalSet is dropped and shuts its tasks down.
+pub const LOCAL_OWNED_CLOSED: Paths = &[&[Field("inner"), Unwrap, Field("closed")]];
+
+/// `tokio::task::local::CURRENT: LocalData{ctx: RcCell{inner: UnsafeCell<Option<Rc<
+/// Context>>>}}`, set while a LocalSet is polled, entered or dropped on the thread.
+pub const LOCAL_TLS_NAMESPACE: &str = "tokio::task::local::CURRENT::";
+pub const LOCAL_DATA_TYPE: &str = "tokio::task::local::LocalData";
+pub const LOCAL_DATA_CONTEXT: Paths = &[&[Field("ctx"), Field("inner"), Unwrap]];
+
+/// The runtime handle every way to a runtime ends in: `Runtime.handle`, `LocalRuntime.handle`
+/// and `Handle` (`Handle{inner: scheduler::Handle}`) all hold one, as do `Sleep.driver`,
+/// I/O registrations and each thread's `CONTEXT`. An enum of `Arc`s of each flavor's own
+/// handle (`MULTI_THREAD_VARIANT`, `CURRENT_THREAD_VARIANT`).
+pub const SCHEDULER_HANDLE_TYPE: &str = "tokio::runtime::scheduler::Handle";
+/// A runtime task's scheduler (its `Core.scheduler`): an `Arc` of its flavor's handle.
+pub const FLAVOR_HANDLE_TYPES: &[(&str, &str)] = &[
+    (
+        "tokio::runtime::scheduler::current_thread::Handle",
+        CURRENT_THREAD_VARIANT,
+    ),
+    (
+        "tokio::runtime::scheduler::multi_thread::handle::Handle",
+        MULTI_THREAD_VARIANT,
+    ),
+];
 /// `LocalSet::run_until` awaits `RunUntil{local_set: &LocalSet, future}`.
 pub const RUN_UNTIL_LOCAL_SET: &str = "local_set";
 pub const RUN_UNTIL_FUTURE: &str = "future";
+
+/// `LocalOwnedTasks.id` / `OwnedTasks.id`: what the `owner_id` of each task it owns says.
+pub const OWNED_TASKS_ID: &str = "id";
 
 /// A task: `Header{state, queue_next, vtable: &Vtable, owner_id, ..}`; its `Vtable{poll,
 /// .., trailer_offset, scheduler_offset (of the Core), id_offset}`;
@@ -82,12 +122,16 @@ pub const HEADER_TYPE: &str = "tokio::runtime::task::core::Header";
 pub const HEADER_STATE: &str = "state";
 pub const HEADER_VTABLE: &str = "vtable";
 pub const HEADER_QUEUE_NEXT: &str = "queue_next";
+/// `Header.owner_id: UnsafeCell<Option<NonZeroU64>>`: the id of the list that owns it.
+pub const HEADER_OWNER_ID: Paths = &[&[Field("owner_id"), Unwrap]];
 pub const VTABLE_POLL: &str = "poll";
 pub const VTABLE_TRAILER_OFFSET: &str = "trailer_offset";
 pub const VTABLE_CORE_OFFSET: &str = "scheduler_offset";
 pub const VTABLE_ID_OFFSET: &str = "id_offset";
 pub const TRAILER_TYPE: &str = "tokio::runtime::task::core::Trailer";
 pub const TRAILER_POINTERS: &str = "owned";
+/// `Core<T, S>.scheduler: S`: an `Arc` of a runtime's handle, or of a LocalSet's `Shared`.
+pub const CORE_SCHEDULER: &str = "scheduler";
 /// `raw::poll<T, S>`'s template parameters: the future and the scheduler.
 pub const POLL_FUTURE_PARAM: &str = "T";
 pub const POLL_SCHEDULER_PARAM: &str = "S";
@@ -184,6 +228,28 @@ pub const INJECT_HEAD: Paths = &[
     ],
 ];
 
+/// The length tokio keeps of a runtime's inject queue, alternatives as for `INJECT_HEAD`:
+/// `Inject{shared: inject::Shared{len}, synced}` in 1.54 multi_thread and current_thread;
+/// the worker `Shared.inject: inject::Shared{len}` before 1.54.
+pub const INJECT_LEN: Paths = &[
+    &[
+        Field("shared"),
+        Field("inject"),
+        Field("value"),
+        Variant("Locked"),
+        Field("__0"),
+        Field("shared"),
+        Field("len"),
+    ],
+    &[
+        Field("shared"),
+        Field("inject"),
+        Field("shared"),
+        Field("len"),
+    ],
+    &[Field("shared"), Field("inject"), Field("len")],
+];
+
 /// Functions whose local holds the future a thread blocks on, as `Pin<&mut F>`: (DWARF path
 /// without generics, local name). Their template parameter `F` is its type.
 pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
@@ -195,7 +261,8 @@ pub const BLOCK_ON_FRAMES: &[(&str, &str)] = &[
 ];
 pub const BLOCK_ON_FUTURE_PARAM: &str = "F";
 /// Before 1.54 `CoreGuard::block_on<F>` took `future: F` with F = `Pin<&mut X>`: the local
-/// then holds the pointer to X itself, and X is the future.
+/// then holds the pointer to X itself, and X is the future. The parameter's DWARF type says
+/// which signature a build has; where it cannot be read, this frame is taken for the old one.
 pub const BLOCK_ON_BY_VALUE_FRAME: &str =
     "tokio::runtime::scheduler::current_thread::CoreGuard::block_on";
 

@@ -63,6 +63,7 @@ pub enum Detail {
     FuturesOneshotRecv(FuturesOneshotWait),
     FlumeRecv(QueuedChannelWait),
     Http2Response(Http2Stream),
+    LocalSet(LocalSetRun),
 }
 
 impl Detail {
@@ -115,6 +116,7 @@ impl Detail {
             Detail::FuturesOneshotRecv(_) => NodeKind::FuturesOneshotRecv,
             Detail::FlumeRecv(_) => NodeKind::FlumeRecv,
             Detail::Http2Response(_) => NodeKind::Http2Response,
+            Detail::LocalSet(_) => NodeKind::LocalSet,
         }
     }
 
@@ -530,6 +532,17 @@ pub struct FuturesOneshotWait {
 #[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct Http2Stream {
     pub stream_id: u64,
+}
+
+/// A `LocalSet` polled as a future (`rt.block_on(local)`, `local.await`): it runs the
+/// tasks spawned on it, which the report lists under the LocalSet of this address.
+#[derive(Debug, Serialize, Clone, PartialEq)]
+pub struct LocalSetRun {
+    /// The LocalSet's shared state: the `address` of its entry in `runtimes`.
+    #[serde(serialize_with = "hex_address")]
+    pub address: u64,
+    /// Its tasks' ids, lowest first, once they are read (null where its list was not).
+    pub tasks: Option<Vec<u64>>,
 }
 
 /// One holder of what a node waits for, as the node lists it.

@@ -224,10 +224,20 @@ pub struct StateCount {
 
 #[derive(Debug, Serialize)]
 pub struct RuntimeReport {
+    /// A runtime's scheduler handle, or a LocalSet's shared state.
     #[serde(serialize_with = "hex_address")]
     pub address: u64,
     pub flavor: String,
-    pub task_count: usize,
+    /// How it was found.
+    pub found_by: FoundBy,
+    /// The tasks tokio counts in its list (`num_alive_tasks`); null where tokio keeps no
+    /// count (a LocalSet) or it could not be read.
+    pub task_count: Option<u64>,
+    /// The tasks read from its list.
+    pub tasks_read: u64,
+    /// Why fewer (or more) tasks were read than tokio counts, where that is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
     /// The tokio version the executable was built with, from its DWARF source paths.
     pub tokio_version: Option<String>,
     /// Task ids in a multi_thread runtime's inject queue, oldest first (null for others).
@@ -235,6 +245,54 @@ pub struct RuntimeReport {
     /// The runtime has closed its task list to shut its tasks down (null for a LocalSet,
     /// or when that could not be read).
     pub shutting_down: Option<bool>,
+}
+
+/// The `flavor` a LocalSet's entry in `runtimes` has.
+pub const LOCAL_SET_FLAVOR: &str = "LocalSet";
+
+/// How a runtime or LocalSet was found: the thread whose context names it, the future
+/// (a thread's block_on future, a task's) that keeps or runs it, the task it owns that
+/// another one's `JoinHandle` names, or the static that keeps it.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+#[serde(tag = "via", rename_all = "snake_case")]
+pub enum FoundBy {
+    /// The thread is inside the runtime (its `CONTEXT`).
+    ThreadContext {
+        thread: u64,
+    },
+    /// The thread polls, enters or drops the LocalSet now (its `CURRENT`).
+    LocalSetContext {
+        thread: u64,
+    },
+    BlockOnFuture {
+        thread: u64,
+    },
+    TaskFuture {
+        task: u64,
+    },
+    /// It owns the task, which a `JoinHandle` names.
+    TaskOwner {
+        task: u64,
+    },
+    Static {
+        name: String,
+    },
+}
+
+impl std::fmt::Display for FoundBy {
+    /// `found in thread 1201's block_on future`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FoundBy::ThreadContext { thread } => write!(f, "thread {thread} is inside it"),
+            FoundBy::LocalSetContext { thread } => write!(f, "thread {thread} runs it now"),
+            FoundBy::BlockOnFuture { thread } => {
+                write!(f, "found in thread {thread}'s block_on future")
+            }
+            FoundBy::TaskFuture { task } => write!(f, "found in task {task}'s future"),
+            FoundBy::TaskOwner { task } => write!(f, "found as the owner of task {task}"),
+            FoundBy::Static { name } => write!(f, "found in the static {name}"),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
@@ -277,6 +335,9 @@ pub struct ThreadReport {
     /// The runtime handle this thread is inside of.
     #[serde(serialize_with = "hex_option")]
     pub runtime: Option<u64>,
+    /// The LocalSet this thread polls, enters or drops now (its shared state).
+    #[serde(serialize_with = "hex_option", skip_serializing_if = "Option::is_none")]
+    pub local_set: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -418,6 +479,7 @@ pub enum NodeKind {
     FuturesOneshotRecv,
     FlumeRecv,
     Http2Response,
+    LocalSet,
 }
 
 impl NodeKind {
@@ -472,6 +534,7 @@ impl NodeKind {
         NodeKind::FuturesOneshotRecv,
         NodeKind::FlumeRecv,
         NodeKind::Http2Response,
+        NodeKind::LocalSet,
     ];
 
     /// As the JSON writes it (what `--waiting-on` takes).
@@ -526,6 +589,7 @@ impl NodeKind {
             NodeKind::FuturesOneshotRecv => "futures_oneshot_recv",
             NodeKind::FlumeRecv => "flume_recv",
             NodeKind::Http2Response => "http2_response",
+            NodeKind::LocalSet => "local_set",
         }
     }
 

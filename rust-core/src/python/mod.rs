@@ -330,6 +330,7 @@ fn start_loading(
                         crate::threads::block_signals();
                         let _ = guarded(|| {
                             background.index_all();
+                            crate::tokio::statics::prepare(&background);
                             Ok(())
                         });
                     });
@@ -529,12 +530,11 @@ fn parse_command<'py>(
     }
     fields.set_item("filter", filter)?;
     let limits = PyDict::new(py);
-    let defaults = crate::budget::Limits::default();
-    if parsed.limits.nodes != defaults.nodes {
-        limits.set_item("nodes", parsed.limits.nodes)?;
+    if let Some(nodes) = parsed.limits.nodes {
+        limits.set_item("nodes", nodes)?;
     }
-    if parsed.limits.bytes != defaults.bytes {
-        limits.set_item("bytes", parsed.limits.bytes)?;
+    if let Some(bytes) = parsed.limits.bytes {
+        limits.set_item("bytes", bytes)?;
     }
     fields.set_item("limits", limits)?;
     Ok(fields)

@@ -122,11 +122,12 @@ fn render_header(out: &mut String, report: &Report) {
     if report.runtimes.is_empty() {
         return;
     }
-    let total: usize = report
+    let total: u64 = report
         .runtimes
         .iter()
-        .map(|runtime| runtime.task_count)
+        .map(|runtime| runtime.tasks_read)
         .sum();
+    let total = total as usize;
     let shown = match report.tasks.len() == total {
         true => counted(total, "task"),
         false => format!(
@@ -153,10 +154,29 @@ fn render_header(out: &mut String, report: &Report) {
         shown
     );
     for runtime in &report.runtimes {
+        if let Some(tokio_count) = runtime
+            .task_count
+            .filter(|&tokio_count| tokio_count != runtime.tasks_read)
+        {
+            let why = runtime
+                .missing
+                .as_ref()
+                .map(|why| format!(" ({why})"))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{} {:#x}: tokio counts {}; {} read{why}",
+                source_word(&runtime.flavor),
+                runtime.address,
+                counted(tokio_count as usize, "task"),
+                thousands(runtime.tasks_read)
+            );
+        }
         if runtime.shutting_down == Some(true) {
             let _ = writeln!(
                 out,
-                "runtime {:#x}: shutting down (its task list is closed)",
+                "{} {:#x}: shutting down (its task list is closed)",
+                source_word(&runtime.flavor),
                 runtime.address
             );
         }
@@ -170,6 +190,14 @@ fn render_header(out: &mut String, report: &Report) {
         }
     }
     out.push('\n');
+}
+
+/// `runtime` / `LocalSet`, as the header names a task list.
+fn source_word(flavor: &str) -> &str {
+    match flavor {
+        crate::model::LOCAL_SET_FLAVOR => flavor,
+        _ => "runtime",
+    }
 }
 
 /// `1 task` / `14 tasks`.
@@ -220,7 +248,12 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: &TextOptions)
             Some(function) => format!("blocking pool, running {function}"),
             None => "blocking pool, idle".to_string(),
         },
-        ThreadRole::Other => "runtime thread".to_string(),
+        ThreadRole::Other => match (thread.runtime, thread.local_set) {
+            (None, Some(local_set)) => {
+                format!("inside LocalSet {local_set:#x} (polling, entering or dropping it)")
+            }
+            _ => "runtime thread".to_string(),
+        },
     };
     let _ = writeln!(out, "Thread {}{name}: {role}", thread.tid);
     if let Some(error) = &thread.error {
@@ -499,23 +532,43 @@ fn collect_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Report, RuntimeReport, REPORT_VERSION};
+    use crate::model::{FoundBy, Report, RuntimeReport, REPORT_VERSION};
 
-    /// The header names runtimes by their address in hex, as the JSON does.
+    /// The header names runtimes by their address in hex, as the JSON does, and says where
+    /// fewer tasks were read than tokio counts (a LocalSet keeps no count).
     #[test]
     fn the_header_names_a_runtime_shutting_down_and_its_inject_queue_by_address() {
         let report = Report {
             version: REPORT_VERSION,
             threads: Vec::new(),
             tasks: Vec::new(),
-            runtimes: vec![RuntimeReport {
-                address: 0x5555_5576_b000,
-                flavor: "MultiThread".into(),
-                task_count: 2,
-                tokio_version: Some("1.54.1".into()),
-                inject: Some(vec![3, 7]),
-                shutting_down: Some(true),
-            }],
+            runtimes: vec![
+                RuntimeReport {
+                    address: 0x5555_5576_b000,
+                    flavor: "MultiThread".into(),
+                    found_by: FoundBy::ThreadContext { thread: 4242 },
+                    task_count: Some(5),
+                    tasks_read: 2,
+                    missing: Some(
+                        "task list shard 3: cannot follow the task at 0x10: cannot read 8 bytes at 0x28"
+                            .into(),
+                    ),
+                    tokio_version: Some("1.54.1".into()),
+                    inject: Some(vec![3, 7]),
+                    shutting_down: Some(true),
+                },
+                RuntimeReport {
+                    address: 0x5555_5577_0000,
+                    flavor: "LocalSet".into(),
+                    found_by: FoundBy::BlockOnFuture { thread: 4242 },
+                    task_count: None,
+                    tasks_read: 1,
+                    missing: None,
+                    tokio_version: Some("1.54.1".into()),
+                    inject: None,
+                    shutting_down: Some(false),
+                },
+            ],
             errors: Vec::new(),
             memory_source: None,
             groups: None,
@@ -527,16 +580,25 @@ mod tests {
         };
         let text = render_text(&report, &TextOptions::default());
         assert_eq!(
-            text.lines().take(3).collect::<Vec<_>>(),
+            text.lines().take(5).collect::<Vec<_>>(),
             [
-                "tokio 1.54.1: 1 runtime (MultiThread), 0 of 2 tasks",
+                "tokio 1.54.1: 2 runtimes (MultiThread, LocalSet), 0 of 3 tasks",
+                "runtime 0x55555576b000: tokio counts 5 tasks; 2 read (task list shard 3: cannot \
+                 follow the task at 0x10: cannot read 8 bytes at 0x28)",
                 "runtime 0x55555576b000: shutting down (its task list is closed)",
                 "runtime 0x55555576b000: inject queue: tasks 3, 7",
+                "",
             ]
         );
         let json = serde_json::to_string(&report).unwrap();
         assert!(
-            json.contains(r#""runtimes":[{"address":"0x55555576b000","#),
+            json.contains(
+                r#""runtimes":[{"address":"0x55555576b000","flavor":"MultiThread","found_by":{"via":"thread_context","thread":4242},"task_count":5,"tasks_read":2,"missing":"task list shard 3"#
+            ),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""flavor":"LocalSet","found_by":{"via":"block_on_future","thread":4242},"task_count":null,"tasks_read":1,"tokio_version""#),
             "{json}"
         );
     }

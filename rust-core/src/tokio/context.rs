@@ -26,11 +26,11 @@ pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
         .clone()
 }
 
-/// rustc emits decoys with the same location; the real one is the one whose linkage name
-/// is a symbol.
 fn locate_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
-    let candidates: Vec<TlsVariable> = debug.tls_variables(layout::CONTEXT_TLS_NAMESPACE);
-    if candidates.is_empty() {
+    locate_thread_local(debug, layout::CONTEXT_TLS_NAMESPACE, false).map_err(|error| {
+        if error.kind != ErrorKind::NotTokio {
+            return error;
+        }
         let message = if debug.type_by_name(layout::CONTEXT_TYPE, None).is_some() {
             format!(
                 "{} uses tokio, but its runtime context thread-local is not where this tool looks \
@@ -43,22 +43,53 @@ fn locate_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
                 debug.path.display()
             )
         };
-        return Err(Error::new(ErrorKind::NotTokio, message));
-    }
+        Error::new(ErrorKind::NotTokio, message)
+    })
+}
+
+/// `find_local_set_variable`'s answer, worked out once per binary.
+struct FoundLocalSetVariable(Option<ContextVariable>);
+
+/// The LocalSet `CURRENT` thread-local; `None` in a program without LocalSets (only its
+/// decoys are left where the linker dropped it).
+pub fn find_local_set_variable(debug: &DebugInfo) -> Option<ContextVariable> {
+    debug
+        .memo(|| {
+            FoundLocalSetVariable(
+                locate_thread_local(debug, layout::LOCAL_TLS_NAMESPACE, true).ok(),
+            )
+        })
+        .0
+        .clone()
+}
+
+/// A thread-local of tokio's under `namespace`. rustc emits decoys with the same location;
+/// the real one is the one whose linkage name is a symbol (or, unless `only_symbols`, the
+/// first one, for binaries whose symbols are elsewhere).
+fn locate_thread_local(
+    debug: &DebugInfo,
+    namespace: &str,
+    only_symbols: bool,
+) -> Result<ContextVariable> {
+    let candidates: Vec<TlsVariable> = debug.tls_variables(namespace);
     let chosen = candidates
         .iter()
         .find(|variable| variable.is_symbol_in(&debug.elf.symbols))
-        .or_else(|| candidates.first())
-        .unwrap();
+        .or_else(|| candidates.first().filter(|_| !only_symbols))
+        .ok_or_else(|| Error::new(ErrorKind::NotTokio, format!("no thread-local {namespace}")))?;
     let tls_offset = chosen
         .linkage_name
         .as_ref()
         .and_then(|name| debug.elf.symbols.get(name).copied())
         .or(chosen.tls_offset)
-        .ok_or_else(|| Error::layout("the CONTEXT thread-local has no static TLS offset"))?;
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "the thread-local {namespace} has no static TLS offset"
+            ))
+        })?;
     let storage_type = chosen
         .ty
-        .ok_or_else(|| Error::layout("the CONTEXT thread-local has no type"))?;
+        .ok_or_else(|| Error::layout(format!("the thread-local {namespace} has no type")))?;
     Ok(ContextVariable {
         tls_offset,
         storage_type,
@@ -168,4 +199,32 @@ fn read_worker(worker_context: Value<'_>) -> Result<(u64, Value<'_>)> {
         worker.field(layout::WORKER_INDEX)?.read_uint()?,
         worker_context,
     ))
+}
+
+/// The `Shared` of the LocalSet the thread is polling, entering or dropping now, from its
+/// `CURRENT` thread-local; `None` outside any.
+pub fn read_local_set_context<'a>(
+    target: &'a Target<'a>,
+    variable: &ContextVariable,
+    fs_base: u64,
+) -> Result<Option<Value<'a>>> {
+    let address = tls_address(target.debug, fs_base, variable.tls_offset)?;
+    let storage = target.value(variable.storage_type, address)?;
+    let Some(data) = std_values::thread_local(&storage)? else {
+        return Ok(None);
+    };
+    if data.ty.name != layout::LOCAL_DATA_TYPE {
+        return Err(Error::layout(format!(
+            "the LocalSet thread-local holds a {}, not a {} (unknown layout)",
+            data.ty.name,
+            layout::LOCAL_DATA_TYPE
+        )));
+    }
+    match std_values::option(&std_values::at(&data, layout::LOCAL_DATA_CONTEXT)?)? {
+        Some(context) => Ok(Some(std_values::at_path(
+            &context,
+            layout::LOCAL_CONTEXT_SHARED,
+        )?)),
+        None => Ok(None),
+    }
 }

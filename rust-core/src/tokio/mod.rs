@@ -1,7 +1,10 @@
 //! tokio's runtime as seen from memory: each thread's `CONTEXT`, the runtimes they point
 //! to, each runtime's owned tasks, and what its workers have queued.
 
+pub mod anchors;
 pub mod context;
+pub mod sources;
+pub mod statics;
 pub mod tasks;
 pub mod workers;
 

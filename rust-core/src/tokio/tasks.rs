@@ -21,7 +21,7 @@ pub const MAX_TASKS_PER_RUNTIME: usize = 4_000_000;
 /// Links followed between two looks at the budget and the interrupt.
 const LINKS_PER_INTERRUPT_CHECK: usize = 4096;
 /// Upper bound on shards (tokio caps them at 65536).
-const MAX_SHARDS: u64 = 1 << 16;
+pub(crate) const MAX_SHARDS: u64 = 1 << 16;
 
 /// One task header, read but not yet decoded.
 #[derive(Debug, Clone)]
@@ -77,6 +77,8 @@ struct Layouts {
 /// Where a task's future lives inside its `Core<T, S>`, per future type.
 #[derive(Clone)]
 struct CoreLayout {
+    /// `Core<T, S>`, whose `scheduler: S` leads to the list that owns the task.
+    core: Arc<TypeInfo>,
     future_type: DieRef,
     /// Offset of `Stage<T>` inside `Core<T, S>`, and its layout.
     stage_offset: u64,
@@ -100,6 +102,7 @@ pub struct TaskWalk {
 /// Walks tasks and caches per-future-type layouts across tasks.
 pub struct TaskReader<'a> {
     target: &'a Target<'a>,
+    header: Arc<TypeInfo>,
     layouts: Layouts,
     /// `poll` function address (unbiased) -> where that future type sits in its task.
     by_poll_fn: std::cell::RefCell<FxHashMap<u64, Result<CoreLayout>>>,
@@ -151,6 +154,7 @@ impl<'a> TaskReader<'a> {
         };
         Ok(TaskReader {
             target,
+            header,
             layouts,
             by_poll_fn: Default::default(),
             spawn_locations: Default::default(),
@@ -182,10 +186,9 @@ impl<'a> TaskReader<'a> {
         Ok(walk)
     }
 
-    /// The tasks a `LocalSet` owns (`context.shared.local_state.owned`): one list, not shards.
-    pub fn local_set_task_addresses(&self, local_set: &Value<'a>) -> Result<TaskWalk> {
-        let shared = std_values::at_path(local_set, runtime::LOCAL_SET_SHARED)?;
-        let owned = std_values::at(&shared, runtime::LOCAL_SHARED_OWNED_TASKS)?;
+    /// The tasks a LocalSet owns (its `Shared.local_state.owned`): one list, not shards.
+    pub fn local_set_task_addresses(&self, shared: &Value<'a>) -> Result<TaskWalk> {
+        let owned = std_values::at(shared, runtime::LOCAL_SHARED_OWNED_TASKS)?;
         let list = std_values::at(&owned, runtime::LOCAL_OWNED_LIST)?;
         let mut walk = TaskWalk::default();
         self.walk_list(&list, 0, &mut FxHashSet::default(), &mut walk)?;
@@ -298,6 +301,15 @@ impl<'a> TaskReader<'a> {
         })
     }
 
+    /// The id of the list that owns the task (`Header.owner_id`); `None` before it is bound.
+    pub fn owner_id(&self, address: u64) -> Result<Option<u64>> {
+        let header = self.target.value_of_type(self.header.clone(), address);
+        match std_values::option(&std_values::at(&header, runtime::HEADER_OWNER_ID)?)? {
+            Some(id) => Ok(Some(id.read_uint()?)),
+            None => Ok(None),
+        }
+    }
+
     /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
     pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
         let poll = self
@@ -325,6 +337,23 @@ impl<'a> TaskReader<'a> {
             ty: layout.future_type,
             address: future.address,
         })
+    }
+
+    /// The task's scheduler (`Core.scheduler`): an `Arc` of the handle of the runtime that
+    /// owns it, or of its LocalSet's `Shared`.
+    pub fn scheduler(&self, header: &TaskHeader) -> Result<Value<'a>> {
+        let poll = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
+        let core_offset = self
+            .target
+            .memory
+            .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
+        let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
+        self.target
+            .value_of_type(layout.core, offset(header.address, core_offset)?)
+            .field(runtime::CORE_SCHEDULER)
     }
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
@@ -424,8 +453,9 @@ impl<'a> TaskReader<'a> {
         let core_with_spawn_location = core
             .field(runtime::CORE_SPAWNED_AT)
             .is_some()
-            .then_some(core);
+            .then(|| core.clone());
         Ok(CoreLayout {
+            core: core.clone(),
             future_type: future_ty,
             stage_offset: stage.address,
             stage: stage.ty,

@@ -106,6 +106,11 @@ pub fn shutting_down(handle: &Value<'_>) -> Result<bool> {
 }
 
 /// The headers in a runtime's inject queue, oldest first.
+/// How many tasks tokio counts in a runtime's inject queue.
+pub fn inject_len(handle: &Value<'_>) -> Result<u64> {
+    std_values::at(handle, runtime::INJECT_LEN)?.read_uint()
+}
+
 pub fn inject_queue(handle: &Value<'_>) -> Result<Vec<u64>> {
     let head = std_values::at(handle, runtime::INJECT_HEAD)?.read_pointer()?;
     let header_type = handle

@@ -8,6 +8,7 @@ use crate::dwarf::DebugInfo;
 use crate::future::FutureDecoder;
 use crate::model::*;
 use crate::testing::{die_of, Program, TestMemory, Ty, Variant};
+use crate::tokio::anchors::Anchor;
 use crate::value::Target;
 
 /// Decodes the value of type `type_name` at `address` over `memory`.
@@ -1656,9 +1657,13 @@ fn wrappers_show_the_future_they_wrap() {
     );
     assert_eq!(node.kind, NodeKind::Pending);
     assert_eq!(
-        decoder.local_sets(),
-        [(die_of(&debug, "tokio::task::local::LocalSet"), 0x2000)]
+        decoder.take_anchors(),
+        [Anchor::LocalSet(
+            die_of(&debug, "tokio::task::local::LocalSet"),
+            0x2000
+        )]
     );
+    assert_eq!(decoder.take_anchors(), []);
 
     // A reference to nothing.
     memory.write_u64(0x1000, 0);

@@ -5,8 +5,9 @@ use crate::error::{Error, Result};
 use crate::future::outcome::{Child, DecodeContext, Decoded, Outcome};
 use crate::layouts::libraries::{self, futures};
 use crate::layouts::{rust, tokio, tokio_futures};
-use crate::model::{Detail, Span, WrapperState};
+use crate::model::{Detail, LocalSetRun, Span, WrapperState};
 use crate::std_values;
+use crate::tokio::anchors::Anchor;
 use crate::value::Value;
 
 fn see_through(value: &Value<'_>) -> Outcome {
@@ -178,7 +179,21 @@ pub fn local_set_run_until<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -
         .field(tokio::RUN_UNTIL_LOCAL_SET)
         .and_then(|field| field.pointee())
     {
-        context.note_local_set(local_set.ty.die, local_set.address);
+        context.note(Anchor::LocalSet(local_set.ty.die, local_set.address));
     }
     Ok(see_through(&value.field(tokio::RUN_UNTIL_FUTURE)?))
+}
+
+/// A `LocalSet` polled as a future: a leaf that runs the LocalSet's own tasks, noted so
+/// that they are listed.
+pub fn local_set<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    context.note(Anchor::LocalSet(value.ty.die, value.address));
+    let shared = std_values::at_path(value, tokio::LOCAL_SET_SHARED)?;
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::LocalSet(LocalSetRun {
+            address: shared.address,
+            tasks: None,
+        }),
+        format!("LocalSet {:#x} (runs its own tasks)", shared.address),
+    )))
 }

@@ -1,0 +1,55 @@
+//! Runtimes and LocalSets kept in the program's statics (`static RT: OnceLock<Runtime>`, a
+//! `LazyLock`, a struct holding a `Handle`): what leads to a runtime no thread is inside,
+//! as blocking client wrappers keep one. Only statics whose type can hold one are read.
+
+use crate::dwarf::{DebugInfo, StaticVariable};
+use crate::value::{offset, Target};
+
+use super::anchors::{Anchor, AnchorTypes};
+
+/// The statics worth reading, worked out once per binary: those whose type can hold a
+/// runtime handle or a LocalSet (module-level statics; not those inside functions).
+struct StaticsWithAnchors(Vec<StaticVariable>);
+
+/// Works out which statics can hold a runtime or LocalSet: every unit must be indexed
+/// for it, which ahead of any command (the executable before it stops the process, the
+/// debuggers behind their own work) costs no command its time.
+pub fn prepare(debug: &DebugInfo) {
+    statics_with_anchors(debug);
+}
+
+fn statics_with_anchors(debug: &DebugInfo) -> std::sync::Arc<StaticsWithAnchors> {
+    debug.memo(|| {
+        let types = AnchorTypes::default();
+        StaticsWithAnchors(
+            debug
+                .static_variables()
+                .into_iter()
+                .filter(|variable| types.reach(debug, variable.ty))
+                .collect(),
+        )
+    })
+}
+
+/// The anchors in the program's statics, each with the static's path; and what could not
+/// be read.
+pub fn anchors_in_statics(target: &Target<'_>) -> (Vec<(String, Anchor)>, Vec<String>) {
+    let candidates = statics_with_anchors(target.debug);
+    let types = AnchorTypes::default();
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    for variable in &candidates.0 {
+        let value = offset(variable.address, target.load_bias)
+            .and_then(|address| target.value(variable.ty, address));
+        match value {
+            Ok(value) => found.extend(
+                types
+                    .find_in(&value)
+                    .into_iter()
+                    .map(|anchor| (variable.path.to_string(), anchor)),
+            ),
+            Err(error) => problems.push(format!("static {}: {error}", variable.path)),
+        }
+    }
+    (found, problems)
+}

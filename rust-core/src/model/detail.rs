@@ -201,8 +201,14 @@ pub struct PermitWait {
     /// Who holds it (the wait-for graph's finding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holders: Option<Vec<HolderNote>>,
+    /// Permits tokio assigned to this waiter so far, toward `permits_needed`; null where
+    /// its acquire future was not found.
+    pub permits_assigned: Option<u64>,
     pub permits_available: u64,
     pub permits_needed: u64,
+    /// The permits the lock has in all: a Mutex 1, a RwLock its most readers (`mr`); null
+    /// for a Semaphore, whose total tokio does not keep.
+    pub permits_total: Option<u64>,
     /// The batch semaphore inside, which the holders' guards and permits point to.
     #[serde(serialize_with = "hex_address")]
     pub semaphore: u64,
@@ -605,8 +611,10 @@ mod tests {
             address: 1,
             closed: false,
             holders: Some(vec![note.clone()]),
+            permits_assigned: Some(0),
             permits_available: 0,
             permits_needed: 1,
+            permits_total: Some(1),
             semaphore: 2,
             waiters: 1,
         };

@@ -346,6 +346,7 @@ impl Search<'_> {
             idle_future: found.idle_future,
             captured: false,
             permits: found.permits,
+            released: false,
             lock: found.lock,
         };
         if !self.found.contains(&holding) {

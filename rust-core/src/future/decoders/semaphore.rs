@@ -44,6 +44,7 @@ fn waiting(future: &Value<'_>, wanted: Wanted<'_, '_>) -> Result<Outcome> {
         address: wanted.primitive.address,
         closed,
         holders: None,
+        holders_certainty: None,
         // Unknown, not an error: the node says what it waits for without it.
         permits_assigned: awaited_acquire(future).and_then(|acquire| assigned(&acquire).ok()),
         permits_available: available,

@@ -140,6 +140,7 @@ fn mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex() 
             address: 0x2000,
             closed: false,
             holders: None,
+            holders_certainty: None,
             // Its env keeps no acquire future to read it from.
             permits_assigned: None,
             permits_available: 0,
@@ -193,6 +194,7 @@ fn rwlock_read_and_write_need_one_permit_and_every_permit() {
             address: 0x2000,
             closed: false,
             holders: None,
+            holders_certainty: None,
             permits_assigned: None,
             permits_available: 3,
             permits_needed: needed,
@@ -405,6 +407,7 @@ fn guards_and_permits_keep_their_permits_and_see_their_locks_state() {
         idle_future: false,
         captured: false,
         permits: Some(permits),
+        released: false,
         lock: Some(LockPermits { available, total }),
     };
     let mutex_at = Resource {
@@ -449,6 +452,7 @@ fn guards_and_permits_keep_their_permits_and_see_their_locks_state() {
             held("self.permit", HoldingKind::Permit, semaphore_at, 2, 3, None),
         ]
     );
+    assert!(node.holds.iter().all(|holding| !holding.released));
     // A semaphore that cannot be read leaves its lock's state unknown, the permit found.
     memory.write_u64(0x1000 + 40, 0x9000);
     let node = decode(&debug, &memory, "app::Guarded", 0x1000);
@@ -502,6 +506,7 @@ fn semaphore_acquire_many_needs_its_argument_and_a_bare_acquire_its_count() {
         address: 0x2000,
         closed: true,
         holders: None,
+        holders_certainty: None,
         permits_assigned: None,
         permits_available: 1,
         permits_needed: 5,

@@ -1,8 +1,10 @@
 """Who waits for whom (deadlock-app), in GDB, LLDB 19 and LLDB 14, debug and release: the
-holders of Mutexes, RwLocks and Semaphores found in other tasks' saved locals, the edges of
-the wait-for graph, the deadlocks among tasks (two Mutexes in opposite order; a cycle
-through a JoinHandle, an mpsc channel and a Mutex; a futurelock's cycle) and the
-futurelock itself; and no cycle where there is none (many-tasks, waits-app)."""
+holders of Mutexes, RwLocks and Semaphores found in other tasks' saved locals, as many as
+the lock's own permits say (a guard let go with `drop` holds nothing; two guards of a Mutex
+locked once are one holder, memory cannot tell which), the edges of the wait-for graph, the
+deadlocks among tasks (two Mutexes in opposite order; a cycle through a JoinHandle, an mpsc
+channel and a Mutex; a futurelock's cycle) and the futurelock itself; and no cycle where
+there is none (many-tasks, waits-app)."""
 
 import json
 
@@ -89,25 +91,33 @@ def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers)
 
     # Holders where there is no deadlock: a sleeping lock holder, permits, readers, a thread.
     for waiter in ("queued_1", "queued_2"):
-        assert holders(waiter) == [{"task": task["sleeper"], "location": where(markers, "sleeper"), "local": "_held"}]
+        assert holders(waiter) == [{"task": task["sleeper"], "location": where(markers, "sleeper"), "local": "_held", "permits": 1}]
+        assert leaves[task[waiter]]["detail"]["holders_certainty"] == "certain"
         assert leaves[task[waiter]]["summary"].endswith(
             "(0 permits, 2 waiters; held by task %d at %s:%d)" % (task["sleeper"], SOURCE, markers.await_line("sleeper"))
         )
     # A guard owned through a Vec and a Box: the path says which element.
-    assert holders("vec_queued") == [{"task": task["vec_sleeper"], "location": where(markers, "vec_sleeper"), "local": "_held[0]"}]
-    assert [(h["task"], h["location"]) for h in holders("permit_waiter")] == [
-        (task["permit_1"], where(markers, "permit_1")),
-        (task["permit_2"], where(markers, "permit_2")),
+    assert holders("vec_queued") == [{"task": task["vec_sleeper"], "location": where(markers, "vec_sleeper"), "local": "_held[0]", "permits": 1}]
+    assert [(h["task"], h["location"], h["permits"]) for h in holders("permit_waiter")] == [
+        (task["permit_1"], where(markers, "permit_1"), 1),
+        (task["permit_2"], where(markers, "permit_2"), 1),
     ]
+    # tokio keeps no Semaphore's total: its permits are not counted.
+    assert leaves[task["permit_waiter"]]["detail"]["holders_certainty"] == "unchecked"
     assert leaves[task["permit_waiter"]]["summary"].endswith("held by tasks %d, %d)" % (task["permit_1"], task["permit_2"]))
     assert [(h["task"], h["location"]) for h in holders("writer")] == [
         (task["readers_1"], where(markers, "readers_1")),
         (task["readers_2"], where(markers, "readers_2")),
     ]
+    # The writer took every permit the two readers do not hold, and waits for theirs.
+    writer = leaves[task["writer"]]["detail"]
+    assert writer["permits_total"] == writer["permits_needed"]
+    assert (writer["permits_assigned"], writer["permits_available"], writer["holders_certainty"]) == (
+        writer["permits_total"] - 2, 0, "certain")
     main_thread = manifest["pid"]
     # The main thread runs its block_on future at the checkpoint: that is where it holds it.
     running_at = {"file": SOURCE, "line": markers.running["main"], "path": SOURCE}
-    assert holders("thread_waiter") == [{"thread": main_thread, "location": running_at, "local": "_main_guard"}]
+    assert holders("thread_waiter") == [{"thread": main_thread, "location": running_at, "local": "_main_guard", "permits": 1}]
     in_a_deadlock = {id for deadlock in waits["deadlocks"] for id in deadlock["tasks"]}
     assert in_a_deadlock.isdisjoint(
         task[name] for name in ("queued_1", "queued_2", "vec_queued", "permit_waiter", "writer", "thread_waiter")
@@ -158,6 +168,74 @@ MARKER_OF = {
     "opposite_a": "opposite", "opposite_b": "opposite", "cycle_x": "cycle_x", "cycle_y": "cycle_y", "cycle_z": "cycle_z",
     "futurelock": "futurelock", "futurelock_helper": "futurelock_helper",
 }
+
+
+@pytest.mark.parametrize("profile", ["dev", "release"])
+def test_a_guard_let_go_holds_nothing_and_two_guards_of_one_lock_are_one_of_them(debugger, tmp_path, profile, markers):
+    """`released` let its Mutex go with `drop(guard)` and sleeps: the guard's bytes are in
+    its coroutine, the Mutex is free, nobody holds it. `stale_holder` did the same with
+    `contended_lock`, which `real_holder` then locked: `contended_waiter` waits for it, held
+    by one of the two, and `stale_holder` waits for the Mutex `contended_waiter` holds, which
+    is no deadlock, as memory cannot tell that `stale_holder` holds it."""
+    commands = ["async waits", "async backtrace all --json"]
+    outputs, manifest = at_checkpoint(debugger, tmp_path, "deadlock-app", profile, commands)
+    facts = manifest["facts"]
+    task = {name[len("task."):]: int(value) for name, value in facts.items() if name.startswith("task.")}
+    address = {name[len("address."):]: value for name, value in facts.items() if name.startswith("address.")}
+    report = json.loads(outputs["async backtrace all --json"])
+    roots = {entry["id"]: entry["root"] for entry in report["tasks"]}
+
+    # The free Mutex: its guard is kept, marked released, and waited for by nobody.
+    released = roots[task["released"]]
+    assert released["location"] == where(markers, "released")
+    [guard] = released["holds"]
+    assert (guard["kind"], guard["local"], guard["permits"], guard.get("released")) == ("lock_guard", "guard", 1, True)
+    assert leaf(released)["kind"] == "sleep"
+
+    # The locked one: one of two tasks keeping a guard holds it.
+    stale, real, waiter = task["stale_holder"], task["real_holder"], task["contended_waiter"]
+    assert stale < real
+    contended = leaf(roots[waiter])
+    assert roots[waiter]["location"] == where(markers, "contended_waiter")
+    assert contended["kind"] == "mutex_lock" and contended["detail"]["address"] == address["contended_lock"]
+    detail = contended["detail"]
+    assert detail["holders"] == [
+        {"task": stale, "location": where(markers, "stale_holder"), "local": "guard", "permits": 1},
+        {"task": real, "location": where(markers, "real_holder"), "local": "_held", "permits": 1},
+    ]
+    assert (detail["holders_certainty"], detail["permits_total"], detail["permits_available"], detail["permits_assigned"]) == (
+        "ambiguous", 1, 0, 0)
+    assert contended["summary"] == "waiting for Mutex %s (0 permits, 1 waiter; held by one of tasks %d, %d)" % (
+        address["contended_lock"], stale, real)
+    # Each keeps its guard, neither marked: which holds it memory cannot tell.
+    for holder, local in ((stale, "guard"), (real, "_held")):
+        [kept] = roots[holder]["holds"]
+        assert (kept["local"], kept["resource"]["kind"], kept.get("released")) == (local, "mutex", None)
+    # The stale holder waits for the Mutex the waiter holds, for certain.
+    other = leaf(roots[stale])
+    assert other["detail"]["address"] == address["other_lock"]
+    assert other["detail"]["holders"] == [{"task": waiter, "location": where(markers, "contended_waiter"), "local": "_other", "permits": 1}]
+    assert other["detail"]["holders_certainty"] == "certain"
+
+    # No deadlock through the uncertain holders, none among these tasks at all.
+    in_a_deadlock = {id for deadlock in report["deadlocks"] for id in deadlock["tasks"]}
+    assert in_a_deadlock.isdisjoint({task["released"], stale, real, waiter}), report["deadlocks"]
+    assert len(report["deadlocks"]) == 3
+    assert all(futurelock["task"] not in (stale, real) for futurelock in report["futurelocks"])
+
+    # `async waits`: the uncertain edges say so; the certain one as ever.
+    lines = outputs["async waits"].splitlines()
+    contended_at = lines.index("Mutex %s:" % address["contended_lock"])
+    assert lines[contended_at + 1:contended_at + 3] == [
+        "  task %d at %s:%d may wait for task %d (a guard at %s:%d, maybe moved out: more are kept than the lock has taken)" % (
+            waiter, SOURCE, markers.await_line("contended_waiter"), holder, SOURCE, markers.await_line(name))
+        for holder, name in ((stale, "stale_holder"), (real, "real_holder"))
+    ]
+    other_at = lines.index("Mutex %s:" % address["other_lock"])
+    assert lines[other_at + 1] == "  task %d at %s:%d waits for task %d (holding it at %s:%d)" % (
+        stale, SOURCE, markers.await_line("stale_holder"), waiter, SOURCE, markers.await_line("contended_waiter"))
+    assert "Mutex %s:" % address["released_lock"] not in lines
+    assert not any(line.startswith("deadlock:") and ("task %d " % stale) in line for line in lines)
 
 
 def test_no_false_cycles_among_many_independent_waits(debugger, tmp_path):

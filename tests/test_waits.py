@@ -82,8 +82,11 @@ def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
         detail = dict(last(root[task])["detail"])
         assert int(detail.pop("semaphore"), 16) >= int(facts[other], 16)
         holder_at = {"file": WAITS_SOURCE, "line": markers.await_line("lock_both"), "path": WAITS_SOURCE}
-        assert detail.pop("holders") == [{"task": int(facts["task." + holder]), "location": holder_at, "local": "_held"}]
-        assert detail == {"address": facts[other], "permits_available": 0, "permits_needed": 1, "waiters": 1, "closed": False}
+        assert detail.pop("holders") == [{"task": int(facts["task." + holder]), "location": holder_at, "local": "_held", "permits": 1}]
+        assert detail == {
+            "address": facts[other], "permits_available": 0, "permits_needed": 1, "permits_total": 1, "permits_assigned": 0,
+            "waiters": 1, "closed": False, "holders_certainty": "certain",
+        }
 
     # A JoinHandle chain of three tasks.
     for task, target in (("chain_top", "chain_middle"), ("chain_middle", "chain_bottom")):

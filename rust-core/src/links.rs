@@ -165,7 +165,7 @@ pub(crate) fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {
     }
 }
 
-fn visit_mut(node: &mut FutureNode, f: &mut impl FnMut(&mut FutureNode)) {
+pub(crate) fn visit_mut(node: &mut FutureNode, f: &mut impl FnMut(&mut FutureNode)) {
     f(node);
     for child in &mut node.children {
         visit_mut(child, f);

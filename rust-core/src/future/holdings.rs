@@ -7,11 +7,12 @@ use std::cell::RefCell;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use super::decoders::{semaphore, semaphore_permits};
 use super::env::{active_variant, captured_variables};
 use crate::dwarf::{DebugInfo, DieRef, TypeTag};
-use crate::error::{Error, Result};
-use crate::layouts::tokio_futures::{self as layout, HoldingType};
-use crate::model::{Holding, HoldingKind, Resource, ResourceKind};
+use crate::error::Result;
+use crate::layouts::tokio_futures::{self as layout, HeldPermits, HoldingType, LockTotal};
+use crate::model::{Holding, HoldingKind, LockPermits, Resource, ResourceKind};
 use crate::names;
 use crate::std_values;
 use crate::value::Value;
@@ -173,7 +174,7 @@ impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
 fn holding_type(name: &str) -> Option<&'static HoldingType> {
     layout::HOLDING_TYPES
         .iter()
-        .find(|(prefix, ..)| name.starts_with(prefix))
+        .find(|holding| name.starts_with(holding.type_prefix))
 }
 
 /// The holdings among a coroutine's saved locals (the fields of its active variant, at
@@ -253,21 +254,30 @@ impl Search<'_> {
             return;
         }
         let name = value.ty.name.as_str();
-        if let Some(&(_, kind, resource_kind, path_to_resource)) = holding_type(name) {
-            if let Ok(Some(resource)) = std_values::follow(value, path_to_resource) {
-                self.push(kind, resource_kind, resource.address, path, idle_future);
+        if let Some(holding_type) = holding_type(name) {
+            if let Ok(Some(resource)) = std_values::follow(value, holding_type.to_resource) {
+                let permits = held_permits(value, holding_type);
+                let lock = permits
+                    .is_some()
+                    .then(|| lock_permits(value, &resource, holding_type.lock_total))
+                    .flatten();
+                self.push(Found {
+                    kind: holding_type.kind,
+                    resource: Resource {
+                        kind: holding_type.resource,
+                        address: resource.address,
+                    },
+                    local: path,
+                    idle_future,
+                    permits,
+                    lock,
+                });
             }
             return;
         }
         if name == layout::ACQUIRE_TYPE {
-            if let Ok(Some(address)) = assigned_permits(value) {
-                self.push(
-                    HoldingKind::Assigned,
-                    ResourceKind::Semaphore,
-                    address,
-                    path,
-                    true,
-                );
+            if let Ok(Some(found)) = assigned_permits(value, path) {
+                self.push(found);
             }
             return;
         }
@@ -328,24 +338,16 @@ impl Search<'_> {
         }
     }
 
-    fn push(
-        &mut self,
-        kind: HoldingKind,
-        resource_kind: ResourceKind,
-        address: u64,
-        local: String,
-        idle_future: bool,
-    ) {
-        let resource = Resource {
-            kind: resource_kind,
-            address,
-        };
+    fn push(&mut self, found: Found) {
         let holding = Holding {
-            kind,
-            resource,
-            local,
-            idle_future,
+            kind: found.kind,
+            resource: found.resource,
+            local: found.local,
+            idle_future: found.idle_future,
             captured: false,
+            permits: found.permits,
+            released: false,
+            lock: found.lock,
         };
         if !self.found.contains(&holding) {
             self.found.push(holding);
@@ -353,20 +355,72 @@ impl Search<'_> {
     }
 }
 
-/// An acquire future's semaphore when tokio has assigned permits to its waiter.
-fn assigned_permits(acquire: &Value<'_>) -> Result<Option<u64>> {
-    if acquire.field(layout::ACQUIRE_QUEUED)?.read_uint()? == 0 {
-        return Ok(None);
+/// A holding as the search finds it (`captured` and `released` are decided later).
+struct Found {
+    kind: HoldingKind,
+    resource: Resource,
+    local: String,
+    idle_future: bool,
+    permits: Option<u64>,
+    lock: Option<LockPermits>,
+}
+
+/// The permits of its lock a guard or permit keeps; none for other holdings, or where the
+/// count cannot be read (then the wait-for graph does not count it).
+fn held_permits(holding: &Value<'_>, holding_type: &HoldingType) -> Option<u64> {
+    match holding_type.permits {
+        HeldPermits::NotPermits => None,
+        HeldPermits::One => Some(1),
+        HeldPermits::Field(name) => holding.field(name).and_then(|count| count.read_uint()).ok(),
     }
-    let wanted = acquire.field(layout::ACQUIRE_PERMITS)?.read_uint()?;
-    let remaining = std_values::at(acquire, layout::ACQUIRE_REMAINING)?.read_uint()?;
-    let assigned = wanted
-        .checked_sub(remaining)
-        .ok_or_else(|| Error::layout("an acquire waiter needs more permits than it asked for"))?;
+}
+
+/// The lock's semaphore as the holding shows it: its permits available, and its total where
+/// the holding tells it.
+fn lock_permits(
+    holding: &Value<'_>,
+    semaphore: &Value<'_>,
+    total: LockTotal,
+) -> Option<LockPermits> {
+    let (available, _closed) = semaphore_permits(semaphore).ok()?;
+    let total = match total {
+        LockTotal::Unknown => None,
+        LockTotal::Mutex => Some(layout::MUTEX_PERMITS),
+        LockTotal::At(path) => std_values::follow(holding, path)
+            .ok()
+            .flatten()
+            .and_then(|count| count.read_uint().ok()),
+    };
+    Some(LockPermits { available, total })
+}
+
+/// An acquire future's semaphore, as a holding, when tokio has assigned permits to its
+/// waiter.
+fn assigned_permits(acquire: &Value<'_>, local: String) -> Result<Option<Found>> {
+    let assigned = semaphore::assigned(acquire)?;
     if assigned == 0 {
         return Ok(None);
     }
-    Ok(std_values::follow(acquire, layout::ACQUIRE_SEMAPHORE)?.map(|semaphore| semaphore.address))
+    let Some(semaphore) = std_values::follow(acquire, layout::ACQUIRE_SEMAPHORE)? else {
+        return Ok(None);
+    };
+    let lock = semaphore_permits(&semaphore)
+        .ok()
+        .map(|(available, _closed)| LockPermits {
+            available,
+            total: None,
+        });
+    Ok(Some(Found {
+        kind: HoldingKind::Assigned,
+        resource: Resource {
+            kind: ResourceKind::Semaphore,
+            address: semaphore.address,
+        },
+        local,
+        idle_future: true,
+        permits: Some(assigned),
+        lock,
+    }))
 }
 
 #[cfg(test)]

@@ -313,119 +313,205 @@ pub const JOIN_SET_ENTRY_HANDLE: Paths = &[&[Field("value"), Unwrap]];
 /// semaphore-based locks, channel senders, Notify handles. Each type (by name prefix) with
 /// the path from a value of it to the resource's key: for locks the `batch_semaphore::
 /// Semaphore` inside the primitive (their waiters' nodes name it as `semaphore`), for
-/// channels their shared state, for a Notify itself.
-pub type HoldingType = (&'static str, HoldingKind, ResourceKind, Path);
+/// channels their shared state, for a Notify itself. For locks also the permits it keeps
+/// and what it tells of the lock's total, which the wait-for graph counts against the
+/// permits the lock says are taken.
+pub struct HoldingType {
+    /// The type's name, or the start of it.
+    pub type_prefix: &'static str,
+    pub kind: HoldingKind,
+    pub resource: ResourceKind,
+    pub to_resource: Path,
+    pub permits: HeldPermits,
+    pub lock_total: LockTotal,
+}
+
+/// How many of its lock's permits a holding keeps.
+#[derive(Debug, Clone, Copy)]
+pub enum HeldPermits {
+    /// Not a lock's: a channel's sender, a Notify handle.
+    NotPermits,
+    /// A Mutex guard, a read guard.
+    One,
+    /// The count in this field of the holding: a write guard's, a semaphore permit's.
+    Field(&'static str),
+}
+
+/// What a holding tells of its lock's total permits.
+#[derive(Debug, Clone, Copy)]
+pub enum LockTotal {
+    /// Nothing: a borrowed read guard, a semaphore permit (tokio keeps no total).
+    Unknown,
+    /// A Mutex's (`MUTEX_PERMITS`).
+    Mutex,
+    /// The count at this path from the holding: an owned guard's `RwLock.mr`, or a write
+    /// guard's own permits, which are every permit of its lock.
+    At(Path),
+}
+
+/// `Mutex::new` makes a batch semaphore of one permit.
+pub const MUTEX_PERMITS: u64 = 1;
+/// `RwLockWriteGuard{permits_acquired: u32, ..}` (mapped and owned alike): `mr`, every permit.
+pub const WRITE_GUARD_PERMITS: &str = "permits_acquired";
+/// `SemaphorePermit{sem, permits}`, `OwnedSemaphorePermit{sem, permits}` (0 once forgotten).
+pub const SEMAPHORE_PERMIT_PERMITS: &str = "permits";
+/// An owned RwLock guard's `lock: Arc<RwLock{mr, ..}>`.
+const OWNED_RWLOCK_MAX_READERS: Path = &[Field("lock"), Arc, Field(RWLOCK_MAX_READERS)];
+
+const fn mutex_guard(type_prefix: &'static str, to_resource: Path) -> HoldingType {
+    HoldingType {
+        type_prefix,
+        kind: HoldingKind::LockGuard,
+        resource: ResourceKind::Mutex,
+        to_resource,
+        permits: HeldPermits::One,
+        lock_total: LockTotal::Mutex,
+    }
+}
+
+const fn rwlock_guard(
+    type_prefix: &'static str,
+    to_resource: Path,
+    permits: HeldPermits,
+    lock_total: LockTotal,
+) -> HoldingType {
+    HoldingType {
+        type_prefix,
+        kind: HoldingKind::LockGuard,
+        resource: ResourceKind::Rwlock,
+        to_resource,
+        permits,
+        lock_total,
+    }
+}
+
+const fn semaphore_permit(type_prefix: &'static str, to_resource: Path) -> HoldingType {
+    HoldingType {
+        type_prefix,
+        kind: HoldingKind::Permit,
+        resource: ResourceKind::Semaphore,
+        to_resource,
+        permits: HeldPermits::Field(SEMAPHORE_PERMIT_PERMITS),
+        lock_total: LockTotal::Unknown,
+    }
+}
+
+const fn handle(
+    type_prefix: &'static str,
+    kind: HoldingKind,
+    resource: ResourceKind,
+    to_resource: Path,
+) -> HoldingType {
+    HoldingType {
+        type_prefix,
+        kind,
+        resource,
+        to_resource,
+        permits: HeldPermits::NotPermits,
+        lock_total: LockTotal::Unknown,
+    }
+}
+
+const WRITE_GUARD_OWN_PERMITS: Path = &[Field(WRITE_GUARD_PERMITS)];
 
 pub const HOLDING_TYPES: &[HoldingType] = &[
-    (
+    mutex_guard(
         "tokio::sync::mutex::MutexGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Mutex,
         &[Field("lock"), Deref, Field("s")],
     ),
-    (
+    mutex_guard(
         "tokio::sync::mutex::OwnedMutexGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Mutex,
         &[Field("lock"), Arc, Field("s")],
     ),
-    (
+    mutex_guard(
         "tokio::sync::mutex::MappedMutexGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Mutex,
         &[Field("s"), Deref],
     ),
-    (
+    mutex_guard(
         "tokio::sync::mutex::OwnedMappedMutexGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Mutex,
         &[Field("lock"), Arc, Field("s")],
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::read_guard::RwLockReadGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("s"), Deref],
+        HeldPermits::One,
+        LockTotal::Unknown,
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::write_guard::RwLockWriteGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("s"), Deref],
+        HeldPermits::Field(WRITE_GUARD_PERMITS),
+        LockTotal::At(WRITE_GUARD_OWN_PERMITS),
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::write_guard_mapped::RwLockMappedWriteGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("s"), Deref],
+        HeldPermits::Field(WRITE_GUARD_PERMITS),
+        LockTotal::At(WRITE_GUARD_OWN_PERMITS),
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::owned_read_guard::OwnedRwLockReadGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("lock"), Arc, Field("s")],
+        HeldPermits::One,
+        LockTotal::At(OWNED_RWLOCK_MAX_READERS),
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::owned_write_guard::OwnedRwLockWriteGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("lock"), Arc, Field("s")],
+        HeldPermits::Field(WRITE_GUARD_PERMITS),
+        LockTotal::At(OWNED_RWLOCK_MAX_READERS),
     ),
-    (
+    rwlock_guard(
         "tokio::sync::rwlock::owned_write_guard_mapped::OwnedRwLockMappedWriteGuard<",
-        HoldingKind::LockGuard,
-        ResourceKind::Rwlock,
         &[Field("lock"), Arc, Field("s")],
+        HeldPermits::Field(WRITE_GUARD_PERMITS),
+        LockTotal::At(OWNED_RWLOCK_MAX_READERS),
     ),
-    (
+    semaphore_permit(
         "tokio::sync::semaphore::SemaphorePermit",
-        HoldingKind::Permit,
-        ResourceKind::Semaphore,
         &[Field("sem"), Deref, Field("ll_sem")],
     ),
-    (
+    semaphore_permit(
         "tokio::sync::semaphore::OwnedSemaphorePermit",
-        HoldingKind::Permit,
-        ResourceKind::Semaphore,
         &[Field("sem"), Arc, Field("ll_sem")],
     ),
-    (
+    handle(
         "tokio::sync::mpsc::bounded::Sender<",
         HoldingKind::Sender,
         ResourceKind::Mpsc,
         &[Field("chan"), Field("inner"), Arc],
     ),
-    (
+    handle(
         "tokio::sync::mpsc::unbounded::UnboundedSender<",
         HoldingKind::Sender,
         ResourceKind::Mpsc,
         &[Field("chan"), Field("inner"), Arc],
     ),
-    (
+    handle(
         "tokio::sync::oneshot::Sender<",
         HoldingKind::Sender,
         ResourceKind::Oneshot,
         &[Field("inner"), Some, Arc],
     ),
-    (
+    handle(
         "tokio::sync::watch::Sender<",
         HoldingKind::Sender,
         ResourceKind::Watch,
         &[Field("shared"), Arc],
     ),
-    (
+    handle(
         "tokio::sync::broadcast::Sender<",
         HoldingKind::Sender,
         ResourceKind::Broadcast,
         &[Field("shared"), Arc],
     ),
-    (
+    handle(
         "alloc::sync::Arc<tokio::sync::notify::Notify",
         HoldingKind::Notify,
         ResourceKind::Notify,
         &[Arc],
     ),
-    (
+    handle(
         "&tokio::sync::notify::Notify",
         HoldingKind::Notify,
         ResourceKind::Notify,

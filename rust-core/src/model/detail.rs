@@ -203,12 +203,37 @@ pub struct PermitWait {
     /// Who holds it (the wait-for graph's finding).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holders: Option<Vec<HolderNote>>,
+    /// How sure that list is, from the lock's permits; with `holders`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holders_certainty: Option<HolderCertainty>,
+    /// Permits tokio assigned to this waiter so far, toward `permits_needed`; null where
+    /// its acquire future was not found.
+    pub permits_assigned: Option<u64>,
     pub permits_available: u64,
     pub permits_needed: u64,
+    /// The permits the lock has in all: a Mutex 1, a RwLock its most readers (`mr`); null
+    /// for a Semaphore, whose total tokio does not keep.
+    pub permits_total: Option<u64>,
     /// The batch semaphore inside, which the holders' guards and permits point to.
     #[serde(serialize_with = "hex_address")]
     pub semaphore: u64,
     pub waiters: u64,
+}
+
+/// How the holders a lock's waiter lists were told from the lock's permits: the permits
+/// taken by guards are its total, less those available and those tokio assigned to waiters.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum HolderCertainty {
+    /// Their guards keep the permits taken: each holds its part.
+    Certain,
+    /// Their guards keep more than is taken (a guard moved out keeps its bytes): some of
+    /// them hold it, and memory cannot tell which.
+    Ambiguous,
+    /// Their guards keep fewer than is taken: others, not found, hold the rest.
+    Incomplete,
+    /// The lock's total is not known (a Semaphore's), so their permits are not counted.
+    Unchecked,
 }
 
 /// Waiting in `Notify::notified()`.
@@ -554,10 +579,13 @@ pub struct HolderNote {
     /// The local keeping it.
     pub local: String,
     pub idle_future: bool,
+    /// The lock's permits it keeps (`Holding::permits`), for a lock.
+    pub permits: Option<u64>,
 }
 
 impl Serialize for HolderNote {
-    /// `{"idle_future"?: true, "local", "location", "task": id}` or `"thread": tid`.
+    /// `{"idle_future"?: true, "local", "location", "permits"?: n, "task": id}` or
+    /// `"thread": tid`.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         if self.idle_future {
@@ -565,6 +593,9 @@ impl Serialize for HolderNote {
         }
         map.serialize_entry("local", &self.local)?;
         map.serialize_entry("location", &self.location)?;
+        if let Some(permits) = self.permits {
+            map.serialize_entry("permits", &permits)?;
+        }
         match self.party {
             Party::Task(id) => map.serialize_entry("task", &id)?,
             Party::Thread(tid) => map.serialize_entry("thread", &tid)?,
@@ -613,13 +644,17 @@ mod tests {
             location: None,
             local: "guard".into(),
             idle_future: true,
+            permits: Some(1),
         };
         let wait = PermitWait {
             address: 1,
             closed: false,
             holders: Some(vec![note.clone()]),
+            holders_certainty: Some(HolderCertainty::Ambiguous),
+            permits_assigned: Some(0),
             permits_available: 0,
             permits_needed: 1,
+            permits_total: Some(1),
             semaphore: 2,
             waiters: 1,
         };
@@ -740,9 +775,22 @@ mod tests {
             location: None,
             local: "tx".into(),
             idle_future: false,
+            permits: None,
         })
         .unwrap();
         assert_eq!(note, r#"{"local":"tx","location":null,"thread":9}"#);
+        let guard = serde_json::to_string(&HolderNote {
+            party: Party::Task(4),
+            location: None,
+            local: "_held".into(),
+            idle_future: true,
+            permits: Some(2),
+        })
+        .unwrap();
+        assert_eq!(
+            guard,
+            r#"{"idle_future":true,"local":"_held","location":null,"permits":2,"task":4}"#
+        );
     }
 
     #[test]

@@ -150,6 +150,10 @@ pub struct WaitEdge {
     /// `to` holds it in a future it keeps but does not poll (a futurelock).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub idle_future: bool,
+    /// `to` keeps a guard or permit of the lock, but its holders keep more permits than the
+    /// lock has taken: `to` may hold it or not. Never part of a deadlock or futurelock.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uncertain: bool,
 }
 
 /// Tasks that each wait for the next, the last for the first: none can go on.
@@ -202,6 +206,28 @@ pub struct Holding {
     /// even after the body moved it away, so it may be stale.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub captured: bool,
+    /// The lock's permits it keeps: a Mutex or read guard 1, a write guard every one, a
+    /// semaphore permit its count, an idle acquire what tokio assigned it; none for senders
+    /// and Notify handles, or where the count could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub permits: Option<u64>,
+    /// The lock's own state says it keeps nothing: none of the lock is taken (a guard moved
+    /// out, `drop(guard)`, leaves its bytes in the coroutine until its scope ends), or it
+    /// keeps no permit (a forgotten one). Set by the wait-for graph.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub released: bool,
+    /// The lock's semaphore as read where the holding was found, for the wait-for graph to
+    /// count the permits of its holders against.
+    #[serde(skip)]
+    pub lock: Option<LockPermits>,
+}
+
+/// A tokio lock's batch semaphore, read at one place: its permits available and, where
+/// that place tells, how many the lock has in all (a Mutex 1, a RwLock `mr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LockPermits {
+    pub available: u64,
+    pub total: Option<u64>,
 }
 
 /// Tasks whose trees are alike but for addresses, ids and values (see `groups.rs`).

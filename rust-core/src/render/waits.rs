@@ -59,7 +59,8 @@ fn resource_name(resource: &Resource, to: Party) -> String {
     format!("{kind} {:#x}", resource.address)
 }
 
-/// `task 4 at src/main.rs:47 waits for task 3 (holding it at src/main.rs:45)`.
+/// `task 4 at src/main.rs:47 waits for task 3 (holding it at src/main.rs:45)`; `… may wait
+/// for task 3 (a guard at …, maybe moved out: …)` where the lock's permits cannot tell.
 fn edge_line(edge: &WaitEdge, style: &Style) -> String {
     let from = format!("{} at {}", edge.from, at(&edge.location, style));
     let to = edge.to.to_string();
@@ -75,6 +76,10 @@ fn edge_line(edge: &WaitEdge, style: &Style) -> String {
                 at(&edge.held_at, style)
             )
         }
+        _ if edge.uncertain => format!(
+            "{from} may wait for {to} (a guard at {}, maybe moved out: more are kept than the lock has taken)",
+            at(&edge.held_at, style)
+        ),
         _ if edge.idle_future => format!(
             "{from} waits for {to} (holding it at {}, in an idle future: a futurelock)",
             at(&edge.held_at, style)

@@ -214,6 +214,7 @@ mod tests {
             held_at: None,
             possible: false,
             idle_future: false,
+            uncertain: false,
         };
         Condition::Wait(Party::Task(to), Box::new(edge))
     }

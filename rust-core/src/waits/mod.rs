@@ -1,18 +1,21 @@
 //! Who waits for whom, once every task is decoded: the holders of each lock, permit,
-//! channel and Notify (from the `holds` of suspended coroutines), written into the nodes
-//! that wait for them; the wait-for graph's edges; the deadlocks among tasks (`deadlocks`);
-//! and futurelocks, idle futures keeping what others wait for.
+//! channel and Notify (from the `holds` of suspended coroutines; for locks, as many as the
+//! lock's permits say, `locks`), written into the nodes that wait for them; the wait-for
+//! graph's edges; the deadlocks among tasks (`deadlocks`); and futurelocks, idle futures
+//! keeping what others wait for.
 
 mod deadlocks;
+mod locks;
 
 use rustc_hash::FxHashMap;
 
-use crate::links::visit;
+use crate::links::{visit, visit_mut};
 use crate::model::{
-    BranchStatus, Detail, FutureNode, Futurelock, HolderNote, Holding, Location, NodeKind, Party,
-    Report, Resource, ResourceKind, TaskState, WaitEdge,
+    BranchStatus, Detail, FutureNode, Futurelock, HolderCertainty, HolderNote, Holding, Location,
+    NodeKind, Party, Report, Resource, ResourceKind, TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
+use locks::{LockHolders, Share};
 
 /// One holder of a resource: who, where, and what it keeps.
 #[derive(Debug, Clone)]
@@ -30,6 +33,8 @@ type Holders = FxHashMap<u64, Vec<Holder>>;
 /// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`.
 pub fn analyse(report: &mut Report, keep_edges: bool) {
     let holders = collect_holders(report);
+    let locks = locks::lock_holders(report, &holders);
+    mark_released(report, &locks);
     let mut labels: FxHashMap<u64, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
@@ -42,6 +47,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
         let mut walk = Walk {
             party,
             holders: &holders,
+            locks: &locks,
             labels: &mut labels,
             edges: &mut edges,
         };
@@ -58,6 +64,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
             Walk {
                 party,
                 holders: &holders,
+                locks: &locks,
                 labels: &mut labels,
                 edges: &mut edges,
             }
@@ -65,10 +72,35 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
         }
     }
     report.deadlocks = deadlocks::find(&conditions);
-    report.futurelocks = futurelocks(&holders, &labels, &edges);
+    report.futurelocks = futurelocks(&holders, &locks, &labels, &edges);
     if keep_edges {
         edges.sort_by(|a, b| (&a.resource, a.from, a.to).cmp(&(&b.resource, b.from, b.to)));
         report.waits = Some(edges);
+    }
+}
+
+/// Marks the guards and permits that hold nothing, as their lock says: every guard of a
+/// lock none of which a guard has taken, and permits that keep none.
+fn mark_released(report: &mut Report, locks: &FxHashMap<u64, LockHolders<'_>>) {
+    let mut mark = |node: &mut FutureNode| {
+        for holding in node
+            .holds
+            .iter_mut()
+            .filter(|holding| locks::is_guard(holding.kind))
+        {
+            let free = locks
+                .get(&holding.resource.address)
+                .is_some_and(|lock| lock.free);
+            holding.released = free || holding.permits == Some(0);
+        }
+    };
+    for task in &mut report.tasks {
+        visit_mut(&mut task.root, &mut mark);
+    }
+    for thread in &mut report.threads {
+        if let Some(root) = thread.own_block_on_future_mut() {
+            visit_mut(root, &mut mark);
+        }
     }
 }
 
@@ -124,6 +156,8 @@ struct Waiting {
     expected_holders: Option<u64>,
     /// The word the summary uses for the holders' side.
     held_by: &'static str,
+    /// A lock's: its holders are as many as its permits say (`locks`).
+    lock: bool,
 }
 
 impl Waiting {
@@ -142,6 +176,7 @@ impl Waiting {
             waits: true,
             expected_holders: expected,
             held_by: "held by",
+            lock: true,
         }
     }
 
@@ -160,6 +195,7 @@ impl Waiting {
             waits,
             expected_holders: expected,
             held_by: "sender held by",
+            lock: false,
         }
     }
 }
@@ -227,6 +263,7 @@ fn waiting(node: &FutureNode) -> Option<Waiting> {
             waits: !wait.permit_stored,
             expected_holders: None,
             held_by: "possible notifiers:",
+            lock: false,
         },
         _ => return None,
     })
@@ -235,12 +272,13 @@ fn waiting(node: &FutureNode) -> Option<Waiting> {
 struct Walk<'w> {
     party: Party,
     holders: &'w Holders,
+    locks: &'w FxHashMap<u64, LockHolders<'w>>,
     /// Resource key -> the resource as its waiters name it.
     labels: &'w mut FxHashMap<u64, Resource>,
     edges: &'w mut Vec<WaitEdge>,
 }
 
-impl Walk<'_> {
+impl<'w> Walk<'w> {
     /// What the party is blocked on below `node` (the await path: pending branches only),
     /// adding the edges it finds and each waiting node's holders.
     fn visit(&mut self, node: &mut FutureNode, at: Option<&Location>) -> Condition {
@@ -298,6 +336,7 @@ impl Walk<'_> {
             held_at: None,
             possible: false,
             idle_future: false,
+            uncertain: false,
         };
         self.edges.push(edge.clone());
         match target.task_state {
@@ -313,6 +352,61 @@ impl Walk<'_> {
         at: Option<Location>,
     ) -> Condition {
         self.labels.insert(waiting.key, waiting.resource);
+        let counted = self
+            .locks
+            .get(&waiting.key)
+            .filter(|_| waiting.lock)
+            .and_then(|lock| lock.counted.as_ref());
+        let listing = match counted {
+            Some(counted) => Listing::counted(counted, &waiting),
+            None => self.found_holders(&waiting),
+        };
+        if !listing.entries.is_empty() {
+            note_holders(node, &waiting, &listing);
+        }
+        let possible = matches!(waiting.relation, Relation::Possibly);
+        let edges: Vec<WaitEdge> = listing
+            .entries
+            .iter()
+            .map(|entry| WaitEdge {
+                from: self.party,
+                to: entry.holder.party,
+                resource: waiting.resource,
+                location: at.clone(),
+                held_at: entry.holder.location.clone(),
+                possible,
+                idle_future: entry.holder.holding.idle_future,
+                uncertain: entry.share == Share::MayHold,
+            })
+            .collect();
+        self.edges.extend(edges.iter().cloned());
+        let (sure, uncertain): (Vec<WaitEdge>, Vec<WaitEdge>) =
+            edges.into_iter().partition(|edge| !edge.uncertain);
+        let only_tasks = sure.iter().all(|edge| matches!(edge.to, Party::Task(_)));
+        // Any holder may serve it: one that may not hold it may be the one that does.
+        let any_uncertain = matches!(waiting.relation, Relation::AnyOf) && !uncertain.is_empty();
+        if !waiting.waits
+            || possible
+            || sure.is_empty()
+            || !listing.every_holder_known
+            || !only_tasks
+            || any_uncertain
+        {
+            return Condition::Free;
+        }
+        let waits = sure
+            .into_iter()
+            .map(|edge| Condition::Wait(edge.to, Box::new(edge)))
+            .collect();
+        match waiting.relation {
+            Relation::AllOf => Condition::All(waits),
+            _ => Condition::Any(waits),
+        }
+    }
+
+    /// The holders found for a resource whose holders are not counted (a channel, a Notify,
+    /// a lock whose permits are not known): one entry per party, the surest first.
+    fn found_holders(&self, waiting: &Waiting) -> Listing<'w> {
         let mut holders: Vec<&Holder> = self
             .holders
             .get(&waiting.key)
@@ -322,6 +416,8 @@ impl Walk<'_> {
             // The waiter keeps its own handle to wait with.
             holders.retain(|holder| holder.party != self.party);
         }
+        // A forgotten permit keeps none.
+        holders.retain(|holder| holder.holding.permits != Some(0));
         // One entry per party, the surest first: a local over a captured variable, whose
         // bytes rustc keeps after the body moved it away.
         holders.sort_by_key(|holder| (holder.party, holder.holding.captured));
@@ -337,53 +433,63 @@ impl Walk<'_> {
                 holders = sure;
             }
         }
-        if !holders.is_empty() {
-            note_holders(node, &waiting, &holders);
-        }
-        let possible = matches!(waiting.relation, Relation::Possibly);
-        let edges: Vec<WaitEdge> = holders
-            .iter()
-            .map(|holder| WaitEdge {
-                from: self.party,
-                to: holder.party,
-                resource: waiting.resource,
-                location: at.clone(),
-                held_at: holder.location.clone(),
-                possible,
-                idle_future: holder.holding.idle_future,
-            })
-            .collect();
-        self.edges.extend(edges.iter().cloned());
         let every_holder_known = waiting
             .expected_holders
             .is_none_or(|count| count == holders.len() as u64);
-        let only_tasks = holders
-            .iter()
-            .all(|holder| matches!(holder.party, Party::Task(_)));
-        if !waiting.waits || possible || edges.is_empty() || !every_holder_known || !only_tasks {
-            return Condition::Free;
+        Listing {
+            entries: holders
+                .into_iter()
+                .map(|holder| locks::Entry {
+                    holder,
+                    permits: holder.holding.permits,
+                    share: Share::Holds,
+                })
+                .collect(),
+            certainty: waiting.lock.then_some(HolderCertainty::Unchecked),
+            taken: None,
+            every_holder_known,
         }
-        let waits = edges
-            .into_iter()
-            .map(|edge| Condition::Wait(edge.to, Box::new(edge)))
-            .collect();
-        match waiting.relation {
-            Relation::AllOf => Condition::All(waits),
-            _ => Condition::Any(waits),
+    }
+}
+
+/// The holders a waiting node lists, and how sure that list is.
+struct Listing<'h> {
+    entries: Vec<locks::Entry<'h>>,
+    /// For a lock: from its permits, or `Unchecked`.
+    certainty: Option<HolderCertainty>,
+    /// The permits its guards keep between them, where counted.
+    taken: Option<u64>,
+    /// No holder is left out that could let the waiter go on.
+    every_holder_known: bool,
+}
+
+impl<'h> Listing<'h> {
+    fn counted(counted: &locks::Counted<'h>, waiting: &Waiting) -> Listing<'h> {
+        Listing {
+            entries: counted.entries.clone(),
+            certainty: Some(counted.certainty),
+            taken: Some(counted.taken),
+            // A lock waits for every holder: those found are enough to wait for. Any one of
+            // a semaphore's may serve it: all must be found.
+            every_holder_known: matches!(waiting.relation, Relation::AllOf)
+                || counted.certainty == HolderCertainty::Certain,
         }
     }
 }
 
 /// Writes the holders into a waiting node: its facts' list of holders, senders or
-/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`).
-fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
-    let listed: Vec<HolderNote> = holders
+/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`, `…; held
+/// by one of tasks 7, 8)`).
+fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>) {
+    let listed: Vec<HolderNote> = listing
+        .entries
         .iter()
-        .map(|holder| HolderNote {
-            party: holder.party,
-            location: holder.location.clone(),
-            local: holder.holding.local.clone(),
-            idle_future: holder.holding.idle_future,
+        .map(|entry| HolderNote {
+            party: entry.holder.party,
+            location: entry.holder.location.clone(),
+            local: entry.holder.holding.local.clone(),
+            idle_future: entry.holder.holding.idle_future,
+            permits: entry.permits,
         })
         .collect();
     let slot = match node.detail_mut() {
@@ -392,7 +498,10 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
             | Detail::RwlockRead(wait)
             | Detail::RwlockWrite(wait)
             | Detail::SemaphoreAcquire(wait),
-        ) => &mut wait.holders,
+        ) => {
+            wait.holders_certainty = listing.certainty;
+            &mut wait.holders
+        }
         Some(Detail::MpscRecv(wait)) => &mut wait.senders_held_by,
         Some(Detail::OneshotRecv(wait)) => &mut wait.senders_held_by,
         Some(Detail::BroadcastRecv(wait)) => &mut wait.senders_held_by,
@@ -401,58 +510,118 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, holders: &[&Holder]) {
         _ => return,
     };
     *slot = Some(listed);
-    node.add_note(&format!("{} {}", waiting.held_by, party_list(holders)));
+    node.add_note(&holders_note(waiting, listing));
+}
+
+/// `held by task 4 at src/bank.rs:27`; where the permits cannot tell which candidates hold
+/// it, how many of them do: `held by one of tasks 7, 8`, `held by 2 of tasks 3, 5, 9`,
+/// `held by task 4 and one of tasks 7, 8`.
+fn holders_note(waiting: &Waiting, listing: &Listing<'_>) -> String {
+    let (may, holds): (Vec<&locks::Entry>, Vec<&locks::Entry>) = listing
+        .entries
+        .iter()
+        .partition(|entry| entry.share == Share::MayHold);
+    if may.is_empty() {
+        return format!("{} {}", waiting.held_by, party_list(&holds));
+    }
+    let among = format!(
+        "{} of {}",
+        how_many(listing.taken, &holds, &may),
+        parties(&may)
+    );
+    if holds.is_empty() {
+        format!("{} {among}", waiting.held_by)
+    } else {
+        format!("{} {} and {among}", waiting.held_by, party_list(&holds))
+    }
+}
+
+/// How many of the uncertain candidates hold the permits the sure guards leave: a number
+/// where they each keep as many, else `some`.
+fn how_many(taken: Option<u64>, holds: &[&locks::Entry], may: &[&locks::Entry]) -> String {
+    // Permits tokio assigned are not among those the guards have taken.
+    let held_for_sure = holds
+        .iter()
+        .filter(|entry| locks::is_guard(entry.holder.holding.kind))
+        .try_fold(0u64, |sum, entry| sum.checked_add(entry.permits?));
+    let left = taken
+        .zip(held_for_sure)
+        .and_then(|(taken, held)| taken.checked_sub(held));
+    let each = may.first().and_then(|entry| entry.permits);
+    let alike = may.iter().all(|entry| entry.permits == each);
+    match (left, each) {
+        (Some(left), Some(each)) if alike && each > 0 && left % each == 0 => match left / each {
+            1 => "one".to_string(),
+            count => count.to_string(),
+        },
+        _ => "some".to_string(),
+    }
 }
 
 /// `task 4 at src/bank.rs:27` / `tasks 4, 7` / `thread 1201 at src/main.rs:9`; an idle
 /// future's holding says so.
-fn party_list(holders: &[&Holder]) -> String {
-    let idle = |holder: &Holder| {
-        if holder.holding.idle_future {
-            " (an idle future)"
-        } else {
-            ""
-        }
-    };
-    match holders {
-        [holder] => {
-            let at = holder
+fn party_list(entries: &[&locks::Entry]) -> String {
+    match entries {
+        [entry] => {
+            let at = entry
+                .holder
                 .location
                 .as_ref()
                 .map(|at| format!(" at {}:{}", at.file, at.line))
                 .unwrap_or_default();
-            format!("{}{at}{}", holder.party, idle(holder))
+            format!("{}{at}{}", entry.holder.party, idle(entry.holder))
         }
-        holders => {
-            let tasks: Vec<String> = holders
-                .iter()
-                .map(|holder| match holder.party {
-                    Party::Task(id) => format!("{id}{}", idle(holder)),
-                    Party::Thread(tid) => format!("thread {tid}"),
-                })
-                .collect();
-            format!("tasks {}", tasks.join(", "))
-        }
+        entries => parties(entries),
+    }
+}
+
+/// `tasks 4, 7 (an idle future), thread 1201`.
+fn parties(entries: &[&locks::Entry]) -> String {
+    let listed: Vec<String> = entries
+        .iter()
+        .map(|entry| match entry.holder.party {
+            Party::Task(id) => format!("{id}{}", idle(entry.holder)),
+            Party::Thread(tid) => format!("thread {tid}"),
+        })
+        .collect();
+    format!("tasks {}", listed.join(", "))
+}
+
+fn idle(holder: &Holder) -> &'static str {
+    if holder.holding.idle_future {
+        " (an idle future)"
+    } else {
+        ""
     }
 }
 
 /// Idle futures in tasks keeping what others wait for (or could): each with the tasks
-/// waiting on that resource.
+/// waiting on that resource. A guard its lock says may not be held, or is not, keeps
+/// nothing for sure.
 fn futurelocks(
     holders: &Holders,
+    locks: &FxHashMap<u64, LockHolders<'_>>,
     labels: &FxHashMap<u64, Resource>,
     edges: &[WaitEdge],
 ) -> Vec<Futurelock> {
     let mut found = Vec::new();
     for (key, holders) in holders {
+        let lock = locks.get(key);
         for holder in holders.iter().filter(|holder| holder.holding.idle_future) {
             let Party::Task(task) = holder.party else {
                 continue;
             };
+            let released = locks::is_guard(holder.holding.kind)
+                && (lock.is_some_and(|lock| lock.free) || holder.holding.permits == Some(0));
+            let share = lock.and_then(|lock| lock.share_of(holder.party));
+            if released || matches!(share, Some(Share::MayHold | Share::Not)) {
+                continue;
+            }
             let resource = labels.get(key).copied().unwrap_or(holder.holding.resource);
             let mut blocked: Vec<u64> = edges
                 .iter()
                 .filter(|edge| edge.to == holder.party && edge.resource == resource)
+                .filter(|edge| !edge.uncertain)
                 .filter_map(|edge| match edge.from {
                     Party::Task(id) => Some(id),
                     Party::Thread(_) => None,
@@ -471,4 +640,422 @@ fn futurelocks(
     }
     found.sort_by(|a, b| (a.task, &a.resource).cmp(&(b.task, &b.resource)));
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HoldingKind, LockPermits, PermitWait, TaskReport};
+
+    const FILE: &str = "src/main.rs";
+
+    fn at(line: u64) -> Location {
+        Location {
+            file: FILE.into(),
+            line,
+            path: FILE.into(),
+        }
+    }
+
+    /// A guard or permit of the lock whose semaphore is `semaphore`, as the search finds it.
+    fn guard(
+        kind: ResourceKind,
+        semaphore: u64,
+        local: &str,
+        permits: u64,
+        lock: LockPermits,
+    ) -> Holding {
+        Holding {
+            kind: if kind == ResourceKind::Semaphore {
+                HoldingKind::Permit
+            } else {
+                HoldingKind::LockGuard
+            },
+            resource: Resource {
+                kind,
+                address: semaphore,
+            },
+            local: local.into(),
+            idle_future: false,
+            captured: false,
+            permits: Some(permits),
+            released: false,
+            lock: Some(lock),
+        }
+    }
+
+    fn mutex_guard(semaphore: u64, available: u64) -> Holding {
+        let lock = LockPermits {
+            available,
+            total: Some(1),
+        };
+        guard(ResourceKind::Mutex, semaphore, "_held", 1, lock)
+    }
+
+    /// A waiter's leaf: its kind, the lock (whose semaphore is at the same address), and the
+    /// permits as its decoder reads them.
+    struct Wait {
+        kind: fn(PermitWait) -> Detail,
+        lock: u64,
+        available: u64,
+        needed: u64,
+        total: Option<u64>,
+        assigned: u64,
+    }
+
+    fn mutex_wait(lock: u64, available: u64) -> Wait {
+        Wait {
+            kind: Detail::MutexLock,
+            lock,
+            available,
+            needed: 1,
+            total: Some(1),
+            assigned: 0,
+        }
+    }
+
+    fn leaf(wait: Wait) -> FutureNode {
+        let mut node = FutureNode::new(NodeKind::MutexLock, "tokio::sync::lock", 0x8000);
+        node.set_detail((wait.kind)(PermitWait {
+            address: wait.lock,
+            closed: false,
+            holders: None,
+            holders_certainty: None,
+            permits_assigned: Some(wait.assigned),
+            permits_available: wait.available,
+            permits_needed: wait.needed,
+            permits_total: wait.total,
+            semaphore: wait.lock,
+            waiters: 1,
+        }));
+        node.summary = Some(format!("waiting for {:#x} (1 waiter)", wait.lock));
+        node
+    }
+
+    /// An idle task at `line` of an async fn keeping `holds`, waiting in `waits` (else
+    /// sleeping).
+    fn task(id: u64, line: u64, holds: Vec<Holding>, waits: Option<Wait>) -> TaskReport {
+        let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x9000 + id * 0x100);
+        root.location = Some(at(line));
+        root.holds = holds;
+        root.children.push(match waits {
+            Some(wait) => leaf(wait),
+            None => FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x6000),
+        });
+        TaskReport {
+            id,
+            address: 0x7000 + id,
+            state: TaskState::Idle,
+            root,
+            runtime: 0x100,
+            spawned_at: None,
+            error: None,
+        }
+    }
+
+    fn analysed(tasks: Vec<TaskReport>) -> Report {
+        let mut report = Report {
+            version: 1,
+            threads: Vec::new(),
+            tasks,
+            runtimes: Vec::new(),
+            errors: Vec::new(),
+            memory_source: None,
+            groups: None,
+            deadlocks: Vec::new(),
+            futurelocks: Vec::new(),
+            waits: None,
+            taken_at: None,
+            diff: None,
+        };
+        analyse(&mut report, true);
+        report
+    }
+
+    fn task_of(report: &Report, id: u64) -> &TaskReport {
+        report.tasks.iter().find(|task| task.id == id).unwrap()
+    }
+
+    /// What a waiter's leaf lists: its holders (party, line, permits), how certain they
+    /// are, and its summary.
+    type Listed = (
+        Vec<(Party, u64, Option<u64>)>,
+        Option<HolderCertainty>,
+        String,
+    );
+
+    fn holders_of(report: &Report, id: u64) -> Listed {
+        let leaf = &task_of(report, id).root.children[0];
+        let Some(
+            Detail::MutexLock(wait)
+            | Detail::RwlockRead(wait)
+            | Detail::RwlockWrite(wait)
+            | Detail::SemaphoreAcquire(wait),
+        ) = leaf.detail()
+        else {
+            panic!("no lock wait: {leaf:?}")
+        };
+        let holders = wait
+            .holders
+            .iter()
+            .flatten()
+            .map(|note| {
+                (
+                    note.party,
+                    note.location.as_ref().map_or(0, |at| at.line),
+                    note.permits,
+                )
+            })
+            .collect();
+        (
+            holders,
+            wait.holders_certainty,
+            leaf.summary.clone().unwrap_or_default(),
+        )
+    }
+
+    fn cycles(report: &Report) -> Vec<Vec<u64>> {
+        report
+            .deadlocks
+            .iter()
+            .map(|deadlock| deadlock.tasks.clone())
+            .collect()
+    }
+
+    #[test]
+    fn an_unlocked_mutex_has_no_holder_and_its_moved_out_guards_are_released() {
+        const LOCK: u64 = 0x1000;
+        let mut idle = mutex_guard(LOCK, 1);
+        idle.idle_future = true;
+        idle.local = "queued.__awaitee".into();
+        let report = analysed(vec![
+            task(1, 10, vec![mutex_guard(LOCK, 1)], None),
+            // Were it held, an idle future keeping it would be a futurelock.
+            task(2, 20, vec![idle], None),
+            // A waiter on it the moment it was let go.
+            task(3, 30, Vec::new(), Some(mutex_wait(LOCK, 1))),
+        ]);
+        for id in [1, 2] {
+            assert!(task_of(&report, id).root.holds[0].released, "task {id}");
+        }
+        assert_eq!(
+            holders_of(&report, 3),
+            (vec![], None, format!("waiting for {LOCK:#x} (1 waiter)"))
+        );
+        assert!(report.futurelocks.is_empty(), "{:?}", report.futurelocks);
+        assert_eq!(report.waits.as_deref().map(<[WaitEdge]>::len), Some(0));
+        let json = serde_json::to_value(&task_of(&report, 1).root.holds[0]).unwrap();
+        assert_eq!(json["released"], true);
+        assert_eq!(json["permits"], 1);
+    }
+
+    #[test]
+    fn a_locked_mutex_with_one_guard_is_held_by_it_for_certain() {
+        const FIRST: u64 = 0x1000;
+        const SECOND: u64 = 0x2000;
+        // Each holds one and waits for the other's: a deadlock, claimed.
+        let report = analysed(vec![
+            task(
+                1,
+                10,
+                vec![mutex_guard(FIRST, 0)],
+                Some(mutex_wait(SECOND, 0)),
+            ),
+            task(
+                2,
+                20,
+                vec![mutex_guard(SECOND, 0)],
+                Some(mutex_wait(FIRST, 0)),
+            ),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 2);
+        assert_eq!(holders, vec![(Party::Task(1), 10, Some(1))]);
+        assert_eq!(certainty, Some(HolderCertainty::Certain));
+        assert!(
+            summary.ends_with("; held by task 1 at src/main.rs:10)"),
+            "{summary}"
+        );
+        assert!(!task_of(&report, 1).root.holds[0].released);
+        assert_eq!(cycles(&report), vec![vec![1, 2]]);
+    }
+
+    #[test]
+    fn two_guards_of_a_locked_mutex_are_one_of_them_and_make_no_deadlock() {
+        const CONTENDED: u64 = 0x1000;
+        const OTHER: u64 = 0x2000;
+        let report = analysed(vec![
+            // Moved its guard out and waits for the Mutex task 3 holds.
+            task(
+                1,
+                10,
+                vec![mutex_guard(CONTENDED, 0)],
+                Some(mutex_wait(OTHER, 0)),
+            ),
+            // Holds it and sleeps.
+            task(2, 20, vec![mutex_guard(CONTENDED, 0)], None),
+            task(
+                3,
+                30,
+                vec![mutex_guard(OTHER, 0)],
+                Some(mutex_wait(CONTENDED, 0)),
+            ),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 3);
+        assert_eq!(
+            holders,
+            vec![(Party::Task(1), 10, Some(1)), (Party::Task(2), 20, Some(1))]
+        );
+        assert_eq!(certainty, Some(HolderCertainty::Ambiguous));
+        assert!(
+            summary.ends_with("; held by one of tasks 1, 2)"),
+            "{summary}"
+        );
+        // Were task 1 taken for its holder, 1 → 3 → 1 would be a cycle.
+        assert_eq!(cycles(&report), Vec::<Vec<u64>>::new());
+        let edges: Vec<(Party, Party, bool)> = report
+            .waits
+            .iter()
+            .flatten()
+            .map(|edge| (edge.from, edge.to, edge.uncertain))
+            .collect();
+        assert_eq!(
+            edges,
+            vec![
+                (Party::Task(3), Party::Task(1), true),
+                (Party::Task(3), Party::Task(2), true),
+                (Party::Task(1), Party::Task(3), false),
+            ]
+        );
+        assert!(report.tasks.iter().all(|task| task
+            .root
+            .holds
+            .iter()
+            .all(|holding| !holding.released)));
+        // An idle future among the candidates is no futurelock for sure.
+        let mut idle = mutex_guard(CONTENDED, 0);
+        idle.idle_future = true;
+        let report = analysed(vec![
+            task(1, 10, vec![idle], None),
+            task(2, 20, vec![mutex_guard(CONTENDED, 0)], None),
+            task(3, 30, Vec::new(), Some(mutex_wait(CONTENDED, 0))),
+        ]);
+        assert!(report.futurelocks.is_empty(), "{:?}", report.futurelocks);
+    }
+
+    #[test]
+    fn rwlock_readers_and_writers_hold_as_many_as_its_permits_say() {
+        const LOCK: u64 = 0x1000;
+        const MOST: u64 = 10;
+        let read_guard = |local: &str| {
+            let lock = LockPermits {
+                available: 0,
+                total: None,
+            };
+            guard(ResourceKind::Rwlock, LOCK, local, 1, lock)
+        };
+        // A writer waits; tokio gave it the 8 permits no reader holds.
+        let writer = || Wait {
+            kind: Detail::RwlockWrite,
+            lock: LOCK,
+            available: 0,
+            needed: MOST,
+            total: Some(MOST),
+            assigned: MOST - 2,
+        };
+        let report = analysed(vec![
+            task(1, 10, vec![read_guard("_reading")], None),
+            task(2, 20, vec![read_guard("_reading")], None),
+            task(3, 30, Vec::new(), Some(writer())),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 3);
+        assert_eq!(
+            holders,
+            vec![(Party::Task(1), 10, Some(1)), (Party::Task(2), 20, Some(1))]
+        );
+        assert_eq!(certainty, Some(HolderCertainty::Certain));
+        assert!(summary.ends_with("; held by tasks 1, 2)"), "{summary}");
+        // A third reader's guard, moved out: two of the three hold it.
+        let report = analysed(vec![
+            task(1, 10, vec![read_guard("_reading")], None),
+            task(2, 20, vec![read_guard("_reading")], None),
+            task(3, 30, Vec::new(), Some(writer())),
+            task(4, 40, vec![read_guard("_was_reading")], None),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 3);
+        assert_eq!(holders.len(), 3);
+        assert_eq!(certainty, Some(HolderCertainty::Ambiguous));
+        assert!(
+            summary.ends_with("; held by 2 of tasks 1, 2, 4)"),
+            "{summary}"
+        );
+        // Write-locked: the writer holds every permit, a reader's old guard none of them.
+        let write_guard = guard(
+            ResourceKind::Rwlock,
+            LOCK,
+            "_writing",
+            MOST,
+            LockPermits {
+                available: 0,
+                total: Some(MOST),
+            },
+        );
+        let reader = Wait {
+            kind: Detail::RwlockRead,
+            needed: 1,
+            assigned: 0,
+            ..writer()
+        };
+        let report = analysed(vec![
+            task(5, 50, vec![write_guard], None),
+            task(6, 60, vec![read_guard("_was_reading")], None),
+            task(7, 70, Vec::new(), Some(reader)),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 7);
+        assert_eq!(holders, vec![(Party::Task(5), 50, Some(MOST))]);
+        assert_eq!(certainty, Some(HolderCertainty::Certain));
+        assert!(
+            summary.ends_with("; held by task 5 at src/main.rs:50)"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn semaphore_permits_are_listed_with_their_counts_and_a_forgotten_one_holds_none() {
+        const SEMAPHORE: u64 = 0x1000;
+        let permit = |count| {
+            let lock = LockPermits {
+                available: 0,
+                total: None,
+            };
+            guard(ResourceKind::Semaphore, SEMAPHORE, "_permit", count, lock)
+        };
+        let acquire_many = Wait {
+            kind: Detail::SemaphoreAcquire,
+            lock: SEMAPHORE,
+            available: 0,
+            needed: 2,
+            total: None,
+            assigned: 1,
+        };
+        let report = analysed(vec![
+            task(1, 10, vec![permit(2)], None),
+            task(2, 20, vec![permit(1)], None),
+            task(3, 30, vec![permit(0)], None),
+            task(4, 40, Vec::new(), Some(acquire_many)),
+        ]);
+        let (holders, certainty, summary) = holders_of(&report, 4);
+        assert_eq!(
+            holders,
+            vec![(Party::Task(1), 10, Some(2)), (Party::Task(2), 20, Some(1))]
+        );
+        // tokio keeps no Semaphore's total: what is taken is not known.
+        assert_eq!(certainty, Some(HolderCertainty::Unchecked));
+        assert!(summary.ends_with("; held by tasks 1, 2)"), "{summary}");
+        let released: Vec<bool> = report
+            .tasks
+            .iter()
+            .flat_map(|task| task.root.holds.iter().map(|holding| holding.released))
+            .collect();
+        assert_eq!(released, vec![false, false, true]);
+    }
 }

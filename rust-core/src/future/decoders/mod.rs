@@ -90,9 +90,16 @@ pub fn list_len_at(value: &Value<'_>, paths: Paths) -> Result<u64> {
 
 /// A tokio batch semaphore: (permits available, closed, waiters queued).
 pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
-    let permits = semaphore.field(tokio_futures::BATCH_PERMITS)?.read_uint()?;
+    let (available, closed) = semaphore_permits(semaphore)?;
     let waiters = list_len_at(semaphore, tokio_futures::BATCH_WAITERS)?;
-    Ok((permits >> 1, permits & 1 == 1, waiters))
+    Ok((available, closed, waiters))
+}
+
+/// A tokio batch semaphore's permits available, and whether it is closed (its `permits`
+/// word is `available << 1 | closed`).
+pub fn semaphore_permits(semaphore: &Value<'_>) -> Result<(u64, bool)> {
+    let permits = semaphore.field(tokio_futures::BATCH_PERMITS)?.read_uint()?;
+    Ok((permits >> 1, permits & 1 == 1))
 }
 
 /// A `join!` branch or `join_all` member: `MaybeDone::Future(f)` is pending, `Done`

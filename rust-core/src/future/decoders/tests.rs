@@ -141,8 +141,12 @@ fn mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex() 
             address: 0x2000,
             closed: false,
             holders: None,
+            holders_certainty: None,
+            // Its env keeps no acquire future to read it from.
+            permits_assigned: None,
             permits_available: 0,
             permits_needed: 1,
+            permits_total: Some(1),
             semaphore: 0x2000,
             waiters: 2,
         };
@@ -191,8 +195,11 @@ fn rwlock_read_and_write_need_one_permit_and_every_permit() {
             address: 0x2000,
             closed: false,
             holders: None,
+            holders_certainty: None,
+            permits_assigned: None,
             permits_available: 3,
             permits_needed: needed,
+            permits_total: Some(10),
             semaphore: 0x2000,
             waiters: 1,
         };
@@ -209,6 +216,252 @@ fn rwlock_read_and_write_need_one_permit_and_every_permit() {
             "has state 9, which no variant has",
         );
     }
+}
+
+/// `batch_semaphore::Acquire{semaphore: &Semaphore, node: Waiter{state: permits still
+/// needed}, num_permits, queued}`, 64 bytes, over `semaphore` (`batch_semaphore`'s).
+fn acquire_type(program: &mut Program, semaphore: Ty) -> Ty {
+    let usize = program.usize();
+    let bool = program.bool();
+    let waiter = program.named("tokio::sync::batch_semaphore::Waiter");
+    let raw = program.reference("tokio::sync::batch_semaphore::Semaphore", semaphore);
+    program.structure(
+        "tokio::sync::batch_semaphore::Acquire",
+        64,
+        &[
+            ("semaphore", 0, raw),
+            ("node", 8, waiter),
+            ("num_permits", 48, usize),
+            ("queued", 56, bool),
+        ],
+    )
+}
+
+#[test]
+fn a_lock_waiter_reads_the_permits_tokio_assigned_it_from_its_acquire_future() {
+    // RwLock::write -> its `acquire` coroutine -> Acquire, as tokio 1.54 nests them.
+    let mut program = Program::new();
+    let semaphore = batch_semaphore(&mut program, true);
+    let u32 = program.u32();
+    let u8 = program.u8();
+    let lock = program.structure(
+        "tokio::sync::rwlock::RwLock<u32>",
+        48,
+        &[("s", 0, semaphore), ("mr", 40, u32)],
+    );
+    let this = program.reference("tokio::sync::rwlock::RwLock<u32>", lock);
+    let acquire = acquire_type(&mut program, semaphore);
+    let inner = "tokio::sync::rwlock::{impl#9}::write::{async_fn#0}::{async_block_env#0}<u32>";
+    let inner_env = program.rust_enum(
+        inner,
+        80,
+        Some((72, u8)),
+        &[Variant {
+            name: "3",
+            discriminant: Some(3),
+            fields: &[("__awaitee", 0, acquire)],
+            payload_name: Some("Suspend0"),
+        }],
+    );
+    let write = "tokio::sync::rwlock::{impl#9}::write::{async_fn_env#0}<u32>";
+    program.rust_enum(
+        write,
+        96,
+        Some((88, u8)),
+        &[Variant {
+            name: "3",
+            discriminant: Some(3),
+            fields: &[("self", 0, this), ("__awaitee", 8, inner_env)],
+            payload_name: Some("Suspend0"),
+        }],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_semaphore(&mut memory, 0x2000, 0, false, &[0x3000 + 8 + 8]);
+    memory.write_u32(0x2000 + 40, 10);
+    memory.zero(0x3000, 96);
+    memory.write_u64(0x3000, 0x2000);
+    memory.write_u8(0x3000 + 88, 3);
+    memory.write_u8(0x3000 + 8 + 72, 3);
+    // The writer asked for all 10, was given 8 as readers left, and needs 2 more.
+    let acquire_at = 0x3000 + 8;
+    memory.write_u64(acquire_at, 0x2000);
+    memory.write_u64(acquire_at + 8 + 16, 2);
+    memory.write_u64(acquire_at + 48, 10);
+    memory.write_u8(acquire_at + 56, 1);
+    let node = decode(&debug, &memory, write, 0x3000);
+    let Detail::RwlockWrite(wait) = facts(&node) else {
+        panic!("{node:?}")
+    };
+    assert_eq!(
+        (
+            wait.permits_assigned,
+            wait.permits_needed,
+            wait.permits_total
+        ),
+        (Some(8), 10, Some(10))
+    );
+    // Not queued yet: nothing assigned.
+    memory.write_u8(acquire_at + 56, 0);
+    let node = decode(&debug, &memory, write, 0x3000);
+    let Detail::RwlockWrite(wait) = facts(&node) else {
+        panic!("{node:?}")
+    };
+    assert_eq!(wait.permits_assigned, Some(0));
+    // Needing more than it asked for: the count is unknown, the node still decodes.
+    memory.write_u8(acquire_at + 56, 1);
+    memory.write_u64(acquire_at + 8 + 16, 11);
+    let node = decode(&debug, &memory, write, 0x3000);
+    let Detail::RwlockWrite(wait) = facts(&node) else {
+        panic!("{node:?}")
+    };
+    assert_eq!(wait.permits_assigned, None);
+    // The inner coroutine in a state that awaits nothing: no acquire future to read.
+    memory.write_u64(acquire_at + 8 + 16, 2);
+    memory.write_u8(0x3000 + 8 + 72, 1);
+    let node = decode(&debug, &memory, write, 0x3000);
+    assert_eq!(node.error, None);
+    let Detail::RwlockWrite(wait) = facts(&node) else {
+        panic!("{node:?}")
+    };
+    assert_eq!(wait.permits_assigned, None);
+}
+
+#[test]
+fn guards_and_permits_keep_their_permits_and_see_their_locks_state() {
+    let mut program = Program::new();
+    let semaphore = batch_semaphore(&mut program, true);
+    let u32 = program.u32();
+    let usize = program.usize();
+    let mutex = program.structure(
+        "tokio::sync::mutex::Mutex<u32>",
+        48,
+        &[("s", 0, semaphore), ("c", 40, u32)],
+    );
+    let mutex_ref = program.reference("tokio::sync::mutex::Mutex<u32>", mutex);
+    let mutex_guard = program.structure(
+        "tokio::sync::mutex::MutexGuard<u32>",
+        8,
+        &[("lock", 0, mutex_ref)],
+    );
+    let rwlock = program.structure(
+        "tokio::sync::rwlock::RwLock<u32>",
+        48,
+        &[("s", 0, semaphore), ("mr", 40, u32)],
+    );
+    let semaphore_ref = program.reference("tokio::sync::batch_semaphore::Semaphore", semaphore);
+    let write_guard = program.structure(
+        "tokio::sync::rwlock::write_guard::RwLockWriteGuard<u32>",
+        24,
+        &[("s", 0, semaphore_ref), ("permits_acquired", 16, u32)],
+    );
+    let rwlock_arc = program.arc("tokio::sync::rwlock::RwLock<u32>", rwlock, 48);
+    let owned_read_guard = program.structure(
+        "tokio::sync::rwlock::owned_read_guard::OwnedRwLockReadGuard<u32>",
+        16,
+        &[("lock", 0, rwlock_arc)],
+    );
+    let tokio_semaphore = program.structure(
+        "tokio::sync::semaphore::Semaphore",
+        40,
+        &[("ll_sem", 0, semaphore)],
+    );
+    let tokio_semaphore_ref =
+        program.reference("tokio::sync::semaphore::Semaphore", tokio_semaphore);
+    let permit = program.structure(
+        "tokio::sync::semaphore::SemaphorePermit",
+        16,
+        &[("sem", 0, tokio_semaphore_ref), ("permits", 8, usize)],
+    );
+    program.structure(
+        "app::Guarded",
+        56,
+        &[
+            ("guard", 0, mutex_guard),
+            ("write", 8, write_guard),
+            ("read", 32, owned_read_guard),
+            ("permit", 40, permit),
+        ],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    // A locked Mutex, a write-locked RwLock of 10 permits (its Arc's data at 0x5010), a
+    // semaphore with 3 left.
+    write_semaphore(&mut memory, 0x2000, 0, false, &[]);
+    memory.write_u32(0x2000 + 40, 0);
+    memory.zero(0x5000, 64);
+    write_semaphore(&mut memory, 0x5010, 0, false, &[]);
+    memory.write_u32(0x5010 + 40, 10);
+    write_semaphore(&mut memory, 0x6000, 3, false, &[]);
+    memory.zero(0x1000, 56);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1000 + 8, 0x5010);
+    memory.write_u32(0x1000 + 8 + 16, 10);
+    memory.write_u64(0x1000 + 32, 0x5000);
+    memory.write_u64(0x1000 + 40, 0x6000);
+    memory.write_u64(0x1000 + 48, 2);
+    let node = decode(&debug, &memory, "app::Guarded", 0x1000);
+    let held = |local: &str, kind, resource: Resource, permits, available, total| Holding {
+        kind,
+        resource,
+        local: local.into(),
+        idle_future: false,
+        captured: false,
+        permits: Some(permits),
+        released: false,
+        lock: Some(LockPermits { available, total }),
+    };
+    let mutex_at = Resource {
+        kind: ResourceKind::Mutex,
+        address: 0x2000,
+    };
+    let rwlock_at = Resource {
+        kind: ResourceKind::Rwlock,
+        address: 0x5010,
+    };
+    let semaphore_at = Resource {
+        kind: ResourceKind::Semaphore,
+        address: 0x6000,
+    };
+    assert_eq!(
+        node.holds,
+        vec![
+            held(
+                "self.guard",
+                HoldingKind::LockGuard,
+                mutex_at,
+                1,
+                0,
+                Some(1)
+            ),
+            held(
+                "self.write",
+                HoldingKind::LockGuard,
+                rwlock_at,
+                10,
+                0,
+                Some(10)
+            ),
+            held(
+                "self.read",
+                HoldingKind::LockGuard,
+                rwlock_at,
+                1,
+                0,
+                Some(10)
+            ),
+            held("self.permit", HoldingKind::Permit, semaphore_at, 2, 3, None),
+        ]
+    );
+    assert!(node.holds.iter().all(|holding| !holding.released));
+    // A semaphore that cannot be read leaves its lock's state unknown, the permit found.
+    memory.write_u64(0x1000 + 40, 0x9000);
+    let node = decode(&debug, &memory, "app::Guarded", 0x1000);
+    let permit = &node.holds[3];
+    assert_eq!(
+        (permit.resource.address, permit.permits, permit.lock),
+        (0x9000, Some(2), None)
+    );
 }
 
 #[test]
@@ -254,8 +507,12 @@ fn semaphore_acquire_many_needs_its_argument_and_a_bare_acquire_its_count() {
         address: 0x2000,
         closed: true,
         holders: None,
+        holders_certainty: None,
+        permits_assigned: None,
         permits_available: 1,
         permits_needed: 5,
+        // tokio keeps no Semaphore's total.
+        permits_total: None,
         semaphore: 0x2000,
         waiters: 0,
     };
@@ -277,6 +534,8 @@ fn semaphore_acquire_many_needs_its_argument_and_a_bare_acquire_its_count() {
     assert_eq!(
         facts(&node),
         &Detail::SemaphoreAcquire(PermitWait {
+            // The acquire future itself, not queued: none assigned.
+            permits_assigned: Some(0),
             permits_needed: 2,
             ..wait
         })

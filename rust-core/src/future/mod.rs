@@ -6,8 +6,8 @@
 //!
 //! Inside, each module uses only those listed before it: `env` (a coroutine's layout),
 //! `outcome` (what decoders are given and give), `locals`, `decoders`, `registry`,
-//! `holdings`, `await_lines`, `plans`, `coroutine`, `descent`, then this one, which walks
-//! the tree.
+//! `type_graph` (which types can reach what a search wants), `holdings`, `await_lines`,
+//! `plans`, `coroutine`, `descent`, then this one, which walks the tree.
 
 mod await_lines;
 pub(crate) mod coroutine;
@@ -19,6 +19,7 @@ pub(crate) mod locals;
 pub mod outcome;
 mod plans;
 mod registry;
+mod type_graph;
 
 use std::cell::RefCell;
 use std::sync::Arc;

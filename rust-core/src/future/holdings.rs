@@ -9,6 +9,7 @@ use rustc_hash::FxHashSet;
 
 use super::env::{active_variant, captured_variables};
 use super::type_graph::{TypeGraphSearch, TypeShape};
+use crate::collections::{self, Container, Naming};
 use crate::dwarf::{DebugInfo, DieRef, TypeTag};
 use crate::error::{Error, Result};
 use crate::layouts::tokio_futures::{self as layout, HoldingType};
@@ -21,12 +22,13 @@ use crate::value::Value;
 const MAX_DEPTH: usize = 8;
 /// Holdings kept per coroutine: a corrupt image must not make millions.
 const MAX_HOLDINGS: usize = 64;
-/// Elements of one `Vec` searched: enough for a handful of guards, bounded for big ones.
-const MAX_VEC_ELEMENTS: u64 = 64;
+/// Values of one collection searched: enough for a handful of guards, bounded for big ones.
+const MAX_ELEMENTS: u64 = 64;
 
 /// Whether values of a type can contain a holding: by value, or through what the value
-/// owns (a `Box`, the elements of a `Vec`); other pointers are not followed but for the
-/// guards' own. Worked out once per type and command.
+/// owns (a `Box`, the elements of std's collections: `crate::collections`, as the search
+/// for futures sees them); what an `Arc` shares is not the coroutine's to hold, and other
+/// pointers are not followed but for the guards' own. Worked out once per type and command.
 #[derive(Default)]
 pub struct HoldingTypes {
     may_hold: RefCell<TypeGraphSearch<DieRef>>,
@@ -42,20 +44,18 @@ impl HoldingTypes {
                 {
                     TypeShape::Wanted
                 }
-                Ok(info) if info.name.starts_with(crate::layouts::rust::BOX_PREFIX) => {
-                    TypeShape::Owns(info.target.into_iter().collect())
-                }
-                Ok(info) if std_values::is_vec(&info) => {
-                    TypeShape::Owns(std_values::element_type(&info).into_iter().collect())
-                }
-                Ok(info) if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
-                Ok(info) => {
-                    let members = info.fields.iter().filter_map(|field| field.ty);
-                    let variants = info.variant_part.iter().flat_map(|part| {
-                        part.variants.iter().filter_map(|variant| variant.member.ty)
-                    });
-                    TypeShape::Owns(members.chain(variants).collect())
-                }
+                Ok(info) => match Container::of(debug, &info) {
+                    Some(container) if container.is_shared() => TypeShape::Owns(Vec::new()),
+                    Some(container) => TypeShape::Owns(container.holds),
+                    None if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
+                    None => {
+                        let members = info.fields.iter().filter_map(|field| field.ty);
+                        let variants = info.variant_part.iter().flat_map(|part| {
+                            part.variants.iter().filter_map(|variant| variant.member.ty)
+                        });
+                        TypeShape::Owns(members.chain(variants).collect())
+                    }
+                },
                 Err(_) => TypeShape::Owns(Vec::new()),
             })
     }
@@ -165,24 +165,21 @@ impl Search<'_> {
         if !self.types.may_hold(value.target.debug, value.ty.die) {
             return;
         }
-        if name.starts_with(crate::layouts::rust::BOX_PREFIX) {
-            if let Ok(boxed) = value.pointee() {
-                self.visit(&boxed, path, idle_future, depth + 1);
-            }
-            return;
-        }
-        if std_values::is_vec(&value.ty) {
-            for (position, element) in std_values::vec_first_elements(value, MAX_VEC_ELEMENTS)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
-                self.visit(
-                    element,
-                    format!("{path}[{position}]"),
-                    idle_future,
-                    depth + 1,
-                );
+        let debug = value.target.debug;
+        if let Some(container) = Container::of(debug, &value.ty).filter(|c| !c.is_shared()) {
+            let Ok(contents) = container.contents(value, MAX_ELEMENTS) else {
+                return;
+            };
+            for (position, held) in contents.held.into_iter().enumerate() {
+                let path = match container.naming() {
+                    Naming::Itself => path.clone(),
+                    Naming::Position => format!("{path}[{position}]"),
+                    Naming::Key => {
+                        let key = held.key.as_ref().and_then(collections::key_name);
+                        format!("{path}[{}]", key.unwrap_or_else(|| format!("#{position}")))
+                    }
+                };
+                self.visit(&held.value, path, idle_future, depth + 1);
             }
             return;
         }
@@ -258,4 +255,59 @@ fn assigned_permits(acquire: &Value<'_>) -> Result<Option<u64>> {
         return Ok(None);
     }
     Ok(std_values::follow(acquire, layout::ACQUIRE_SEMAPHORE)?.map(|semaphore| semaphore.address))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{of_fields, HoldingTypes};
+    use crate::model::{HoldingKind, ResourceKind};
+    use crate::testing::{die_of, Program, TestMemory};
+    use crate::value::Target;
+
+    #[test]
+    fn guards_kept_in_std_collections_are_held() {
+        let mut program = Program::new();
+        let u64 = program.u64();
+        let mutex_name = "tokio::sync::mutex::Mutex<u32>";
+        let mutex = program.structure(mutex_name, 16, &[("s", 0, u64)]);
+        let lock = program.reference(mutex_name, mutex);
+        let guard_name = "tokio::sync::mutex::MutexGuard<u32>";
+        let guard = program.structure(guard_name, 8, &[("lock", 0, lock)]);
+        let queue = program.vec_deque(guard_name, guard);
+        let pair = program.array(guard, 2);
+        program.structure("app::Pool", 48, &[("queue", 0, queue), ("pair", 32, pair)]);
+        let debug = program.load();
+        let mut memory = TestMemory::default();
+        // Two slots, both in use from slot 1; each guard points to its Mutex.
+        memory.write_u64(0x1000, 2);
+        memory.write_u64(0x1008, 0x2000);
+        memory.write_u64(0x1010, 1);
+        memory.write_u64(0x1018, 2);
+        memory.write_u64(0x2000, 0x3000);
+        memory.write_u64(0x2008, 0x3100);
+        memory.write_u64(0x1020, 0x3200);
+        memory.write_u64(0x1028, 0x3300);
+        let target = Target::new(&debug, &memory, 0);
+        let pool = target.value(die_of(&debug, "app::Pool"), 0x1000).unwrap();
+        let held: Vec<_> = of_fields(&HoldingTypes::default(), &pool)
+            .into_iter()
+            .map(|holding| {
+                assert_eq!(
+                    (holding.kind, holding.resource.kind),
+                    (HoldingKind::LockGuard, ResourceKind::Mutex)
+                );
+                (holding.local, holding.resource.address)
+            })
+            .collect();
+        let expected = [
+            ("self.queue[0]", 0x3100),
+            ("self.queue[1]", 0x3000),
+            ("self.pair[0]", 0x3200),
+            ("self.pair[1]", 0x3300),
+        ];
+        assert_eq!(
+            held,
+            expected.map(|(local, address)| (local.to_string(), address))
+        );
+    }
 }

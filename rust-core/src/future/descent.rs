@@ -64,7 +64,7 @@ pub struct TypeFacts {
 impl<'a> FutureDecoder<'a> {
     /// Whether a value of this type is a future the decoder can show as a node.
     pub(super) fn is_future(&self, info: &TypeInfo) -> bool {
-        // A plain pointer is followed only as a Box (see `visit`); a boxed body is looked into.
+        // A pointer is followed only as a Box (`collections`); a boxed body is looked into.
         if info.tag == TypeTag::Pointer || boxed::is_dyn_body(info) {
             return false;
         }
@@ -116,7 +116,11 @@ impl<'a> FutureDecoder<'a> {
                 ..Child::of(&found.value)
             })
             .collect();
-        Ok((children, searched.incomplete))
+        let incomplete = searched.incomplete.map(|error| match root.via.as_str() {
+            "" => error,
+            via => error.context(via),
+        });
+        Ok((children, incomplete))
     }
 
     /// The nearest futures inside `value` (not `value` itself).
@@ -135,9 +139,8 @@ impl<'a> FutureDecoder<'a> {
     fn visit(&self, value: Value<'a>, via: &str, depth: usize, search: &mut Search<'a>) {
         search.visited += 1;
         if search.visited > MAX_VISITED {
-            search.note_once(Error::layout(format!(
-                "search stopped after {MAX_VISITED} values"
-            )));
+            let error = Error::layout(format!("search stopped after {MAX_VISITED} values"));
+            search.note("", error);
             return;
         }
         if depth > MAX_DEPTH {
@@ -347,10 +350,6 @@ impl Search<'_> {
             });
         }
     }
-
-    fn note_once(&mut self, error: Error) {
-        self.note("", error);
-    }
 }
 
 /// A field's name in a path: a tuple's `__1` is `1`, as Rust writes it.
@@ -361,9 +360,10 @@ fn field_name(name: &str) -> &str {
     }
 }
 
+/// `via` and then `name`: a field's (`.name`) or, from a collection, an element's (`[2]`).
 fn join(via: &str, name: &str) -> String {
-    if via.is_empty() {
-        name.to_string()
+    if via.is_empty() || name.starts_with('[') {
+        format!("{via}{name}")
     } else {
         format!("{via}.{name}")
     }

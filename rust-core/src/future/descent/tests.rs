@@ -456,3 +456,39 @@ fn huge_and_corrupt_collections_stop_with_an_error_line() {
     );
     assert_eq!(node.children.len(), 8192 - 4);
 }
+
+#[test]
+fn a_search_root_names_what_it_finds_and_what_stopped_it_from_its_own_path() {
+    use crate::future::outcome::SearchRoot;
+    let mut program = Program::new();
+    let ready = ready(&mut program);
+    let jobs = program.vec(READY, ready);
+    program.structure(LISTENER, 24, &[("jobs", 0, jobs)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_vec(&mut memory, 0x1000, 2, 0x2000, 2);
+    let target = Target::new(&debug, &memory, 0);
+    let decoder = FutureDecoder::new(&target);
+    let listener = target.value(die_of(&debug, LISTENER), 0x1000).unwrap();
+    // A closure's capture that is a collection of futures, and a service's fields.
+    let vec = listener.field("jobs").unwrap();
+    let (children, incomplete) = decoder.search(&SearchRoot::value(&vec, "jobs")).unwrap();
+    let vias: Vec<_> = children
+        .iter()
+        .map(|c| (c.via.clone().unwrap(), c.held))
+        .collect();
+    assert_eq!(vias, [("jobs[0]".into(), false), ("jobs[1]".into(), false)]);
+    assert!(incomplete.is_none());
+    write_vec(&mut memory, 0x1000, 1, 0x2000, 2);
+    let target = Target::new(&debug, &memory, 0);
+    let decoder = FutureDecoder::new(&target);
+    let listener = target.value(die_of(&debug, LISTENER), 0x1000).unwrap();
+    let root = SearchRoot::fields_of(&listener, "service");
+    let (children, incomplete) = decoder.search(&root).unwrap();
+    assert!(children.is_empty());
+    let message = incomplete.expect("an error").message;
+    assert!(
+        message.starts_with("service: jobs: alloc::vec::Vec<"),
+        "{message}"
+    );
+}

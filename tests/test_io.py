@@ -3,9 +3,11 @@ in every debugger, debug and release: `io::copy`, `copy_buf` and `copy_bidirecti
 (each direction), split halves, `BufReader`/`BufWriter`, tokio-util's codecs,
 `StreamReader`/`ReaderStream`, `CancellationToken`, `TaskTracker`, signals, a child
 process, `tokio::fs` and `spawn_blocking` (with the blocking-pool thread running them),
-`Barrier`, `OnceCell`, `SetOnce`, the futures crate's channels, a hand-written future (what
-it keeps, marked as held) and a `poll_fn` of the program's own (not a `select!`). The main
-thread is a `#[tokio::main]` parked in `select!(serve(), ctrl_c())`."""
+`Barrier`, `OnceCell`, `SetOnce`, the futures crate's channels, hand-written futures (what
+they keep, marked as held, in their fields and in std's collections: a listener for
+shutdown signals shaped as actix-server's, a dispatcher with a HashMap, a BTreeMap, a Vec
+and an Arc<Mutex<VecDeque>>) and a `poll_fn` of the program's own (not a `select!`). The
+main thread is a `#[tokio::main]` parked in `select!(serve(), ctrl_c())`."""
 
 import json
 import re
@@ -243,6 +245,36 @@ def check_io_report(report, facts, markers, profile):
     assert detail_of(held["wakeup"], "notified")["state"] == "held"
     assert detail_of(held["socket"], "io_readiness") == socket_read(fd("worker"), "poll")
     assert detail_of(held["helper"], "join_handle")["task_id"] == int(facts["task.worker_helper"])
+
+    # A listener for the signals that stop a server, shaped as actix-server's and spawned
+    # as it is: each signal it keeps in its Vec beside its kind, by name.
+    root = task("os_signals")
+    assert (root["kind"], root["type"]) == ("future", "io_app::OsSignals")
+    assert [(child["via"], child["held"], child["kind"], child["detail"], child["children"])
+            for child in root["children"]] == [
+        ("signals[0].1", True, "signal_recv", {"name": "SIGINT", "signal": 2}, []),
+        ("signals[1].1", True, "signal_recv", {"name": "SIGTERM", "signal": 15}, []),
+        ("signals[2].1", True, "signal_recv", {"name": "SIGQUIT", "signal": 3}, []),
+    ]
+    assert root["children"][1]["summary"] == "waiting for signal SIGTERM"
+
+    # A dispatcher keeping what it polls in std's collections: its queues in a HashMap by
+    # name (in the table's order), its workers in a BTreeMap of two levels by number, boxed
+    # jobs in a Vec, replies in an Arc<Mutex<VecDeque>>.
+    root = task("dispatcher")
+    assert (root["kind"], root["type"], root.get("error")) == ("future", "io_app::Dispatcher", None)
+    children = root["children"]
+    assert all(child["held"] and not child["children"] for child in children)
+    queues = sorted((child["via"], child["kind"], child["detail"]["capacity"], child["detail"]["queued"])
+                    for child in children[:2])
+    assert queues == [('queues["audit"]', "mpsc_recv", 2, 0), ('queues["orders"]', "mpsc_recv", 8, 0)]
+    workers = [(child["via"], child["kind"], child["detail"]["task_id"]) for child in children[2:14]]
+    assert workers == [("workers[%d]" % number, "join_handle", int(facts["task.dispatch_worker.%d" % number]))
+                       for number in range(12)]
+    assert [(child["via"], child["kind"], child["boxed"]) for child in children[14:16]] == [
+        ("jobs[0]", "sleep", True), ("jobs[1]", "sleep", True)]
+    assert [(child["via"], child["kind"], child["detail"]["value_sent"]) for child in children[16:]] == [
+        ("replies[0]", "oneshot_recv", False), ("replies[1]", "oneshot_recv", False)]
 
     # A poll_fn of the program's own: at its line, with the future it captures, not a select!.
     root = task("poll_fn_user")

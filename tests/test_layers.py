@@ -17,7 +17,7 @@ LAYERS = [
     ["stack"],
     ["value"],
     ["layouts"],
-    ["std_values"],
+    ["std_values", "collections"],
     ["tokio"],
     ["future"],
     ["block_on"],

@@ -856,13 +856,28 @@ fn why_missing(
     if counted == read {
         return None;
     }
-    Some(match (stopped, walk.problems.first()) {
-        (Some(stop), _) => stop,
-        (None, Some(problem)) => problem.clone(),
-        (None, None) if read > counted => {
+    let locked = match walk.locked_shards.as_slice() {
+        [] => None,
+        [shard] => Some(format!(
+            "shard {shard} is locked: a thread is adding or removing a task"
+        )),
+        shards => Some(format!(
+            "shards {} are locked: threads are adding or removing tasks",
+            shards
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    };
+    Some(match (stopped, walk.problems.first(), locked) {
+        (Some(stop), _, _) => stop,
+        (None, Some(problem), _) => problem.clone(),
+        (None, None, Some(locked)) => locked,
+        (None, None, None) if read > counted => {
             "more tasks in the list than tokio counts: a thread may have been changing it".to_string()
         }
-        (None, None) => {
+        (None, None, None) => {
             "the list ended before the count: a thread may have been changing it, or its links are damaged"
                 .to_string()
         }
@@ -1143,5 +1158,51 @@ fn with_build_shape(debug: &DebugInfo, error: &Error) -> String {
     match error.kind {
         ErrorKind::Layout => format!("{} ({})", error.message, crate::tokio::build_shape(debug)),
         _ => error.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(problems: &[&str], locked_shards: &[usize]) -> TaskWalk {
+        TaskWalk {
+            problems: problems.iter().map(|problem| problem.to_string()).collect(),
+            locked_shards: locked_shards.to_vec(),
+            ..TaskWalk::default()
+        }
+    }
+
+    /// Why the tasks read differ from tokio's count: where the walk stopped, the first link
+    /// it could not follow, a shard a thread holds; said only where they differ.
+    #[test]
+    fn what_is_missing_says_why_where_it_is_known() {
+        assert_eq!(why_missing(Some(3), 3, &walk(&["x"], &[1]), None), None);
+        assert_eq!(why_missing(None, 3, &walk(&[], &[]), None), None);
+        let budget = Some("stopped after 10 nodes at task 4 of 9".to_string());
+        assert_eq!(
+            why_missing(Some(9), 3, &walk(&["link"], &[]), budget.clone()),
+            budget
+        );
+        assert_eq!(
+            why_missing(
+                Some(9),
+                8,
+                &walk(&["task list shard 2: cannot follow"], &[2]),
+                None
+            )
+            .as_deref(),
+            Some("task list shard 2: cannot follow")
+        );
+        assert_eq!(
+            why_missing(Some(9), 8, &walk(&[], &[2]), None).as_deref(),
+            Some("shard 2 is locked: a thread is adding or removing a task")
+        );
+        assert_eq!(
+            why_missing(Some(9), 10, &walk(&[], &[]), None).as_deref(),
+            Some("more tasks in the list than tokio counts: a thread may have been changing it")
+        );
+        assert!(why_missing(Some(9), 8, &walk(&[], &[]), None)
+            .is_some_and(|why| why.starts_with("the list ended before the count")));
     }
 }

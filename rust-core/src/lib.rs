@@ -9,7 +9,8 @@
 //! - `dwarf`: ELF and DWARF facts, nothing of tokio or x86; `stack` names the debugger's
 //!   frames with it;
 //! - `value`: typed views of memory through DWARF;
-//! - `layouts`: the version table, data only; `std_values` follows it;
+//! - `layouts`: the version table, data only; `std_values` follows it, and `collections`
+//!   reads std's containers with it;
 //! - `tokio` (the runtime's threads, tasks, queues) and `future` (decoding futures);
 //!   `block_on`: the future a thread blocks on;
 //! - `links`, `waits`, `groups`, `selection`: what joins tasks, and which are shown;
@@ -25,6 +26,7 @@ pub mod arch;
 pub mod block_on;
 pub mod budget;
 pub mod cli;
+pub mod collections;
 pub mod command;
 pub mod core_file;
 pub mod dwarf;

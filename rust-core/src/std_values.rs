@@ -192,6 +192,39 @@ pub fn type_along(debug: &DebugInfo, info: &TypeInfo, path: Path) -> Option<Arc<
     Some(current)
 }
 
+/// Whether a tokio `Mutex` is held now (`tokio::MUTEX_LOCKED`); `None` for another type.
+pub fn tokio_mutex_locked(value: &Value<'_>) -> Result<Option<bool>> {
+    let Some((_, path, mask)) = tokio::MUTEX_LOCKED
+        .iter()
+        .find(|(prefix, ..)| value.ty.name.starts_with(prefix))
+    else {
+        return Ok(None);
+    };
+    let mut state = value.clone();
+    for name in path.iter() {
+        state = state.field(name)?;
+    }
+    Ok(Some(state.read_uint()? & mask != 0))
+}
+
+/// The one value a cell, a wrapper or a Mutex holds (what `Step::Unwrap` and
+/// `Step::Locked` look through); none for a value of any other type.
+pub fn wrapped_value<'a>(value: &Value<'a>) -> Result<Option<Value<'a>>> {
+    let name = &value.ty.name;
+    let found = wrapper_of(name, rust::WRAPPERS)
+        .or_else(|| wrapper_of(name, tokio::WRAPPERS))
+        .or_else(|| wrapper_of(name, tokio::MUTEXES))
+        .or_else(|| wrapper_of(name, rust::STD_MUTEXES));
+    let Some((_, path)) = found else {
+        return Ok(None);
+    };
+    let mut inner = value.clone();
+    for name in path.iter() {
+        inner = inner.field(name)?;
+    }
+    Ok(Some(inner))
+}
+
 /// Down one-field structs to the value of type `type_name` (`layouts::Step::To`).
 fn newtypes_to<'a>(value: &Value<'a>, type_name: &str) -> std::result::Result<Value<'a>, Failure> {
     let mut current = value.clone();
@@ -258,6 +291,11 @@ pub fn arc_data<'a>(value: &Value<'a>) -> Result<Value<'a>> {
 /// Whether a type is an `Arc`.
 pub fn is_arc(info: &TypeInfo) -> bool {
     info.name.starts_with(rust::ARC_PREFIX)
+}
+
+/// `Rc<T>` -> the `T` inside its `RcInner`.
+pub fn rc_value<'a>(value: &Value<'a>) -> Result<Value<'a>> {
+    value.pointee()?.field(rust::RC_VALUE)
 }
 
 /// The pointer inside a `Pin<P>`.
@@ -364,13 +402,26 @@ fn elements<'a>(vec: &Value<'a>, length: u64) -> Result<Vec<Value<'a>>> {
         .collect()
 }
 
-/// Elements of a `VecDeque<T>`, front first, at most `limit`.
+/// Elements of a `VecDeque<T>`, front first, at most `limit` (more is taken for corruption).
 pub fn vec_deque_items<'a>(deque: &Value<'a>, limit: u64) -> Result<Vec<Value<'a>>> {
+    let (items, len) = vec_deque_first_items(deque, limit)?;
+    if len > limit {
+        return Err(Error::layout(format!(
+            "{} claims {len} elements (corrupt?)",
+            deque.ty.name
+        )));
+    }
+    Ok(items)
+}
+
+/// The first elements of a `VecDeque<T>`, front first, at most `count`, and how many it
+/// holds.
+pub fn vec_deque_first_items<'a>(deque: &Value<'a>, count: u64) -> Result<(Vec<Value<'a>>, u64)> {
     use rust::vec_deque;
     let head = deque.field(vec_deque::HEAD)?.read_uint()?;
     let len = deque.field(vec_deque::LEN)?.read_uint()?;
     let capacity = at(deque, vec_deque::CAPACITY)?.read_uint()?;
-    if len > limit || len > capacity || (len > 0 && head >= capacity) {
+    if len > capacity || (len > 0 && head >= capacity) {
         return Err(Error::layout(format!(
             "{} claims {len} elements from {head} in {capacity} slots (corrupt?)",
             deque.ty.name
@@ -383,7 +434,7 @@ pub fn vec_deque_items<'a>(deque: &Value<'a>, limit: u64) -> Result<Vec<Value<'a
     let stride = element
         .size
         .ok_or_else(|| Error::layout(format!("{} has no size", element.name)))?;
-    (0..len)
+    let items = (0..len.min(count))
         .map(|i| {
             let slot = head.checked_add(i).map(|at| at % capacity);
             let address = slot
@@ -403,7 +454,8 @@ pub fn vec_deque_items<'a>(deque: &Value<'a>, limit: u64) -> Result<Vec<Value<'a
                 })?;
             Ok(deque.target.value_of_type(element.clone(), address))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((items, len))
 }
 
 /// Where the bytes of a `&str`, `String`, `NonNull<str>` or `*const str` are, and how many.

@@ -455,7 +455,31 @@ impl Program {
                 &[("strong", 0, usize), ("weak", 8, usize), ("data", 16, data)],
             );
             let ptr = p.non_null(&inner_name, inner);
-            p.structure(&name, 8, &[("ptr", 0, ptr)])
+            let arc = p.structure(&name, 8, &[("ptr", 0, ptr)]);
+            p.template_param(arc, "T", data);
+            arc
+        })
+    }
+
+    /// `Rc<T>{ptr: NonNull<RcInner<T>{strong, weak, value}>}`, the value at +16.
+    pub fn rc(&mut self, value_name: &str, value: Ty, value_size: u64) -> Ty {
+        let name = format!("alloc::rc::Rc<{value_name}, alloc::alloc::Global>");
+        self.memo(&name.clone(), |p| {
+            let usize = p.usize();
+            let inner_name = format!("alloc::rc::RcInner<{value_name}>");
+            let inner = p.structure(
+                &inner_name,
+                16 + value_size,
+                &[
+                    ("strong", 0, usize),
+                    ("weak", 8, usize),
+                    ("value", 16, value),
+                ],
+            );
+            let ptr = p.non_null(&inner_name, inner);
+            let rc = p.structure(&name, 8, &[("ptr", 0, ptr)]);
+            p.template_param(rc, "T", value);
+            rc
         })
     }
 
@@ -561,10 +585,16 @@ impl Program {
             let name = format!("tokio::loom::std::mutex::Mutex<{data_name}>");
             self.memo(&name.clone(), |p| {
                 let flag = p.structure("std::sync::poison::Flag", 1, &[("failed", 0, u8)]);
+                let u32 = p.u32();
+                let futex = p.structure(
+                    "std::sys::sync::mutex::futex::Mutex",
+                    4,
+                    &[("futex", 0, u32)],
+                );
                 let std = p.structure(
                     &format!("std::sync::poison::mutex::Mutex<{data_name}>"),
                     8 + data_size,
-                    &[("inner", 0, u8), ("poison", 4, flag), ("data", 8, cell)],
+                    &[("inner", 0, futex), ("poison", 4, flag), ("data", 8, cell)],
                 );
                 p.structure(&name, 8 + data_size, &[("__0", 0, std)])
             })
@@ -657,6 +687,172 @@ impl Program {
             let vec = p.structure(&name, 24, &[("buf", 0, raw), ("len", 16, usize)]);
             p.template_param(vec, "T", element);
             vec
+        })
+    }
+
+    /// `VecDeque<T>{buf: RawVec{inner: RawVecInner{cap, ptr}}, head, len}` as rustc 1.95 lays
+    /// it out: the capacity at +0, the pointer at +8, the head at +16, the length at +24.
+    pub fn vec_deque(&mut self, element_name: &str, element: Ty) -> Ty {
+        let name = format!(
+            "alloc::collections::vec_deque::VecDeque<{element_name}, alloc::alloc::Global>"
+        );
+        self.memo(&name.clone(), |p| {
+            let usize = p.usize();
+            let u8 = p.u8();
+            let non_null = p.non_null("u8", u8);
+            let unique = p.memo("core::ptr::unique::Unique<u8>", |p| {
+                p.structure(
+                    "core::ptr::unique::Unique<u8>",
+                    8,
+                    &[("pointer", 0, non_null)],
+                )
+            });
+            let inner = p.memo("alloc::raw_vec::RawVecInner<alloc::alloc::Global>", |p| {
+                p.structure(
+                    "alloc::raw_vec::RawVecInner<alloc::alloc::Global>",
+                    16,
+                    &[("cap", 0, usize), ("ptr", 8, unique)],
+                )
+            });
+            let raw = p.memo(
+                &format!("alloc::raw_vec::RawVec<{element_name}, alloc::alloc::Global>"),
+                |p| {
+                    p.structure(
+                        &format!("alloc::raw_vec::RawVec<{element_name}, alloc::alloc::Global>"),
+                        16,
+                        &[("inner", 0, inner)],
+                    )
+                },
+            );
+            let deque = p.structure(
+                &name,
+                32,
+                &[("buf", 0, raw), ("head", 16, usize), ("len", 24, usize)],
+            );
+            p.template_param(deque, "T", element);
+            deque
+        })
+    }
+
+    /// A tuple of two values, `(A, B)`, `__0` at +0 and `__1` at `second_at`.
+    pub fn pair(&mut self, first: (&str, Ty), second: (&str, Ty), second_at: u64, size: u64) -> Ty {
+        let name = format!("({}, {})", first.0, second.0);
+        self.memo(&name.clone(), |p| {
+            p.structure(
+                &name,
+                size,
+                &[("__0", 0, first.1), ("__1", second_at, second.1)],
+            )
+        })
+    }
+
+    /// std's `HashMap<K, V>{base: hashbrown::HashMap{table: RawTable<(K, V)>{table:
+    /// RawTableInner{ctrl, bucket_mask, growth_left, items}}, hash_builder}}` as rustc 1.95
+    /// lays it out: the control bytes' pointer at +0, the mask at +8, the items at +24.
+    /// `entry` is the `(K, V)` tuple.
+    pub fn hash_map(&mut self, key: (&str, Ty), value: (&str, Ty), entry: Ty) -> Ty {
+        let (key_name, value_name) = (key.0, value.0);
+        let name = format!(
+            "std::collections::hash::map::HashMap<{key_name}, {value_name}, std::hash::random::RandomState, alloc::alloc::Global>"
+        );
+        self.memo(&name.clone(), |p| {
+            let usize = p.usize();
+            let u8 = p.u8();
+            let ctrl = p.non_null("u8", u8);
+            let inner = p.memo("hashbrown::raw::RawTableInner", |p| {
+                p.structure(
+                    "hashbrown::raw::RawTableInner",
+                    32,
+                    &[
+                        ("ctrl", 0, ctrl),
+                        ("bucket_mask", 8, usize),
+                        ("growth_left", 16, usize),
+                        ("items", 24, usize),
+                    ],
+                )
+            });
+            let table = p.structure(
+                &format!(
+                    "hashbrown::raw::RawTable<({key_name}, {value_name}), alloc::alloc::Global>"
+                ),
+                32,
+                &[("table", 0, inner)],
+            );
+            p.template_param(table, "T", entry);
+            let base = p.structure(
+                &format!(
+                    "hashbrown::map::HashMap<{key_name}, {value_name}, std::hash::random::RandomState, alloc::alloc::Global>"
+                ),
+                48,
+                &[("table", 0, table)],
+            );
+            let map = p.structure(&name, 48, &[("base", 0, base)]);
+            p.template_param(map, "K", key.1);
+            p.template_param(map, "V", value.1);
+            map
+        })
+    }
+
+    /// `BTreeMap<K, V>{root: Option<NodeRef{node, height}>, length}` as rustc 1.95 lays it
+    /// out for a key of 4 bytes and a value of 8: the root's node at +0 (null: none), its
+    /// height at +8, the length at +16; `LeafNode{parent, vals: [MaybeUninit<V>; 11], keys:
+    /// [MaybeUninit<K>; 11], parent_idx, len: u16}` of 144 bytes, vals at +8, keys at +96, len
+    /// at +142; `InternalNode{data: LeafNode, edges: [MaybeUninit<NonNull<LeafNode>>; 12]}`,
+    /// the edges at +144.
+    pub fn btree_map(&mut self, key: (&str, Ty), value: (&str, Ty)) -> Ty {
+        let (key_name, value_name) = (key.0, value.0);
+        let name = format!(
+            "alloc::collections::btree::map::BTreeMap<{key_name}, {value_name}, alloc::alloc::Global>"
+        );
+        self.memo(&name.clone(), |p| {
+            let usize = p.usize();
+            let u16 = p.memo("u16", |p| p.base("u16", 2));
+            let nodes = format!("{key_name}, {value_name}");
+            let leaf_name = format!("alloc::collections::btree::node::LeafNode<{nodes}>");
+            let internal_name = format!("alloc::collections::btree::node::InternalNode<{nodes}>");
+            let leaf = p.structure(&leaf_name, 144, &[]);
+            let internal = p.structure(&internal_name, 240, &[]);
+            let parent = p.nullable(&internal_name, internal);
+            let uninit = |p: &mut Program, name: &str, ty: Ty, size: u64| {
+                let uninit_name = format!("core::mem::maybe_uninit::MaybeUninit<{name}>");
+                p.memo(&uninit_name.clone(), |p| {
+                    p.structure(&uninit_name, size, &[("value", 0, ty)])
+                })
+            };
+            let value_slot = uninit(p, value_name, value.1, 8);
+            let key_slot = uninit(p, key_name, key.1, 4);
+            let values = p.array(value_slot, 11);
+            let keys = p.array(key_slot, 11);
+            p.fields(
+                leaf,
+                &[
+                    ("parent", 0, parent),
+                    ("vals", 8, values),
+                    ("keys", 96, keys),
+                    ("len", 142, u16),
+                ],
+            );
+            let edge = p.non_null(&leaf_name, leaf);
+            let edge_slot = uninit(
+                p,
+                &format!("core::ptr::non_null::NonNull<{leaf_name}>"),
+                edge,
+                8,
+            );
+            let edges = p.array(edge_slot, 12);
+            p.fields(internal, &[("data", 0, leaf), ("edges", 144, edges)]);
+            let node_ref = p.structure(
+                &format!(
+                    "alloc::collections::btree::node::NodeRef<alloc::collections::btree::node::marker::Owned, {nodes}, alloc::collections::btree::node::marker::LeafOrInternal>"
+                ),
+                16,
+                &[("node", 0, edge), ("height", 8, usize)],
+            );
+            let root = p.niche_option("NodeRef", node_ref, 16);
+            let map = p.structure(&name, 24, &[("root", 0, root), ("length", 16, usize)]);
+            p.template_param(map, "K", key.1);
+            p.template_param(map, "V", value.1);
+            map
         })
     }
 

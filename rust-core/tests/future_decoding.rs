@@ -266,9 +266,10 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
 
 #[test]
 fn only_types_that_can_hold_a_future_are_searched() {
-    // Decided from the type graph alone: buffers, maps and shared state hold no future (no
-    // pointer but a Box is followed); wrappers of futures do, and so do sockets, which a
-    // hand-written future keeps and polls (found as held waits).
+    // Decided from the type graph alone: buffers, maps and shared state of plain data hold
+    // no future (collections, Boxes and Arcs are followed to the types they hold, no other
+    // pointer); wrappers of futures do, and so do sockets, which a hand-written future keeps
+    // and polls (found as held waits).
     let debug = DebugInfo::load(&common::fixture("waits-app", "dev")).unwrap();
     let memory = FakeMemory::new(BASE, 8);
     let target = Target::new(&debug, &memory, 0);
@@ -277,7 +278,7 @@ fn only_types_that_can_hold_a_future_are_searched() {
         let die = debug
             .type_by_name(name, None)
             .unwrap_or_else(|| panic!("no type {name}"));
-        decoder.can_hold_future(die, 0)
+        decoder.can_hold_future(die)
     };
     for name in [
         "alloc::vec::Vec<u8, alloc::alloc::Global>",

@@ -5,10 +5,12 @@
 
 use std::cell::RefCell;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::decoders::{semaphore, semaphore_permits};
 use super::env::{active_variant, captured_variables};
+use super::type_graph::{TypeGraphSearch, TypeShape};
+use crate::collections::{self, Container, Naming};
 use crate::dwarf::{DebugInfo, DieRef, TypeTag};
 use crate::error::Result;
 use crate::layouts::tokio_futures::{self as layout, HeldPermits, HoldingType, LockTotal};
@@ -21,12 +23,13 @@ use crate::value::Value;
 const MAX_DEPTH: usize = 8;
 /// Holdings kept per coroutine: a corrupt image must not make millions.
 const MAX_HOLDINGS: usize = 64;
-/// Elements of one `Vec` searched: enough for a handful of guards, bounded for big ones.
-const MAX_VEC_ELEMENTS: u64 = 64;
+/// Values of one collection searched: enough for a handful of guards, bounded for big ones.
+const MAX_ELEMENTS: u64 = 64;
 
 /// Whether values of a type can contain a holding: by value, or through what the value
-/// owns (a `Box`, the elements of a `Vec`); other pointers are not followed but for the
-/// guards' own. Worked out once per type and command.
+/// owns (a `Box`, the elements of std's collections: `crate::collections`, as the search
+/// for futures sees them); what an `Arc` shares is not the coroutine's to hold, and other
+/// pointers are not followed but for the guards' own. Worked out once per type and command.
 #[derive(Default)]
 pub struct HoldingTypes {
     may_hold: RefCell<TypeGraphSearch<DieRef>>,
@@ -36,138 +39,26 @@ impl HoldingTypes {
     fn may_hold(&self, debug: &DebugInfo, ty: DieRef) -> bool {
         self.may_hold
             .borrow_mut()
-            .reaches_holding(ty, &mut |ty| match debug.type_info(ty) {
+            .reaches(ty, &mut |ty| match debug.type_info(ty) {
                 Ok(info)
                     if holding_type(&info.name).is_some() || info.name == layout::ACQUIRE_TYPE =>
                 {
-                    TypeShape::Holding
+                    TypeShape::Wanted
                 }
-                Ok(info) if info.name.starts_with(crate::layouts::rust::BOX_PREFIX) => {
-                    TypeShape::Owns(info.target.into_iter().collect())
-                }
-                Ok(info) if std_values::is_vec(&info) => {
-                    TypeShape::Owns(std_values::element_type(&info).into_iter().collect())
-                }
-                Ok(info) if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
-                Ok(info) => {
-                    let members = info.fields.iter().filter_map(|field| field.ty);
-                    let variants = info.variant_part.iter().flat_map(|part| {
-                        part.variants.iter().filter_map(|variant| variant.member.ty)
-                    });
-                    TypeShape::Owns(members.chain(variants).collect())
-                }
+                Ok(info) => match Container::of(debug, &info) {
+                    Some(container) if container.is_shared() => TypeShape::Owns(Vec::new()),
+                    Some(container) => TypeShape::Owns(container.holds),
+                    None if info.tag == TypeTag::Pointer => TypeShape::Owns(Vec::new()),
+                    None => {
+                        let members = info.fields.iter().filter_map(|field| field.ty);
+                        let variants = info.variant_part.iter().flat_map(|part| {
+                            part.variants.iter().filter_map(|variant| variant.member.ty)
+                        });
+                        TypeShape::Owns(members.chain(variants).collect())
+                    }
+                },
                 Err(_) => TypeShape::Owns(Vec::new()),
             })
-    }
-}
-
-/// A type as the search for holdings sees it.
-enum TypeShape<T> {
-    Holding,
-    /// What a value of it owns: its fields and variants, a Box's pointee, a Vec's element.
-    Owns(Vec<T>),
-}
-
-/// Which types reach a holding through what they own, at any depth, each worked out once.
-/// Types that own each other (through Boxes, Vecs) reach the same holdings, so the answer
-/// is found per strongly connected set of types (Tarjan's algorithm), which is exact where
-/// assuming "no" for a type met again while open is not.
-struct TypeGraphSearch<T> {
-    known: FxHashMap<T, bool>,
-    /// Types on the current search path or in a set not yet closed: their order of
-    /// discovery, the lowest order they reach, and whether they reach a holding so far.
-    open: FxHashMap<T, OpenType>,
-    stack: Vec<T>,
-}
-
-struct OpenType {
-    order: usize,
-    lowest_reached: usize,
-    holds: bool,
-}
-
-/// How far a search may nest: only corrupt DWARF nests types this deep, and what lies
-/// below counts as holding nothing.
-const MAX_TYPE_NESTING: usize = 512;
-
-impl<T> Default for TypeGraphSearch<T> {
-    fn default() -> Self {
-        TypeGraphSearch {
-            known: FxHashMap::default(),
-            open: FxHashMap::default(),
-            stack: Vec::new(),
-        }
-    }
-}
-
-impl<T: Copy + Eq + std::hash::Hash> TypeGraphSearch<T> {
-    fn reaches_holding(&mut self, ty: T, shape: &mut impl FnMut(T) -> TypeShape<T>) -> bool {
-        if let Some(&known) = self.known.get(&ty) {
-            return known;
-        }
-        self.visit(ty, 0, shape);
-        self.open.clear();
-        self.known.get(&ty).copied().unwrap_or(false)
-    }
-
-    fn visit(&mut self, ty: T, nesting: usize, shape: &mut impl FnMut(T) -> TypeShape<T>) {
-        let order = self.open.len();
-        let owned = match shape(ty) {
-            TypeShape::Holding => {
-                self.known.insert(ty, true);
-                return;
-            }
-            TypeShape::Owns(owned) => owned,
-        };
-        self.open.insert(
-            ty,
-            OpenType {
-                order,
-                lowest_reached: order,
-                holds: false,
-            },
-        );
-        self.stack.push(ty);
-        for member in owned {
-            let reached = match self.known.get(&member) {
-                Some(&holds) => (holds, None),
-                None if !self.open.contains_key(&member) && nesting < MAX_TYPE_NESTING => {
-                    self.visit(member, nesting + 1, shape);
-                    match self.known.get(&member) {
-                        Some(&holds) => (holds, None),
-                        None => (
-                            false,
-                            self.open.get(&member).map(|open| open.lowest_reached),
-                        ),
-                    }
-                }
-                // Open: in the set being worked out, which decides for all its types at once.
-                None => (false, self.open.get(&member).map(|open| open.order)),
-            };
-            if let Some(this) = self.open.get_mut(&ty) {
-                this.holds |= reached.0;
-                this.lowest_reached = this.lowest_reached.min(reached.1.unwrap_or(usize::MAX));
-            }
-        }
-        // The first type of a set closes it: the set is it and what lies above it on the stack.
-        let closes = self
-            .open
-            .get(&ty)
-            .is_some_and(|this| this.lowest_reached == this.order);
-        if let Some(start) = self
-            .stack
-            .iter()
-            .rposition(|open| *open == ty)
-            .filter(|_| closes)
-        {
-            let set: Vec<T> = self.stack.drain(start..).collect();
-            let holds = set
-                .iter()
-                .any(|member| self.open.get(member).is_some_and(|open| open.holds));
-            for member in set {
-                self.known.insert(member, holds);
-            }
-        }
     }
 }
 
@@ -284,24 +175,21 @@ impl Search<'_> {
         if !self.types.may_hold(value.target.debug, value.ty.die) {
             return;
         }
-        if name.starts_with(crate::layouts::rust::BOX_PREFIX) {
-            if let Ok(boxed) = value.pointee() {
-                self.visit(&boxed, path, idle_future, depth + 1);
-            }
-            return;
-        }
-        if std_values::is_vec(&value.ty) {
-            for (position, element) in std_values::vec_first_elements(value, MAX_VEC_ELEMENTS)
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
-                self.visit(
-                    element,
-                    format!("{path}[{position}]"),
-                    idle_future,
-                    depth + 1,
-                );
+        let debug = value.target.debug;
+        if let Some(container) = Container::of(debug, &value.ty).filter(|c| !c.is_shared()) {
+            let Ok(contents) = container.contents(value, MAX_ELEMENTS) else {
+                return;
+            };
+            for (position, held) in contents.held.into_iter().enumerate() {
+                let path = match container.naming() {
+                    Naming::Itself => path.clone(),
+                    Naming::Position => format!("{path}[{position}]"),
+                    Naming::Key => {
+                        let key = held.key.as_ref().and_then(collections::key_name);
+                        format!("{path}[{}]", key.unwrap_or_else(|| format!("#{position}")))
+                    }
+                };
+                self.visit(&held.value, path, idle_future, depth + 1);
             }
             return;
         }
@@ -425,75 +313,55 @@ fn assigned_permits(acquire: &Value<'_>, local: String) -> Result<Option<Found>>
 
 #[cfg(test)]
 mod tests {
-    use super::{TypeGraphSearch, TypeShape, MAX_TYPE_NESTING};
-
-    /// Types as numbers: `0` is a guard; each other type owns the types listed for it.
-    fn graph<'a>(owns: &'a [(u32, Vec<u32>)]) -> impl FnMut(u32) -> TypeShape<u32> + 'a {
-        move |ty| match owns.iter().find(|(owner, _)| *owner == ty) {
-            _ if ty == 0 => TypeShape::Holding,
-            Some((_, owned)) => TypeShape::Owns(owned.clone()),
-            None => TypeShape::Owns(Vec::new()),
-        }
-    }
-
-    fn chain(length: u32) -> Vec<(u32, Vec<u32>)> {
-        (1..=length)
-            .map(|ty| (ty, vec![if ty == length { 0 } else { ty + 1 }]))
-            .collect()
-    }
+    use super::{of_fields, HoldingTypes};
+    use crate::model::{HoldingKind, ResourceKind};
+    use crate::testing::{die_of, Program, TestMemory};
+    use crate::value::Target;
 
     #[test]
-    fn types_that_own_each_other_share_their_answer() {
-        // 1 { x: 2, guard }, 2 { Box<1> } (3 is the Box): 2 reaches the guard through 1.
-        let owns = [(1, vec![2, 0]), (2, vec![3]), (3, vec![1])];
-        let mut search = TypeGraphSearch::default();
-        assert!(search.reaches_holding(1, &mut graph(&owns)));
-        assert!(search.reaches_holding(2, &mut graph(&owns)));
-        assert!(search.reaches_holding(3, &mut graph(&owns)));
-        // The same with the guard found last, from the Box's side.
-        let owns = [
-            (1, vec![2]),
-            (2, vec![3, 4]),
-            (3, vec![1]),
-            (4, vec![5]),
-            (5, vec![0]),
-        ];
-        let mut search = TypeGraphSearch::default();
-        assert!(search.reaches_holding(3, &mut graph(&owns)));
-        assert!(search.reaches_holding(1, &mut graph(&owns)));
-    }
-
-    #[test]
-    fn the_answer_for_a_type_does_not_depend_on_where_it_was_first_met() {
-        // A chain 1 -> 2 -> ... -> 20 -> guard, asked from its top and then from inside.
-        let owns = chain(20);
-        let mut search = TypeGraphSearch::default();
-        assert!(search.reaches_holding(1, &mut graph(&owns)));
-        assert!(search.reaches_holding(15, &mut graph(&owns)));
-        // Too deep for a search to follow: only corrupt DWARF nests types so far.
-        let owns = chain(MAX_TYPE_NESTING as u32 + 10);
-        assert!(!TypeGraphSearch::default().reaches_holding(1, &mut graph(&owns)));
-    }
-
-    #[test]
-    fn every_type_is_worked_out_once() {
-        // 30 types that each own all the others, and a list node { next: Box<Node>, value }.
-        let everyone: Vec<(u32, Vec<u32>)> = (1..=30)
-            .map(|ty| (ty, (1..=30).filter(|other| *other != ty).collect()))
+    fn guards_kept_in_std_collections_are_held() {
+        let mut program = Program::new();
+        let u64 = program.u64();
+        let mutex_name = "tokio::sync::mutex::Mutex<u32>";
+        let mutex = program.structure(mutex_name, 16, &[("s", 0, u64)]);
+        let lock = program.reference(mutex_name, mutex);
+        let guard_name = "tokio::sync::mutex::MutexGuard<u32>";
+        let guard = program.structure(guard_name, 8, &[("lock", 0, lock)]);
+        let queue = program.vec_deque(guard_name, guard);
+        let pair = program.array(guard, 2);
+        program.structure("app::Pool", 48, &[("queue", 0, queue), ("pair", 32, pair)]);
+        let debug = program.load();
+        let mut memory = TestMemory::default();
+        // Two slots, both in use from slot 1; each guard points to its Mutex.
+        memory.write_u64(0x1000, 2);
+        memory.write_u64(0x1008, 0x2000);
+        memory.write_u64(0x1010, 1);
+        memory.write_u64(0x1018, 2);
+        memory.write_u64(0x2000, 0x3000);
+        memory.write_u64(0x2008, 0x3100);
+        memory.write_u64(0x1020, 0x3200);
+        memory.write_u64(0x1028, 0x3300);
+        let target = Target::new(&debug, &memory, 0);
+        let pool = target.value(die_of(&debug, "app::Pool"), 0x1000).unwrap();
+        let held: Vec<_> = of_fields(&HoldingTypes::default(), &pool)
+            .into_iter()
+            .map(|holding| {
+                assert_eq!(
+                    (holding.kind, holding.resource.kind),
+                    (HoldingKind::LockGuard, ResourceKind::Mutex)
+                );
+                (holding.local, holding.resource.address)
+            })
             .collect();
-        let node = [(41, vec![42, 44]), (42, vec![41])];
-        for (owns, types) in [(&everyone[..], 30), (&node[..], 3)] {
-            let mut search = TypeGraphSearch::default();
-            let mut asked = 0;
-            let mut counting = |ty| {
-                asked += 1;
-                graph(owns)(ty)
-            };
-            assert!(!search.reaches_holding(owns[0].0, &mut counting));
-            assert!(owns
-                .iter()
-                .all(|(ty, _)| !search.reaches_holding(*ty, &mut counting)));
-            assert_eq!(asked, types);
-        }
+        let expected = [
+            ("self.queue[0]", 0x3100),
+            ("self.queue[1]", 0x3000),
+            ("self.pair[0]", 0x3200),
+            ("self.pair[1]", 0x3300),
+        ];
+        assert_eq!(
+            held,
+            expected.map(|(local, address)| (local.to_string(), address))
+        );
     }
 }

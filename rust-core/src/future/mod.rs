@@ -6,8 +6,8 @@
 //!
 //! Inside, each module uses only those listed before it: `env` (a coroutine's layout),
 //! `outcome` (what decoders are given and give), `locals`, `decoders`, `registry`,
-//! `holdings`, `await_lines`, `plans`, `coroutine`, `descent`, then this one, which walks
-//! the tree.
+//! `type_graph` (which types can reach what a search wants), `holdings`, `await_lines`,
+//! `plans`, `coroutine`, `descent`, then this one, which walks the tree.
 
 mod await_lines;
 pub(crate) mod coroutine;
@@ -19,6 +19,7 @@ pub(crate) mod locals;
 pub mod outcome;
 mod plans;
 mod registry;
+mod type_graph;
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -218,37 +219,35 @@ impl<'a> FutureDecoder<'a> {
         // No decoder knows it: look for the futures inside, and what it holds.
         node.holds = holdings::of_fields(&self.plans.holding_types, &value);
         self.note_anchors_in(&value);
-        match self.inner_futures(&value) {
-            Ok(found) => {
-                // A type no decoder knows polls what its fields keep from its own `poll`.
-                let children = found.into_iter().map(|found| Child {
-                    via: Some(found.via),
-                    held: true,
-                    ..Child::of(&found.value)
-                });
-                for child in children.take(MAX_CHILDREN) {
-                    node.children.push(self.child_node(child, depth, walk));
-                }
-                // Its fields have room for a future (an `Option`, a fused slot) but hold none
-                // now: it has finished, or not begun, that part of its work.
-                if node.children.is_empty()
-                    && value
-                        .ty
-                        .fields
-                        .iter()
-                        .filter_map(|field| field.ty)
-                        .any(|ty| self.can_hold_future(ty, 0))
-                {
-                    node.set_detail(Detail::Future(WrapperState {
-                        state: EMPTY_STATE.to_string(),
-                    }));
-                    node.summary = Some(format!(
-                        "{} (holds no future now: finished or not begun)",
-                        node.type_name
-                    ));
-                }
-            }
-            Err(error) => node.error = Some(self.with_path(walk, &node, error.message)),
+        let searched = self.inner_futures(&value);
+        // A type no decoder knows polls what its fields keep from its own `poll`.
+        let children = searched.found.into_iter().map(|found| Child {
+            via: Some(found.via),
+            held: true,
+            ..Child::of(&found.value)
+        });
+        for child in children.take(MAX_CHILDREN) {
+            node.children.push(self.child_node(child, depth, walk));
+        }
+        if let Some(error) = searched.incomplete {
+            node.error = Some(self.with_path(walk, &node, error.message));
+        } else if node.children.is_empty()
+            && value
+                .ty
+                .fields
+                .iter()
+                .filter_map(|field| field.ty)
+                .any(|ty| self.can_hold_future(ty))
+        {
+            // Its fields have room for a future (an `Option`, a fused slot, a collection) but
+            // hold none now: it has finished, or not begun, that part of its work.
+            node.set_detail(Detail::Future(WrapperState {
+                state: EMPTY_STATE.to_string(),
+            }));
+            node.summary = Some(format!(
+                "{} (holds no future now: finished or not begun)",
+                node.type_name
+            ));
         }
         node
     }
@@ -328,7 +327,12 @@ impl<'a> FutureDecoder<'a> {
         }
         for root in decoded.searches {
             match self.search(&root) {
-                Ok(found) => children.extend(found),
+                Ok((found, incomplete)) => {
+                    children.extend(found);
+                    if let Some(error) = incomplete {
+                        node.error = Some(self.with_path(walk, node, error.message));
+                    }
+                }
                 Err(error) => node.error = Some(self.with_path(walk, node, error.message)),
             }
         }

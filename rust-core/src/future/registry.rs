@@ -17,6 +17,8 @@ use crate::names;
 pub enum Pattern {
     /// The type's name starts with this.
     Type(&'static str),
+    /// The type's name is this (where other types' names start with it).
+    Exactly(&'static str),
     /// The env of an async fn `name` defined under `module` (any impl block).
     AsyncFn {
         module: &'static str,
@@ -24,7 +26,7 @@ pub enum Pattern {
     },
 }
 
-use Pattern::{AsyncFn, Type};
+use Pattern::{AsyncFn, Exactly, Type};
 
 const TABLE: &[(Pattern, DecodeFn)] = &[
     // See-through wrappers.
@@ -453,6 +455,8 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
         io::held_io,
     ),
     (Type("tokio::io::poll_evented::PollEvented<"), io::held_io),
+    // Not `SignalKind`, which a listener keeps beside it.
+    (Exactly("tokio::signal::unix::Signal"), signals::signal_held),
 ];
 
 /// The decoder for a future of this type, if one is known.
@@ -472,6 +476,7 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
 fn matches(pattern: &Pattern, type_name: &str) -> bool {
     match pattern {
         Type(prefix) => type_name.starts_with(prefix),
+        Exactly(name) => type_name == *name,
         AsyncFn { module, name } => {
             if !type_name.starts_with(module) {
                 return false;
@@ -504,5 +509,12 @@ mod tests {
             "tokio::sync::mutex::{impl#10}::lock::{async_fn#0}::{async_block_env#0}<u32>"
         ));
         assert!(!matches(&lock, "app::mutex::lock::{async_fn_env#0}"));
+    }
+
+    #[test]
+    fn a_kept_signal_is_told_from_the_kind_kept_beside_it() {
+        let signal = Exactly("tokio::signal::unix::Signal");
+        assert!(matches(&signal, "tokio::signal::unix::Signal"));
+        assert!(!matches(&signal, "tokio::signal::unix::SignalKind"));
     }
 }

@@ -88,11 +88,23 @@ pub const FAT_POINTER_VTABLE: &str = "vtable";
 /// `Arc<T>` points to an `ArcInner{strong, weak, data: T}`; `Rc<T>` to `RcInner{.., value}`.
 pub const ARC_PREFIX: &str = "alloc::sync::Arc<";
 pub const ARC_DATA: &str = "data";
+pub const RC_PREFIX: &str = "alloc::rc::Rc<";
 pub const RC_VALUE: &str = "value";
+/// What an `Arc<T>`, `Rc<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>` or `BTreeSet<T>` holds
+/// (for `Arc<[T]>` and `Rc<[T]>`, the slice's element); a map's keys and values.
+pub const ELEMENT_PARAM: &str = "T";
+pub const KEY_PARAM: &str = "K";
+pub const VALUE_PARAM: &str = "V";
 
 /// `Box<[T]>`, `&[T]`, `&str` and `*const str`: their data and its length.
 pub const SLICE_DATA: &str = "data_ptr";
 pub const SLICE_LENGTH: &str = "length";
+/// Slices behind owning pointers, fat pointers `{data_ptr, length}`: a `Box<[T]>`'s points
+/// to the first element; an `Arc<[T]>`'s (`Rc<[T]>`'s) to its `ArcInner` (`RcInner`), whose
+/// `data` (`value`) field DWARF types as the first element (rustc 1.95).
+pub const BOX_SLICE_PREFIX: &str = "alloc::boxed::Box<[";
+pub const ARC_SLICE_PREFIX: &str = "alloc::sync::Arc<[";
+pub const RC_SLICE_PREFIX: &str = "alloc::rc::Rc<[";
 /// `&str` and `String{vec: Vec<u8>}`.
 pub const STR_TYPE: &str = "&str";
 pub const STRING_TYPE: &str = "alloc::string::String";
@@ -106,13 +118,17 @@ pub const VEC_POINTER: Paths = &[
     &[Field("buf"), Field("inner"), Field("ptr")],
     &[Field("buf"), Field("ptr")],
 ];
-pub const ELEMENT_PARAM: &str = "T";
+pub const VEC_CAPACITY: Paths = &[
+    &[Field("buf"), Field("inner"), Field("cap")],
+    &[Field("buf"), Field("cap")],
+];
 
 /// `VecDeque<T>{head, len, buf: RawVec}` (rustc 1.67 on): a ring of `len` elements from
 /// `head`, `cap` of them in the buffer.
 pub mod vec_deque {
     use super::super::Paths;
     use super::super::Step::Field;
+    pub const PREFIX: &str = "alloc::collections::vec_deque::VecDeque<";
     pub const HEAD: &str = "head";
     pub const LEN: &str = "len";
     pub const POINTER: Paths = &[
@@ -123,6 +139,67 @@ pub mod vec_deque {
         &[Field("buf"), Field("inner"), Field("cap")],
         &[Field("buf"), Field("cap")],
     ];
+}
+
+/// `HashMap<K, V>` and `HashSet<T>`, std's (`{base: hashbrown::HashMap}`) and hashbrown's
+/// own, keep their entries in a `hashbrown::raw::RawTable<T>`, `T` a `(K, V)` tuple (`(T, ())`
+/// for a set): `{table: RawTableInner{ctrl: NonNull<u8>, bucket_mask, growth_left, items}}`.
+/// It has `bucket_mask + 1` buckets (a power of two) of `size_of::<T>()` bytes each, laid
+/// out backwards before the control bytes: bucket `i` ends where `ctrl - i * size` does.
+/// Control byte `i` says whether bucket `i` is full: its top bit clear (the rest is 7 bits
+/// of the key's hash); `0xFF` is empty, `0x80` deleted. Checked against rustc 1.95; older
+/// toolchains are not known to this table.
+pub mod hash_table {
+    use super::super::Path;
+    use super::super::Step::Field;
+    /// Map and set types, whether they map keys to values, and the path to their table.
+    pub const TABLES: &[(&str, bool, Path)] = &[
+        (
+            "std::collections::hash::map::HashMap<",
+            true,
+            &[Field("base"), Field("table")],
+        ),
+        (
+            "std::collections::hash::set::HashSet<",
+            false,
+            &[Field("base"), Field("map"), Field("table")],
+        ),
+        ("hashbrown::map::HashMap<", true, &[Field("table")]),
+        (
+            "hashbrown::set::HashSet<",
+            false,
+            &[Field("map"), Field("table")],
+        ),
+    ];
+    pub const CTRL: Path = &[Field("table"), Field("ctrl")];
+    pub const BUCKET_MASK: Path = &[Field("table"), Field("bucket_mask")];
+    pub const ITEMS: Path = &[Field("table"), Field("items")];
+    /// A control byte with this bit clear is a full bucket's.
+    pub const EMPTY_OR_DELETED_BIT: u8 = 0x80;
+}
+
+/// `BTreeMap<K, V>{root: Option<NodeRef{height, node: NonNull<LeafNode<K, V>>}>, length}`
+/// and `BTreeSet<T>{map: BTreeMap<T, SetValZST>}`. A node of height 0 is a `LeafNode{parent:
+/// Option<NonNull<InternalNode>>, parent_idx, len: u16, keys: [MaybeUninit<K>; 11], vals:
+/// [MaybeUninit<V>; 11]}`, `len` of each in use; a higher one an `InternalNode{data:
+/// LeafNode, edges: [MaybeUninit<NonNull<LeafNode>>; 12]}`, its `len + 1` edges to nodes one
+/// level down, edge `i` to the keys before key `i`. Checked against rustc 1.95; older
+/// toolchains are not known to this table.
+pub mod btree {
+    use super::super::{Path, Step};
+    pub const MAP_PREFIX: &str = "alloc::collections::btree::map::BTreeMap<";
+    pub const SET_PREFIX: &str = "alloc::collections::btree::set::BTreeSet<";
+    pub const SET_MAP: &str = "map";
+    pub const ROOT: Path = &[Step::Field("root"), Step::Some];
+    pub const LENGTH: &str = "length";
+    pub const HEIGHT: &str = "height";
+    pub const NODE: &str = "node";
+    pub const LEN: &str = "len";
+    pub const KEYS: &str = "keys";
+    pub const VALS: &str = "vals";
+    /// A leaf's `parent`, whose pointee type is the internal node's.
+    pub const PARENT: &str = "parent";
+    pub const EDGES: &str = "edges";
 }
 
 /// Types that only hold one value, and the path to it: what `Step::Unwrap` looks through.
@@ -172,7 +249,6 @@ pub const ONCE_STATE_MASK: u64 = 0b11;
 pub const ONCE_COMPLETE: u64 = 0;
 /// What `Arc<T>`, `Rc<T>` and `Box<T>` share or own, as their DWARF names it.
 pub const SHARED_VALUE_PARAM: &str = "T";
-pub const RC_PREFIX: &str = "alloc::rc::Rc<";
 
 /// `tokio::time::Instant{std}`, `std::time::Instant(sys::Instant{t: Timespec})`, and
 /// `Timespec{tv_sec, tv_nsec: Nanoseconds(u32)}` on unix.

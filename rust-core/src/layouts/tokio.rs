@@ -19,6 +19,22 @@ pub const MUTEXES: &[Wrapper] = &[
     ("tokio::loom::std::mutex::Mutex<", &["__0", "data"]),
 ];
 
+/// Whether tokio's internal `Mutex` is held, by feature: the path to its state word and the
+/// bits that say locked. parking_lot's `RawMutex{state: AtomicU8}` (LOCKED 1, PARKED 2);
+/// std's futex `Mutex{inner: sys Mutex{futex}}` (0 unlocked, 1 locked, 2 contended).
+pub const MUTEX_LOCKED: &[(&str, &[&str], u64)] = &[
+    (
+        "tokio::loom::std::parking_lot::Mutex<",
+        &["__1", "raw", "state"],
+        0b1,
+    ),
+    (
+        "tokio::loom::std::mutex::Mutex<",
+        &["__0", "inner", "futex"],
+        u64::MAX,
+    ),
+];
+
 /// The spans tokio's own `tracing` instrumentation (`tokio_unstable` + feature `tracing`)
 /// opens around every spawned, local and block_on future: seen through, not shown.
 pub const OWN_SPANS: &[&str] = &["runtime.spawn"];

@@ -309,6 +309,18 @@ pub const JOIN_SET_LISTS: Paths = &[&[Field("inner"), Field("lists"), Arc, Locke
 pub const JOIN_SET_LIST_NAMES: &[&str] = &["notified", "idle"];
 pub const JOIN_SET_ENTRY_HANDLE: Paths = &[&[Field("value"), Unwrap]];
 
+/// tokio keeps its own state behind `Arc`s (a channel's `Chan`, a runtime's handle), which
+/// the decoders read: the search through what a future owns follows no `Arc` or `Rc` to a
+/// type of tokio's (a kept mpsc `Sender` would lead it to the `Notify` of its channel), but
+/// to these, which keep the program's own values.
+pub const OWN_STATE_PREFIX: &str = "tokio::";
+pub const PROGRAM_VALUE_HOLDERS: &[&str] = &[
+    "tokio::sync::mutex::Mutex<",
+    "tokio::sync::rwlock::RwLock<",
+    "tokio::sync::once_cell::OnceCell<",
+    "tokio::sync::set_once::SetOnce<",
+];
+
 /// What a coroutine may keep that others wait for: guards and permits of tokio's
 /// semaphore-based locks, channel senders, Notify handles. Each type (by name prefix) with
 /// the path from a value of it to the resource's key: for locks the `batch_semaphore::

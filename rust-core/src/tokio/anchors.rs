@@ -1,14 +1,16 @@
 //! What leads to task lists no thread context names: a `LocalSet` and a runtime's handle
 //! (`scheduler::Handle`, inside every `Runtime`, `LocalRuntime` and `Handle`), wherever a
 //! value keeps them: in its fields, the active variant of its enums, what its `Box`es,
-//! `Vec`s, `Arc`s and `Rc`s hold, and the set `OnceLock`s and `LazyLock`s of statics.
+//! collections, `Arc`s and `Rc`s hold (`collections`), and the set `OnceLock`s and
+//! `LazyLock`s of statics.
 //! Whether a type can hold one at all is worked out once per type, so that the search of a
 //! coroutine's saved locals or a static costs a lookup where it holds none.
 
 use std::cell::RefCell;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::collections::Container;
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::Result;
 use crate::layouts::{rust, tokio as layout, Path};
@@ -22,8 +24,8 @@ use crate::value::{offset, Value};
 const MAX_DEPTH: usize = 12;
 /// Values one search looks at, each at most one small read.
 const MAX_VISITED: usize = 256;
-/// Elements of one `Vec` looked at.
-const MAX_VEC_ELEMENTS: u64 = 64;
+/// Elements of one collection looked at.
+const MAX_ELEMENTS: u64 = 64;
 /// How deep the type graph is followed when classifying a type.
 const MAX_TYPE_DEPTH: usize = 48;
 
@@ -87,6 +89,7 @@ impl AnchorTypes {
             types: self,
             visited: 0,
             found: Vec::new(),
+            shared_seen: FxHashSet::default(),
         };
         // A value that cannot be read holds nothing this search can tell of.
         let _ = search.visit(value, 0);
@@ -94,21 +97,17 @@ impl AnchorTypes {
     }
 }
 
-/// The types a value of `info` holds or leads to: fields and variants (unions are not
-/// read: which member is live is unknown, but in the `ONCE_CELLS`), a `Box`'s, `Arc`'s or
-/// `Rc`'s value, a `Vec`'s elements.
+/// The types a value of `info` holds or leads to: what a std container holds
+/// (`collections`), else its fields and variants (unions are not read: which member is
+/// live is unknown, but in the `ONCE_CELLS`).
 fn inner_types(debug: &DebugInfo, info: &TypeInfo) -> Vec<DieRef> {
     if let Some(inner) = once_cell_value_type(debug, info) {
         return vec![inner];
     }
+    if let Some(container) = Container::of(debug, info) {
+        return container.holds;
+    }
     match info.tag {
-        TypeTag::Pointer if info.name.starts_with(rust::BOX_PREFIX) => {
-            info.target.into_iter().collect()
-        }
-        TypeTag::Struct if is_shared(info) || std_values::is_vec(info) => info
-            .template_param(rust::SHARED_VALUE_PARAM)
-            .into_iter()
-            .collect(),
         TypeTag::Struct => {
             let members = info.fields.iter().filter_map(|field| field.ty);
             let variants = info
@@ -119,10 +118,6 @@ fn inner_types(debug: &DebugInfo, info: &TypeInfo) -> Vec<DieRef> {
         }
         _ => Vec::new(),
     }
-}
-
-fn is_shared(info: &TypeInfo) -> bool {
-    info.name.starts_with(rust::ARC_PREFIX) || info.name.starts_with(rust::RC_PREFIX)
 }
 
 /// For a `OnceLock`/`LazyLock`: its entry in `ONCE_CELLS`.
@@ -142,6 +137,7 @@ struct Search<'s> {
     types: &'s AnchorTypes,
     visited: usize,
     found: Vec<Anchor>,
+    shared_seen: FxHashSet<u64>,
 }
 
 impl Search<'_> {
@@ -167,21 +163,21 @@ impl Search<'_> {
             }
             return self.visit(&std_values::at_path(value, value_path)?, depth + 1);
         }
+        if let Some(container) = Container::of(debug, &value.ty) {
+            let contents = container.contents(value, MAX_ELEMENTS)?;
+            // What others share is searched once.
+            if contents
+                .shared_at
+                .is_some_and(|at| !self.shared_seen.insert(at))
+            {
+                return Ok(());
+            }
+            for held in contents.held {
+                self.visit(&held.value, depth + 1)?;
+            }
+            return Ok(());
+        }
         match value.ty.tag {
-            TypeTag::Pointer if value.read_pointer()? != 0 => {
-                self.visit(&value.pointee()?, depth + 1)?;
-            }
-            TypeTag::Struct if value.ty.name.starts_with(rust::ARC_PREFIX) => {
-                self.visit(&std_values::arc_data(value)?, depth + 1)?;
-            }
-            TypeTag::Struct if value.ty.name.starts_with(rust::RC_PREFIX) => {
-                self.visit(&value.pointee()?.field(rust::RC_VALUE)?, depth + 1)?;
-            }
-            TypeTag::Struct if std_values::is_vec(&value.ty) => {
-                for element in std_values::vec_first_elements(value, MAX_VEC_ELEMENTS)? {
-                    self.visit(&element, depth + 1)?;
-                }
-            }
             TypeTag::Struct if value.ty.variant_part.is_some() => {
                 let (_, payload) = value.variant()?;
                 self.visit_fields(&payload, depth)?;

@@ -97,6 +97,8 @@ pub struct TaskWalk {
     pub problems: Vec<String>,
     /// Tasks already reported in `problems` as unreadable.
     pub unreadable: FxHashSet<u64>,
+    /// Shards whose lock a thread holds: it may be adding or removing a task right now.
+    pub locked_shards: Vec<usize>,
 }
 
 /// Walks tasks and caches per-future-type layouts across tasks.
@@ -174,6 +176,9 @@ impl<'a> TaskReader<'a> {
         let mut walk = TaskWalk::default();
         let mut seen = FxHashSet::default();
         for (shard_index, shard) in shards.iter().enumerate() {
+            if std_values::tokio_mutex_locked(shard).ok().flatten() == Some(true) {
+                walk.locked_shards.push(shard_index);
+            }
             let list = std_values::at(shard, runtime::SHARD_LIST)?;
             self.walk_list(&list, shard_index, &mut seen, &mut walk)?;
             if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {

@@ -104,6 +104,34 @@ fn the_task_list_lists_every_shard_and_each_task_reads_its_id_state_and_future()
 }
 
 #[test]
+fn a_shard_a_thread_holds_is_said_to_be_changing() {
+    for parking_lot in [true, false] {
+        let (program, types) = runtime_program(parking_lot);
+        let debug = program.load();
+        let mut memory = TestMemory::default();
+        write_runtime(&mut memory, &types, &[0x10000], &[0x12000]);
+        // The second shard's lock: parking_lot's LOCKED bit, std's futex word 2 (contended).
+        memory.write_u32(0x5018, if parking_lot { 1 } else { 2 });
+        let target = Target::new(&debug, &memory, 0);
+        let reader = TaskReader::new(&target).unwrap();
+        let walk = reader
+            .task_addresses(&target.value(die_of(&debug, HANDLE), 0x4000).unwrap())
+            .unwrap();
+        assert_eq!(walk.locked_shards, [1], "parking_lot: {parking_lot}");
+        // parking_lot's PARKED bit alone is not held.
+        if parking_lot {
+            memory.write_u32(0x5018, 2);
+            let target = Target::new(&debug, &memory, 0);
+            let reader = TaskReader::new(&target).unwrap();
+            let walk = reader
+                .task_addresses(&target.value(die_of(&debug, HANDLE), 0x4000).unwrap())
+                .unwrap();
+            assert!(walk.locked_shards.is_empty());
+        }
+    }
+}
+
+#[test]
 fn a_broken_link_loses_only_its_task_the_list_is_read_back_from_its_tail() {
     let (program, types) = runtime_program(true);
     let debug = program.load();

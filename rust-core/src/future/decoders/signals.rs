@@ -16,8 +16,17 @@ const MAX_SIGNALS: u64 = 128;
 
 /// `Signal::recv()` / `RxFuture::recv()`: the signal awaited.
 pub fn signal_recv<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
-    let receiver = async_self(value)?;
-    let signal = signal_number(context, &receiver).ok();
+    signal_leaf(context, &async_self(value)?)
+}
+
+/// A `Signal` a future keeps and polls from its own `poll` (`poll_recv`), as a server's
+/// listener for its shutdown signals does.
+pub fn signal_held<'a>(context: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    signal_leaf(context, value)
+}
+
+fn signal_leaf(context: &DecodeContext<'_>, receiver: &Value<'_>) -> Result<Outcome> {
+    let signal = signal_number(context, receiver).ok();
     let name = signal.and_then(|number| {
         layout::SIGNAL_NAMES
             .iter()

@@ -944,7 +944,8 @@ class Broker(Scenario):
             by_runtime.setdefault(task["runtime"], set()).add(role)
         v4, v5 = set(linked_v4) | {"slow_subscriber"}, set(linked_v5) | {"connecting"}
         assert by_runtime == {runtimes["v4"]: v4, runtimes["v5"]: v5}
-        counts = {runtime["address"]: runtime["task_count"] for runtime in report["runtimes"]}
+        counts = {runtime["address"]: runtime["tasks_read"] for runtime in report["runtimes"]}
+        assert all(runtime["task_count"] == runtime["tasks_read"] for runtime in report["runtimes"])
         assert counts == {runtimes["v4"]: len(v4), runtimes["v5"]: len(v5)}
 
         # Each task runs in its `remote_link` span.

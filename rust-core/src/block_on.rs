@@ -157,7 +157,10 @@ fn block_on_local_set(
                 Ok(at) if live_local_set(target, &tasks, local_set, at) => {
                     return Ok(BlockOnFuture::one(decoder.decode(local_set, at)));
                 }
-                Ok(at) => format!("`{local}` leads to {at:#x}, where no live LocalSet is"),
+                Ok(at) => format!(
+                    "`{local}` leads to {at:#x}, where no live LocalSet is{}",
+                    tasks_that_may_hang(target, local_set, at)
+                ),
                 Err(error) => format!("`{local}` holds {address:#x}: {error}"),
             }
         }
@@ -171,6 +174,24 @@ fn block_on_local_set(
                  listed: {why}, and {search}"
             )
         })
+}
+
+/// What the strong count of a LocalSet's shared state says of the tasks that may be
+/// missing: each task spawned on it holds one, beside the LocalSet itself.
+fn tasks_that_may_hang(target: &Target<'_>, local_set: DieRef, address: u64) -> String {
+    target
+        .value(local_set, address)
+        .and_then(|value| std_values::at_path(&value, runtime::LOCAL_SET_SHARED_ARC))
+        .and_then(|arc| std_values::arc_strong_count(&arc))
+        .ok()
+        .filter(|&count| (1..1 << 32).contains(&count))
+        .map(|count| {
+            format!(
+                " (its shared state is held {count} times: up to {} tasks may hang from it)",
+                count - 1
+            )
+        })
+        .unwrap_or_default()
 }
 
 /// Whether `address` holds a LocalSet whose shared state is a live LocalSet's.
@@ -226,6 +247,11 @@ fn local_set_on_stack(
         let Ok(shared) = std_values::at_path(&value, runtime::LOCAL_SET_SHARED) else {
             continue;
         };
+        // A LocalSet's shared state is on the heap: stack bytes that lead back into this
+        // stack are not one.
+        if (start..end).contains(&shared.address) {
+            continue;
+        }
         checked += 1;
         if checked > MAX_CANDIDATES {
             break;

@@ -288,6 +288,11 @@ pub fn arc_data<'a>(value: &Value<'a>) -> Result<Value<'a>> {
     value.pointee()?.field(rust::ARC_DATA)
 }
 
+/// How many `Arc`s share what `Arc<T>` points to.
+pub fn arc_strong_count(value: &Value<'_>) -> Result<u64> {
+    value.pointee()?.field(rust::ARC_STRONG)?.read_uint()
+}
+
 /// Whether a type is an `Arc`.
 pub fn is_arc(info: &TypeInfo) -> bool {
     info.name.starts_with(rust::ARC_PREFIX)

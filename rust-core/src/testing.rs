@@ -969,6 +969,22 @@ impl Program {
     /// Header, Vtable, Trailer, and the Core of a task running `future` on scheduler `S`.
     pub fn task_types(&mut self, future_name: &str, future: Ty, future_size: u64) -> TaskTypes {
         let usize = self.usize();
+        let scheduler_name = "alloc::sync::Arc<tokio::runtime::scheduler::current_thread::Handle, alloc::alloc::Global>";
+        let scheduler = self.structure(scheduler_name, 8, &[("ptr", 0, usize)]);
+        self.task_types_scheduled_by(future_name, future, future_size, scheduler_name, scheduler)
+    }
+
+    /// `task_types` for tasks whose scheduler `S` is `scheduler` (an `Arc` of a runtime's
+    /// handle or of a LocalSet's `Shared`, for the tests of which list owns a task).
+    pub fn task_types_scheduled_by(
+        &mut self,
+        future_name: &str,
+        future: Ty,
+        future_size: u64,
+        scheduler_name: &str,
+        scheduler: Ty,
+    ) -> TaskTypes {
+        let usize = self.usize();
         let u32 = self.u32();
         let header = self.structure("tokio::runtime::task::core::Header", 32, &[]);
         let vtable_fields: Vec<(&str, u64, Ty)> = [
@@ -995,13 +1011,18 @@ impl Program {
             &[("val", 0, usize)],
         );
         let next = self.nullable("tokio::runtime::task::core::Header", header);
+        let u64 = self.u64();
+        let non_zero = self.structure("core::num::nonzero::NonZero<u64>", 8, &[("__0", 0, u64)]);
+        let owner_name = "core::option::Option<core::num::nonzero::NonZero<u64>>";
+        let owner = self.niche_option("core::num::nonzero::NonZero<u64>", non_zero, 8);
+        let owner_id = self.tokio_cell(owner_name, owner, 8);
         self.fields(
             header,
             &[
                 ("state", 0, state),
                 ("queue_next", 8, next),
                 ("vtable", 16, vtable_ref),
-                ("owner_id", 24, usize),
+                ("owner_id", 24, owner_id),
             ],
         );
         let pointers = self.pointers("tokio::runtime::task::core::Header", header);
@@ -1010,8 +1031,6 @@ impl Program {
             32,
             &[("owned", 0, pointers)],
         );
-        let scheduler_name = "alloc::sync::Arc<tokio::runtime::scheduler::current_thread::Handle, alloc::alloc::Global>";
-        let scheduler = self.structure(scheduler_name, 8, &[("ptr", 0, usize)]);
         let stage_name = format!("tokio::runtime::task::core::Stage<{future_name}>");
         let stage = self.rust_enum(
             &stage_name,

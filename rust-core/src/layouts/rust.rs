@@ -89,6 +89,11 @@ pub const FAT_POINTER_VTABLE: &str = "vtable";
 pub const ARC_PREFIX: &str = "alloc::sync::Arc<";
 pub const ARC_DATA: &str = "data";
 pub const RC_PREFIX: &str = "alloc::rc::Rc<";
+/// `ArcInner<T>{strong, weak, data}`: how many `Arc`s share it, and how many `Weak`s (one
+/// more while any `Arc` is left).
+pub const ARC_INNER_PREFIX: &str = "alloc::sync::ArcInner<";
+pub const ARC_STRONG: &str = "strong";
+pub const ARC_WEAK: &str = "weak";
 pub const RC_VALUE: &str = "value";
 /// What an `Arc<T>`, `Rc<T>`, `Vec<T>`, `VecDeque<T>`, `HashSet<T>` or `BTreeSet<T>` holds
 /// (for `Arc<[T]>` and `Rc<[T]>`, the slice's element); a map's keys and values.

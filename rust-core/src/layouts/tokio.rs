@@ -91,6 +91,8 @@ pub const LOCAL_SET_SHARED: Path = &[
     Field("shared"),
     super::Step::Arc,
 ];
+/// To the `Arc<Shared>` itself, whose strong count is its LocalSet's and its tasks'.
+pub const LOCAL_SET_SHARED_ARC: Path = &[Field("context"), super::Step::Rc, Field("shared")];
 /// From the `Rc<Context>` the `CURRENT` thread-local holds to the `Shared`.
 pub const LOCAL_CONTEXT_SHARED: Path = &[super::Step::Rc, Field("shared"), super::Step::Arc];
 /// The type of a LocalSet task's scheduler (its `Core.scheduler`), an `Arc` of it.
@@ -99,6 +101,8 @@ pub const LOCAL_SHARED_TYPE: &str = "tokio::task::local::Shared";
 /// closed}>, id}`. tokio keeps no count of a LocalSet's tasks.
 pub const LOCAL_SHARED_OWNED_TASKS: Paths = &[&[Field("local_state"), Field("owned")]];
 pub const LOCAL_OWNED_LIST: Paths = &[&[Field("inner"), Unwrap, Field("list")]];
+/// `Shared.local_state.owner: ThreadId(NonZeroU64)`, tokio's own count of threads.
+pub const LOCAL_SHARED_OWNER: Paths = &[&[Field("local_state"), Field("owner")]];
 /// Set when the LocalSet is dropped and shuts its tasks down.
 pub const LOCAL_OWNED_CLOSED: Paths = &[&[Field("inner"), Unwrap, Field("closed")]];
 

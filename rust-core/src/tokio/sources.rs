@@ -123,6 +123,13 @@ impl TaskSource<'_> {
                 (owned, first)
             }
             SourceKind::LocalSet => {
+                if !shared_by_live_arcs(&self.value)? {
+                    return Ok(false);
+                }
+                let owner = std_values::at(&self.value, layout::LOCAL_SHARED_OWNER)?.read_uint()?;
+                if owner == 0 || owner >= MAX_LIST_ID {
+                    return Ok(false);
+                }
                 let owned = std_values::at(&self.value, layout::LOCAL_SHARED_OWNED_TASKS)?;
                 let list = std_values::at(&owned, layout::LOCAL_OWNED_LIST)?;
                 let head = list.field(layout::LINKED_LIST_HEAD)?.read_pointer()?;
@@ -143,6 +150,32 @@ impl TaskSource<'_> {
         })
     }
 }
+
+/// Whether `data`, kept in an `ArcInner`, has counts an `Arc` in use has: at least one
+/// strong and one weak reference, and not absurdly many.
+fn shared_by_live_arcs(data: &Value<'_>) -> Result<bool> {
+    let debug = data.target.debug;
+    let inner_name = format!("{}{}>", rust::ARC_INNER_PREFIX, data.ty.name);
+    let Some(inner) = debug.type_named(&inner_name)? else {
+        // Nothing to check by: the other checks decide.
+        return Ok(true);
+    };
+    let Some(at) = inner.field(rust::ARC_DATA).map(|field| field.offset) else {
+        return Ok(true);
+    };
+    let Some(start) = data.address.checked_sub(at) else {
+        return Ok(false);
+    };
+    let inner = data.target.value_of_type(inner, start);
+    let live = |name| -> Result<bool> {
+        let count = inner.field(name)?.read_uint()?;
+        Ok((1..MAX_REFERENCES).contains(&count))
+    };
+    Ok(live(rust::ARC_STRONG)? && live(rust::ARC_WEAK)?)
+}
+
+/// More references than any program holds: a count read from garbage.
+const MAX_REFERENCES: u64 = 1 << 32;
 
 fn local_set_source(shared: Value<'_>) -> TaskSource<'_> {
     TaskSource {

@@ -13,7 +13,8 @@ use crate::value::Target;
 const HANDLE: &str = "tokio::runtime::scheduler::current_thread::Handle";
 
 /// A runtime handle whose `shared.owned` task list has shards of `Mutex<LinkedList>` (24
-/// bytes each: the list at +8) in a boxed slice at +0, and `closed` at +16.
+/// bytes each: the list at +8) in a boxed slice at +0, tokio's count at +16, `closed` at
+/// +24 and the list's id at +32.
 fn runtime_program(parking_lot: bool) -> (Program, TaskTypes) {
     let mut program = Program::new();
     let u64 = program.u64();
@@ -28,31 +29,42 @@ fn runtime_program(parking_lot: bool) -> (Program, TaskTypes) {
     };
     let shards = program.boxed_slice(&mutex_name, shard);
     let bool = program.bool();
+    let usize = program.usize();
     let sharded = program.structure(
         "tokio::util::sharded_list::ShardedList<()>",
-        16,
-        &[("lists", 0, shards)],
+        24,
+        &[("lists", 0, shards), ("count", 16, usize)],
     );
     let owned = program.structure(
         "tokio::runtime::task::list::OwnedTasks<()>",
-        24,
-        &[("list", 0, sharded), ("closed", 16, bool)],
+        40,
+        &[
+            ("list", 0, sharded),
+            ("closed", 24, bool),
+            ("id", 32, usize),
+        ],
     );
     let shared = program.structure(
         "tokio::runtime::scheduler::current_thread::Shared",
-        24,
+        40,
         &[("owned", 0, owned)],
     );
-    program.structure(HANDLE, 24, &[("shared", 0, shared)]);
+    program.structure(HANDLE, 40, &[("shared", 0, shared)]);
     (program, types)
 }
 
-/// Two shards at 0x5000 (24 bytes each): the first lists `first`, the second `second`.
+/// The id tokio gave the runtime's task list in these tests.
+const RUNTIME_LIST_ID: u64 = 9;
+
+/// Two shards at 0x5000 (24 bytes each): the first lists `first`, the second `second`;
+/// tokio counts them all.
 fn write_runtime(memory: &mut TestMemory, types: &TaskTypes, first: &[u64], second: &[u64]) {
     memory.write_vtable(types);
-    memory.zero(0x4000, 24);
+    memory.zero(0x4000, 40);
     memory.write_u64(0x4000, 0x5000);
     memory.write_u64(0x4008, 2);
+    memory.write_u64(0x4010, (first.len() + second.len()) as u64);
+    memory.write_u64(0x4020, RUNTIME_LIST_ID);
     memory.zero(0x5000, 48);
     for (shard, tasks) in [(0x5000, first), (0x5018, second)] {
         memory.write_u64(shard + 8, tasks.first().copied().unwrap_or(0));
@@ -60,6 +72,7 @@ fn write_runtime(memory: &mut TestMemory, types: &TaskTypes, first: &[u64], seco
         for (i, &task) in tasks.iter().enumerate() {
             let next = tasks.get(i + 1).copied().unwrap_or(0);
             memory.write_task(types, task, task >> 12, 0b1000 | 3 << 6, next);
+            memory.write_u64(task + 24, RUNTIME_LIST_ID);
             let previous = if i == 0 { 0 } else { tasks[i - 1] };
             memory.write_u64(task + crate::testing::TASK_TRAILER, previous);
         }
@@ -666,4 +679,277 @@ pub fn join_handle_types(program: &mut Program, types: &TaskTypes) -> Ty {
         8,
         &[("raw", 0, raw)],
     )
+}
+
+#[test]
+fn a_runtime_list_is_read_beside_tokio_s_count_and_its_tasks_name_it_as_their_owner() {
+    use super::sources::{SourceKind, TaskSource};
+    let (program, types) = runtime_program(true);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_runtime(&mut memory, &types, &[0x10000, 0x11000], &[0x12000]);
+    let target = Target::new(&debug, &memory, 0);
+    let reader = TaskReader::new(&target).unwrap();
+    let source = TaskSource {
+        kind: SourceKind::Runtime("CurrentThread".into()),
+        value: target.value(die_of(&debug, HANDLE), 0x4000).unwrap(),
+    };
+    let list = reader.task_list(&source).unwrap();
+    assert_eq!(
+        (list.walk.addresses.len(), list.counted, list.closed),
+        (3, Some(3), Some(false))
+    );
+    assert!(source.is_plausible(&reader));
+    // A list whose first task another list owns is not this runtime's.
+    memory.write_u64(0x10000 + 24, RUNTIME_LIST_ID + 1);
+    let target = Target::new(&debug, &memory, 0);
+    let reader = TaskReader::new(&target).unwrap();
+    let source = TaskSource {
+        kind: SourceKind::Runtime("CurrentThread".into()),
+        value: target.value(die_of(&debug, HANDLE), 0x4000).unwrap(),
+    };
+    assert!(!source.is_plausible(&reader));
+}
+
+const SHARED: &str = "tokio::task::local::Shared";
+const LOCAL_SET: &str = "tokio::task::local::LocalSet";
+/// Where the LocalSet's pieces lie: `ArcInner<Shared>` (its `Shared` 16 bytes in),
+/// `RcInner<Context>`, the `LocalSet` itself.
+const SHARED_ARC: u64 = 0x3000;
+const SHARED_AT: u64 = SHARED_ARC + 16;
+const CONTEXT_RC: u64 = 0x2800;
+const LOCAL_SET_AT: u64 = 0x2000;
+const LOCAL_LIST_ID: u64 = 7;
+
+/// A LocalSet `{context: Rc<Context{shared: Arc<Shared>}>}` whose `Shared.local_state.owned`
+/// is `LocalOwnedTasks{id, inner: UnsafeCell<OwnedTasksInner{list, closed}>}`, and tasks
+/// whose scheduler is an `Arc<Shared>`.
+fn local_set_program() -> (crate::dwarf::DebugInfo, TaskTypes) {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let usize = program.usize();
+    let bool = program.bool();
+    // The tasks' scheduler is an `Arc<Shared>`, whose list holds their headers.
+    let shared = program.structure(SHARED, 40, &[]);
+    let arc = program.arc(SHARED, shared, 40);
+    let types = program.task_types_scheduled_by(
+        "u64",
+        u64,
+        8,
+        "alloc::sync::Arc<tokio::task::local::Shared, alloc::alloc::Global>",
+        arc,
+    );
+    let list = program.linked_list("tokio::runtime::task::core::Header", types.header);
+    let inner = program.structure(
+        "tokio::runtime::task::list::OwnedTasksInner<()>",
+        24,
+        &[("list", 0, list), ("closed", 16, bool)],
+    );
+    let cell = program.tokio_cell("tokio::runtime::task::list::OwnedTasksInner<()>", inner, 24);
+    let owned = program.structure(
+        "tokio::runtime::task::list::LocalOwnedTasks<()>",
+        32,
+        &[("id", 0, usize), ("inner", 8, cell)],
+    );
+    let state = program.structure(
+        "tokio::task::local::LocalState",
+        40,
+        &[("owner", 0, usize), ("owned", 8, owned)],
+    );
+    program.fields(shared, &[("local_state", 0, state)]);
+    let context = program.structure("tokio::task::local::Context", 8, &[("shared", 0, arc)]);
+    let rc_inner = program.structure(
+        "alloc::rc::RcInner<tokio::task::local::Context>",
+        24,
+        &[
+            ("strong", 0, usize),
+            ("weak", 8, usize),
+            ("value", 16, context),
+        ],
+    );
+    let rc_pointer = program.non_null("alloc::rc::RcInner<tokio::task::local::Context>", rc_inner);
+    let rc = program.structure(
+        "alloc::rc::Rc<tokio::task::local::Context, alloc::alloc::Global>",
+        8,
+        &[("ptr", 0, rc_pointer)],
+    );
+    program.structure(LOCAL_SET, 16, &[("context", 0, rc)]);
+    (program.load(), types)
+}
+
+/// The LocalSet with `tasks` on its list, each scheduled by its `Shared`.
+fn write_local_set(memory: &mut TestMemory, types: &TaskTypes, tasks: &[u64]) {
+    memory.write_vtable(types);
+    memory.zero(LOCAL_SET_AT, 16);
+    memory.write_u64(LOCAL_SET_AT, CONTEXT_RC);
+    memory.zero(CONTEXT_RC, 24);
+    memory.write_u64(CONTEXT_RC, 1);
+    memory.write_u64(CONTEXT_RC + 16, SHARED_ARC);
+    memory.zero(SHARED_ARC, 56);
+    memory.write_u64(SHARED_ARC, 1 + tasks.len() as u64);
+    memory.write_u64(SHARED_ARC + 8, 1);
+    memory.write_u64(SHARED_AT, 3);
+    memory.write_u64(SHARED_AT + 8, LOCAL_LIST_ID);
+    memory.write_u64(SHARED_AT + 16, tasks.first().copied().unwrap_or(0));
+    memory.write_u64(SHARED_AT + 24, tasks.last().copied().unwrap_or(0));
+    for (i, &task) in tasks.iter().enumerate() {
+        let next = tasks.get(i + 1).copied().unwrap_or(0);
+        memory.write_task(types, task, task >> 12, 0b1000 | 3 << 6, next);
+        memory.write_u64(task + 24, LOCAL_LIST_ID);
+        memory.write_u64(task + crate::testing::TASK_CORE, SHARED_ARC);
+        let previous = if i == 0 { 0 } else { tasks[i - 1] };
+        memory.write_u64(task + crate::testing::TASK_TRAILER, previous);
+    }
+}
+
+#[test]
+fn a_local_set_is_known_by_its_shared_state_from_itself_and_from_its_tasks() {
+    use super::anchors::Anchor;
+    use super::sources::{SourceKind, TaskSource};
+    let (debug, types) = local_set_program();
+    let mut memory = TestMemory::default();
+    write_local_set(&mut memory, &types, &[0x10000, 0x11000]);
+    let target = Target::new(&debug, &memory, 0);
+    let reader = TaskReader::new(&target).unwrap();
+    let anchor = Anchor::LocalSet(die_of(&debug, LOCAL_SET), LOCAL_SET_AT);
+    let source = TaskSource::of_anchor(&target, anchor).unwrap().unwrap();
+    assert_eq!(
+        (source.kind.clone(), source.address()),
+        (SourceKind::LocalSet, SHARED_AT)
+    );
+    assert!(source.is_plausible(&reader));
+    let list = reader.task_list(&source).unwrap();
+    assert_eq!(list.walk.addresses, [0x10000, 0x11000]);
+    // tokio keeps no count of a LocalSet's tasks.
+    assert_eq!((list.counted, list.closed), (None, Some(false)));
+    // A task names the list that owns it through its scheduler, an `Arc<Shared>`.
+    let header = reader.read_header(0x11000).unwrap();
+    let owner = TaskSource::owner_of(&reader, &header).unwrap().unwrap();
+    assert_eq!(
+        (owner.kind.clone(), owner.address()),
+        (SourceKind::LocalSet, SHARED_AT)
+    );
+    // A task reference leads nowhere by itself: its owner does.
+    assert!(TaskSource::of_anchor(&target, Anchor::Task(0x11000))
+        .unwrap()
+        .is_none());
+}
+
+#[test]
+fn a_stale_or_damaged_local_set_is_not_taken_for_a_live_one() {
+    use super::sources::TaskSource;
+    let (debug, types) = local_set_program();
+    for damage in [
+        "no id",
+        "another owner",
+        "head without tail",
+        "no Arc",
+        "no thread",
+    ] {
+        let mut memory = TestMemory::default();
+        write_local_set(&mut memory, &types, &[0x10000, 0x11000]);
+        match damage {
+            "no id" => memory.write_u64(SHARED_AT + 8, 0),
+            "another owner" => memory.write_u64(0x10000 + 24, LOCAL_LIST_ID + 1),
+            "head without tail" => memory.write_u64(SHARED_AT + 24, 0),
+            "no Arc" => memory.write_u64(SHARED_ARC, 0),
+            _ => memory.write_u64(SHARED_AT, 0),
+        }
+        let target = Target::new(&debug, &memory, 0);
+        let reader = TaskReader::new(&target).unwrap();
+        let shared = target.value(die_of(&debug, SHARED), SHARED_AT).unwrap();
+        assert!(
+            !TaskSource::of_local_shared(shared).is_plausible(&reader),
+            "{damage}"
+        );
+    }
+    // An empty LocalSet is a live one.
+    let mut memory = TestMemory::default();
+    write_local_set(&mut memory, &types, &[]);
+    let target = Target::new(&debug, &memory, 0);
+    let reader = TaskReader::new(&target).unwrap();
+    let shared = target.value(die_of(&debug, SHARED), SHARED_AT).unwrap();
+    assert!(TaskSource::of_local_shared(shared).is_plausible(&reader));
+}
+
+#[test]
+fn anchors_are_found_through_what_a_value_owns_and_in_set_once_cells_only() {
+    use super::anchors::{Anchor, AnchorTypes};
+    let mut program = Program::new();
+    let u32 = program.u32();
+    let usize = program.usize();
+    let local_set = program.structure(LOCAL_SET, 16, &[("tick", 8, usize)]);
+    let boxed = program.boxed(LOCAL_SET, local_set);
+    let vec = program.vec(
+        &format!("alloc::boxed::Box<{LOCAL_SET}, alloc::alloc::Global>"),
+        boxed,
+    );
+    let handle = program.rust_enum(
+        "tokio::runtime::scheduler::Handle",
+        16,
+        Some((0, usize)),
+        &[Variant::new("CurrentThread", Some(0), &[("__0", 8, usize)])],
+    );
+    // `OnceLock<Handle>{once: Once{inner: futex::Once{state_and_queued}}, value:
+    // UnsafeCell<MaybeUninit<Handle>>}`: the union's `value` member.
+    let futex = program.structure(
+        "std::sys::sync::once::futex::Once",
+        4,
+        &[("state_and_queued", 0, u32)],
+    );
+    let once = program.structure("std::sync::once::Once", 4, &[("inner", 0, futex)]);
+    let uninit = program.structure(
+        "core::mem::maybe_uninit::MaybeUninit<tokio::runtime::scheduler::Handle>",
+        16,
+        &[("value", 0, handle)],
+    );
+    let cell = program.structure(
+        "core::cell::UnsafeCell<core::mem::maybe_uninit::MaybeUninit<tokio::runtime::scheduler::Handle>>",
+        16,
+        &[("value", 0, uninit)],
+    );
+    let once_lock = program.structure(
+        "std::sync::once_lock::OnceLock<tokio::runtime::scheduler::Handle>",
+        24,
+        &[("value", 0, cell), ("once", 16, once)],
+    );
+    let plain = program.structure("app::Plain", 8, &[("count", 0, usize)]);
+    program.structure(
+        "app::Keeper",
+        56,
+        &[
+            ("plain", 0, plain),
+            ("sets", 8, vec),
+            ("handle", 32, once_lock),
+        ],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    // Two boxed LocalSets in the Vec; the OnceLock set (COMPLETE) around a handle.
+    memory.zero(0x1000, 56);
+    memory.write_u64(0x1008, 2);
+    memory.write_u64(0x1008 + 8, 0x2000);
+    memory.write_u64(0x1008 + 16, 2);
+    memory.write_u64(0x2000, 0x3000);
+    memory.write_u64(0x2008, 0x3100);
+    memory.zero(0x3000, 16);
+    memory.zero(0x3100, 16);
+    memory.write_u32(0x1020 + 16, crate::layouts::rust::ONCE_COMPLETE as u32);
+    let target = Target::new(&debug, &memory, 0);
+    let types = AnchorTypes::default();
+    assert!(!types.reach(&debug, die_of(&debug, "app::Plain")));
+    let keeper = target.value(die_of(&debug, "app::Keeper"), 0x1000).unwrap();
+    assert_eq!(
+        types.find_in(&keeper),
+        [
+            Anchor::LocalSet(die_of(&debug, LOCAL_SET), 0x3000),
+            Anchor::LocalSet(die_of(&debug, LOCAL_SET), 0x3100),
+            Anchor::RuntimeHandle(die_of(&debug, "tokio::runtime::scheduler::Handle"), 0x1020),
+        ]
+    );
+    // An unset OnceLock's bytes are not a value.
+    memory.write_u32(0x1020 + 16, 3);
+    let target = Target::new(&debug, &memory, 0);
+    let keeper = target.value(die_of(&debug, "app::Keeper"), 0x1000).unwrap();
+    assert_eq!(types.find_in(&keeper).len(), 2);
 }

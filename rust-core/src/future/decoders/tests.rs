@@ -2346,3 +2346,62 @@ fn a_grpc_stream_says_whether_it_waits_for_a_message_or_reads_one() {
         "holds no known variant",
     );
 }
+
+/// A LocalSet polled as a future (`rt.block_on(local)`, `local.await`): a leaf naming its
+/// shared state, noted so that its tasks are listed; a dangling one is an error line.
+#[test]
+fn a_local_set_awaited_names_its_shared_state_and_is_noted() {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let shared = program.structure("tokio::task::local::Shared", 8, &[("tick", 0, usize)]);
+    let arc = program.arc("tokio::task::local::Shared", shared, 8);
+    let context = program.structure("tokio::task::local::Context", 8, &[("shared", 0, arc)]);
+    let rc_inner = program.structure(
+        "alloc::rc::RcInner<tokio::task::local::Context>",
+        24,
+        &[
+            ("strong", 0, usize),
+            ("weak", 8, usize),
+            ("value", 16, context),
+        ],
+    );
+    let pointer = program.non_null("alloc::rc::RcInner<tokio::task::local::Context>", rc_inner);
+    let rc = program.structure(
+        "alloc::rc::Rc<tokio::task::local::Context, alloc::alloc::Global>",
+        8,
+        &[("ptr", 0, pointer)],
+    );
+    program.structure("tokio::task::local::LocalSet", 16, &[("context", 0, rc)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.zero(0x2000, 24);
+    memory.write_u64(0x2010, 0x3000);
+    memory.zero(0x3000, 24);
+    let target = Target::new(&debug, &memory, 0);
+    let decoder = FutureDecoder::new(&target);
+    let local_set = die_of(&debug, "tokio::task::local::LocalSet");
+    let node = decoder.decode(local_set, 0x1000);
+    assert_eq!(node.kind, NodeKind::LocalSet);
+    assert_eq!(
+        facts(&node),
+        &Detail::LocalSet(LocalSetRun {
+            address: 0x3010,
+            tasks: None
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("LocalSet 0x3010 (runs its own tasks)")
+    );
+    assert_eq!(
+        decoder.take_anchors(),
+        [Anchor::LocalSet(local_set, 0x1000)]
+    );
+    memory.write_u64(0x1000, 0x9_0000);
+    assert_error(
+        &decode(&debug, &memory, "tokio::task::local::LocalSet", 0x1000),
+        "cannot read 8 bytes at 0x90010",
+    );
+}

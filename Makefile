@@ -7,6 +7,7 @@
 #                      build shapes (slow)
 # make test-shapes - the whole debugger suite with the fixtures' tokio built without
 #                    parking_lot, only the features they use (slow)
+# make test-million - a million tasks read whole with the default settings (slow)
 # make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
@@ -26,7 +27,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-realworld bench bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -69,7 +70,12 @@ test-rust:
 PYTEST_WORKERS ?= 2
 
 test-debuggers: build
-	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
+	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/scale tests
+
+# A million tasks read whole with the default budget, by the executable and in GDB
+# (tests/scale; minutes, and a few GB of memory).
+test-million: setup build
+	$(PYTHON) -m pytest -q tests/scale/test_million_tasks.py
 
 # `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only, with
 # tokio's `full` features (tests/test_shapes.py covers the other shapes on the newest).
@@ -82,7 +88,7 @@ test-realworld: setup build
 	REALWORLD=all $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests/test_realworld.py
 
 test-shapes: setup build
-	FIXTURE_SHAPE=minimal $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests
+	FIXTURE_SHAPE=minimal $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/scale tests
 
 bench: setup build
 	$(PYTHON) bench/run.py --write bench/RESULTS.md

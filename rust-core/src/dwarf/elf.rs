@@ -29,11 +29,14 @@ pub struct ElfFacts {
     /// Loaded segments the program cannot write (`PT_LOAD` without `PF_W`): (link-time
     /// address, file offset, size in the file). Their bytes in memory are the file's.
     pub read_only_segments: Vec<(u64, u64, u64)>,
+    /// Loaded segments the program can write (`PF_W`): (link-time address, size in memory),
+    /// where its mutable statics are.
+    pub writable_segments: Vec<(u64, u64)>,
 }
 
 impl ElfFacts {
     pub fn read(object: &object::File<'_>) -> Result<ElfFacts> {
-        let (tls, read_only_segments) = match object {
+        let (tls, read_only_segments, writable_segments) = match object {
             object::File::Elf64(elf) => {
                 let headers = elf.elf_program_headers();
                 (
@@ -45,9 +48,13 @@ impl ElfFacts {
                         headers,
                         elf.endian(),
                     ),
+                    writable_segments::<object::elf::FileHeader64<object::Endianness>>(
+                        headers,
+                        elf.endian(),
+                    ),
                 )
             }
-            object::File::Elf32(_) => (None, Vec::new()),
+            object::File::Elf32(_) => (None, Vec::new(), Vec::new()),
             _ => {
                 return Err(Error::new(
                     ErrorKind::Binary,
@@ -73,6 +80,7 @@ impl ElfFacts {
             code_sections,
             is_x86_64,
             read_only_segments,
+            writable_segments,
         })
     }
 
@@ -279,6 +287,30 @@ fn read_only_segments<Elf: object::read::elf::FileHeader>(
             )
         })
         .collect()
+}
+
+fn writable_segments<Elf: object::read::elf::FileHeader>(
+    headers: &[Elf::ProgramHeader],
+    endian: Elf::Endian,
+) -> Vec<(u64, u64)> {
+    use object::read::elf::ProgramHeader;
+    headers
+        .iter()
+        .filter(|header| {
+            header.p_type(endian) == object::elf::PT_LOAD
+                && header.p_flags(endian).contains(object::elf::PF_W)
+        })
+        .map(|header| (header.p_vaddr(endian).into(), header.p_memsz(endian).into()))
+        .collect()
+}
+
+impl ElfFacts {
+    /// Whether the link-time `address` lies where the program keeps its mutable statics.
+    pub fn is_writable_static(&self, address: u64) -> bool {
+        self.writable_segments
+            .iter()
+            .any(|&(start, size)| start <= address && address - start < size)
+    }
 }
 
 /// The GNU build id of the ELF file at `path`, in hex, read from its notes (the whole file

@@ -24,6 +24,11 @@ pub(super) struct UnitDirectory {
     by_crate: FxHashMap<Arc<str>, Vec<usize>>,
     /// The crate of each unit (a key of `by_crate`).
     crate_of: Vec<Arc<str>>,
+    /// Whether each unit is the toolchain's own (std, core, alloc, their dependencies).
+    toolchain: Vec<bool>,
+    /// Whether each unit is of the program's own crates: neither the toolchain's nor from
+    /// cargo's registry or git checkouts.
+    workspace: Vec<bool>,
     /// Address ranges (code, and statics through `.debug_aranges`) each unit claims:
     /// (start, end, unit), sorted by start.
     ranges: Vec<(u64, u64, usize)>,
@@ -48,6 +53,8 @@ impl UnitDirectory {
     pub(super) fn new(sections: &[SectionSet], units: &[LoadedUnit]) -> UnitDirectory {
         let mut by_crate: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
         let mut crate_of = Vec::with_capacity(units.len());
+        let mut toolchain = Vec::with_capacity(units.len());
+        let mut workspace = Vec::with_capacity(units.len());
         let mut ranges = Vec::new();
         let mut placed = vec![false; units.len()];
         let main = &sections[0].dwarf;
@@ -67,6 +74,8 @@ impl UnitDirectory {
             let krate: Arc<str> = Arc::from(crate_of_unit(name.as_deref().unwrap_or("")));
             by_crate.entry(krate.clone()).or_default().push(position);
             crate_of.push(krate);
+            toolchain.push(name.as_deref().is_some_and(is_toolchain_unit));
+            workspace.push(name.as_deref().is_some_and(is_workspace_unit));
             let dwarf = if loaded.skeleton.is_some() {
                 main
             } else {
@@ -110,6 +119,8 @@ impl UnitDirectory {
         UnitDirectory {
             by_crate,
             crate_of,
+            toolchain,
+            workspace,
             ranges,
             ranges_end_max,
             unplaced,
@@ -122,6 +133,22 @@ impl UnitDirectory {
     }
 
     /// The units that claim `address`, and every unit that claims none, in unit order.
+    /// The units whose ranges hold `address` (not those that claim no address).
+    fn units_placing(&self, address: u64) -> Vec<usize> {
+        let after = self
+            .ranges
+            .partition_point(|&(start, _, _)| start <= address);
+        let mut found: Vec<usize> = (0..after)
+            .rev()
+            .take_while(|&at| self.ranges_end_max[at] > address)
+            .filter(|&at| self.ranges[at].1 > address)
+            .map(|at| self.ranges[at].2)
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
     fn units_at(&self, address: u64) -> Vec<usize> {
         let after = self
             .ranges
@@ -388,6 +415,16 @@ impl DebugInfo {
     /// (rustc places a module's statics with its functions; it also emits decoys, which
     /// have none); else those of the units of the prefix's crate; else of every unit.
     pub fn tls_variables(&self, prefix: &str) -> Vec<TlsVariable> {
+        self.tls_variables_searching(prefix, true)
+    }
+
+    /// `tls_variables`, without the search of every unit when the units of the prefix's
+    /// module and crate hold none: for a thread-local a program need not have.
+    pub fn tls_variables_if_linked(&self, prefix: &str) -> Vec<TlsVariable> {
+        self.tls_variables_searching(prefix, false)
+    }
+
+    fn tls_variables_searching(&self, prefix: &str, everywhere: bool) -> Vec<TlsVariable> {
         let matching = |units: &[usize]| -> Vec<TlsVariable> {
             let variables = units
                 .iter()
@@ -416,20 +453,42 @@ impl DebugInfo {
             }
         }
         let in_crate = matching(&self.directory.units_named_by(prefix));
-        if !in_crate.is_empty() {
+        if !in_crate.is_empty() || !everywhere {
             return in_crate;
         }
         self.index_all();
         matching(&(0..self.units.len()).collect::<Vec<_>>())
     }
 
-    /// Every static variable at module level of every unit (each unit is indexed), in unit
-    /// order; a static declared in several units is listed once.
-    pub fn static_variables(&self) -> Vec<StaticVariable> {
-        self.index_all();
+    /// The program's mutable statics at module level (where a runtime can be kept: behind
+    /// a `OnceLock`, a `LazyLock`, a `Mutex`), but the toolchain's (std keeps no tokio
+    /// runtime). Only the units that hold them are indexed: those `.debug_aranges` places
+    /// the symbols of the writable segments in. A static declared in several units is
+    /// listed once.
+    pub fn mutable_statics(&self) -> Vec<StaticVariable> {
+        let mut units = Vec::new();
+        for &address in self.elf.symbols.values() {
+            if self.elf.is_writable_static(address) {
+                add_new(&mut units, self.directory.units_placing(address));
+            }
+        }
+        // Units that claim no address (an optimized build leaves crates whose code was all
+        // inlined elsewhere so): those of the program's own crates, not its dependencies'.
+        add_new(
+            &mut units,
+            self.directory
+                .unplaced
+                .iter()
+                .copied()
+                .filter(|&at| self.directory.workspace[at]),
+        );
+        units.retain(|&at| !self.directory.toolchain[at]);
+        units.sort_unstable();
         let mut seen = rustc_hash::FxHashSet::default();
-        (0..self.units.len())
+        units
+            .into_iter()
             .flat_map(|at| self.unit_index(at).statics())
+            .filter(|variable| self.elf.is_writable_static(variable.address))
             .filter(|variable| seen.insert(variable.address))
             .cloned()
             .collect()
@@ -542,6 +601,20 @@ fn add_new(units: &mut Vec<usize>, more: impl IntoIterator<Item = usize>) {
             units.push(unit);
         }
     }
+}
+
+/// Whether a unit is the toolchain's: rustc builds std and its dependencies from
+/// `/rustc/<hash>/library/…` and `/rust/deps/…`.
+fn is_toolchain_unit(name: &str) -> bool {
+    name.starts_with("/rustc/") || name.starts_with("/rust/deps/")
+}
+
+/// Whether a unit is of the program's own crates: not the toolchain's, and not a
+/// dependency cargo fetched (`…/registry/src/…`, `…/git/checkouts/…`).
+fn is_workspace_unit(name: &str) -> bool {
+    !is_toolchain_unit(name)
+        && !name.contains("/registry/src/")
+        && !name.contains("/git/checkouts/")
 }
 
 /// The crate a unit belongs to, from its name: rustc names a unit after the crate's root

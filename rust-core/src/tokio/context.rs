@@ -71,7 +71,11 @@ fn locate_thread_local(
     namespace: &str,
     only_symbols: bool,
 ) -> Result<ContextVariable> {
-    let candidates: Vec<TlsVariable> = debug.tls_variables(namespace);
+    // A thread-local only some programs link is not searched for in every unit.
+    let candidates: Vec<TlsVariable> = match only_symbols {
+        true => debug.tls_variables_if_linked(namespace),
+        false => debug.tls_variables(namespace),
+    };
     let chosen = candidates
         .iter()
         .find(|variable| variable.is_symbol_in(&debug.elf.symbols))

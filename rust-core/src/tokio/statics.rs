@@ -7,13 +7,13 @@ use crate::value::{offset, Target};
 
 use super::anchors::{Anchor, AnchorTypes};
 
-/// The statics worth reading, worked out once per binary: those whose type can hold a
-/// runtime handle or a LocalSet (module-level statics; not those inside functions).
+/// The statics worth reading, worked out once per binary: the mutable ones whose type can
+/// hold a runtime handle or a LocalSet (module-level statics; not those inside functions).
 struct StaticsWithAnchors(Vec<StaticVariable>);
 
-/// Works out which statics can hold a runtime or LocalSet: every unit must be indexed
-/// for it, which ahead of any command (the executable before it stops the process, the
-/// debuggers behind their own work) costs no command its time.
+/// Works out which statics can hold a runtime or LocalSet (the units holding the
+/// program's mutable statics are indexed for it), ahead of any command where it can be:
+/// the executable before it stops the process, the debuggers behind their own work.
 pub fn prepare(debug: &DebugInfo) {
     statics_with_anchors(debug);
 }
@@ -23,7 +23,7 @@ fn statics_with_anchors(debug: &DebugInfo) -> std::sync::Arc<StaticsWithAnchors>
         let types = AnchorTypes::default();
         StaticsWithAnchors(
             debug
-                .static_variables()
+                .mutable_statics()
                 .into_iter()
                 .filter(|variable| types.reach(debug, variable.ty))
                 .collect(),

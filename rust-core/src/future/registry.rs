@@ -78,6 +78,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
         Type("futures_util::future::either::Either<"),
         wrappers::futures_either,
     ),
+    (Type(futures_layout::SHARED), wrappers::futures_shared),
     (
         Type("tracing::instrument::Instrumented<"),
         wrappers::instrumented,

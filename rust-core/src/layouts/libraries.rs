@@ -255,6 +255,11 @@ pub mod h2 {
     ];
 }
 
+/// hickory-net 0.26's `UdpClientStream<P>`, the stream a DNS exchange's background task
+/// polls for a UDP nameserver: its `poll_next` is ready whenever polled, as each request
+/// sends from a socket of its own and waits in the future it returned to its caller.
+pub const HICKORY_UDP_CLIENT_STREAM: &str = "hickory_net::udp::udp_client_stream::UdpClientStream<";
+
 /// futures-util's `stream::iter(I)`: `Iter{iter: I}`.
 pub const ITER_STREAM: &str = "futures_util::stream::iter::Iter<";
 

@@ -2016,6 +2016,23 @@ fn a_shared_future_shows_the_future_its_clones_poll() {
 }
 
 #[test]
+fn hickorys_udp_client_stream_is_ready_whenever_polled() {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let name = "hickory_net::udp::udp_client_stream::UdpClientStream<hickory_net::runtime::tokio_runtime::TokioRuntimeProvider>";
+    program.structure(name, 16, &[("timeout", 0, u64), ("is_shutdown", 8, u64)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    let node = decode(&debug, &memory, name, 0x1000);
+    assert_eq!(facts(&node), &Detail::Ready(Empty {}));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("UdpClientStream (ready when polled; its requests wait in their callers' futures)")
+    );
+}
+
+#[test]
 fn an_instrumented_future_names_its_span() {
     let mut program = Program::new();
     let pending = program.pending();

@@ -130,8 +130,9 @@ def describe_all(report):
 def source_line(program, relative, text, after=None):
     """The line of the program's source file that holds `text` (exactly one does, or the
     first after the one line holding `after`): the expectations name the author's code,
-    not line numbers that a new version would move."""
-    with open(os.path.join(realworld.source(program), relative)) as source:
+    not line numbers that a new version would move. `relative` is in the program's crate,
+    or starts with realworld.crate_directory for a crate of its lock."""
+    with open(realworld.source_file(program, relative)) as source:
         lines = list(enumerate(source, start=1))
     if after is not None:
         start = source_line(program, relative, after)

@@ -156,6 +156,26 @@ def build(name: str, profile: str) -> str:
     return os.path.join(TARGET, PROFILE_DIRS[profile], program.binary)
 
 
+def crate_directory(program: Program, crate: str) -> str:
+    """How reports name the folder of a crate of the program's lock (`hickory-server-0.26.3`),
+    the start of the paths of that crate's files."""
+    return "%s-%s" % (crate, locked_version(program, crate))
+
+
+def source_file(program: Program, relative: str) -> str:
+    """Where the file a report names is: the program's own (a path in its crate), or a
+    crate's of its lock (a path starting with crate_directory), where cargo unpacked it."""
+    own = os.path.join(source(program), relative)
+    if os.path.exists(own):
+        return own
+    directory, inside = relative.split("/", 1)
+    crate, version = directory.rsplit("-", 1)
+    unpacked = _registry_source(crate, version)
+    if unpacked is None:
+        raise RuntimeError("%s: neither the program's file nor a crate's cargo unpacked" % relative)
+    return os.path.join(unpacked, inside)
+
+
 def locked_version(program: Program, crate: str) -> str:
     """The version of `crate` in the program's (pinned) lock file; the only one."""
     with open(os.path.join(source(program), "Cargo.lock")) as lock:

@@ -19,6 +19,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
@@ -981,11 +982,195 @@ class Broker(Scenario):
             (capacity, 0, 1, False)}
 
 
+# ---------------------------------------------------------------------------------------
+# hickory-dns: an authoritative DNS server (the hickory-server library's binary). main blocks
+# on DnsServer::run, which ends in Server::block_until_done: a JoinSet of one task per UDP
+# socket (handle_udp: a select! of the next datagram and the shutdown token; each request a
+# task of an inner JoinSet) and one per TCP listener (handle_tcp: a select! of accept and
+# the token; each connection a task reading framed messages from hickory's TcpStream in a
+# TimeoutStream, handling each before the next). A task waits for SIGTERM. The TcpStream
+# writes its queued responses before it reads again: a client that sends queries and reads
+# no answers stops its connection's reading on a full socket.
+
+DNS_ZONE = "example.test"
+DNS_UDP_SOCKETS = 2
+DNS_IDLE = 3
+# Per big.example.test answer: TXT records of 250 bytes, about 50 KiB over TCP.
+DNS_BIG_RECORDS = 200
+# Enough answers to fill the stalled client's socket (the server's send buffer grows to 4 MiB).
+DNS_BIG_QUERIES = 150
+# Of a 30-byte query: the length says 30, 10 bytes follow.
+DNS_PARTIAL = 10
+
+DNS_CONFIG = """\
+listen_addrs_ipv4 = ["127.0.0.1"]
+listen_port = %(port)d
+# Seconds a TCP connection may stay without a request (5 by default).
+tcp_request_timeout = 86400
+directory = "%(directory)s"
+drop_privileges = false
+
+[udp_socket]
+sockets = %(sockets)d
+
+[[zones]]
+zone = "%(zone)s"
+zone_type = "Primary"
+stores = { type = "file", zone_path = "%(zone)s.zone" }
+"""
+
+
+def dns_zone_file():
+    lines = ["$ORIGIN %s." % DNS_ZONE, "$TTL 3600",
+             "@ IN SOA ns.%s. admin.%s. ( 1 3600 600 86400 3600 )" % (DNS_ZONE, DNS_ZONE),
+             "@ IN NS ns.%s." % DNS_ZONE, "ns IN A 127.0.0.1", "www IN A 127.0.0.2"]
+    lines += ['big IN TXT "%03d%s"' % (index, "t" * 247) for index in range(DNS_BIG_RECORDS)]
+    return "\n".join(lines) + "\n"
+
+
+class Nameserver(Scenario):
+    """Both UDP sockets and the TCP listener waiting, idle TCP connections (answered, or
+    never asked), a query cut mid-way, and a client that asks for big answers and reads
+    none (a stalled download)."""
+    program = "hickory-dns"
+    name = "nameserver"
+    flavors = {"MultiThread": 1}
+
+    def drive(self, binary, workdir, stack):
+        directory = os.path.join(workdir, self.name)
+        os.makedirs(directory)
+        port = clients.free_port()
+        with open(os.path.join(directory, DNS_ZONE + ".zone"), "w") as zone:
+            zone.write(dns_zone_file())
+        config = os.path.join(directory, "named.toml")
+        with open(config, "w") as out:
+            out.write(DNS_CONFIG % {"port": port, "directory": directory, "sockets": DNS_UDP_SOCKETS, "zone": DNS_ZONE})
+        server = stack.enter_context(started([binary, "--config", config, "--workers", "2"], directory))
+        clients.wait_listening(port, alive(server))
+        facts = {"listener": clients.listener_fd(server.pid, port), "udp": clients.udp_fds(server.pid, port), "pid": server.pid}
+        assert len(facts["udp"]) == DNS_UDP_SOCKETS, facts
+        # Over UDP, answered (the request's task has ended).
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.settimeout(10)
+            udp.sendto(clients.dns_query(1, "www." + DNS_ZONE, clients.DNS_A), ("127.0.0.1", port))
+            assert clients.dns_reply_header(udp.recv(65535)) == (1, 0, 1)
+        ports = {}
+
+        def client(role, receive_buffer=None):
+            connection = clients.connect(port, receive_buffer)
+            stack.callback(connection.close)
+            ports[role] = clients.local_port(connection)
+            facts[role] = clients.fd_of(server.pid, port, ports[role])
+            return connection
+
+        for index in range(DNS_IDLE):
+            idle = client("idle.%d" % index)
+            idle.sendall(clients.dns_framed(clients.dns_query(index, "www." + DNS_ZONE, clients.DNS_A)))
+            assert clients.dns_reply_header(clients.dns_tcp_reply(idle)) == (index, 0, 1)
+        client("silent")
+        query = clients.dns_query(7, "www." + DNS_ZONE, clients.DNS_A)
+        client("mid_request").sendall(clients.dns_framed(query)[:2 + DNS_PARTIAL])
+        stalled = client("stalled", clients.SMALL_BUFFER)
+        for index in range(DNS_BIG_QUERIES):
+            stalled.sendall(clients.dns_framed(clients.dns_query(100 + index, "big." + DNS_ZONE, clients.DNS_TXT)))
+        readers = ["idle.%d" % index for index in range(DNS_IDLE)] + ["mid_request"]
+        clients.wait_until(lambda: all(clients.all_read(server.pid, port, ports[role]) for role in readers),
+                           "the server has read every request", alive=alive(server))
+        queues = lambda: [(e["tx_queue"], e["rx_queue"]) for e in [clients.connection(server.pid, port, ports["stalled"])]]  # noqa: E731
+        clients.wait_still(queues, "the stalled client's answers stop moving", alive=alive(server))
+        stalled_entry = clients.connection(server.pid, port, ports["stalled"])
+        # The server stopped reading queries: some wait in its socket, unread.
+        assert stalled_entry["rx_queue"] > 0 and stalled_entry["tx_queue"] > 0, stalled_entry
+        return server, facts
+
+    def serving(self, program):
+        """The frames above each of the server's tasks, in hickory-server's server module."""
+        server_rs = realworld.crate_directory(program, "hickory-server") + "/src/server/mod.rs"
+        return {
+            "udp": frame(program, "hickory_server::server::handle_udp", server_rs, "let message = tokio::select! {"),
+            "listener": frame(program, "hickory_server::server::handle_tcp", server_rs,
+                              "let (tcp_stream, src_addr) = tokio::select! {", after="async fn handle_tcp("),
+            "connection": frame(program, "hickory_server::server::handle_tcp::{async_block#0}", server_rs,
+                                "while let Some(message) = timeout_stream.next().await {", after="async fn handle_tcp("),
+            "until_done": frame(program, "hickory_server::server::Server<T>::block_until_done", server_rs,
+                                "while let Some(join_result) = self.join_set.join_next().await {"),
+        }
+
+    def listening(self, program, facts):
+        """What the server's own tasks wait for: each UDP socket's next datagram (and its
+        outbound queue), the listener's next connection, each beside the shutdown token."""
+        frames = self.serving(program)
+        udp = [sorted([((frames["udp"],), ("cancellation_token",)), ((frames["udp"],), ("futures_mpsc_recv",)),
+                       ((frames["udp"],), ("io_readiness", fd, ("read",), "poll"))]) for fd in facts["udp"]]
+        listener = sorted([((frames["listener"],), ("cancellation_token",)), ((frames["listener"],), accept_wait(facts["listener"]))])
+        return udp + [listener]
+
+    def check_threads(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        [main] = block_on_threads(report)
+        # main's DnsServer::run waits in block_until_done for the JoinSet of the UDP
+        # sockets' and the listener's tasks.
+        listening = self.listening(program, facts)
+        ids = sorted(task["id"] for task in report["tasks"] if waits(task["root"], program) in listening)
+        assert len(ids) == len(listening), describe_all(report)
+        run = frame(program, "hickory_dns::DnsServer::run", "src/lib.rs", "match server.block_until_done().await {")
+        assert waits(main["future"], program) == sorted(
+            ((run, self.serving(program)["until_done"]), ("join_handle", task_id)) for task_id in ids), describe(main["future"])
+        [join_set] = [node["detail"] for node in walk(main["future"]) if node["kind"] == "join_set"]
+        assert join_set == {"len": len(ids), "pending": len(ids)}
+
+    def check_tasks(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        frames = self.serving(program)
+        terminate = frame(program, "hickory_dns::DnsServer::run::{async_block#5}", "src/lib.rs", "signal.recv().await;")
+        connection = (frames["connection"],)
+
+        def reading(fd, interest):
+            # hickory's TcpStream: the socket, its queue of responses to write, and the
+            # TimeoutStream's sleep.
+            return sorted([(connection, ("futures_mpsc_recv",)), (connection, ("io_readiness", fd, (interest,), "poll")),
+                           (connection, ("sleep",))])
+
+        readers = ["idle.%d" % index for index in range(DNS_IDLE)] + ["silent", "mid_request"]
+        expected = self.listening(program, facts) + [[((terminate,), ("signal_recv", "SIGTERM"))]]
+        # The stalled client's connection waits to write the answer it is writing, and
+        # reads no more queries until then.
+        expected += [reading(facts[role], "read") for role in readers] + [reading(facts["stalled"], "write")]
+        assert sorted(waits(task["root"], program) for task in report["tasks"]) == sorted(expected), describe_all(report)
+
+        # tokio's count is every task read: one per socket, listener and connection.
+        [runtime] = report["runtimes"]
+        assert runtime["task_count"] == runtime["tasks_read"] == len(report["tasks"]) == len(expected), runtime
+
+        # One shutdown token, and each socket its own queue of responses, empty, whose one
+        # sender is the socket's (a connection's) handle: of hickory-net's default size
+        # (UDP) and the config's default response_buffer_size (TCP), the same.
+        net_rs = realworld.source_file(program, realworld.crate_directory(program, "hickory-net") + "/src/xfer/mod.rs")
+        udp_slots = int(re.search(r"const DEFAULT_STREAM_BUFFER_SIZE: usize = (\d+);", pathlib.Path(net_rs).read_text()).group(1))
+        tcp_slots = int(re.search(r"fn default_tcp_response_buffer_size\(\) -> usize \{\s*(\d+)\s*\}",
+                                  pathlib.Path(realworld.source(program), "src/config/mod.rs").read_text()).group(1))
+        assert udp_slots == tcp_slots
+        tokens = {node["detail"]["address"] for task in report["tasks"] for node in walk(task["root"])
+                  if node["kind"] == "cancellation_token"}
+        assert len(tokens) == 1
+        queues = [node["detail"] for task in report["tasks"] for node in walk(task["root"]) if node["kind"] == "futures_mpsc_recv"]
+        assert len({queue["address"] for queue in queues}) == len(queues) == DNS_UDP_SOCKETS + len(readers) + 1
+        assert {(queue["capacity"], queue["queued"], queue["senders"], queue["closed"]) for queue in queues} == {
+            (udp_slots, 0, 1, False)}
+
+        # Each connection's request timeout (tcp_request_timeout), from its last request.
+        sleeps = [node["detail"] for task in report["tasks"] for node in walk(task["root"]) if node["kind"] == "sleep"]
+        assert len(sleeps) == len(readers) + 1 and all(sleep["deadline"] is not None for sleep in sleeps)
+        if live:
+            assert all(86400 - 600 < sleep["remaining_secs"] <= 86400 for sleep in sleeps), sleeps
+
+
 SCENARIOS = {
     "bore": [TunnelServer(), TunnelClient()],
     "mini-redis": [PubSub()],
     "dufs": [Transfers()],
     "rumqttd": [Broker()],
+    "hickory-dns": [Nameserver()],
 }
 
 

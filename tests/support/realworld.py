@@ -54,6 +54,14 @@ PROGRAMS = [
     # rustc rejects (E0521, rust-lang/rust#141402); 0.22.4, the same minor, compiles.
     Program("rumqttd", "rumqttd", "0.20.0", "rumqttd", ("--no-default-features",), "MQTT broker",
             "current_thread", ("rumqttd::",), (("metrics", "0.22.4"),)),
+    # A DNS server over UDP and TCP, authoritative from zone files and forwarding other
+    # zones. Without its defaults, SQLite zones (bundled C) and rustls' platform verifier
+    # (ring or aws-lc: C and assembly); with its forwarding resolver, pure Rust. The binary
+    # is the CLI of the same authors' library crates, where its serving code is: they are
+    # its own code.
+    Program("hickory-dns", "hickory-dns", "0.26.3", "hickory-dns", ("--no-default-features", "--features", "resolver"),
+            "DNS server (UDP and TCP) and forwarding resolver",
+            "multi_thread", ("hickory_dns::", "hickory_server::", "hickory_net::", "hickory_proto::", "hickory_resolver::")),
 ]
 BY_NAME = {program.name: program for program in PROGRAMS}
 # `make test` runs the cheapest, which also has copy_bidirectional and tokio without

@@ -1165,12 +1165,183 @@ class Nameserver(Scenario):
             assert all(86400 - 600 < sleep["remaining_secs"] <= 86400 for sleep in sleeps), sleeps
 
 
+# The zone hickory-dns forwards, to a nameserver that never answers: each query waits for
+# the answer as long as its timeout (a day), tried once, from a resolver that caches nothing.
+DNS_FORWARDED = "forward.test"
+DNS_FORWARD_ZONE = """
+[[zones]]
+zone = "%(zone)s"
+zone_type = "External"
+stores = { type = "forward", name_servers = [{ ip = "127.0.0.1", trust_negative_responses = false, connections = [
+    { port = %(upstream)d, protocol = { type = "udp" } }] }], options = { timeout = 86400, attempts = 1 } }
+"""
+DNS_FORWARDED_UDP = 6
+# How many times hickory-net's UDP client sends a query (UdpClientStream's max_retries), and
+# an upper bound of its interval between sends (hickory-proto's DEFAULT_RETRY_FLOOR, 333 ms).
+DNS_SENDS = 3
+DNS_RETRY_INTERVAL = 1.0
+
+
+class Forwarder(Nameserver):
+    """The client side of a DNS server: queries over UDP, and one over TCP, for names of a
+    zone it forwards, each waiting for the answer of a nameserver that never replies."""
+    program = "hickory-dns"
+    name = "forwarder"
+    flavors = {"MultiThread": 1}
+
+    def drive(self, binary, workdir, stack):
+        directory = os.path.join(workdir, self.name)
+        os.makedirs(directory)
+        upstream = clients.SilentNameserver()
+        stack.callback(upstream.close)
+        port = clients.free_port()
+        with open(os.path.join(directory, DNS_ZONE + ".zone"), "w") as zone:
+            zone.write(dns_zone_file())
+        config = os.path.join(directory, "named.toml")
+        with open(config, "w") as out:
+            out.write(DNS_CONFIG % {"port": port, "directory": directory, "sockets": DNS_UDP_SOCKETS, "zone": DNS_ZONE})
+            out.write(DNS_FORWARD_ZONE % {"zone": DNS_FORWARDED, "upstream": upstream.port})
+        server = stack.enter_context(started([binary, "--config", config, "--workers", "2"], directory))
+        clients.wait_listening(port, alive(server))
+        facts = {"listener": clients.listener_fd(server.pid, port), "udp": clients.udp_fds(server.pid, port), "pid": server.pid,
+                 "upstream": upstream.port}
+        asking = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stack.callback(asking.close)
+        for index in range(DNS_FORWARDED_UDP):
+            asking.sendto(clients.dns_query(index, "q%d.%s" % (index, DNS_FORWARDED), clients.DNS_A), ("127.0.0.1", port))
+        tcp = clients.connect(port)
+        stack.callback(tcp.close)
+        facts["tcp"] = clients.fd_of(server.pid, port, clients.local_port(tcp))
+        tcp.sendall(clients.dns_framed(clients.dns_query(99, "tcp.%s" % DNS_FORWARDED, clients.DNS_A)))
+        # hickory's UDP client sends each query from a socket of its own, and again from
+        # another one at each retry interval, DNS_SENDS times in all.
+        clients.wait_until(lambda: len(upstream.received) == DNS_SENDS * (DNS_FORWARDED_UDP + 1),
+                           "every query reaches the nameserver %d times" % DNS_SENDS, alive=alive(server))
+        # The retry timer fires once more after the last send, and is done.
+        time.sleep(DNS_RETRY_INTERVAL)
+        ports = clients.udp_ports(server.pid)
+        facts["sending"] = {fd: port for fd, port in ports.items() if fd not in facts["udp"]}
+        facts["sent_from"] = sorted(address[1] for _, address in upstream.received)
+        return server, facts
+
+    def check_threads(self, report, facts, live):
+        Nameserver.check_threads(self, report, facts, live)
+
+    def lookup(self, program, protocol):
+        """The frames of a forwarded query, from the server's request task (UDP) or its
+        connection's task (TCP) down to hickory-net's UDP client retrying the query."""
+        server, resolver, net = (realworld.crate_directory(program, crate) for crate in ("hickory-server", "hickory-resolver", "hickory-net"))
+        server_rs, catalog_rs, forwarder_rs = server + "/src/server/mod.rs", server + "/src/zone_handler/catalog.rs", server + "/src/store/forwarder.rs"
+        pool_rs, udp_rs = resolver + "/src/name_server_pool.rs", net + "/src/udp/udp_client_stream.rs"
+        catalog = "hickory_server::zone_handler::catalog::"
+        forward = "<hickory_server::store::forwarder::ForwardZoneHandler<P> as hickory_server::zone_handler::ZoneHandler>::"
+        pool = "<hickory_resolver::name_server_pool::NameServerPool<P> as hickory_net::xfer::dns_handle::DnsHandle>::send::{async_block#0}"
+        handler = {"udp": ("hickory_server::server::handle_udp::{async_block#0}", "cx.handle_raw_request(message, Protocol::Udp, stream_handle)"),
+                   "tcp": ("hickory_server::server::handle_tcp::{async_block#0}",
+                           "cx.handle_raw_request(message, Protocol::Tcp, stream_handle.clone())")}[protocol]
+        return (
+            frame(program, handler[0], server_rs, ".await;", after=handler[1]),
+            frame(program, "hickory_server::server::ServerContext<T>::handle_raw_request", server_rs, ".await;",
+                  after="self.handle_request(Bytes::from(message), src_addr, protocol, response_handler)"),
+            frame(program, "hickory_server::server::ServerContext<T>::handle_request", server_rs, ".await;",
+                  after=".handle_request::<_, TokioTime>(&request, reporter)"),
+            frame(program, "<hickory_server::zone_handler::catalog::Catalog as hickory_server::server::request_handler::RequestHandler>"
+                  "::handle_request::{async_block#0}", catalog_rs, ".await", after="self.lookup(request, response_edns, now, response_handle)"),
+            frame(program, catalog + "Catalog::lookup", catalog_rs, ".await", after="lookup("),
+            frame(program, catalog + "lookup", catalog_rs, "let (mut result, mut signer) = handler.search(request, lookup_options).await;"),
+            frame(program, forward + "search::{async_block#0}", forwarder_rs, ".await,", after="self.lookup("),
+            frame(program, forward + "lookup::{async_block#0}", forwarder_rs, "match self.resolver.lookup(name, rtype).await {"),
+            frame(program, "hickory_resolver::resolver::Resolver<R>::lookup", resolver + "/src/resolver.rs", ".await",
+                  after="self.inner_lookup(name.into_name()?, record_type, self.request_options())"),
+            frame(program, "hickory_resolver::resolver::Resolver<R>::inner_lookup", resolver + "/src/resolver.rs", ".await",
+                  after="LookupFuture::lookup_with_hosts("),
+            frame(program, "hickory_resolver::caching_client::CachingClient<C>::inner_lookup", resolver + "/src/caching_client.rs", ".await;",
+                  after=".lookup(query.clone(), options)"),
+            # The request every lookup of the same query shares (futures' Shared).
+            frame(program, pool, pool_rs, "let response = lookup.await;"),
+            frame(program, pool + "::{async_block#0}", pool_rs, "match state.try_send(request).await {"),
+            frame(program, "hickory_resolver::name_server_pool::PoolState<P>::try_send", pool_rs,
+                  "while let Some((server, result)) = requests.next().await {"),
+            frame(program, "hickory_resolver::name_server_pool::PoolState<P>::try_send::{closure#1}::{async_block#0}", pool_rs,
+                  "async { (server, future.await) }"),
+            frame(program, "hickory_resolver::name_server::NameServer<P>::send", resolver + "/src/name_server.rs",
+                  "let (_protocol, result) = self.send_inner(request, policy, cx).await;"),
+            frame(program, "hickory_resolver::name_server::NameServer<P>::send_inner", resolver + "/src/name_server.rs",
+                  "let response = handle.send(request.clone()).first_answer().await;"),
+            # The forward zone's timeout around the UDP client's retries.
+            frame(program, "<hickory_net::runtime::TokioTime as hickory_net::runtime::Time>::timeout::{async_block#0}",
+                  net + "/src/runtime.rs", ".await", after="tokio::time::timeout(duration, future)"),
+            frame(program, "hickory_net::udp::udp_client_stream::retry", udp_rs, "futures_util::select! {"),
+        )
+
+    def sends(self, program):
+        """The frames of one send of a query: waiting for its answer on its own socket."""
+        net = realworld.crate_directory(program, "hickory-net")
+        return (frame(program, "<hickory_net::udp::udp_client_stream::UdpRequest<P> as hickory_net::udp::udp_client_stream::Request>::send",
+                      net + "/src/udp/udp_client_stream.rs", "let (len, src) = socket.recv_from(&mut recv_buf).await?;"),
+                frame(program, "hickory_net::runtime::DnsUdpSocket::recv_from::{async_block#0}", net + "/src/runtime.rs",
+                      "poll_fn(|cx| self.poll_recv_from(cx, buf)).await"))
+
+    def check_tasks(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        terminate = frame(program, "hickory_dns::DnsServer::run::{async_block#5}", "src/lib.rs", "signal.recv().await;")
+        sends = self.sends(program)
+        # Each query waits for its answer on each of the sockets it sent from; its retry
+        # timer has fired its last (a terminated Fuse).
+        by_task = {task["id"]: waits(task["root"], program) for task in report["tasks"]}
+        queries = {}
+        for task in report["tasks"]:
+            fds = sorted(wait[1] for frames, wait in by_task[task["id"]] if wait[0] == "io_readiness" and frames[-len(sends):] == sends)
+            if fds:
+                queries[task["id"]] = fds
+        assert len(queries) == DNS_FORWARDED_UDP + 1, describe_all(report)
+
+        def query(protocol, fds):
+            above = self.lookup(program, protocol)
+            return sorted([(above + sends, ("io_readiness", fd, ("read",), "poll")) for fd in fds] + [(above, ("future",))])
+
+        # hickory's exchange with the nameserver, a task of its own (as many as the pool
+        # opened), waits for requests on its channel beside its UDP client stream, which is
+        # always ready.
+        exchange = sorted([((), ("futures_mpsc_recv",)), ((), ("ready",))])
+        exchanges = [task_id for task_id, found in by_task.items() if found == exchange]
+        assert 1 <= len(exchanges) <= len(queries), describe_all(report)
+        expected = self.listening(program, facts) + [[((terminate,), ("signal_recv", "SIGTERM"))]] + [exchange] * len(exchanges)
+        # The TCP connection's task handles its query itself (UDP's spawn one each); it
+        # awaits the query, not its socket, which no node names.
+        tcp_top = self.lookup(program, "tcp")[0]
+        tcp = [task_id for task_id in queries if by_task[task_id][0][0][0] == tcp_top]
+        assert len(tcp) == 1, describe_all(report)
+        expected += [query("tcp" if task_id in tcp else "udp", fds) for task_id, fds in queries.items()]
+        assert sorted(by_task.values()) == sorted(expected), describe_all(report)
+
+        # The sockets are the process's UDP sockets but its listeners, DNS_SENDS a query, each
+        # the source of one query the nameserver received.
+        sending = {int(fd): port for fd, port in facts["sending"].items()}
+        assert sorted(fd for fds in queries.values() for fd in fds) == sorted(sending)
+        assert all(len(fds) == DNS_SENDS for fds in queries.values())
+        assert sorted(sending.values()) == facts["sent_from"]
+
+        # tokio's count is every task read.
+        [runtime] = report["runtimes"]
+        assert runtime["task_count"] == runtime["tasks_read"] == len(report["tasks"]) == len(expected), runtime
+
+        # The retry timer's Fuse is done; the forward zone's timeout (a day) holds.
+        for task_id in queries:
+            [task] = [task for task in report["tasks"] if task["id"] == task_id]
+            assert [node["detail"] for node in walk(task["root"]) if node["kind"] == "future" and not node["children"]] == [{"state": "none"}]
+            [timeout] = [node["detail"] for node in walk(task["root"]) if node["kind"] == "timeout"]
+            assert timeout["deadline"] is not None
+            if live:
+                assert 86400 - 600 < timeout["remaining_secs"] <= 86400, timeout
+
+
 SCENARIOS = {
     "bore": [TunnelServer(), TunnelClient()],
     "mini-redis": [PubSub()],
     "dufs": [Transfers()],
     "rumqttd": [Broker()],
-    "hickory-dns": [Nameserver()],
+    "hickory-dns": [Nameserver(), Forwarder()],
 }
 
 

@@ -319,3 +319,31 @@ def dns_tcp_reply(client):
     [length] = struct.unpack(">H", read_exactly(client, 2))
     return read_exactly(client, length)
 
+
+def udp_ports(pid):
+    """The process's UDP sockets: the local port of each, by fd."""
+    fds = socket_fds(pid)
+    return {fds[entry["inode"]]: entry["local"][1] for entry in udp_sockets() if entry["inode"] in fds}
+
+
+class SilentNameserver:
+    """A UDP socket that takes queries and never answers: a nameserver that does not
+    reply. Keeps what it received, and from where."""
+
+    def __init__(self):
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.received = []
+        self._thread = threading.Thread(target=self._receive, daemon=True)
+        self._thread.start()
+
+    def _receive(self):
+        while True:
+            try:
+                self.received.append(self.socket.recvfrom(65535))
+            except OSError:
+                return
+
+    def close(self):
+        self.socket.close()

@@ -999,7 +999,7 @@ DNS_IDLE = 3
 DNS_BIG_RECORDS = 200
 # Enough answers to fill the stalled client's socket (the server's send buffer grows to 4 MiB).
 DNS_BIG_QUERIES = 150
-# Of a 30-byte query: the length says 30, 10 bytes follow.
+# A query cut short: its 16-bit length, then this many of its bytes.
 DNS_PARTIAL = 10
 
 DNS_CONFIG = """\
@@ -1211,12 +1211,14 @@ class Forwarder(Nameserver):
             asking.sendto(clients.dns_query(index, "q%d.%s" % (index, DNS_FORWARDED), clients.DNS_A), ("127.0.0.1", port))
         tcp = clients.connect(port)
         stack.callback(tcp.close)
-        facts["tcp"] = clients.fd_of(server.pid, port, clients.local_port(tcp))
+        clients.fd_of(server.pid, port, clients.local_port(tcp))
         tcp.sendall(clients.dns_framed(clients.dns_query(99, "tcp.%s" % DNS_FORWARDED, clients.DNS_A)))
         # hickory's UDP client sends each query from a socket of its own, and again from
         # another one at each retry interval, DNS_SENDS times in all.
         clients.wait_until(lambda: len(upstream.received) == DNS_SENDS * (DNS_FORWARDED_UDP + 1),
                            "every query reaches the nameserver %d times" % DNS_SENDS, alive=alive(server))
+        asked = ["q%d.%s" % (index, DNS_FORWARDED) for index in range(DNS_FORWARDED_UDP)] + ["tcp." + DNS_FORWARDED]
+        assert sorted(clients.dns_question(query) for query, _ in upstream.received) == sorted(asked * DNS_SENDS)
         # The retry timer fires once more after the last send, and is done.
         time.sleep(DNS_RETRY_INTERVAL)
         ports = clients.udp_ports(server.pid)

@@ -315,6 +315,15 @@ def dns_reply_header(message):
     return ident, flags & 0xF, answers
 
 
+def dns_question(message):
+    """The name a query asks for, without its final dot."""
+    labels, at = [], 12
+    while message[at]:
+        labels.append(message[at + 1:at + 1 + message[at]].decode())
+        at += 1 + message[at]
+    return ".".join(labels)
+
+
 def dns_tcp_reply(client):
     [length] = struct.unpack(">H", read_exactly(client, 2))
     return read_exactly(client, length)

@@ -1,8 +1,9 @@
 """Real tokio programs published on crates.io and written by others, built as their authors
 build them (tests/support/realworld.py), driven by real clients (tests/support/clients.py)
-into stuck states: connections idle and mid-request, subscriptions, proxied streams, a
-stalled upload and a stalled download. Each stuck program is read attached in LLDB 19,
-LLDB 14 and GDB; then GDB delivers SIGABRT and the kernel's core is read in each.
+into stuck states: connections idle and mid-request, subscriptions, proxied streams,
+stalled uploads and downloads, queries waiting on a nameserver that never answers. Each
+stuck program is read attached in LLDB 19, LLDB 14 and GDB; then GDB delivers SIGABRT and
+the kernel's core is read in each.
 
 Every report must be whole (no errors, no opaque leaf: a `future` node with no children),
 every task must reach the program's own code, the waits a user would name must be exact

@@ -1,8 +1,9 @@
 """Real tokio programs published on crates.io and written by others, built as their authors
 build them (tests/support/realworld.py), driven by real clients (tests/support/clients.py)
-into stuck states: connections idle and mid-request, subscriptions, proxied streams, a
-stalled upload and a stalled download. Each stuck program is read attached in LLDB 19,
-LLDB 14 and GDB; then GDB delivers SIGABRT and the kernel's core is read in each.
+into stuck states: connections idle and mid-request, subscriptions, proxied streams,
+stalled uploads and downloads, queries waiting on a nameserver that never answers. Each
+stuck program is read attached in LLDB 19, LLDB 14 and GDB; then GDB delivers SIGABRT and
+the kernel's core is read in each.
 
 Every report must be whole (no errors, no opaque leaf: a `future` node with no children),
 every task must reach the program's own code, the waits a user would name must be exact
@@ -19,6 +20,7 @@ import os
 import pathlib
 import re
 import signal
+import socket
 import subprocess
 import time
 from contextlib import ExitStack, contextmanager
@@ -64,9 +66,10 @@ def trees(report):
 
 def opaque_leaves(report):
     """Futures no decoder knew and that hold no future the search could find: the chain
-    ends in a type name, not in what the task waits for."""
+    ends in a type name, not in what the task waits for. A finished combinator (a `future`
+    node with a `state`, as a terminated Fuse) was decoded: it is not one."""
     return ["%s: %s" % (where, node["type"]) for where, root in trees(report) for node in walk(root)
-            if node["kind"] == "future" and not node["children"]]
+            if node["kind"] == "future" and not node["children"] and not (node.get("detail") or {}).get("state")]
 
 
 def own_frames(path, program):
@@ -130,8 +133,9 @@ def describe_all(report):
 def source_line(program, relative, text, after=None):
     """The line of the program's source file that holds `text` (exactly one does, or the
     first after the one line holding `after`): the expectations name the author's code,
-    not line numbers that a new version would move."""
-    with open(os.path.join(realworld.source(program), relative)) as source:
+    not line numbers that a new version would move. `relative` is in the program's crate,
+    or starts with realworld.crate_directory for a crate of its lock."""
+    with open(realworld.source_file(program, relative)) as source:
         lines = list(enumerate(source, start=1))
     if after is not None:
         start = source_line(program, relative, after)
@@ -980,11 +984,368 @@ class Broker(Scenario):
             (capacity, 0, 1, False)}
 
 
+# ---------------------------------------------------------------------------------------
+# hickory-dns: an authoritative DNS server (the hickory-server library's binary). main blocks
+# on DnsServer::run, which ends in Server::block_until_done: a JoinSet of one task per UDP
+# socket (handle_udp: a select! of the next datagram and the shutdown token; each request a
+# task of an inner JoinSet) and one per TCP listener (handle_tcp: a select! of accept and
+# the token; each connection a task reading framed messages from hickory's TcpStream in a
+# TimeoutStream, handling each before the next). A task waits for SIGTERM. The TcpStream
+# writes its queued responses before it reads again: a client that sends queries and reads
+# no answers stops its connection's reading on a full socket.
+
+DNS_ZONE = "example.test"
+DNS_UDP_SOCKETS = 2
+DNS_IDLE = 3
+# Per big.example.test answer: TXT records of 250 bytes, about 50 KiB over TCP.
+DNS_BIG_RECORDS = 200
+# Enough answers to fill the stalled client's socket (the server's send buffer grows to 4 MiB).
+DNS_BIG_QUERIES = 150
+# A query cut short: its 16-bit length, then this many of its bytes.
+DNS_PARTIAL = 10
+
+DNS_CONFIG = """\
+listen_addrs_ipv4 = ["127.0.0.1"]
+listen_port = %(port)d
+# Seconds a TCP connection may stay without a request (5 by default).
+tcp_request_timeout = 86400
+directory = "%(directory)s"
+drop_privileges = false
+
+[udp_socket]
+sockets = %(sockets)d
+
+[[zones]]
+zone = "%(zone)s"
+zone_type = "Primary"
+stores = { type = "file", zone_path = "%(zone)s.zone" }
+"""
+
+
+def dns_zone_file():
+    lines = ["$ORIGIN %s." % DNS_ZONE, "$TTL 3600",
+             "@ IN SOA ns.%s. admin.%s. ( 1 3600 600 86400 3600 )" % (DNS_ZONE, DNS_ZONE),
+             "@ IN NS ns.%s." % DNS_ZONE, "ns IN A 127.0.0.1", "www IN A 127.0.0.2"]
+    lines += ['big IN TXT "%03d%s"' % (index, "t" * 247) for index in range(DNS_BIG_RECORDS)]
+    return "\n".join(lines) + "\n"
+
+
+class Nameserver(Scenario):
+    """Both UDP sockets and the TCP listener waiting, idle TCP connections (answered, or
+    never asked), a query cut mid-way, and a client that asks for big answers and reads
+    none (a stalled download)."""
+    program = "hickory-dns"
+    name = "nameserver"
+    flavors = {"MultiThread": 1}
+
+    def drive(self, binary, workdir, stack):
+        directory = os.path.join(workdir, self.name)
+        os.makedirs(directory)
+        port = clients.free_port()
+        with open(os.path.join(directory, DNS_ZONE + ".zone"), "w") as zone:
+            zone.write(dns_zone_file())
+        config = os.path.join(directory, "named.toml")
+        with open(config, "w") as out:
+            out.write(DNS_CONFIG % {"port": port, "directory": directory, "sockets": DNS_UDP_SOCKETS, "zone": DNS_ZONE})
+        server = stack.enter_context(started([binary, "--config", config, "--workers", "2"], directory))
+        clients.wait_listening(port, alive(server))
+        facts = {"listener": clients.listener_fd(server.pid, port), "udp": clients.udp_fds(server.pid, port), "pid": server.pid}
+        assert len(facts["udp"]) == DNS_UDP_SOCKETS, facts
+        # Over UDP, answered (the request's task has ended).
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.settimeout(10)
+            udp.sendto(clients.dns_query(1, "www." + DNS_ZONE, clients.DNS_A), ("127.0.0.1", port))
+            assert clients.dns_reply_header(udp.recv(65535)) == (1, 0, 1)
+        ports = {}
+
+        def client(role, receive_buffer=None):
+            connection = clients.connect(port, receive_buffer)
+            stack.callback(connection.close)
+            ports[role] = clients.local_port(connection)
+            facts[role] = clients.fd_of(server.pid, port, ports[role])
+            return connection
+
+        for index in range(DNS_IDLE):
+            idle = client("idle.%d" % index)
+            idle.sendall(clients.dns_framed(clients.dns_query(index, "www." + DNS_ZONE, clients.DNS_A)))
+            assert clients.dns_reply_header(clients.dns_tcp_reply(idle)) == (index, 0, 1)
+        client("silent")
+        query = clients.dns_query(7, "www." + DNS_ZONE, clients.DNS_A)
+        client("mid_request").sendall(clients.dns_framed(query)[:2 + DNS_PARTIAL])
+        stalled = client("stalled", clients.SMALL_BUFFER)
+        for index in range(DNS_BIG_QUERIES):
+            stalled.sendall(clients.dns_framed(clients.dns_query(100 + index, "big." + DNS_ZONE, clients.DNS_TXT)))
+        readers = ["idle.%d" % index for index in range(DNS_IDLE)] + ["mid_request"]
+        clients.wait_until(lambda: all(clients.all_read(server.pid, port, ports[role]) for role in readers),
+                           "the server has read every request", alive=alive(server))
+        queues = lambda: [(e["tx_queue"], e["rx_queue"]) for e in [clients.connection(server.pid, port, ports["stalled"])]]  # noqa: E731
+        clients.wait_still(queues, "the stalled client's answers stop moving", alive=alive(server))
+        stalled_entry = clients.connection(server.pid, port, ports["stalled"])
+        # The server stopped reading queries: some wait in its socket, unread.
+        assert stalled_entry["rx_queue"] > 0 and stalled_entry["tx_queue"] > 0, stalled_entry
+        return server, facts
+
+    def serving(self, program):
+        """The frames above each of the server's tasks, in hickory-server's server module."""
+        server_rs = realworld.crate_directory(program, "hickory-server") + "/src/server/mod.rs"
+        return {
+            "udp": frame(program, "hickory_server::server::handle_udp", server_rs, "let message = tokio::select! {"),
+            "listener": frame(program, "hickory_server::server::handle_tcp", server_rs,
+                              "let (tcp_stream, src_addr) = tokio::select! {", after="async fn handle_tcp("),
+            "connection": frame(program, "hickory_server::server::handle_tcp::{async_block#0}", server_rs,
+                                "while let Some(message) = timeout_stream.next().await {", after="async fn handle_tcp("),
+            "until_done": frame(program, "hickory_server::server::Server<T>::block_until_done", server_rs,
+                                "while let Some(join_result) = self.join_set.join_next().await {"),
+        }
+
+    def listening(self, program, facts):
+        """What the server's own tasks wait for: each UDP socket's next datagram (and its
+        outbound queue), the listener's next connection, each beside the shutdown token."""
+        frames = self.serving(program)
+        udp = [sorted([((frames["udp"],), ("cancellation_token",)), ((frames["udp"],), ("futures_mpsc_recv",)),
+                       ((frames["udp"],), ("io_readiness", fd, ("read",), "poll"))]) for fd in facts["udp"]]
+        listener = sorted([((frames["listener"],), ("cancellation_token",)), ((frames["listener"],), accept_wait(facts["listener"]))])
+        return udp + [listener]
+
+    def check_threads(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        [main] = block_on_threads(report)
+        # main's DnsServer::run waits in block_until_done for the JoinSet of the UDP
+        # sockets' and the listener's tasks.
+        listening = self.listening(program, facts)
+        ids = sorted(task["id"] for task in report["tasks"] if waits(task["root"], program) in listening)
+        assert len(ids) == len(listening), describe_all(report)
+        run = frame(program, "hickory_dns::DnsServer::run", "src/lib.rs", "match server.block_until_done().await {")
+        assert waits(main["future"], program) == sorted(
+            ((run, self.serving(program)["until_done"]), ("join_handle", task_id)) for task_id in ids), describe(main["future"])
+        [join_set] = [node["detail"] for node in walk(main["future"]) if node["kind"] == "join_set"]
+        assert join_set == {"len": len(ids), "pending": len(ids)}
+
+    def check_tasks(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        frames = self.serving(program)
+        terminate = frame(program, "hickory_dns::DnsServer::run::{async_block#5}", "src/lib.rs", "signal.recv().await;")
+        connection = (frames["connection"],)
+
+        def reading(fd, interest):
+            # hickory's TcpStream: the socket, its queue of responses to write, and the
+            # TimeoutStream's sleep.
+            return sorted([(connection, ("futures_mpsc_recv",)), (connection, ("io_readiness", fd, (interest,), "poll")),
+                           (connection, ("sleep",))])
+
+        readers = ["idle.%d" % index for index in range(DNS_IDLE)] + ["silent", "mid_request"]
+        expected = self.listening(program, facts) + [[((terminate,), ("signal_recv", "SIGTERM"))]]
+        # The stalled client's connection waits to write the answer it is writing, and
+        # reads no more queries until then.
+        expected += [reading(facts[role], "read") for role in readers] + [reading(facts["stalled"], "write")]
+        assert sorted(waits(task["root"], program) for task in report["tasks"]) == sorted(expected), describe_all(report)
+
+        # tokio's count is every task read: one per socket, listener and connection.
+        [runtime] = report["runtimes"]
+        assert runtime["task_count"] == runtime["tasks_read"] == len(report["tasks"]) == len(expected), runtime
+
+        # One shutdown token, and each socket its own queue of responses, empty, whose one
+        # sender is the socket's (a connection's) handle: of hickory-net's default size
+        # (UDP) and the config's default response_buffer_size (TCP), the same.
+        net_rs = realworld.source_file(program, realworld.crate_directory(program, "hickory-net") + "/src/xfer/mod.rs")
+        udp_slots = int(re.search(r"const DEFAULT_STREAM_BUFFER_SIZE: usize = (\d+);", pathlib.Path(net_rs).read_text()).group(1))
+        tcp_slots = int(re.search(r"fn default_tcp_response_buffer_size\(\) -> usize \{\s*(\d+)\s*\}",
+                                  pathlib.Path(realworld.source(program), "src/config/mod.rs").read_text()).group(1))
+        assert udp_slots == tcp_slots
+        tokens = {node["detail"]["address"] for task in report["tasks"] for node in walk(task["root"])
+                  if node["kind"] == "cancellation_token"}
+        assert len(tokens) == 1
+        queues = [node["detail"] for task in report["tasks"] for node in walk(task["root"]) if node["kind"] == "futures_mpsc_recv"]
+        assert len({queue["address"] for queue in queues}) == len(queues) == DNS_UDP_SOCKETS + len(readers) + 1
+        assert {(queue["capacity"], queue["queued"], queue["senders"], queue["closed"]) for queue in queues} == {
+            (udp_slots, 0, 1, False)}
+
+        # Each connection's request timeout (tcp_request_timeout), from its last request.
+        sleeps = [node["detail"] for task in report["tasks"] for node in walk(task["root"]) if node["kind"] == "sleep"]
+        assert len(sleeps) == len(readers) + 1 and all(sleep["deadline"] is not None for sleep in sleeps)
+        if live:
+            assert all(86400 - 600 < sleep["remaining_secs"] <= 86400 for sleep in sleeps), sleeps
+
+
+# The zone hickory-dns forwards, to a nameserver that never answers: each query waits for
+# the answer as long as its timeout (a day), tried once, from a resolver that caches nothing.
+DNS_FORWARDED = "forward.test"
+DNS_FORWARD_ZONE = """
+[[zones]]
+zone = "%(zone)s"
+zone_type = "External"
+stores = { type = "forward", name_servers = [{ ip = "127.0.0.1", trust_negative_responses = false, connections = [
+    { port = %(upstream)d, protocol = { type = "udp" } }] }], options = { timeout = 86400, attempts = 1 } }
+"""
+DNS_FORWARDED_UDP = 6
+# How many times hickory-net's UDP client sends a query (UdpClientStream's max_retries), and
+# an upper bound of its interval between sends (hickory-proto's DEFAULT_RETRY_FLOOR, 333 ms).
+DNS_SENDS = 3
+DNS_RETRY_INTERVAL = 1.0
+
+
+class Forwarder(Nameserver):
+    """The client side of a DNS server: queries over UDP, and one over TCP, for names of a
+    zone it forwards, each waiting for the answer of a nameserver that never replies."""
+    program = "hickory-dns"
+    name = "forwarder"
+    flavors = {"MultiThread": 1}
+
+    def drive(self, binary, workdir, stack):
+        directory = os.path.join(workdir, self.name)
+        os.makedirs(directory)
+        upstream = clients.SilentNameserver()
+        stack.callback(upstream.close)
+        port = clients.free_port()
+        with open(os.path.join(directory, DNS_ZONE + ".zone"), "w") as zone:
+            zone.write(dns_zone_file())
+        config = os.path.join(directory, "named.toml")
+        with open(config, "w") as out:
+            out.write(DNS_CONFIG % {"port": port, "directory": directory, "sockets": DNS_UDP_SOCKETS, "zone": DNS_ZONE})
+            out.write(DNS_FORWARD_ZONE % {"zone": DNS_FORWARDED, "upstream": upstream.port})
+        server = stack.enter_context(started([binary, "--config", config, "--workers", "2"], directory))
+        clients.wait_listening(port, alive(server))
+        facts = {"listener": clients.listener_fd(server.pid, port), "udp": clients.udp_fds(server.pid, port), "pid": server.pid,
+                 "upstream": upstream.port}
+        asking = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        stack.callback(asking.close)
+        for index in range(DNS_FORWARDED_UDP):
+            asking.sendto(clients.dns_query(index, "q%d.%s" % (index, DNS_FORWARDED), clients.DNS_A), ("127.0.0.1", port))
+        tcp = clients.connect(port)
+        stack.callback(tcp.close)
+        clients.fd_of(server.pid, port, clients.local_port(tcp))
+        tcp.sendall(clients.dns_framed(clients.dns_query(99, "tcp.%s" % DNS_FORWARDED, clients.DNS_A)))
+        # hickory's UDP client sends each query from a socket of its own, and again from
+        # another one at each retry interval, DNS_SENDS times in all.
+        clients.wait_until(lambda: len(upstream.received) == DNS_SENDS * (DNS_FORWARDED_UDP + 1),
+                           "every query reaches the nameserver %d times" % DNS_SENDS, alive=alive(server))
+        asked = ["q%d.%s" % (index, DNS_FORWARDED) for index in range(DNS_FORWARDED_UDP)] + ["tcp." + DNS_FORWARDED]
+        assert sorted(clients.dns_question(query) for query, _ in upstream.received) == sorted(asked * DNS_SENDS)
+        # The retry timer fires once more after the last send, and is done.
+        time.sleep(DNS_RETRY_INTERVAL)
+        ports = clients.udp_ports(server.pid)
+        facts["sending"] = {fd: port for fd, port in ports.items() if fd not in facts["udp"]}
+        facts["sent_from"] = sorted(address[1] for _, address in upstream.received)
+        return server, facts
+
+    def check_threads(self, report, facts, live):
+        Nameserver.check_threads(self, report, facts, live)
+
+    def lookup(self, program, protocol):
+        """The frames of a forwarded query, from the server's request task (UDP) or its
+        connection's task (TCP) down to hickory-net's UDP client retrying the query."""
+        server, resolver, net = (realworld.crate_directory(program, crate) for crate in ("hickory-server", "hickory-resolver", "hickory-net"))
+        server_rs, catalog_rs, forwarder_rs = server + "/src/server/mod.rs", server + "/src/zone_handler/catalog.rs", server + "/src/store/forwarder.rs"
+        pool_rs, udp_rs = resolver + "/src/name_server_pool.rs", net + "/src/udp/udp_client_stream.rs"
+        catalog = "hickory_server::zone_handler::catalog::"
+        forward = "<hickory_server::store::forwarder::ForwardZoneHandler<P> as hickory_server::zone_handler::ZoneHandler>::"
+        pool = "<hickory_resolver::name_server_pool::NameServerPool<P> as hickory_net::xfer::dns_handle::DnsHandle>::send::{async_block#0}"
+        handler = {"udp": ("hickory_server::server::handle_udp::{async_block#0}", "cx.handle_raw_request(message, Protocol::Udp, stream_handle)"),
+                   "tcp": ("hickory_server::server::handle_tcp::{async_block#0}",
+                           "cx.handle_raw_request(message, Protocol::Tcp, stream_handle.clone())")}[protocol]
+        return (
+            frame(program, handler[0], server_rs, ".await;", after=handler[1]),
+            frame(program, "hickory_server::server::ServerContext<T>::handle_raw_request", server_rs, ".await;",
+                  after="self.handle_request(Bytes::from(message), src_addr, protocol, response_handler)"),
+            frame(program, "hickory_server::server::ServerContext<T>::handle_request", server_rs, ".await;",
+                  after=".handle_request::<_, TokioTime>(&request, reporter)"),
+            frame(program, "<hickory_server::zone_handler::catalog::Catalog as hickory_server::server::request_handler::RequestHandler>"
+                  "::handle_request::{async_block#0}", catalog_rs, ".await", after="self.lookup(request, response_edns, now, response_handle)"),
+            frame(program, catalog + "Catalog::lookup", catalog_rs, ".await", after="lookup("),
+            frame(program, catalog + "lookup", catalog_rs, "let (mut result, mut signer) = handler.search(request, lookup_options).await;"),
+            frame(program, forward + "search::{async_block#0}", forwarder_rs, ".await,", after="self.lookup("),
+            frame(program, forward + "lookup::{async_block#0}", forwarder_rs, "match self.resolver.lookup(name, rtype).await {"),
+            frame(program, "hickory_resolver::resolver::Resolver<R>::lookup", resolver + "/src/resolver.rs", ".await",
+                  after="self.inner_lookup(name.into_name()?, record_type, self.request_options())"),
+            frame(program, "hickory_resolver::resolver::Resolver<R>::inner_lookup", resolver + "/src/resolver.rs", ".await",
+                  after="LookupFuture::lookup_with_hosts("),
+            frame(program, "hickory_resolver::caching_client::CachingClient<C>::inner_lookup", resolver + "/src/caching_client.rs", ".await;",
+                  after=".lookup(query.clone(), options)"),
+            # The request every lookup of the same query shares (futures' Shared).
+            frame(program, pool, pool_rs, "let response = lookup.await;"),
+            frame(program, pool + "::{async_block#0}", pool_rs, "match state.try_send(request).await {"),
+            frame(program, "hickory_resolver::name_server_pool::PoolState<P>::try_send", pool_rs,
+                  "while let Some((server, result)) = requests.next().await {"),
+            frame(program, "hickory_resolver::name_server_pool::PoolState<P>::try_send::{closure#1}::{async_block#0}", pool_rs,
+                  "async { (server, future.await) }"),
+            frame(program, "hickory_resolver::name_server::NameServer<P>::send", resolver + "/src/name_server.rs",
+                  "let (_protocol, result) = self.send_inner(request, policy, cx).await;"),
+            frame(program, "hickory_resolver::name_server::NameServer<P>::send_inner", resolver + "/src/name_server.rs",
+                  "let response = handle.send(request.clone()).first_answer().await;"),
+            # The forward zone's timeout around the UDP client's retries.
+            frame(program, "<hickory_net::runtime::TokioTime as hickory_net::runtime::Time>::timeout::{async_block#0}",
+                  net + "/src/runtime.rs", ".await", after="tokio::time::timeout(duration, future)"),
+            frame(program, "hickory_net::udp::udp_client_stream::retry", udp_rs, "futures_util::select! {"),
+        )
+
+    def sends(self, program):
+        """The frames of one send of a query: waiting for its answer on its own socket."""
+        net = realworld.crate_directory(program, "hickory-net")
+        return (frame(program, "<hickory_net::udp::udp_client_stream::UdpRequest<P> as hickory_net::udp::udp_client_stream::Request>::send",
+                      net + "/src/udp/udp_client_stream.rs", "let (len, src) = socket.recv_from(&mut recv_buf).await?;"),
+                frame(program, "hickory_net::runtime::DnsUdpSocket::recv_from::{async_block#0}", net + "/src/runtime.rs",
+                      "poll_fn(|cx| self.poll_recv_from(cx, buf)).await"))
+
+    def check_tasks(self, report, facts, live):
+        program = realworld.BY_NAME[self.program]
+        terminate = frame(program, "hickory_dns::DnsServer::run::{async_block#5}", "src/lib.rs", "signal.recv().await;")
+        sends = self.sends(program)
+        # Each query waits for its answer on each of the sockets it sent from; its retry
+        # timer has fired its last (a terminated Fuse).
+        by_task = {task["id"]: waits(task["root"], program) for task in report["tasks"]}
+        queries = {}
+        for task in report["tasks"]:
+            fds = sorted(wait[1] for frames, wait in by_task[task["id"]] if wait[0] == "io_readiness" and frames[-len(sends):] == sends)
+            if fds:
+                queries[task["id"]] = fds
+        assert len(queries) == DNS_FORWARDED_UDP + 1, describe_all(report)
+
+        def query(protocol, fds):
+            above = self.lookup(program, protocol)
+            return sorted([(above + sends, ("io_readiness", fd, ("read",), "poll")) for fd in fds] + [(above, ("future",))])
+
+        # hickory's exchange with the nameserver, a task of its own (as many as the pool
+        # opened), waits for requests on its channel beside its UDP client stream, which is
+        # always ready.
+        exchange = sorted([((), ("futures_mpsc_recv",)), ((), ("ready",))])
+        exchanges = [task_id for task_id, found in by_task.items() if found == exchange]
+        assert 1 <= len(exchanges) <= len(queries), describe_all(report)
+        expected = self.listening(program, facts) + [[((terminate,), ("signal_recv", "SIGTERM"))]] + [exchange] * len(exchanges)
+        # The TCP connection's task handles its query itself (UDP's spawn one each); it
+        # awaits the query, not its socket, which no node names.
+        tcp_top = self.lookup(program, "tcp")[0]
+        tcp = [task_id for task_id in queries if by_task[task_id][0][0][0] == tcp_top]
+        assert len(tcp) == 1, describe_all(report)
+        expected += [query("tcp" if task_id in tcp else "udp", fds) for task_id, fds in queries.items()]
+        assert sorted(by_task.values()) == sorted(expected), describe_all(report)
+
+        # The sockets are the process's UDP sockets but its listeners, DNS_SENDS a query, each
+        # the source of one query the nameserver received.
+        sending = {int(fd): port for fd, port in facts["sending"].items()}
+        assert sorted(fd for fds in queries.values() for fd in fds) == sorted(sending)
+        assert all(len(fds) == DNS_SENDS for fds in queries.values())
+        assert sorted(sending.values()) == facts["sent_from"]
+
+        # tokio's count is every task read.
+        [runtime] = report["runtimes"]
+        assert runtime["task_count"] == runtime["tasks_read"] == len(report["tasks"]) == len(expected), runtime
+
+        # The retry timer's Fuse is done; the forward zone's timeout (a day) holds.
+        for task_id in queries:
+            [task] = [task for task in report["tasks"] if task["id"] == task_id]
+            assert [node["detail"] for node in walk(task["root"]) if node["kind"] == "future" and not node["children"]] == [{"state": "none"}]
+            [timeout] = [node["detail"] for node in walk(task["root"]) if node["kind"] == "timeout"]
+            assert timeout["deadline"] is not None
+            if live:
+                assert 86400 - 600 < timeout["remaining_secs"] <= 86400, timeout
+
+
 SCENARIOS = {
     "bore": [TunnelServer(), TunnelClient()],
     "mini-redis": [PubSub()],
     "dufs": [Transfers()],
     "rumqttd": [Broker()],
+    "hickory-dns": [Nameserver(), Forwarder()],
 }
 
 
@@ -1105,10 +1466,14 @@ def test_the_report_is_whole(debugger, stuck, view):
 @pytest.mark.parametrize("view", VIEWS)
 def test_every_task_reaches_the_programs_own_code(debugger, stuck, view):
     """Each task's tree, and each block_on future, reaches a function of the program's own
-    crates, not only its libraries'."""
+    crates, not only its libraries': a coroutine of them, or a future of theirs written by
+    hand (a `future` node of their type, no coroutine: its own `poll`)."""
     report = report_in(stuck, debugger, view)
     program = realworld.BY_NAME[stuck.scenario.program]
-    strangers = [where for where, root in trees(report) if not any(is_own(node["function"], program) for node in walk(root))]
+
+    def own_code(node):
+        return is_own(node["function"], program) or (node["kind"] == "future" and is_own(node["type"], program))
+    strangers = [where for where, root in trees(report) if not any(own_code(node) for node in walk(root))]
     assert strangers == [], describe_all(report)
     # A thread blocking on a future the tool could not read has no tree to reach it.
     assert [thread["tid"] for thread in block_on_threads(report) if not thread["future"]] == []

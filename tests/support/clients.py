@@ -275,3 +275,84 @@ def mqtt_packet(client):
         if not byte & 0x80:
             break
     return header >> 4, read_exactly(client, length)
+
+
+def udp_sockets():
+    """Every IPv4 UDP socket of this network namespace: local (host, port) and inode."""
+    entries = []
+    with open("/proc/net/udp") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            entries.append({"local": _address(fields[1]), "inode": int(fields[9])})
+    return entries
+
+
+def udp_fds(pid, port):
+    """The process's descriptors of UDP sockets bound to `port`, lowest first."""
+    fds = socket_fds(pid)
+    return sorted(fds[entry["inode"]] for entry in udp_sockets() if entry["local"][1] == port and entry["inode"] in fds)
+
+
+# DNS (RFC 1035): a query of one question, class IN; over TCP each message has a 16-bit
+# length before it.
+DNS_A, DNS_TXT = 1, 16
+
+
+def dns_query(ident, name, qtype):
+    question = b"".join(bytes([len(label)]) + label.encode() for label in name.rstrip(".").split(".")) + b"\0"
+    return struct.pack(">HHHHHH", ident, 0, 1, 0, 0, 0) + question + struct.pack(">HH", qtype, 1)
+
+
+def dns_framed(message):
+    return struct.pack(">H", len(message)) + message
+
+
+def dns_reply_header(message):
+    """(id, rcode, answers) of a reply."""
+    ident, flags, _, answers, _, _ = struct.unpack(">HHHHHH", message[:12])
+    assert flags & 0x8000, "not a reply"
+    return ident, flags & 0xF, answers
+
+
+def dns_question(message):
+    """The name a query asks for, without its final dot."""
+    labels, at = [], 12
+    while message[at]:
+        labels.append(message[at + 1:at + 1 + message[at]].decode())
+        at += 1 + message[at]
+    return ".".join(labels)
+
+
+def dns_tcp_reply(client):
+    [length] = struct.unpack(">H", read_exactly(client, 2))
+    return read_exactly(client, length)
+
+
+def udp_ports(pid):
+    """The process's UDP sockets: the local port of each, by fd."""
+    fds = socket_fds(pid)
+    return {fds[entry["inode"]]: entry["local"][1] for entry in udp_sockets() if entry["inode"] in fds}
+
+
+class SilentNameserver:
+    """A UDP socket that takes queries and never answers: a nameserver that does not
+    reply. Keeps what it received, and from where."""
+
+    def __init__(self):
+        self.socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.socket.bind(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.received = []
+        self._thread = threading.Thread(target=self._receive, daemon=True)
+        self._thread.start()
+
+    def _receive(self):
+        while True:
+            try:
+                self.received.append(self.socket.recvfrom(65535))
+            except OSError:
+                return
+
+    def close(self):
+        self.socket.close()

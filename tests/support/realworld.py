@@ -54,6 +54,14 @@ PROGRAMS = [
     # rustc rejects (E0521, rust-lang/rust#141402); 0.22.4, the same minor, compiles.
     Program("rumqttd", "rumqttd", "0.20.0", "rumqttd", ("--no-default-features",), "MQTT broker",
             "current_thread", ("rumqttd::",), (("metrics", "0.22.4"),)),
+    # A DNS server over UDP and TCP, authoritative from zone files and forwarding other
+    # zones. Without its defaults, SQLite zones (bundled C) and rustls' platform verifier
+    # (ring or aws-lc: C and assembly); with its forwarding resolver, pure Rust. The binary
+    # is the CLI of the same authors' library crates, where its serving code is: they are
+    # its own code.
+    Program("hickory-dns", "hickory-dns", "0.26.3", "hickory-dns", ("--no-default-features", "--features", "resolver"),
+            "DNS server (UDP and TCP) and forwarding resolver",
+            "multi_thread", ("hickory_dns::", "hickory_server::", "hickory_net::", "hickory_proto::", "hickory_resolver::")),
 ]
 BY_NAME = {program.name: program for program in PROGRAMS}
 # `make test` runs the cheapest, which also has copy_bidirectional and tokio without
@@ -154,6 +162,26 @@ def build(name: str, profile: str) -> str:
         else:
             _cargo(args, root)
     return os.path.join(TARGET, PROFILE_DIRS[profile], program.binary)
+
+
+def crate_directory(program: Program, crate: str) -> str:
+    """How reports name the folder of a crate of the program's lock (`hickory-server-0.26.3`),
+    the start of the paths of that crate's files."""
+    return "%s-%s" % (crate, locked_version(program, crate))
+
+
+def source_file(program: Program, relative: str) -> str:
+    """Where the file a report names is: the program's own (a path in its crate), or a
+    crate's of its lock (a path starting with crate_directory), where cargo unpacked it."""
+    own = os.path.join(source(program), relative)
+    if os.path.exists(own):
+        return own
+    directory, inside = relative.split("/", 1)
+    crate, version = directory.rsplit("-", 1)
+    unpacked = _registry_source(crate, version)
+    if unpacked is None:
+        raise RuntimeError("%s: neither the program's file nor a crate's cargo unpacked" % relative)
+    return os.path.join(unpacked, inside)
 
 
 def locked_version(program: Program, crate: str) -> str:

@@ -80,6 +80,7 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
         Type("futures_util::future::either::Either<"),
         wrappers::futures_either,
     ),
+    (Type(futures_layout::SHARED), wrappers::futures_shared),
     (
         Type("tracing::instrument::Instrumented<"),
         wrappers::instrumented,
@@ -414,6 +415,10 @@ const TABLE: &[(Pattern, DecodeFn)] = &[
     (Type(tower_layout::BUFFER_RESPONSE), tower::buffer_response),
     (Type(h2_layout::RESPONSE_FUTURE), hyper::http2_response),
     (Type(libraries::ITER_STREAM), trivial::iter_stream),
+    (
+        Type(libraries::HICKORY_UDP_CLIENT_STREAM),
+        trivial::udp_client_stream,
+    ),
     (Type(tower_layout::BUFFER_WORKER), tower::buffer_worker),
     (Type("tokio::task::local::LocalSet"), wrappers::local_set),
     // A `poll_fn` no macro made (macros' are recognised by the coroutine awaiting them).

@@ -44,6 +44,19 @@ pub mod futures {
     pub const MAYBE_DONE_FUTURE: Paths = &[&[Field("future")], &[Field("__0")]];
     /// `StreamExt::next()`: `Next{stream}` (futures-util's and tokio-stream's).
     pub const NEXT_STREAM: &str = "stream";
+    /// `FutureExt::shared()`: `Shared{inner: Option<Arc<Inner{future_or_output:
+    /// UnsafeCell<FutureOrOutput::Future(Fut) | Output(T)>, notifier}>>, waker_key}`, its
+    /// `inner` taken once it has given its output.
+    pub const SHARED: &str = "futures_util::future::future::shared::Shared<";
+    pub const SHARED_STATE: Path = &[
+        Field("inner"),
+        super::super::Step::Some,
+        super::super::Step::Arc,
+        Field("future_or_output"),
+        Unwrap,
+    ];
+    pub const SHARED_PENDING: &str = "Future";
+    pub const SHARED_FUTURE: &str = "__0";
     /// `SinkExt::send()`: `Send{feed: Feed{sink: &mut Si, item: Option<Item>}}`.
     pub const SEND: &str = "futures_util::sink::send::Send<";
     pub const FEED: &str = "futures_util::sink::feed::Feed<";
@@ -241,6 +254,11 @@ pub mod h2 {
         Field("__0"),
     ];
 }
+
+/// hickory-net 0.26's `UdpClientStream<P>`, the stream a DNS exchange's background task
+/// polls for a UDP nameserver: its `poll_next` is ready whenever polled, as each request
+/// sends from a socket of its own and waits in the future it returned to its caller.
+pub const HICKORY_UDP_CLIENT_STREAM: &str = "hickory_net::udp::udp_client_stream::UdpClientStream<";
 
 /// futures-util's `stream::iter(I)`: `Iter{iter: I}`.
 pub const ITER_STREAM: &str = "futures_util::stream::iter::Iter<";

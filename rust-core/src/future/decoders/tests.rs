@@ -1933,6 +1933,105 @@ fn wrappers_show_the_future_they_wrap() {
     );
 }
 
+/// `Shared<Fut>{inner: Option<Arc<Inner{future_or_output: UnsafeCell<FutureOrOutput>,
+/// ..}>>, waker_key}` as futures-util 0.3 lays it out, with the Arc's data at `arc`.
+fn shared_program() -> (DebugInfo, String) {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let u64 = program.u64();
+    let state_name = format!("futures_util::future::future::shared::FutureOrOutput<{name}>");
+    let state = program.rust_enum(
+        &state_name,
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new("Future", Some(0), &[("__0", 8, pending)]),
+            Variant::new("Output", Some(1), &[("__0", 8, u64)]),
+        ],
+    );
+    let cell_name = format!("core::cell::UnsafeCell<{state_name}>");
+    let cell = program.structure(&cell_name, 16, &[("value", 0, state)]);
+    let inner_name = format!("futures_util::future::future::shared::Inner<{name}>");
+    let inner = program.structure(
+        &inner_name,
+        24,
+        &[("notifier", 0, u64), ("future_or_output", 8, cell)],
+    );
+    let arc = program.arc(&inner_name, inner, 24);
+    let arc_name = format!("alloc::sync::Arc<{inner_name}, alloc::alloc::Global>");
+    let option = program.niche_option(&arc_name, arc, 8);
+    let shared = format!("futures_util::future::future::shared::Shared<{name}>");
+    program.structure(&shared, 16, &[("inner", 0, option), ("waker_key", 8, u64)]);
+    (program.load(), shared)
+}
+
+#[test]
+fn a_shared_future_shows_the_future_its_clones_poll() {
+    let (debug, shared) = shared_program();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    // ArcInner{strong, weak, data: Inner{notifier, future_or_output: Future(Pending)}}.
+    memory.zero(0x2000, 40);
+    memory.write_u64(0x2000, 2);
+    memory.write_u64(0x2008, 1);
+    let node = decode(&debug, &memory, &shared, 0x1000);
+    assert_eq!(
+        (node.kind, node.type_name.as_ref(), node.error.as_deref()),
+        (
+            NodeKind::Pending,
+            "core::future::pending::Pending<()>",
+            None
+        )
+    );
+
+    // Completed: the output is there for the clones to copy.
+    memory.write_u64(0x2018, 1);
+    let node = decode(&debug, &memory, &shared, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::Future(WrapperState {
+            state: "output".into()
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("Shared (its output ready: each clone takes a copy)")
+    );
+
+    // The clone that completed it took the Arc.
+    memory.write_u64(0x1000, 0);
+    let node = decode(&debug, &memory, &shared, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::Future(WrapperState {
+            state: "taken".into()
+        })
+    );
+
+    // An Arc to freed memory.
+    memory.write_u64(0x1000, 0x7000_0000);
+    assert_error(&decode(&debug, &memory, &shared, 0x1000), "cannot read");
+}
+
+#[test]
+fn hickorys_udp_client_stream_is_ready_whenever_polled() {
+    let mut program = Program::new();
+    let u64 = program.u64();
+    let name = "hickory_net::udp::udp_client_stream::UdpClientStream<hickory_net::runtime::tokio_runtime::TokioRuntimeProvider>";
+    program.structure(name, 16, &[("timeout", 0, u64), ("is_shutdown", 8, u64)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    let node = decode(&debug, &memory, name, 0x1000);
+    assert_eq!(facts(&node), &Detail::Ready(Empty {}));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("UdpClientStream (ready when polled; its requests wait in their callers' futures)")
+    );
+}
+
 #[test]
 fn an_instrumented_future_names_its_span() {
     let mut program = Program::new();

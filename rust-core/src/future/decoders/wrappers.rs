@@ -123,6 +123,31 @@ pub fn futures_maybe_done<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Resul
     enum_payload(value, &[])
 }
 
+/// `Shared`: the future every clone polls, while none has completed it; its output, once
+/// one has (each clone takes a copy when polled).
+pub fn futures_shared<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
+    let (state, summary) = match std_values::follow(value, futures::SHARED_STATE)? {
+        Some(state) => {
+            let (variant, payload) = state.variant()?;
+            if variant == futures::SHARED_PENDING {
+                return Ok(see_through(&payload.field(futures::SHARED_FUTURE)?));
+            }
+            (
+                "output",
+                "Shared (its output ready: each clone takes a copy)",
+            )
+        }
+        // The clone that completed it has taken the `Arc`: polled again, it panics.
+        None => ("taken", "Shared (its output taken)"),
+    };
+    Ok(Outcome::Node(Decoded::leaf(
+        Detail::Future(WrapperState {
+            state: state.into(),
+        }),
+        summary.to_string(),
+    )))
+}
+
 pub fn futures_either<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     enum_payload(value, futures::EITHER_FUTURE)
 }

@@ -77,7 +77,7 @@ def test_not_a_tokio_program(debugger):
 def test_tokio_without_a_live_runtime(debugger):
     run = at_checkpoint(debugger, build.fixture("tokio-app", "dev"), ["no-runtime"])
     assert run.error_lines() == [
-        "tokio-async: tokio is linked in, but no thread is inside a tokio runtime "
+        "tokio-async: tokio is linked in, but no thread is inside a tokio runtime and no static keeps one "
         "(not started yet, or already shut down)"
     ]
     assert_still_working(run)

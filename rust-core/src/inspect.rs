@@ -412,6 +412,9 @@ struct Discovery<'a> {
     looked_at: FxHashSet<u64>,
     /// Every task read from a list.
     listed: FxHashSet<u64>,
+    /// The lists a task may be off without damage: closed (their owner is shutting their
+    /// tasks down, taking each off first) or being changed (a shard locked).
+    unsettled: FxHashSet<u64>,
     problems: Vec<String>,
 }
 
@@ -429,6 +432,7 @@ impl<'a> Discovery<'a> {
             referenced: Vec::new(),
             looked_at: FxHashSet::default(),
             listed: FxHashSet::default(),
+            unsettled: FxHashSet::default(),
             problems: Vec::new(),
         }
     }
@@ -528,7 +532,7 @@ impl<'a> Discovery<'a> {
                     let address = owner.address();
                     if self.add(owner, FoundBy::TaskOwner { task: task.id }) {
                         added = true;
-                    } else {
+                    } else if !self.unsettled.contains(&address) {
                         self.problems.push(format!(
                             "task {} at {header:#x} is named by a JoinHandle and owned by {address:#x}, \
                              but its list does not hold it (freed, or the list is damaged)",
@@ -653,6 +657,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             budget.expect_tasks(counted.unwrap_or(walk.addresses.len() as u64));
         }
         discovery.listed.extend(walk.addresses.iter().copied());
+        if closed == Some(true) || !walk.locked_shards.is_empty() {
+            discovery.unsettled.insert(address);
+        }
         // In memory order: tokio shards its task list, so list order would visit the heap
         // once per shard. In this order the pages of tasks already decoded are not read
         // again, and the page cache is emptied as it goes: 100,000 tasks touch 70 MB.

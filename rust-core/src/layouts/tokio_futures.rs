@@ -30,6 +30,11 @@ pub const INTERVAL_PERIOD: &str = "period";
 pub const TIMEOUT_FUTURE: &str = "value";
 pub const TIMEOUT_SLEEP: &str = "delay";
 
+/// tokio's own instrumentation of its sync primitives' futures (`tokio_unstable` with
+/// `tracing`): `InstrumentedAsyncOp<F>{inner: F, ..}` around what `lock()` awaits.
+pub const INSTRUMENTED_ASYNC_OP: (&str, &str) =
+    ("tokio::util::trace::InstrumentedAsyncOp<", "inner");
+
 /// `Mutex.s`, `RwLock.s` (+ `mr`, the most readers), `Semaphore.ll_sem`: the batch semaphore.
 pub const MUTEX_SEMAPHORE: &str = "s";
 pub const RWLOCK_SEMAPHORE: &str = "s";

@@ -805,6 +805,12 @@ impl FutureNode {
     /// Adds a note to the summary, inside its closing parenthesis if it ends with one:
     /// `recv on oneshot 0x… (nothing sent)` -> `recv on oneshot 0x… (nothing sent; note)`.
     pub fn add_note(&mut self, note: &str) {
+        // Two findings may say the same (a link and the wait-for graph): once is enough.
+        if self.summary.as_deref().is_some_and(|summary| {
+            summary.contains(&format!("({note})")) || summary.contains(&format!("; {note}"))
+        }) {
+            return;
+        }
         self.summary = self
             .summary
             .take()
@@ -857,5 +863,27 @@ pub(crate) fn hex_option<S: serde::Serializer>(
     match address {
         Some(address) => hex_address(address, serializer),
         None => serializer.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A note said twice (a link between tasks and the wait-for graph may both find who
+    /// holds a channel's sender) is written once.
+    #[test]
+    fn a_note_is_added_once() {
+        let mut node = FutureNode::new(NodeKind::OneshotRecv, "Receiver", 0x10);
+        node.summary = Some("recv on oneshot 0x10 (nothing sent)".into());
+        node.add_note("sender held by task 8");
+        node.add_note("sender held by task 8");
+        node.add_note("sender held by task 9");
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(
+                "recv on oneshot 0x10 (nothing sent; sender held by task 8; sender held by task 9)"
+            )
+        );
     }
 }

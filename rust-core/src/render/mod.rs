@@ -122,10 +122,11 @@ fn render_header(out: &mut String, report: &Report) {
     if report.runtimes.is_empty() {
         return;
     }
+    // What tokio counts where it counts more than was read (the walk stopped early).
     let total: u64 = report
         .runtimes
         .iter()
-        .map(|runtime| runtime.tasks_read)
+        .map(|runtime| runtime.task_count.unwrap_or(0).max(runtime.tasks_read))
         .sum();
     let total = total as usize;
     let shown = match report.tasks.len() == total {
@@ -582,7 +583,7 @@ mod tests {
         assert_eq!(
             text.lines().take(5).collect::<Vec<_>>(),
             [
-                "tokio 1.54.1: 2 runtimes (MultiThread, LocalSet), 0 of 3 tasks",
+                "tokio 1.54.1: 2 runtimes (MultiThread, LocalSet), 0 of 6 tasks",
                 "runtime 0x55555576b000: tokio counts 5 tasks; 2 read (task list shard 3: cannot \
                  follow the task at 0x10: cannot read 8 bytes at 0x28)",
                 "runtime 0x55555576b000: shutting down (its task list is closed)",

@@ -152,6 +152,11 @@ fn awaited_acquire<'a>(future: &Value<'a>) -> Option<Value<'a>> {
         if future.ty.name == layout::ACQUIRE_TYPE {
             return Some(future);
         }
+        let (instrumented, inner) = layout::INSTRUMENTED_ASYNC_OP;
+        if future.ty.name.starts_with(instrumented) {
+            future = future.field(inner).ok()?;
+            continue;
+        }
         names::coroutine_kind(&future.ty.name)?;
         let active = active_variant(&future).ok()?;
         if state_of(active.raw_state).0 != CoroutineState::Suspended {

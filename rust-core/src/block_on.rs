@@ -149,8 +149,8 @@ fn block_on_local_set(
             let found = match future_type == local_set {
                 true => Ok(address),
                 false => target
-                    .memory
-                    .read_u64(address)
+                    .value(future_type, address)
+                    .and_then(|pin| std_values::pin_pointer(&pin)?.read_pointer())
                     .map_err(|error| error.message),
             };
             match found {

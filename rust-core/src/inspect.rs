@@ -493,14 +493,10 @@ impl<'a> Discovery<'a> {
                 }
                 continue;
             }
-            match TaskSource::of_anchor(self.target, anchor) {
-                Ok(Some(source)) => {
-                    self.add(source, found_by.clone());
-                }
-                Ok(None) => {}
-                Err(error) => self.problems.push(format!(
-                    "{found_by}: cannot read the runtime or LocalSet it keeps: {error}"
-                )),
+            // What a value keeps may be a stale copy leading to freed memory: one that
+            // cannot be read is no list, as one that reads as no live list.
+            if let Ok(Some(source)) = TaskSource::of_anchor(self.target, anchor) {
+                self.add(source, found_by.clone());
             }
         }
     }

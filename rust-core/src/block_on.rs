@@ -228,16 +228,7 @@ fn local_set_on_stack(
     index: usize,
     local_set: DieRef,
 ) -> Result<u64, String> {
-    let start = frames[index]
-        .input
-        .sp
-        .ok_or("the debugger gave no stack pointer for the block_on frame")?;
-    let end = frames[index..]
-        .iter()
-        .filter_map(|frame| frame.input.sp)
-        .max()
-        .unwrap_or(start)
-        .min(start.saturating_add(MAX_SEARCHED_STACK));
+    let SearchedStack { start, end, .. } = searched_stack(frames, index)?;
     let first = start.checked_next_multiple_of(8).unwrap_or(start);
     let mut checked = 0;
     for address in (first..end).step_by(8) {
@@ -344,6 +335,40 @@ fn physical_pc(target: &Target<'_>, frames: &[ResolvedFrame<'_>], index: usize) 
         .checked_sub(u64::from(group_start > 0))
 }
 
+/// The stack a block_on future is searched in: from the block_on frame's stack pointer
+/// out to the thread's outermost frame, at most `MAX_SEARCHED_STACK`.
+struct SearchedStack {
+    start: u64,
+    end: u64,
+    /// Where each physical frame from block_on's out begins (inlined frames share one),
+    /// lowest first.
+    frame_starts: Vec<u64>,
+}
+
+fn searched_stack(frames: &[ResolvedFrame<'_>], index: usize) -> Result<SearchedStack, String> {
+    let start = frames[index]
+        .input
+        .sp
+        .ok_or("the debugger gave no stack pointer for the block_on frame")?;
+    let mut frame_starts: Vec<u64> = frames[index..]
+        .iter()
+        .filter_map(|frame| frame.input.sp)
+        .filter(|&sp| sp >= start)
+        .collect();
+    frame_starts.sort_unstable();
+    frame_starts.dedup();
+    let end = frame_starts
+        .last()
+        .copied()
+        .unwrap_or(start)
+        .min(start.saturating_add(MAX_SEARCHED_STACK));
+    Ok(SearchedStack {
+        start,
+        end,
+        frame_starts,
+    })
+}
+
 /// Where on the stack a pinned block_on future lies. `block_on` pins the future in its own
 /// frame (or, inlined, in its caller's), and never moves it after the first poll: the copy
 /// whose state is a suspension, and whose whole await tree decodes as a consistent
@@ -358,23 +383,11 @@ fn search_stack(
     index: usize,
     future_type: DieRef,
 ) -> Result<Found, String> {
-    let start = frames[index]
-        .input
-        .sp
-        .ok_or("the debugger gave no stack pointer for the block_on frame")?;
-    // Where each physical frame from block_on's out begins (inlined frames share one).
-    let mut frame_starts: Vec<u64> = frames[index..]
-        .iter()
-        .filter_map(|frame| frame.input.sp)
-        .filter(|&sp| sp >= start)
-        .collect();
-    frame_starts.sort_unstable();
-    frame_starts.dedup();
-    let end = frame_starts
-        .last()
-        .copied()
-        .unwrap_or(start)
-        .min(start.saturating_add(MAX_SEARCHED_STACK));
+    let SearchedStack {
+        start,
+        end,
+        frame_starts,
+    } = searched_stack(frames, index)?;
     let info = target
         .debug
         .type_info(future_type)

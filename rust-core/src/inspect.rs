@@ -15,8 +15,8 @@ use crate::history::Snapshot;
 use crate::layouts::tokio as runtime;
 use crate::memory::Memory;
 use crate::model::{
-    FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState, ThreadReport,
-    ThreadRole, WorkerQueue, WorkerState, LOCAL_SET_FLAVOR, REPORT_VERSION,
+    list_word, FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState,
+    ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
 };
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
@@ -26,7 +26,7 @@ use crate::tokio::context::{
     find_context_variable, find_local_set_variable, read_local_set_context, read_thread_context,
     RuntimeHandle,
 };
-use crate::tokio::sources::{SourceKind, TaskList, TaskSource};
+use crate::tokio::sources::{TaskList, TaskSource};
 use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value, WithExecutable};
@@ -171,12 +171,8 @@ fn inspect_with_debug_info(
         .with_tasks(&task_reader)
         .with_live_process(live)
         .with_locals(request.locals);
-    let mut discovery = Discovery::new(&target, &task_reader);
-    discovery.add_thread_contexts(&threads);
-    // block_on futures first: decoding them finds the LocalSets they run.
-    let block_on_futures = decode_block_on_futures(&target, &decoder, &threads, &mut discovery);
-    discovery.add_statics();
-    discovery.require_any(&threads)?;
+    let (mut discovery, block_on_futures) =
+        Discovery::start(&target, &task_reader, &decoder, &threads)?;
     let mut report = Report {
         version: REPORT_VERSION,
         threads: Vec::new(),
@@ -263,11 +259,7 @@ pub fn all_task_ids(
     let threads = read_threads(&target, request)?;
     let task_reader = TaskReader::new(&target)?;
     let decoder = FutureDecoder::new(&target).with_tasks(&task_reader);
-    let mut discovery = Discovery::new(&target, &task_reader);
-    discovery.add_thread_contexts(&threads);
-    decode_block_on_futures(&target, &decoder, &threads, &mut discovery);
-    discovery.add_statics();
-    discovery.require_any(&threads)?;
+    let (mut discovery, _) = Discovery::start(&target, &task_reader, &decoder, &threads)?;
     let mut ids = Vec::new();
     while let Some((source, _)) = discovery.next_source() {
         let Ok(list) = task_reader.task_list(&source) else {
@@ -375,13 +367,16 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<Vec<
     Ok(threads)
 }
 
+/// A thread's block_on future: none, decoded, or why it cannot be.
+type BlockOnResult = Option<std::result::Result<BlockOnFuture, String>>;
+
 /// Decodes each thread's block_on future, noting what it leads to.
 fn decode_block_on_futures(
     target: &Target<'_>,
     decoder: &FutureDecoder<'_>,
     threads: &[ThreadState<'_>],
     discovery: &mut Discovery<'_>,
-) -> Vec<Option<std::result::Result<BlockOnFuture, String>>> {
+) -> Vec<BlockOnResult> {
     threads
         .iter()
         .map(|thread| {
@@ -435,6 +430,23 @@ impl<'a> Discovery<'a> {
             unsettled: FxHashSet::default(),
             problems: Vec::new(),
         }
+    }
+
+    /// What leads to task lists before any task is decoded: the threads' contexts, their
+    /// block_on futures (decoded first: they find the LocalSets they run), the statics; or
+    /// the error that says none leads anywhere.
+    fn start(
+        target: &'a Target<'a>,
+        tasks: &'a TaskReader<'a>,
+        decoder: &FutureDecoder<'_>,
+        threads: &[ThreadState<'a>],
+    ) -> Result<(Self, Vec<BlockOnResult>)> {
+        let mut discovery = Discovery::new(target, tasks);
+        discovery.add_thread_contexts(threads);
+        let block_on_futures = decode_block_on_futures(target, decoder, threads, &mut discovery);
+        discovery.add_statics();
+        discovery.require_any(threads)?;
+        Ok((discovery, block_on_futures))
     }
 
     /// Adds a source not known yet; true if it was new. What a thread's context names is
@@ -630,7 +642,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             Err(error) => {
                 report.errors.push(format!(
                     "{} {address:#x}: cannot walk its task list: {}",
-                    source_word(source),
+                    list_word(source.flavor()),
                     with_build_shape(debug, &error)
                 ));
                 TaskList::default()
@@ -644,7 +656,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         report.errors.extend(
             walk.problems
                 .iter()
-                .map(|problem| format!("{} {address:#x}: {problem}", source_word(source))),
+                .map(|problem| format!("{} {address:#x}: {problem}", list_word(source.flavor()))),
         );
         let inject = source
             .runtime_handle()
@@ -662,13 +674,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         walk.addresses.sort_unstable();
         let (read, stopped) = self.decode_tasks(address, &walk, discovery, report);
         let missing = why_missing(counted, read, &walk, stopped);
-        let flavor = match &source.kind {
-            SourceKind::Runtime(flavor) => flavor.clone(),
-            SourceKind::LocalSet => LOCAL_SET_FLAVOR.to_string(),
-        };
         report.runtimes.push(RuntimeReport {
             address,
-            flavor,
+            flavor: source.flavor().to_string(),
             found_by,
             task_count: counted,
             tasks_read: read,
@@ -839,14 +847,6 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
     }
 }
 
-/// `runtime` or `LocalSet`, as errors name a source.
-fn source_word(source: &TaskSource<'_>) -> &'static str {
-    match source.kind {
-        SourceKind::Runtime(_) => "runtime",
-        SourceKind::LocalSet => LOCAL_SET_FLAVOR,
-    }
-}
-
 /// Why `read` differs from what tokio counts, where the walk knows: the first link it could
 /// not follow, where the budget stopped it; `None` when they agree (or tokio keeps no count).
 fn why_missing(
@@ -900,7 +900,7 @@ fn counted_tasks(count: u64) -> String {
 fn thread_reports(
     task_reader: &TaskReader<'_>,
     threads: Vec<ThreadState<'_>>,
-    block_on_futures: Vec<Option<std::result::Result<BlockOnFuture, String>>>,
+    block_on_futures: Vec<BlockOnResult>,
     running_roots: &FxHashMap<u64, FutureNode>,
     errors: &mut Vec<String>,
 ) -> Vec<ThreadReport> {

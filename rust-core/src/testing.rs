@@ -461,6 +461,18 @@ impl Program {
         })
     }
 
+    /// `LocalSet{context: Rc<Context{shared: Arc<Shared>}>}`, 16 bytes, the `Rc` at +0, around
+    /// `shared_arc` (an `Arc<tokio::task::local::Shared>`); the `Context` is 8 bytes.
+    pub fn local_set(&mut self, shared_arc: Ty) -> Ty {
+        let context = self.structure(
+            "tokio::task::local::Context",
+            8,
+            &[("shared", 0, shared_arc)],
+        );
+        let rc = self.rc("tokio::task::local::Context", context, 8);
+        self.structure("tokio::task::local::LocalSet", 16, &[("context", 0, rc)])
+    }
+
     /// `Rc<T>{ptr: NonNull<RcInner<T>{strong, weak, value}>}`, the value at +16.
     pub fn rc(&mut self, value_name: &str, value: Ty, value_size: u64) -> Ty {
         let name = format!("alloc::rc::Rc<{value_name}, alloc::alloc::Global>");

@@ -147,16 +147,7 @@ impl DebugInfo {
                     .file_name(file)
                     .map(|file| SourceLocation { file, line }));
             }
-            let origin = [
-                constants::DW_AT_specification,
-                constants::DW_AT_abstract_origin,
-            ]
-            .into_iter()
-            .find_map(|attr| {
-                entry
-                    .attr_value(attr)
-                    .and_then(|value| unit.attr_die(value))
-            });
+            let origin = unit.origin_of(&entry);
             match origin {
                 Some(next) => current = next,
                 None => return Ok(None),
@@ -185,16 +176,7 @@ impl DebugInfo {
             let (unit, offset) = self.unit_of(current).ok()?;
             let mut tree = unit.entries_tree(Some(offset)).ok()?;
             let root = tree.root().ok()?;
-            let origin = [
-                constants::DW_AT_specification,
-                constants::DW_AT_abstract_origin,
-            ]
-            .into_iter()
-            .find_map(|attr| {
-                root.entry()
-                    .attr_value(attr)
-                    .and_then(|value| unit.attr_die(value))
-            });
+            let origin = unit.origin_of(root.entry());
             let mut children = root.children();
             while let Ok(Some(child)) = children.next() {
                 let entry = child.entry();
@@ -242,16 +224,7 @@ impl DebugInfo {
                     .attr_value(constants::DW_AT_type)
                     .and_then(|value| unit.attr_die(value));
             }
-            let origin = [
-                constants::DW_AT_specification,
-                constants::DW_AT_abstract_origin,
-            ]
-            .into_iter()
-            .find_map(|attr| {
-                entry
-                    .attr_value(attr)
-                    .and_then(|value| unit.attr_die(value))
-            });
+            let origin = unit.origin_of(entry);
             let mut children = root.children();
             while let Some(child) = children.next()? {
                 if child.entry().tag() == constants::DW_TAG_formal_parameter {

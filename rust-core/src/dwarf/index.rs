@@ -199,13 +199,7 @@ impl Index {
                     for (start, end) in unit.code_ranges(entry) {
                         self.code_ranges.push((start, end, die));
                     }
-                    let origin = [
-                        constants::DW_AT_specification,
-                        constants::DW_AT_abstract_origin,
-                    ]
-                    .into_iter()
-                    .find_map(|attr| entry.attr_value(attr))
-                    .and_then(|value| unit.attr_die(value));
+                    let origin = unit.origin_of(entry);
                     if let Some(origin) = origin {
                         self.subprogram_origins.insert(die, origin);
                     }

@@ -97,6 +97,21 @@ impl UnitView<'_> {
         }
     }
 
+    /// The DIE an entry takes its name, parameters and declaration from: its
+    /// `DW_AT_specification`, else its `DW_AT_abstract_origin`.
+    fn origin_of(&self, entry: &gimli::DebuggingInformationEntry<Reader>) -> Option<DieRef> {
+        [
+            gimli::constants::DW_AT_specification,
+            gimli::constants::DW_AT_abstract_origin,
+        ]
+        .into_iter()
+        .find_map(|attr| {
+            entry
+                .attr_value(attr)
+                .and_then(|value| self.attr_die(value))
+        })
+    }
+
     fn attr_string(&self, value: AttributeValue<Reader>) -> Option<String> {
         string_attribute(self.dwarf, self.unit, value)
     }

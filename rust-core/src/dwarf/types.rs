@@ -306,16 +306,7 @@ pub(super) fn template_params_of_subprogram(
         let mut params = Vec::new();
         let mut tree = unit.entries_tree(Some(offset))?;
         let root = tree.root()?;
-        let origin = [
-            constants::DW_AT_specification,
-            constants::DW_AT_abstract_origin,
-        ]
-        .into_iter()
-        .find_map(|attr| {
-            root.entry()
-                .attr_value(attr)
-                .and_then(|value| unit.attr_die(value))
-        });
+        let origin = unit.origin_of(root.entry());
         let mut children = root.children();
         while let Some(child) = children.next()? {
             if child.entry().tag() == constants::DW_TAG_template_type_parameter {

@@ -132,7 +132,6 @@ impl UnitDirectory {
         }
     }
 
-    /// The units that claim `address`, and every unit that claims none, in unit order.
     /// The units whose ranges hold `address` (not those that claim no address).
     fn units_placing(&self, address: u64) -> Vec<usize> {
         let after = self
@@ -149,17 +148,10 @@ impl UnitDirectory {
         found
     }
 
+    /// The units that claim `address`, and every unit that claims none, in unit order.
     fn units_at(&self, address: u64) -> Vec<usize> {
-        let after = self
-            .ranges
-            .partition_point(|&(start, _, _)| start <= address);
-        let mut found: Vec<usize> = (0..after)
-            .rev()
-            .take_while(|&at| self.ranges_end_max[at] > address)
-            .filter(|&at| self.ranges[at].1 > address)
-            .map(|at| self.ranges[at].2)
-            .chain(self.unplaced.iter().copied())
-            .collect();
+        let mut found = self.units_placing(address);
+        found.extend(self.unplaced.iter().copied());
         found.sort_unstable();
         found.dedup();
         found

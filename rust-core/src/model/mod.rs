@@ -276,6 +276,14 @@ pub struct RuntimeReport {
 /// The `flavor` a LocalSet's entry in `runtimes` has.
 pub const LOCAL_SET_FLAVOR: &str = "LocalSet";
 
+/// `runtime` / `LocalSet`: how a line names a task list of this flavor.
+pub fn list_word(flavor: &str) -> &'static str {
+    match flavor {
+        LOCAL_SET_FLAVOR => LOCAL_SET_FLAVOR,
+        _ => "runtime",
+    }
+}
+
 /// How a runtime or LocalSet was found: the thread whose context names it, the future
 /// (a thread's block_on future, a task's) that keeps or runs it, the task it owns that
 /// another one's `JoinHandle` names, or the static that keeps it.

@@ -167,7 +167,7 @@ fn render_header(out: &mut String, report: &Report) {
             let _ = writeln!(
                 out,
                 "{} {:#x}: tokio counts {}; {} read{why}",
-                source_word(&runtime.flavor),
+                crate::model::list_word(&runtime.flavor),
                 runtime.address,
                 counted(tokio_count as usize, "task"),
                 thousands(runtime.tasks_read)
@@ -177,7 +177,7 @@ fn render_header(out: &mut String, report: &Report) {
             let _ = writeln!(
                 out,
                 "{} {:#x}: shutting down (its task list is closed)",
-                source_word(&runtime.flavor),
+                crate::model::list_word(&runtime.flavor),
                 runtime.address
             );
         }
@@ -191,14 +191,6 @@ fn render_header(out: &mut String, report: &Report) {
         }
     }
     out.push('\n');
-}
-
-/// `runtime` / `LocalSet`, as the header names a task list.
-fn source_word(flavor: &str) -> &str {
-    match flavor {
-        crate::model::LOCAL_SET_FLAVOR => flavor,
-        _ => "runtime",
-    }
 }
 
 /// `1 task` / `14 tasks`.

@@ -1,5 +1,7 @@
 //! tokio's runtime as seen from memory: each thread's `CONTEXT`, the runtimes they point
-//! to, each runtime's owned tasks, and what its workers have queued.
+//! to, each runtime's owned tasks, and what its workers have queued; the LocalSets and
+//! runtimes values and statics keep (`anchors`, `statics`), and each list with the count
+//! tokio keeps of it (`sources`).
 
 pub mod anchors;
 pub mod context;

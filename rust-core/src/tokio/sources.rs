@@ -41,6 +41,14 @@ impl<'a> TaskSource<'a> {
         }
     }
 
+    /// Its `flavor` in the report: the runtime's scheduler, or `LocalSet`.
+    pub fn flavor(&self) -> &str {
+        match &self.kind {
+            SourceKind::Runtime(flavor) => flavor,
+            SourceKind::LocalSet => crate::model::LOCAL_SET_FLAVOR,
+        }
+    }
+
     /// The runtime handle of a runtime source (its inject queue, its shutdown).
     pub fn runtime_handle(&self) -> Option<&Value<'a>> {
         matches!(self.kind, SourceKind::Runtime(_)).then_some(&self.value)

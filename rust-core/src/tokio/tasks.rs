@@ -83,8 +83,8 @@ struct CoreLayout {
     /// Offset of `Stage<T>` inside `Core<T, S>`, and its layout.
     stage_offset: u64,
     stage: Arc<TypeInfo>,
-    /// `Core<T, S>` when it records where the task was spawned.
-    core_with_spawn_location: Option<Arc<TypeInfo>>,
+    /// `Core<T, S>` records where the task was spawned (`tokio_unstable`).
+    records_spawn_location: bool,
 }
 
 /// Longest spawn-location file name read (a corrupt length must not read megabytes).
@@ -315,20 +315,31 @@ impl<'a> TaskReader<'a> {
         }
     }
 
-    /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
-    pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
+    /// Where the future type of a task sits in its task, from the `poll<T, S>` instance its
+    /// vtable points to.
+    fn layout_of(&self, header: &TaskHeader) -> Result<CoreLayout> {
         let poll = self
             .target
             .memory
             .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
+        self.core_layout(poll.wrapping_sub(self.target.load_bias))
+    }
+
+    /// Where a task's `Core<T, S>` is.
+    fn core_address(&self, header: &TaskHeader) -> Result<u64> {
         let core_offset = self
             .target
             .memory
             .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
-        let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
+        offset(header.address, core_offset)
+    }
+
+    /// The task's future, typed from the `poll<T, S>` instance its vtable points to.
+    pub fn future(&self, header: &TaskHeader) -> Result<TaskFuture> {
+        let layout = self.layout_of(header)?;
         let stage = self.target.value_of_type(
             layout.stage,
-            offset(offset(header.address, core_offset)?, layout.stage_offset)?,
+            offset(self.core_address(header)?, layout.stage_offset)?,
         );
         let (variant, payload) = stage.variant()?;
         if variant != runtime::STAGE_RUNNING {
@@ -347,40 +358,21 @@ impl<'a> TaskReader<'a> {
     /// The task's scheduler (`Core.scheduler`): an `Arc` of the handle of the runtime that
     /// owns it, or of its LocalSet's `Shared`.
     pub fn scheduler(&self, header: &TaskHeader) -> Result<Value<'a>> {
-        let poll = self
-            .target
-            .memory
-            .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
-        let core_offset = self
-            .target
-            .memory
-            .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
-        let layout = self.core_layout(poll.wrapping_sub(self.target.load_bias))?;
+        let layout = self.layout_of(header)?;
         self.target
-            .value_of_type(layout.core, offset(header.address, core_offset)?)
+            .value_of_type(layout.core, self.core_address(header)?)
             .field(runtime::CORE_SCHEDULER)
     }
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
     pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
-        let poll = self
-            .target
-            .memory
-            .read_u64(offset(header.vtable, self.layouts.vtable_poll)?)?;
-        let Some(core) = self
-            .core_layout(poll.wrapping_sub(self.target.load_bias))?
-            .core_with_spawn_location
-        else {
+        let layout = self.layout_of(header)?;
+        if !layout.records_spawn_location {
             return Ok(None);
-        };
-        let core_offset = self
-            .target
-            .memory
-            .read_u64(offset(header.vtable, self.layouts.vtable_scheduler_offset)?)?;
-        let core_address = offset(header.address, core_offset)?;
+        }
         let field = self
             .target
-            .value_of_type(core, core_address)
+            .value_of_type(layout.core, self.core_address(header)?)
             .field(runtime::CORE_SPAWNED_AT)?;
         let pointer = field.read_pointer()?;
         if let Some(known) = self.spawn_locations.borrow().get(&pointer) {
@@ -455,16 +447,12 @@ impl<'a> TaskReader<'a> {
             &self.target.value_of_type(core.clone(), 0),
             runtime::CORE_STAGE,
         )?;
-        let core_with_spawn_location = core
-            .field(runtime::CORE_SPAWNED_AT)
-            .is_some()
-            .then(|| core.clone());
         Ok(CoreLayout {
-            core: core.clone(),
+            records_spawn_location: core.field(runtime::CORE_SPAWNED_AT).is_some(),
+            core,
             future_type: future_ty,
             stage_offset: stage.address,
             stage: stage.ty,
-            core_with_spawn_location,
         })
     }
 }

@@ -757,23 +757,7 @@ fn local_set_program() -> (crate::dwarf::DebugInfo, TaskTypes) {
         &[("owner", 0, usize), ("owned", 8, owned)],
     );
     program.fields(shared, &[("local_state", 0, state)]);
-    let context = program.structure("tokio::task::local::Context", 8, &[("shared", 0, arc)]);
-    let rc_inner = program.structure(
-        "alloc::rc::RcInner<tokio::task::local::Context>",
-        24,
-        &[
-            ("strong", 0, usize),
-            ("weak", 8, usize),
-            ("value", 16, context),
-        ],
-    );
-    let rc_pointer = program.non_null("alloc::rc::RcInner<tokio::task::local::Context>", rc_inner);
-    let rc = program.structure(
-        "alloc::rc::Rc<tokio::task::local::Context, alloc::alloc::Global>",
-        8,
-        &[("ptr", 0, rc_pointer)],
-    );
-    program.structure(LOCAL_SET, 16, &[("context", 0, rc)]);
+    program.local_set(arc);
     (program.load(), types)
 }
 

@@ -2454,23 +2454,7 @@ fn a_local_set_awaited_names_its_shared_state_and_is_noted() {
     let usize = program.usize();
     let shared = program.structure("tokio::task::local::Shared", 8, &[("tick", 0, usize)]);
     let arc = program.arc("tokio::task::local::Shared", shared, 8);
-    let context = program.structure("tokio::task::local::Context", 8, &[("shared", 0, arc)]);
-    let rc_inner = program.structure(
-        "alloc::rc::RcInner<tokio::task::local::Context>",
-        24,
-        &[
-            ("strong", 0, usize),
-            ("weak", 8, usize),
-            ("value", 16, context),
-        ],
-    );
-    let pointer = program.non_null("alloc::rc::RcInner<tokio::task::local::Context>", rc_inner);
-    let rc = program.structure(
-        "alloc::rc::Rc<tokio::task::local::Context, alloc::alloc::Global>",
-        8,
-        &[("ptr", 0, pointer)],
-    );
-    program.structure("tokio::task::local::LocalSet", 16, &[("context", 0, rc)]);
+    program.local_set(arc);
     let debug = program.load();
     let mut memory = TestMemory::default();
     memory.zero(0x1000, 16);

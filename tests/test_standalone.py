@@ -6,6 +6,7 @@ line; a batch of 20 cores gives 20 reports and a summary."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -50,12 +51,12 @@ def status(pid, field):
     return None
 
 
-def wait_for(condition, what, timeout=60.0):
+def wait_for(condition, what, timeout=60.0, interval=0.02):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
-        time.sleep(0.02)
+        time.sleep(interval)
     raise AssertionError("timed out waiting for %s" % what)
 
 
@@ -112,6 +113,15 @@ def test_the_executable_gives_gdbs_json_live_and_from_a_core(tmp_path, profile, 
         assert [mine.stdout] == run.sections(), command
 
 
+def blocked_opening(pid):
+    """Whether process `pid` waits in `openat` (x86-64's system call 257)."""
+    try:
+        with open("/proc/%d/syscall" % pid) as syscall:
+            return syscall.read().split()[0] == "257"
+    except (OSError, IndexError):
+        return False
+
+
 def ticking_fixture(tmp_path, tasks):
     """many-tasks with its ticker task, which bumps a counter every 5 ms."""
     fixture = RunningFixture(build.fixture("many-tasks", "dev"), str(tasks), str(tmp_path), extra_args=["2"],
@@ -145,19 +155,44 @@ def test_the_program_runs_on_after_a_look(tmp_path):
         assert len(report["tasks"]) == 10_001
         [verbose] = run.stderr.splitlines()
         assert verbose.startswith("tokio-async: process %d was stopped for " % fixture.pid), verbose
-        assert "10,001 tasks read in" in verbose
+        # Stopped only while its memory was copied; read after it ran on.
+        assert re.search(r"3 threads stopped in [\d.]+ ms, [\d.]+ MiB of memory copied in [\d.]+ ms; "
+                         r"then, while it ran on: unwound in [\d.]+ ms, 10,001 tasks read in ", verbose), verbose
         assert_runs_on(fixture, progress)
         assert progress() > before
 
 
+def test_the_copy_of_the_memory_reads_as_the_stopped_process_does(tmp_path):
+    """The default (stopped while its memory is copied, read after) and `--in-place` (read
+    while stopped) give one report."""
+    with RunningFixture(build.fixture("many-tasks", "dev"), "120", str(tmp_path), extra_args=["2"]) as fixture:
+        reports = {}
+        for how in ["", "--in-place"]:
+            run = tokio_async(fixture.pid, "--json", "--verbose", *([how] if how else []))
+            assert run.returncode == 0, run.stderr
+            reports[how] = without_time_left(json.loads(run.stdout))
+            assert ("MiB of memory copied" in run.stderr) == (how == ""), run.stderr
+        assert len(reports[""]["tasks"]) == 120
+        assert reports[""] == reports["--in-place"]
+        refused = tokio_async(fixture.pid, "--in-place", "--nonblocking")
+        assert refused.returncode == 2
+        assert refused.stderr.splitlines()[0] == (
+            "tokio-async: --nonblocking never stops the process; --in-place reads it stopped: one or the other"
+            " (tokio-async --help)")
+
+
+@pytest.mark.parametrize("how", ["copied", "in-place"])
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_signal_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tmp_path, sent):
+def test_a_signal_in_the_middle_of_a_walk_over_100000_tasks_lets_the_program_go(tmp_path, sent, how):
     fixture, progress = ticking_fixture(tmp_path, 100_000)
     with fixture:
-        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "--json", "--output", str(tmp_path / "all.json")],
+        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "--json", "--output", str(tmp_path / "all.json")]
+                                   + (["--in-place"] if how == "in-place" else []),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # Once it has stopped the program (it traces it), it is walking its tasks.
-        wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program")
+        # Once it has stopped the program (it traces it), the walk comes next: while it is
+        # stopped (in place), or once its memory is copied (tens of milliseconds).
+        wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program",
+                 interval=0.001)
         time.sleep(0.3)
         looking.send_signal(sent)
         out, err = looking.communicate(timeout=60)
@@ -420,19 +455,21 @@ def test_stuck_for_counts_from_a_saved_report(tmp_path):
         assert_runs_on(fixture, progress)
 
 
-def test_the_program_is_let_go_before_the_report_is_written(tmp_path):
+@pytest.mark.parametrize("how", ["copied", "in-place"])
+def test_the_program_is_let_go_before_the_report_is_written(tmp_path, how):
     """The program runs on while tokio-async is still busy writing (here: blocked opening a
-    FIFO nobody reads yet): it was detached when its tasks were read, not when tokio-async
-    exits (the kernel lets a tracer's tracees go then anyway)."""
+    FIFO nobody reads yet): it was detached once its memory was copied (or, in place, its
+    tasks read), not when tokio-async exits (the kernel lets a tracer's tracees go then
+    anyway)."""
     fixture, progress = ticking_fixture(tmp_path, 1_000)
     with fixture:
         fifo = tmp_path / "report.fifo"
         os.mkfifo(fifo)
-        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "tasks", "--json", "--output", str(fifo)],
+        looking = subprocess.Popen([EXECUTABLE, str(fixture.pid), "tasks", "--json", "--output", str(fifo)]
+                                   + (["--in-place"] if how == "in-place" else []),
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            wait_for(lambda: status(fixture.pid, "TracerPid") == str(looking.pid), "tokio-async to stop the program")
-            wait_for(lambda: status(fixture.pid, "TracerPid") == "0", "tokio-async to let the program go")
+            wait_for(lambda: blocked_opening(looking.pid), "tokio-async to open the FIFO")
             assert looking.poll() is None, "still writing its report"
             assert_runs_on(fixture, progress)
         finally:

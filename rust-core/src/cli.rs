@@ -24,13 +24,14 @@ use crate::format::thousands;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::ClockSource;
 use crate::native::core_notes::CoreNotes;
+use crate::native::memory_copy::MemoryCopy;
 use crate::native::modules::Modules;
 use crate::native::registers::{Registers, RETURN_ADDRESS, STACK_POINTER};
 use crate::native::{self, proc, ptrace, NativeThread, AT_ENTRY, AT_SYSINFO_EHDR};
 use crate::panics::guarded;
 use crate::render::{Style, View};
 
-const USAGE: &str = "usage: tokio-async PID [COMMAND] [--verbose] [--nonblocking]
+const USAGE: &str = "usage: tokio-async PID [COMMAND] [--verbose] [--nonblocking | --in-place]
        tokio-async BINARY CORE [COMMAND]
        tokio-async BINARY CORE... --output-dir DIR [--json]
 
@@ -47,6 +48,9 @@ and the budget --max-nodes N, --max-bytes N.
   --verbose         say how long the process was stopped, and for what
   --nonblocking     read a live process without stopping it (as py-spy does): what moves
                     meanwhile shows as errors in the report
+  --in-place        read the stopped process where it is: no copy of its memory is
+                    held, but it stays stopped until every task is read (by default it
+                    is stopped only while its memory is copied)
   --debug-dir DIR   where separate debug files are (as GDB's debug-file-directory),
                     besides /usr/lib/debug; may be given more than once
   --output-dir DIR  with several cores: one report per core in DIR";
@@ -65,6 +69,7 @@ struct Invocation {
     words: Vec<String>,
     verbose: bool,
     nonblocking: bool,
+    in_place: bool,
     debug_dirs: Vec<PathBuf>,
     output_dir: Option<PathBuf>,
 }
@@ -127,7 +132,7 @@ fn usage_error(message: impl Into<String>) -> Error {
 fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
     let mut positional = Vec::new();
     let mut words = Vec::new();
-    let (mut verbose, mut nonblocking) = (false, false);
+    let (mut verbose, mut nonblocking, mut in_place) = (false, false, false);
     let mut debug_dirs = Vec::new();
     let mut output_dir = None;
     let mut view = None;
@@ -142,6 +147,7 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
         match argument.as_str() {
             "--verbose" | "-v" => verbose = true,
             "--nonblocking" => nonblocking = true,
+            "--in-place" => in_place = true,
             "--debug-dir" => debug_dirs.push(PathBuf::from(value_of("--debug-dir")?)),
             "--output-dir" => output_dir = Some(PathBuf::from(value_of("--output-dir")?)),
             word if view.is_some() => words.push(word.to_string()),
@@ -187,9 +193,16 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
             ));
         }
     }
-    if nonblocking && !matches!(target, Target::Process(_)) {
+    for (given, name) in [(nonblocking, "--nonblocking"), (in_place, "--in-place")] {
+        if given && !matches!(target, Target::Process(_)) {
+            return Err(usage_error(format!(
+                "{name} reads a live process, not a core"
+            )));
+        }
+    }
+    if nonblocking && in_place {
         return Err(usage_error(
-            "--nonblocking reads a live process, not a core",
+            "--nonblocking never stops the process; --in-place reads it stopped: one or the other",
         ));
     }
     // None: `backtrace all`.
@@ -203,6 +216,7 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
         words,
         verbose,
         nonblocking,
+        in_place,
         debug_dirs,
         output_dir,
     })
@@ -256,6 +270,10 @@ fn load(path: &Path, debug_dirs: &[PathBuf]) -> Result<DebugInfo> {
 
 fn interrupted() -> bool {
     interruption().load(Ordering::Relaxed)
+}
+
+fn mebibytes(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }
 
 fn millis(duration: Duration) -> String {
@@ -359,10 +377,40 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     };
     let (unix, monotonic) = now_clock();
     injected_panic("stopped");
+    let thread_count = stopped.as_ref().map_or(0, |stopped| stopped.threads.len());
+    let stopping = stopped.as_ref().map(|stopped| stopped.stopping);
+    // The process is stopped only for the copy of its memory; it is read after it runs
+    // on. Should the copy fail, it is read in place, stopped for as long as that takes.
+    let copy_started = Instant::now();
+    let copy = stopped
+        .as_ref()
+        .filter(|_| !invocation.in_place)
+        .and_then(|_| {
+            MemoryCopy::take(pid)
+                .map_err(|error| {
+                    if invocation.verbose {
+                        eprintln!(
+                            "tokio-async: reading in place, with the process stopped: {error}"
+                        );
+                    }
+                })
+                .ok()
+        });
+    let copied = copy_started.elapsed();
+    let (mut stopped, mut paused) = match copy {
+        Some(_) => (None, stopped.map(ptrace::Stopped::resume)),
+        None => (stopped, None),
+    };
+    let memory: &dyn Memory = match &copy {
+        Some(copy) => copy,
+        None => {
+            // The pages read while stopped are of this stop only.
+            memory.release_cache();
+            &memory
+        }
+    };
     let unwind_started = Instant::now();
-    // The pages read while stopped are of this stop only.
-    crate::memory::Memory::release_cache(&memory);
-    command.threads = native::thread_inputs(&debug, load_bias, &modules, &memory, threads);
+    command.threads = native::thread_inputs(&debug, load_bias, &modules, memory, threads);
     let unwound = unwind_started.elapsed();
     let stop = Stop {
         load_bias,
@@ -375,36 +423,39 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     let walk_started = Instant::now();
     let read = Prepared::new(&debug, &stop, command).and_then(|prepared| {
         let inspection =
-            guarded(|| prepared.read(&debug, load_bias, &memory, "process", Some(&check)))?;
+            guarded(|| prepared.read(&debug, load_bias, memory, "process", Some(&check)))?;
         Ok((prepared, inspection))
     });
     let walked = walk_started.elapsed();
-    let thread_count = stopped.as_ref().map_or(0, |stopped| stopped.threads.len());
-    let stopping = stopped.as_ref().map(|stopped| stopped.stopping);
-    let paused = stopped.map(ptrace::Stopped::resume);
+    if let Some(stopped) = stopped.take() {
+        paused = Some(stopped.resume());
+    }
     if invocation.verbose {
         let tasks = read
             .as_ref()
             .map_or(0, |(_, inspection)| inspection.report.tasks.len());
-        match (paused, stopping) {
-            (Some(paused), Some(stopping)) => eprintln!(
-                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, unwound in {}, \
-                 {} tasks read in {} (DWARF loaded before, in {})",
+        let read_part = format!(
+            "unwound in {}, {} tasks read in {} (DWARF loaded before, in {})",
+            millis(unwound),
+            thousands(tasks as u64),
+            millis(walked),
+            millis(loaded)
+        );
+        match (paused, stopping, &copy) {
+            (Some(paused), Some(stopping), Some(copy)) => eprintln!(
+                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, \
+                 {} of memory copied in {}; then, while it ran on: {read_part}",
                 millis(paused),
                 millis(stopping),
-                millis(unwound),
-                thousands(tasks as u64),
-                millis(walked),
-                millis(loaded)
+                mebibytes(copy.copied_bytes()),
+                millis(copied),
             ),
-            _ => eprintln!(
-                "tokio-async: process {pid} was read without stopping it: unwound in {}, {} tasks read in {} \
-                 (DWARF loaded before, in {})",
-                millis(unwound),
-                thousands(tasks as u64),
-                millis(walked),
-                millis(loaded)
+            (Some(paused), Some(stopping), None) => eprintln!(
+                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, {read_part}",
+                millis(paused),
+                millis(stopping),
             ),
+            _ => eprintln!("tokio-async: process {pid} was read without stopping it: {read_part}"),
         }
     }
     let (prepared, inspection) = read.map_err(|error| match error.kind {

@@ -7,6 +7,7 @@
 pub mod core_notes;
 pub mod frames;
 pub mod glibc;
+pub mod memory_copy;
 pub mod modules;
 pub mod proc;
 pub mod ptrace;

@@ -89,6 +89,38 @@ pub fn mappings(pid: u32) -> Vec<Mapping> {
     text.lines().filter_map(parse_maps_line).collect()
 }
 
+/// The readable, writable mappings of `/proc/PID/maps`, as `(start, end)`: the heap,
+/// anonymous mappings, thread stacks, data segments. Device mappings are left out (a read
+/// of one can act on the device); shared memory (`/dev/shm`, `/dev/zero`) is kept.
+pub fn writable_regions(pid: u32) -> Result<Vec<(u64, u64)>> {
+    let path = proc_path(pid, "maps");
+    let text = std::fs::read_to_string(&path).map_err(|error| {
+        Error::new(
+            ErrorKind::Memory,
+            format!("cannot read {}: {error}", path.display()),
+        )
+    })?;
+    Ok(text.lines().filter_map(parse_writable_region).collect())
+}
+
+fn parse_writable_region(line: &str) -> Option<(u64, u64)> {
+    let mut fields = line.splitn(6, ' ');
+    let (start, end) = fields.next()?.split_once('-')?;
+    let perms = fields.next()?.as_bytes();
+    if perms.first() != Some(&b'r') || perms.get(1) != Some(&b'w') {
+        return None;
+    }
+    let path = fields.nth(3).unwrap_or("").trim_start();
+    let shared_memory = path.starts_with("/dev/shm/") || path.starts_with("/dev/zero");
+    if path.starts_with("/dev/") && !shared_memory {
+        return None;
+    }
+    Some((
+        u64::from_str_radix(start, 16).ok()?,
+        u64::from_str_radix(end, 16).ok()?,
+    ))
+}
+
 /// `start-end perms offset dev inode path`.
 fn parse_maps_line(line: &str) -> Option<Mapping> {
     let mut fields = line.splitn(6, ' ');
@@ -139,6 +171,16 @@ fn same_file_at(running: &Path, candidate: &Path) -> Option<PathBuf> {
         std::fs::metadata(candidate).ok()?,
     );
     (a.dev() == b.dev() && a.ino() == b.ino()).then(|| candidate.to_path_buf())
+}
+
+/// The memory the system can give without swapping (`MemAvailable` of `/proc/meminfo`).
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Yama's ptrace scope (`/proc/sys/kernel/yama/ptrace_scope`), where Yama is on.
@@ -193,10 +235,37 @@ mod tests {
     }
 
     #[test]
+    fn writable_regions_leave_out_read_only_and_device_mappings() {
+        let region = |line| parse_writable_region(line);
+        assert_eq!(
+            region("55d0a000-55d2b000 rw-p 00000000 00:00 0          [heap]"),
+            Some((0x55d0a000, 0x55d2b000))
+        );
+        assert_eq!(
+            region("7f00-7f10 rw-p 00000000 00:00 0"),
+            Some((0x7f00, 0x7f10))
+        );
+        assert_eq!(
+            region("7f00-7f10 r--p 00000000 fe:01 12 /usr/lib/libc.so.6"),
+            None
+        );
+        assert_eq!(region("7f00-7f10 ---p 00000000 00:00 0"), None);
+        assert_eq!(
+            region("7f00-7f10 rw-s 00000000 00:05 3 /dev/dri/card0"),
+            None
+        );
+        assert_eq!(
+            region("7f00-7f10 rw-s 00000000 00:01 7 /dev/zero (deleted)"),
+            Some((0x7f00, 0x7f10))
+        );
+    }
+
+    #[test]
     fn this_process_is_seen_as_it_is() {
         let pid = std::process::id();
         assert!(thread_ids(pid).unwrap().contains(&u64::from(pid)));
         assert!(auxv(pid).unwrap().iter().any(|&(key, _)| key == 9));
+        assert!(available_memory().unwrap() > 0);
         assert!(mappings(pid)
             .iter()
             .any(|mapping| mapping.path.contains("libc")));

@@ -1,0 +1,240 @@
+//! A copy of a stopped process's writable memory, taken in large reads so that the process
+//! is stopped only for as long as the copy takes: everything after (unwinding, the walk,
+//! decoding, rendering) reads the copy once the process runs again, and sees the memory
+//! of the stop. Only pages the kernel says are there (`/proc/PID/pagemap`: present or
+//! swapped) are copied, so the copy costs what the program really uses. What it does not
+//! hold (the program's code and read-only data, which do not change) is read from the
+//! live process.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use super::proc;
+use crate::error::{Error, ErrorKind, Result};
+use crate::memory::{Memory, ProcessMemory};
+
+const PAGE_SIZE: u64 = 4096;
+/// pagemap entry bits: the page is in memory, or in swap.
+const PAGE_PRESENT: u64 = 1 << 63;
+const PAGE_SWAPPED: u64 = 1 << 62;
+/// Pagemap entries read at once (a 2 MiB stretch of address space per read).
+const PAGEMAP_BATCH: usize = 512;
+
+/// A stretch of copied memory: `[start, start + len)` is `bytes[offset..offset + len]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Run {
+    start: u64,
+    len: u64,
+    offset: usize,
+}
+
+impl Run {
+    fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+/// The copy, and the live process for what it does not hold.
+pub struct MemoryCopy {
+    runs: Vec<Run>,
+    bytes: Vec<u8>,
+    live: ProcessMemory,
+}
+
+impl MemoryCopy {
+    /// Copies the present pages of every readable, writable mapping of `pid` (heap,
+    /// anonymous mappings, thread stacks, data segments), which must be stopped. A device
+    /// mapping is never read (reading one can act on the device).
+    pub fn take(pid: u32) -> Result<Self> {
+        let live = ProcessMemory::open(pid)?;
+        let pagemap = File::open(format!("/proc/{pid}/pagemap")).map_err(|error| {
+            Error::new(
+                ErrorKind::Memory,
+                format!("cannot open /proc/{pid}/pagemap: {error}"),
+            )
+        })?;
+        let mut runs = Vec::new();
+        for (start, end) in proc::writable_regions(pid)? {
+            present_runs(&pagemap, start, end, &mut runs)?;
+        }
+        let total: u64 = runs.iter().map(|run| run.len).sum();
+        if let Some(available) = proc::available_memory() {
+            if total > available / 2 {
+                return Err(Error::new(
+                    ErrorKind::Memory,
+                    format!(
+                        "a copy of its memory would take {} MiB, over half of the {} MiB available",
+                        total >> 20,
+                        available >> 20
+                    ),
+                ));
+            }
+        }
+        let mut bytes = Vec::new();
+        bytes.try_reserve_exact(total as usize).map_err(|_| {
+            Error::new(
+                ErrorKind::Memory,
+                format!("cannot hold a copy of {total} bytes"),
+            )
+        })?;
+        let mut copied = Vec::with_capacity(runs.len());
+        for run in runs {
+            copy_run(&live, run, &mut bytes, &mut copied);
+        }
+        Ok(MemoryCopy {
+            runs: copied,
+            bytes,
+            live,
+        })
+    }
+
+    /// How many bytes were copied.
+    pub fn copied_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The run holding `address`, if one does.
+    fn run_at(&self, address: u64) -> Option<&Run> {
+        let after = self.runs.partition_point(|run| run.start <= address);
+        let run = self.runs.get(after.checked_sub(1)?)?;
+        (address < run.end()).then_some(run)
+    }
+
+    /// Where the first run after `address` starts.
+    fn next_run_start(&self, address: u64) -> Option<u64> {
+        let after = self.runs.partition_point(|run| run.start <= address);
+        self.runs.get(after).map(|run| run.start)
+    }
+}
+
+/// Appends the stretches of present pages of `[start, end)` to `runs` (offsets unset).
+fn present_runs(pagemap: &File, start: u64, end: u64, runs: &mut Vec<Run>) -> Result<()> {
+    let mut entries = vec![0u8; PAGEMAP_BATCH * 8];
+    let mut page = start / PAGE_SIZE;
+    let last = end / PAGE_SIZE;
+    while page < last {
+        let count = ((last - page) as usize).min(PAGEMAP_BATCH);
+        let chunk = &mut entries[..count * 8];
+        pagemap.read_exact_at(chunk, page * 8).map_err(|error| {
+            Error::new(
+                ErrorKind::Memory,
+                format!(
+                    "cannot read the page map at {:#x}: {error}",
+                    page * PAGE_SIZE
+                ),
+            )
+        })?;
+        for (index, entry) in chunk.chunks_exact(8).enumerate() {
+            let entry = u64::from_le_bytes(entry.try_into().expect("8 bytes"));
+            if entry & (PAGE_PRESENT | PAGE_SWAPPED) == 0 {
+                continue;
+            }
+            let address = (page + index as u64) * PAGE_SIZE;
+            match runs.last_mut() {
+                Some(run) if run.end() == address => run.len += PAGE_SIZE,
+                _ => runs.push(Run {
+                    start: address,
+                    len: PAGE_SIZE,
+                    offset: 0,
+                }),
+            }
+        }
+        page += count as u64;
+    }
+    Ok(())
+}
+
+/// Copies `run` in one read; should that fail (a page went away), page by page, keeping
+/// the pages that read.
+fn copy_run(live: &ProcessMemory, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
+    let offset = bytes.len();
+    bytes.resize(offset + run.len as usize, 0);
+    if live.read(run.start, &mut bytes[offset..]).is_ok() {
+        copied.push(Run { offset, ..run });
+        return;
+    }
+    bytes.truncate(offset);
+    let mut page = run.start;
+    while page < run.end() {
+        let at = bytes.len();
+        bytes.resize(at + PAGE_SIZE as usize, 0);
+        if live.read(page, &mut bytes[at..]).is_ok() {
+            match copied.last_mut() {
+                Some(last) if last.end() == page && last.offset + last.len as usize == at => {
+                    last.len += PAGE_SIZE
+                }
+                _ => copied.push(Run {
+                    start: page,
+                    len: PAGE_SIZE,
+                    offset: at,
+                }),
+            }
+        } else {
+            bytes.truncate(at);
+        }
+        page += PAGE_SIZE;
+    }
+}
+
+impl Memory for MemoryCopy {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        let end = address
+            .checked_add(buf.len() as u64)
+            .ok_or_else(|| Error::memory(address, buf.len()))?;
+        let mut cursor = address;
+        while cursor < end {
+            let out_at = (cursor - address) as usize;
+            let take = match self.run_at(cursor) {
+                Some(run) => {
+                    let take = (end - cursor).min(run.end() - cursor) as usize;
+                    let from = run.offset + (cursor - run.start) as usize;
+                    buf[out_at..out_at + take].copy_from_slice(&self.bytes[from..from + take]);
+                    take
+                }
+                None => {
+                    // Not copied: code and read-only data, which the process does not
+                    // change; or no memory at all, which the live read reports.
+                    let upto = self
+                        .next_run_start(cursor)
+                        .map_or(end, |next| next.min(end));
+                    let take = (upto - cursor) as usize;
+                    self.live
+                        .read(cursor, &mut buf[out_at..out_at + take])
+                        .map_err(|_| Error::memory(address, buf.len()))?;
+                    take
+                }
+            };
+            cursor += take as u64;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This process's own memory, copied: a heap value reads back from the copy after it
+    /// changed, and code (not copied) still reads.
+    #[test]
+    fn the_copy_keeps_the_memory_of_the_moment_it_was_taken() {
+        let value = Box::new(0x1122_3344_5566_7788u64);
+        let address = &*value as *const u64 as u64;
+        let copy = MemoryCopy::take(std::process::id()).unwrap();
+        assert!(copy.run_at(address).is_some());
+        let changed = Box::into_raw(value);
+        // SAFETY: `changed` is the box's own pointer, written once and freed below.
+        unsafe {
+            std::ptr::write_volatile(changed, 0);
+        }
+        let mut bytes = [0u8; 8];
+        copy.read(address, &mut bytes).unwrap();
+        assert_eq!(u64::from_le_bytes(bytes), 0x1122_3344_5566_7788);
+        // SAFETY: made by `Box::into_raw` above and not freed since.
+        drop(unsafe { Box::from_raw(changed) });
+        let code = the_copy_keeps_the_memory_of_the_moment_it_was_taken as fn() as usize as u64;
+        assert!(copy.run_at(code).is_none());
+        copy.read(code, &mut bytes).unwrap();
+        assert!(copy.read(0x10, &mut bytes).is_err());
+    }
+}

@@ -8,7 +8,9 @@
 # make test-shapes - the whole debugger suite with the fixtures' tokio built without
 #                    parking_lot, only the features they use (slow)
 # make test-million - a million tasks read whole with the default settings (slow)
-# make bench - the speed benchmark: prints its table and writes bench/RESULTS.md
+# make bench - the speed benchmark: prints its tables and writes bench/RESULTS.md (with the
+#              scale table at 10,000 and 100,000 tasks)
+# make bench-scale - the scale table with a million tasks too (slow; a few GB of memory)
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
 # make bench-standalone - how long `tokio-async PID` stops 10,000 tasks, and its time
@@ -27,7 +29,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -92,6 +94,11 @@ test-shapes: setup build
 
 bench: setup build
 	$(PYTHON) bench/run.py --write bench/RESULTS.md
+	$(PYTHON) bench/scale.py --tasks 10000,100000 --write bench/RESULTS.md
+
+# The executable, GDB and LLDB at 10,000, 100,000 and 1,000,000 tasks (bench/scale.py).
+bench-scale: setup build
+	$(PYTHON) bench/scale.py --tasks 10000,100000,1000000 --write bench/RESULTS.md
 
 # What following a task costs while 50 tasks run the same code (bench/stepping.py).
 bench-stepping: setup build

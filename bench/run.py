@@ -56,14 +56,14 @@ DEBUGGER_BT = {"gdb": "thread apply all bt", "lldb": "bt all"}
 PAUSE = 2.0
 
 
-def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.0, env=None):
+def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.0, env=None, repeats=5):
     """Runs bench/in_debugger.py's `measure(command)` in a fresh session; its result dict.
     Without `with_script`, the session is the debugger alone (for its own backtrace);
     `env` adds to the debugger's environment."""
     bench = os.path.join(REPO, "bench")
     if debugger == "gdb":
-        measure = "python import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.gdb_run, %r, pause=%r)" % (
-            bench, command, pause)
+        measure = ("python import sys; sys.path.insert(0, %r); import in_debugger as m; "
+                   "m.measure(m.gdb_run, %r, pause=%r, repeats=%d)" % (bench, command, pause, repeats))
         args = ["gdb", "-nx", "-batch", "-q", "-iex", "set auto-load python-scripts off", "-iex", "set pagination off"]
         if with_script:
             args += ["-iex", "source " + os.path.join(REPO, "gdb-scripts", "tokio_async.py")]
@@ -72,8 +72,8 @@ def in_debugger(debugger, binary, pid, core, command, with_script=True, pause=0.
         if pid:
             args += ["-ex", "detach"]
     else:
-        measure = "script import sys; sys.path.insert(0, %r); import in_debugger as m; m.measure(m.lldb_run, %r, pause=%r)" % (
-            bench, command, pause)
+        measure = ("script import sys; sys.path.insert(0, %r); import in_debugger as m; "
+                   "m.measure(m.lldb_run, %r, pause=%r, repeats=%d)" % (bench, command, pause, repeats))
         args = [LLDB, "--no-lldbinit", "-b"]
         if with_script:
             args += ["-O", "command script import " + os.path.join(REPO, "lldb-scripts", "tokio_async.py")]

@@ -1,8 +1,9 @@
 //! The `tokio-async` executable: the debuggers' report commands without a debugger, for
 //! production hosts and crash pipelines.
 //!
-//! - `tokio-async PID [COMMAND]`: a live process, stopped (ptrace) only while its threads
-//!   and tasks are read, then let go; `--nonblocking` reads it without stopping it;
+//! - `tokio-async PID [COMMAND]`: a live process, stopped (ptrace) only while its registers
+//!   and writable memory are copied (`native::memory_copy`), then let go and read from the
+//!   copy; `--in-place` reads it stopped, `--nonblocking` without stopping it;
 //! - `tokio-async BINARY CORE [COMMAND]`: a core file (the kernel's or `gcore`'s);
 //! - `tokio-async BINARY CORE... --output-dir DIR`: many cores at once, in parallel, one
 //!   report each in DIR and a summary line each on stdout.
@@ -24,7 +25,7 @@ use crate::format::thousands;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::ClockSource;
 use crate::native::core_notes::CoreNotes;
-use crate::native::memory_copy::MemoryCopy;
+use crate::native::memory_copy::CopyRoom;
 use crate::native::modules::Modules;
 use crate::native::registers::{Registers, RETURN_ADDRESS, STACK_POINTER};
 use crate::native::{self, proc, ptrace, NativeThread, AT_ENTRY, AT_SYSINFO_EHDR};
@@ -359,6 +360,17 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         injected_panic("walk");
         interrupted()
     };
+    // Room for the copy of its memory, made while it still runs.
+    let room = match invocation.nonblocking || invocation.in_place {
+        true => None,
+        false => CopyRoom::prepare(pid)
+            .map_err(|error| {
+                if invocation.verbose {
+                    eprintln!("tokio-async: reading in place, with the process stopped: {error}");
+                }
+            })
+            .ok(),
+    };
     let (stopped, threads) = if invocation.nonblocking {
         (None, nonblocking_threads(pid, &modules, &memory)?)
     } else {
@@ -382,20 +394,15 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     // The process is stopped only for the copy of its memory; it is read after it runs
     // on. Should the copy fail, it is read in place, stopped for as long as that takes.
     let copy_started = Instant::now();
-    let copy = stopped
-        .as_ref()
-        .filter(|_| !invocation.in_place)
-        .and_then(|_| {
-            MemoryCopy::take(pid)
-                .map_err(|error| {
-                    if invocation.verbose {
-                        eprintln!(
-                            "tokio-async: reading in place, with the process stopped: {error}"
-                        );
-                    }
-                })
-                .ok()
-        });
+    let copy = room.and_then(|room| {
+        room.copy()
+            .map_err(|error| {
+                if invocation.verbose {
+                    eprintln!("tokio-async: reading in place, with the process stopped: {error}");
+                }
+            })
+            .ok()
+    });
     let copied = copy_started.elapsed();
     let (mut stopped, mut paused) = match copy {
         Some(_) => (None, stopped.map(ptrace::Stopped::resume)),
@@ -417,7 +424,8 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         live_pid: Some(pid),
         core_path: None,
         stop_clock: Some((unix, monotonic, ClockSource::StopEvent)),
-        target: Some(format!("pid {pid}")),
+        // One command, then the process exits: no stop is kept for a later one.
+        target: None,
         how_to_diff: HOW_TO_DIFF_HERE,
     };
     let walk_started = Instant::now();
@@ -577,7 +585,7 @@ fn core_report(
         live_pid: None,
         core_path: Some(core.to_path_buf()),
         stop_clock: None,
-        target: Some(format!("core {}", core.display())),
+        target: None,
         how_to_diff: HOW_TO_DIFF_HERE,
     };
     let prepared = Prepared::new(debug, &stop, command)?;

@@ -75,6 +75,14 @@ pub struct Request {
     /// and for the `since` each task carries.
     #[serde(skip)]
     pub previous: Option<std::sync::Arc<Snapshot>>,
+    /// Take this stop's snapshot (for `diff`, for history, or to be kept for the next
+    /// stop); a one-shot command that compares with nothing skips it.
+    #[serde(default = "snapshot_by_default")]
+    pub snapshot: bool,
+}
+
+fn snapshot_by_default() -> bool {
+    true
 }
 
 /// When the program stopped: on the wall clock (the report's `taken_at`), and for a live
@@ -224,7 +232,7 @@ fn inspect_with_debug_info(
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
     report.errors.extend(debug.unreadable_units());
     // Every task, before any filter; not when the budget cut the walk short.
-    let snapshot = (request.all && budget.stopped().is_none())
+    let snapshot = (request.snapshot && request.all && budget.stopped().is_none())
         .then(|| Snapshot::of(&report, request.previous.as_deref()));
     if selection.needs_history() && snapshot.is_none() {
         return Err(Error::new(

@@ -159,6 +159,7 @@ impl Prepared {
                 limits: command.limits,
                 clock,
                 previous: previous.clone(),
+                snapshot: diffing || previous.is_some() || key.is_some(),
             },
             view: command.view,
             json: command.json,

@@ -11,7 +11,7 @@ use std::os::unix::fs::FileExt;
 
 use super::proc;
 use crate::error::{Error, ErrorKind, Result};
-use crate::memory::{Memory, ProcessMemory};
+use crate::memory::{Memory, PageCache, ProcessMemory};
 
 const PAGE_SIZE: u64 = 4096;
 /// pagemap entry bits: the page is in memory, or in swap.
@@ -34,60 +34,101 @@ impl Run {
     }
 }
 
-/// The copy, and the live process for what it does not hold.
+/// The copy, and the live process for what it does not hold (cached by the page: what is
+/// read there, vtables and constants, does not change, and is read once per task).
 pub struct MemoryCopy {
     runs: Vec<Run>,
     bytes: Vec<u8>,
-    live: ProcessMemory,
+    live: PageCache<ProcessMemory>,
 }
 
-impl MemoryCopy {
-    /// Copies the present pages of every readable, writable mapping of `pid` (heap,
-    /// anonymous mappings, thread stacks, data segments), which must be stopped. A device
-    /// mapping is never read (reading one can act on the device).
-    pub fn take(pid: u32) -> Result<Self> {
-        let live = ProcessMemory::open(pid)?;
-        let pagemap = File::open(format!("/proc/{pid}/pagemap")).map_err(|error| {
-            Error::new(
-                ErrorKind::Memory,
-                format!("cannot open /proc/{pid}/pagemap: {error}"),
-            )
-        })?;
-        let mut runs = Vec::new();
-        for (start, end) in proc::writable_regions(pid)? {
-            present_runs(&pagemap, start, end, &mut runs)?;
-        }
-        let total: u64 = runs.iter().map(|run| run.len).sum();
+/// Room for a copy, made before the process is stopped: its pages are touched now, so
+/// that the stop costs the copy alone, not the kernel finding and zeroing fresh pages.
+pub struct CopyRoom {
+    pid: u32,
+    bytes: Vec<u8>,
+}
+
+impl CopyRoom {
+    /// Room for what `pid`'s writable memory holds now, and some to spare for what it
+    /// allocates before the stop. Refused when that would take over half the memory the
+    /// system has available.
+    pub fn prepare(pid: u32) -> Result<Self> {
+        let total = present_bytes(&present_pages(pid)?);
+        let wanted = total + total / 8 + (4 << 20);
         if let Some(available) = proc::available_memory() {
-            if total > available / 2 {
+            if wanted > available / 2 {
                 return Err(Error::new(
                     ErrorKind::Memory,
                     format!(
                         "a copy of its memory would take {} MiB, over half of the {} MiB available",
-                        total >> 20,
+                        wanted >> 20,
                         available >> 20
                     ),
                 ));
             }
         }
         let mut bytes = Vec::new();
-        bytes.try_reserve_exact(total as usize).map_err(|_| {
+        bytes.try_reserve_exact(wanted as usize).map_err(|_| {
             Error::new(
                 ErrorKind::Memory,
-                format!("cannot hold a copy of {total} bytes"),
+                format!("cannot hold a copy of {wanted} bytes"),
             )
         })?;
+        bytes.resize(wanted as usize, 0);
+        bytes.clear();
+        Ok(CopyRoom { pid, bytes })
+    }
+
+    /// Copies the present pages of every readable, writable mapping of the process, which
+    /// must be stopped now (heap, anonymous mappings, thread stacks, data segments). A
+    /// device mapping is never read (reading one can act on the device).
+    pub fn copy(self) -> Result<MemoryCopy> {
+        let CopyRoom { pid, mut bytes } = self;
+        let live = ProcessMemory::open(pid)?;
+        let runs = present_pages(pid)?;
+        let total = present_bytes(&runs) as usize;
+        // What the process allocated since the room was made, beyond its spare.
+        bytes
+            .try_reserve_exact(total.saturating_sub(bytes.capacity()))
+            .map_err(|_| {
+                Error::new(
+                    ErrorKind::Memory,
+                    format!("cannot hold a copy of {total} bytes"),
+                )
+            })?;
         let mut copied = Vec::with_capacity(runs.len());
         for run in runs {
-            copy_run(&live, run, &mut bytes, &mut copied);
+            copy_run(pid, run, &mut bytes, &mut copied);
         }
         Ok(MemoryCopy {
             runs: copied,
             bytes,
-            live,
+            live: PageCache::new(live),
         })
     }
+}
 
+/// The stretches of present pages of `pid`'s readable, writable mappings (offsets unset).
+fn present_pages(pid: u32) -> Result<Vec<Run>> {
+    let pagemap = File::open(format!("/proc/{pid}/pagemap")).map_err(|error| {
+        Error::new(
+            ErrorKind::Memory,
+            format!("cannot open /proc/{pid}/pagemap: {error}"),
+        )
+    })?;
+    let mut runs = Vec::new();
+    for (start, end) in proc::writable_regions(pid)? {
+        present_runs(&pagemap, start, end, &mut runs)?;
+    }
+    Ok(runs)
+}
+
+fn present_bytes(runs: &[Run]) -> u64 {
+    runs.iter().map(|run| run.len).sum()
+}
+
+impl MemoryCopy {
     /// How many bytes were copied.
     pub fn copied_bytes(&self) -> usize {
         self.bytes.len()
@@ -144,21 +185,20 @@ fn present_runs(pagemap: &File, start: u64, end: u64, runs: &mut Vec<Run>) -> Re
     Ok(())
 }
 
-/// Copies `run` in one read; should that fail (a page went away), page by page, keeping
-/// the pages that read.
-fn copy_run(live: &ProcessMemory, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
+/// Copies `run` in one read (`process_vm_readv`, faster than `/proc/PID/mem` for large
+/// reads, and straight into the copy's spare capacity, so no page of it is written twice
+/// while the process is stopped); should that fail (a page went away), page by page,
+/// keeping the pages that read.
+fn copy_run(pid: u32, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
     let offset = bytes.len();
-    bytes.resize(offset + run.len as usize, 0);
-    if live.read(run.start, &mut bytes[offset..]).is_ok() {
+    if read_into_spare(pid, run.start, run.len as usize, bytes) {
         copied.push(Run { offset, ..run });
         return;
     }
-    bytes.truncate(offset);
     let mut page = run.start;
     while page < run.end() {
         let at = bytes.len();
-        bytes.resize(at + PAGE_SIZE as usize, 0);
-        if live.read(page, &mut bytes[at..]).is_ok() {
+        if read_into_spare(pid, page, PAGE_SIZE as usize, bytes) {
             match copied.last_mut() {
                 Some(last) if last.end() == page && last.offset + last.len as usize == at => {
                     last.len += PAGE_SIZE
@@ -169,11 +209,44 @@ fn copy_run(live: &ProcessMemory, run: Run, bytes: &mut Vec<u8>, copied: &mut Ve
                     offset: at,
                 }),
             }
-        } else {
-            bytes.truncate(at);
         }
         page += PAGE_SIZE;
     }
+}
+
+/// Appends `len` bytes of the process's memory at `address` to `bytes`, whose capacity
+/// must hold them: all of them, in as many `process_vm_readv` calls as it takes (each
+/// stops at a page that cannot be read), or none.
+fn read_into_spare(pid: u32, address: u64, len: usize, bytes: &mut Vec<u8>) -> bool {
+    if bytes.capacity() - bytes.len() < len {
+        return false;
+    }
+    let destination = bytes
+        .spare_capacity_mut()
+        .as_mut_ptr()
+        .cast::<libc::c_void>();
+    let mut done = 0;
+    while done < len {
+        let local = libc::iovec {
+            // SAFETY: `done < len` and the spare capacity holds `len` bytes.
+            iov_base: unsafe { destination.add(done) },
+            iov_len: len - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (address as usize + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the kernel writes at most `local.iov_len` bytes into our spare capacity
+        // and only reads the other process.
+        let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+        if read <= 0 {
+            return false;
+        }
+        done += read as usize;
+    }
+    // SAFETY: the `len` bytes after the vector's length were all written just above.
+    unsafe { bytes.set_len(bytes.len() + len) };
+    true
 }
 
 impl Memory for MemoryCopy {
@@ -220,7 +293,9 @@ mod tests {
     fn the_copy_keeps_the_memory_of_the_moment_it_was_taken() {
         let value = Box::new(0x1122_3344_5566_7788u64);
         let address = &*value as *const u64 as u64;
-        let copy = MemoryCopy::take(std::process::id()).unwrap();
+        let copy = CopyRoom::prepare(std::process::id())
+            .and_then(CopyRoom::copy)
+            .unwrap();
         assert!(copy.run_at(address).is_some());
         let changed = Box::into_raw(value);
         // SAFETY: `changed` is the box's own pointer, written once and freed below.

@@ -470,6 +470,7 @@ fn reading_request(
         limits: fields.limits,
         clock: process.stop().clock(),
         previous: None,
+        snapshot: true,
     })
 }
 

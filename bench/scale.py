@@ -1,0 +1,130 @@
+"""The scale benchmark (`make bench`: 10,000 and 100,000 tasks; `make bench-scale`: also
+1,000,000): a service-shaped program (tests/fixtures/many-tasks, dev build, 2 workers)
+read whole, by the executable and in GDB and LLDB, each beside the debugger's own
+all-threads backtrace on the same stop.
+
+- The executable (`tokio-async PID --json --output FILE --verbose`, then `tasks`, the
+  text table, to a file): wall seconds, the pause `--verbose` reports, peak RSS (wait4).
+- GDB and LLDB, attached: `async bt all --json --output FILE`, cold (the session's first
+  command) and warm (best of the next ones), and how much the debugger grew (peak RSS
+  over the commands, less RSS before); `bt`: `thread apply all bt` / `bt all` in a
+  session of its own, without the script.
+
+Prints the table and, with --write FILE, puts it in FILE's scale section."""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "tests"))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+from run import in_debugger  # noqa: E402
+from support import build  # noqa: E402
+from support.process import RunningFixture  # noqa: E402
+
+EXECUTABLE = os.path.join(REPO, "target", "release", "tokio-async")
+PAUSE = re.compile(r"was stopped for ([\d.]+) ms")
+HEADER = ("| tasks | exe JSON s | exe table s | pause s | exe peak MB | GDB cold s | GDB warm s | GDB grows MB "
+          "| GDB bt s | LLDB cold s | LLDB warm s | LLDB grows MB | LLDB bt s |")
+RULE = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+BEGIN, END = "<!-- scale -->", "<!-- /scale -->"
+
+
+def executable(arguments):
+    """Wall seconds, peak RSS in bytes and stderr of one run of the executable."""
+    start = time.monotonic()
+    process = subprocess.Popen([EXECUTABLE, *arguments], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.monotonic() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise RuntimeError("tokio-async %s: %s" % (" ".join(arguments), stderr[-2000:]))
+    return seconds, usage.ru_maxrss * 1024, stderr
+
+
+def row(tasks, work, debuggers, repeats):
+    binary = build.fixture("many-tasks", "dev")
+    output = os.path.join(work, "report")
+    with RunningFixture(binary, str(tasks), work, extra_args=["2"]) as fixture:
+        pid = str(fixture.pid)
+        json_runs = [executable([pid, "--json", "--output", output + ".json", "--verbose"]) for _ in range(repeats)]
+        table_runs = [executable([pid, "tasks", "--output", output + ".txt"]) for _ in range(repeats)]
+        best = min(json_runs, key=lambda run: run[0])
+        found = PAUSE.search(best[2])
+        if not found:
+            raise RuntimeError(best[2])
+        figures = {
+            "tasks": tasks,
+            "exe_json": best[0],
+            "exe_table": min(run[0] for run in table_runs),
+            "pause": float(found.group(1)) / 1e3,
+            "exe_peak": max(run[1] for run in json_runs),
+        }
+        command = "async bt all --json --output %s.%%s.json" % output
+        for debugger in debuggers:
+            ours = in_debugger(debugger, binary, fixture.pid, None, command % debugger, repeats=repeats)
+            theirs = in_debugger(debugger, binary, fixture.pid, None,
+                                 "thread apply all bt" if debugger == "gdb" else "bt all", with_script=False, repeats=1)
+            figures[debugger] = (ours["cold"], ours["warm"], ours["rss_delta"], theirs["cold"])
+    return figures
+
+
+def format_row(figures):
+    cells = ["{:,}".format(figures["tasks"]), "%.2f" % figures["exe_json"], "%.2f" % figures["exe_table"],
+             "%.3f" % figures["pause"], "%.0f" % (figures["exe_peak"] / 1e6)]
+    for debugger in ("gdb", "lldb"):
+        if debugger in figures:
+            cold, warm, grows, bt = figures[debugger]
+            cells += ["%.2f" % cold, "%.2f" % warm, "%.0f" % (grows / 1e6), "%.2f" % bt]
+        else:
+            cells += ["–"] * 4
+    return "| " + " | ".join(cells) + " |"
+
+
+def write_section(path, lines):
+    text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
+    section = "\n".join([BEGIN] + lines + [END])
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(path, "w") as out:
+        out.write(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default="10000,100000", help="comma-separated task counts")
+    parser.add_argument("--debuggers", default="gdb,lldb")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best taken; 1 at a million)")
+    parser.add_argument("--write", help="the results file whose scale section is replaced")
+    options = parser.parse_args()
+    debuggers = [name for name in options.debuggers.split(",") if name]
+    lines = ["## Scale", "",
+             "`bench/scale.py` on commit %s: many-tasks (dev build, 2 workers, six shapes of service task), "
+             "attached live; best of %d runs (1 at a million). Pause: what `--verbose` says the process "
+             "was stopped for. GDB/LLDB grow: the debugger's peak RSS over the commands less its RSS "
+             "before. bt: the debugger's own all-threads backtrace of the same stop." % (
+                 subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE,
+                                text=True).stdout.strip(), options.repeats),
+             "", HEADER, RULE]
+    print("\n".join(lines[-2:]), flush=True)
+    with tempfile.TemporaryDirectory() as work:
+        for tasks in (int(count) for count in options.tasks.split(",")):
+            repeats = 1 if tasks >= 1_000_000 else options.repeats
+            line = format_row(row(tasks, work, debuggers, repeats))
+            print(line, flush=True)
+            lines.append(line)
+    if options.write:
+        write_section(options.write, lines)
+
+
+if __name__ == "__main__":
+    main()

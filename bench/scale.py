@@ -103,13 +103,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="10000,100000", help="comma-separated task counts")
     parser.add_argument("--debuggers", default="gdb,lldb")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best taken; 1 at a million)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best taken; 2 at a million)")
     parser.add_argument("--write", help="the results file whose scale section is replaced")
     options = parser.parse_args()
     debuggers = [name for name in options.debuggers.split(",") if name]
     lines = ["## Scale", "",
              "`bench/scale.py` on commit %s: many-tasks (dev build, 2 workers, six shapes of service task), "
-             "attached live; best of %d runs (1 at a million). Pause: what `--verbose` says the process "
+             "attached live; best of %d runs (2 at a million: one read of a fresh million-task process took "
+             "twice as long as the next). Pause: what `--verbose` says the process "
              "was stopped for. GDB/LLDB grow: the debugger's peak RSS over the commands less its RSS "
              "before. bt: the debugger's own all-threads backtrace of the same stop." % (
                  subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE,
@@ -118,7 +119,7 @@ def main():
     print("\n".join(lines[-2:]), flush=True)
     with tempfile.TemporaryDirectory() as work:
         for tasks in (int(count) for count in options.tasks.split(",")):
-            repeats = 1 if tasks >= 1_000_000 else options.repeats
+            repeats = 2 if tasks >= 1_000_000 else options.repeats
             line = format_row(row(tasks, work, debuggers, repeats))
             print(line, flush=True)
             lines.append(line)

@@ -232,7 +232,8 @@ fn inspect_with_debug_info(
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
     report.errors.extend(debug.unreadable_units());
     // Every task, before any filter; not when the budget cut the walk short.
-    let snapshot = (request.snapshot && request.all && budget.stopped().is_none())
+    let wanted = request.snapshot || selection.needs_history();
+    let snapshot = (wanted && request.all && budget.stopped().is_none())
         .then(|| Snapshot::of(&report, request.previous.as_deref()));
     if selection.needs_history() && snapshot.is_none() {
         return Err(Error::new(

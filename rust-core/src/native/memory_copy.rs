@@ -7,6 +7,7 @@
 //! live process.
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
 use super::proc;
@@ -97,9 +98,10 @@ impl CopyRoom {
                     format!("cannot hold a copy of {total} bytes"),
                 )
             })?;
+        let source = Source::open(pid)?;
         let mut copied = Vec::with_capacity(runs.len());
         for run in runs {
-            copy_run(pid, run, &mut bytes, &mut copied);
+            copy_run(&source, run, &mut bytes, &mut copied);
         }
         Ok(MemoryCopy {
             runs: copied,
@@ -189,16 +191,16 @@ fn present_runs(pagemap: &File, start: u64, end: u64, runs: &mut Vec<Run>) -> Re
 /// reads, and straight into the copy's spare capacity, so no page of it is written twice
 /// while the process is stopped); should that fail (a page went away), page by page,
 /// keeping the pages that read.
-fn copy_run(pid: u32, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
+fn copy_run(source: &Source, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
     let offset = bytes.len();
-    if read_into_spare(pid, run.start, run.len as usize, bytes) {
+    if read_into_spare(source, run.start, run.len as usize, bytes) {
         copied.push(Run { offset, ..run });
         return;
     }
     let mut page = run.start;
     while page < run.end() {
         let at = bytes.len();
-        if read_into_spare(pid, page, PAGE_SIZE as usize, bytes) {
+        if read_into_spare(source, page, PAGE_SIZE as usize, bytes) {
             match copied.last_mut() {
                 Some(last) if last.end() == page && last.offset + last.len as usize == at => {
                     last.len += PAGE_SIZE
@@ -215,9 +217,10 @@ fn copy_run(pid: u32, run: Run, bytes: &mut Vec<u8>, copied: &mut Vec<Run>) {
 }
 
 /// Appends `len` bytes of the process's memory at `address` to `bytes`, whose capacity
-/// must hold them: all of them, in as many `process_vm_readv` calls as it takes (each
-/// stops at a page that cannot be read), or none.
-fn read_into_spare(pid: u32, address: u64, len: usize, bytes: &mut Vec<u8>) -> bool {
+/// must hold them: all of them, or none. Read with `process_vm_readv`, in as many calls
+/// as it takes (each stops at a page that cannot be read); where that call is refused (a
+/// seccomp profile, an old kernel), with `pread` on `/proc/PID/mem`.
+fn read_into_spare(source: &Source, address: u64, len: usize, bytes: &mut Vec<u8>) -> bool {
     if bytes.capacity() - bytes.len() < len {
         return false;
     }
@@ -227,18 +230,30 @@ fn read_into_spare(pid: u32, address: u64, len: usize, bytes: &mut Vec<u8>) -> b
         .cast::<libc::c_void>();
     let mut done = 0;
     while done < len {
-        let local = libc::iovec {
-            // SAFETY: `done < len` and the spare capacity holds `len` bytes.
-            iov_base: unsafe { destination.add(done) },
-            iov_len: len - done,
+        // SAFETY: `done < len` and the spare capacity holds `len` bytes.
+        let at = unsafe { destination.add(done) };
+        let read = match source.vm_readv {
+            true => {
+                let local = libc::iovec {
+                    iov_base: at,
+                    iov_len: len - done,
+                };
+                let remote = libc::iovec {
+                    iov_base: (address as usize + done) as *mut libc::c_void,
+                    iov_len: len - done,
+                };
+                // SAFETY: the kernel writes at most `local.iov_len` bytes into our spare
+                // capacity and only reads the other process.
+                unsafe { libc::process_vm_readv(source.pid, &local, 1, &remote, 1, 0) }
+            }
+            false => {
+                let Ok(offset) = libc::off_t::try_from(address + done as u64) else {
+                    return false;
+                };
+                // SAFETY: as above, at most `len - done` bytes into our spare capacity.
+                unsafe { libc::pread(source.mem.as_raw_fd(), at, len - done, offset) }
+            }
         };
-        let remote = libc::iovec {
-            iov_base: (address as usize + done) as *mut libc::c_void,
-            iov_len: len - done,
-        };
-        // SAFETY: the kernel writes at most `local.iov_len` bytes into our spare capacity
-        // and only reads the other process.
-        let read = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
         if read <= 0 {
             return false;
         }
@@ -247,6 +262,35 @@ fn read_into_spare(pid: u32, address: u64, len: usize, bytes: &mut Vec<u8>) -> b
     // SAFETY: the `len` bytes after the vector's length were all written just above.
     unsafe { bytes.set_len(bytes.len() + len) };
     true
+}
+
+/// Where the copy is read from.
+struct Source {
+    pid: libc::pid_t,
+    /// `/proc/PID/mem`, for where `process_vm_readv` is refused.
+    mem: File,
+    vm_readv: bool,
+}
+
+impl Source {
+    fn open(pid: u32) -> Result<Self> {
+        let mem = File::open(format!("/proc/{pid}/mem")).map_err(|error| {
+            Error::new(
+                ErrorKind::Memory,
+                format!("cannot open /proc/{pid}/mem: {error}"),
+            )
+        })?;
+        let pid = pid as libc::pid_t;
+        // A read of nothing tells whether the call is allowed at all.
+        // SAFETY: no iovec, nothing read or written.
+        let probe =
+            unsafe { libc::process_vm_readv(pid, std::ptr::null(), 0, std::ptr::null(), 0, 0) };
+        Ok(Source {
+            pid,
+            mem,
+            vm_readv: probe == 0,
+        })
+    }
 }
 
 impl Memory for MemoryCopy {
@@ -311,5 +355,26 @@ mod tests {
         assert!(copy.run_at(code).is_none());
         copy.read(code, &mut bytes).unwrap();
         assert!(copy.read(0x10, &mut bytes).is_err());
+    }
+
+    /// Where `process_vm_readv` is refused, the same bytes come through `/proc/PID/mem`.
+    #[test]
+    fn both_ways_of_reading_give_the_same_bytes() {
+        let value: Box<[u8]> = (0..=255u8).cycle().take(3 * 4096).collect();
+        let address = value.as_ptr() as u64;
+        let mut source = Source::open(std::process::id()).unwrap();
+        let read = |source: &Source| {
+            let mut bytes = Vec::with_capacity(value.len());
+            assert!(read_into_spare(source, address, value.len(), &mut bytes));
+            bytes
+        };
+        assert!(source.vm_readv);
+        assert_eq!(read(&source), &value[..]);
+        source.vm_readv = false;
+        assert_eq!(read(&source), &value[..]);
+        // Too little room: nothing is read.
+        let mut small = Vec::with_capacity(16);
+        assert!(!read_into_spare(&source, address, value.len(), &mut small));
+        assert!(small.is_empty());
     }
 }

@@ -103,6 +103,13 @@ impl CopyRoom {
         for run in runs {
             copy_run(&source, run, &mut bytes, &mut copied);
         }
+        // Nothing copied of what is there: reading the copy would read the live process.
+        if bytes.is_empty() && total > 0 {
+            return Err(Error::new(
+                ErrorKind::Memory,
+                format!("none of its {total} bytes of writable memory could be copied"),
+            ));
+        }
         Ok(MemoryCopy {
             runs: copied,
             bytes,

@@ -89,15 +89,14 @@ impl CopyRoom {
         let live = ProcessMemory::open(pid)?;
         let runs = present_pages(pid)?;
         let total = present_bytes(&runs) as usize;
-        // What the process allocated since the room was made, beyond its spare.
-        bytes
-            .try_reserve_exact(total.saturating_sub(bytes.capacity()))
-            .map_err(|_| {
-                Error::new(
-                    ErrorKind::Memory,
-                    format!("cannot hold a copy of {total} bytes"),
-                )
-            })?;
+        // The room is empty: this grows it only by what the process allocated since it
+        // was made, beyond its spare.
+        bytes.try_reserve_exact(total).map_err(|_| {
+            Error::new(
+                ErrorKind::Memory,
+                format!("cannot hold a copy of {total} bytes"),
+            )
+        })?;
         let source = Source::open(pid)?;
         let mut copied = Vec::with_capacity(runs.len());
         for run in runs {
@@ -383,5 +382,21 @@ mod tests {
         let mut small = Vec::with_capacity(16);
         assert!(!read_into_spare(&source, address, value.len(), &mut small));
         assert!(small.is_empty());
+    }
+
+    /// Memory the process gained between the room and the stop, beyond the room's spare,
+    /// is copied too.
+    #[test]
+    fn the_copy_grows_past_its_room() {
+        let room = CopyRoom::prepare(std::process::id()).unwrap();
+        let spare = room.bytes.capacity();
+        let grown = vec![7u8; spare + (16 << 20)];
+        let copy = room.copy().unwrap();
+        let last = grown.as_ptr() as u64 + grown.len() as u64 - 1;
+        let mut byte = [0u8; 1];
+        assert!(copy.run_at(last).is_some());
+        copy.read(last, &mut byte).unwrap();
+        assert_eq!(byte[0], 7);
+        assert!(copy.copied_bytes() > grown.len());
     }
 }

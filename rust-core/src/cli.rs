@@ -360,16 +360,16 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         injected_panic("walk");
         interrupted()
     };
+    // Why the copy is not taken, where `--verbose` asks; the process is read in place.
+    let in_place_because = |error: Error| {
+        if invocation.verbose {
+            eprintln!("tokio-async: reading in place, with the process stopped: {error}");
+        }
+    };
     // Room for the copy of its memory, made while it still runs.
     let room = match invocation.nonblocking || invocation.in_place {
         true => None,
-        false => CopyRoom::prepare(pid)
-            .map_err(|error| {
-                if invocation.verbose {
-                    eprintln!("tokio-async: reading in place, with the process stopped: {error}");
-                }
-            })
-            .ok(),
+        false => CopyRoom::prepare(pid).map_err(in_place_because).ok(),
     };
     let (stopped, threads) = if invocation.nonblocking {
         (None, nonblocking_threads(pid, &modules, &memory)?)
@@ -394,15 +394,7 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     // The process is stopped only for the copy of its memory; it is read after it runs
     // on. Should the copy fail, it is read in place, stopped for as long as that takes.
     let copy_started = Instant::now();
-    let copy = room.and_then(|room| {
-        room.copy()
-            .map_err(|error| {
-                if invocation.verbose {
-                    eprintln!("tokio-async: reading in place, with the process stopped: {error}");
-                }
-            })
-            .ok()
-    });
+    let copy = room.and_then(|room| room.copy().map_err(in_place_because).ok());
     let copied = copy_started.elapsed();
     let (mut stopped, mut paused) = match copy {
         Some(_) => (None, stopped.map(ptrace::Stopped::resume)),

@@ -104,43 +104,59 @@ pub fn writable_regions(pid: u32) -> Result<Vec<(u64, u64)>> {
 }
 
 fn parse_writable_region(line: &str) -> Option<(u64, u64)> {
-    let mut fields = line.splitn(6, ' ');
-    let (start, end) = fields.next()?.split_once('-')?;
-    let perms = fields.next()?.as_bytes();
+    let line = MapsLine::parse(line)?;
+    let perms = line.perms.as_bytes();
     if perms.first() != Some(&b'r') || perms.get(1) != Some(&b'w') {
         return None;
     }
-    let path = fields.nth(3).unwrap_or("").trim_start();
-    let shared_memory = path.starts_with("/dev/shm/") || path.starts_with("/dev/zero");
-    if path.starts_with("/dev/") && !shared_memory {
+    let shared_memory = line.path.starts_with("/dev/shm/") || line.path.starts_with("/dev/zero");
+    if line.path.starts_with("/dev/") && !shared_memory {
         return None;
     }
-    Some((
-        u64::from_str_radix(start, 16).ok()?,
-        u64::from_str_radix(end, 16).ok()?,
-    ))
+    Some((line.start, line.end))
 }
 
-/// `start-end perms offset dev inode path`.
+/// A file-backed mapping.
 fn parse_maps_line(line: &str) -> Option<Mapping> {
-    let mut fields = line.splitn(6, ' ');
-    let range = fields.next()?;
-    let _perms = fields.next()?;
-    let offset = u64::from_str_radix(fields.next()?, 16).ok()?;
-    let _device = fields.next()?;
-    let _inode = fields.next()?;
-    let path = fields.next()?.trim_start();
-    if !path.starts_with('/') {
+    let line = MapsLine::parse(line)?;
+    if !line.path.starts_with('/') {
         return None;
     }
-    let (start, end) = range.split_once('-')?;
     Some(Mapping {
-        start: u64::from_str_radix(start, 16).ok()?,
-        end: u64::from_str_radix(end, 16).ok()?,
-        offset,
+        start: line.start,
+        end: line.end,
+        offset: line.offset,
         // A file deleted since it was mapped.
-        path: path.trim_end_matches(" (deleted)").to_string(),
+        path: line.path.trim_end_matches(" (deleted)").to_string(),
     })
+}
+
+/// One line of `/proc/PID/maps`: `start-end perms offset dev inode [path]`.
+struct MapsLine<'a> {
+    start: u64,
+    end: u64,
+    perms: &'a str,
+    offset: u64,
+    /// Empty for an anonymous mapping.
+    path: &'a str,
+}
+
+impl<'a> MapsLine<'a> {
+    fn parse(line: &'a str) -> Option<Self> {
+        let mut fields = line.splitn(6, ' ');
+        let (start, end) = fields.next()?.split_once('-')?;
+        let perms = fields.next()?;
+        let offset = u64::from_str_radix(fields.next()?, 16).ok()?;
+        let _device = fields.next()?;
+        let _inode = fields.next()?;
+        Some(MapsLine {
+            start: u64::from_str_radix(start, 16).ok()?,
+            end: u64::from_str_radix(end, 16).ok()?,
+            perms,
+            offset,
+            path: fields.next().unwrap_or("").trim_start(),
+        })
+    }
 }
 
 /// The file the process runs: `/proc/PID/exe`, which reads whatever mount namespace the

@@ -43,6 +43,9 @@ fn paint(start: &str, text: &str) -> String {
 
 /// How many columns `text` takes on a terminal: escape sequences take none.
 pub fn visible_width(text: &str) -> usize {
+    if !text.contains('\x1b') {
+        return text.chars().count();
+    }
     let mut width = 0;
     let mut in_escape = false;
     for c in text.chars() {

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::style::{id_preview, pad, thousands, Style};
+use super::style::{id_preview, thousands, Style};
 use super::{counted, group_states, state_name};
 use crate::model::{FutureNode, TaskGroup, TaskReport};
 use crate::names;
@@ -15,30 +15,27 @@ pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) 
         return;
     }
     let spawned = tasks.iter().any(|task| task.spawned_at.is_some());
-    let mut rows = vec![header(
+    let mut table = Table::new(&header(
         &["ID", "STATE", "RUNTIME", "ROOT", "WAITING AT"],
         spawned,
-    )];
+    ));
     for task in tasks {
-        let mut row = vec![
-            // As tokio prints it (`Id(10001)`), so that it can be typed back.
-            task.id.to_string(),
-            style.state(state_name(task.state)),
-            format!("{:#x}", task.runtime),
-        ];
-        row.extend(where_it_stands(&task.root, style));
+        // As tokio prints it (`Id(10001)`), so that it can be typed back.
+        table.push_fmt(format_args!("{}", task.id));
+        table.push(&style.state(state_name(task.state)));
+        table.push_fmt(format_args!("{:#x}", task.runtime));
+        let [root, user_frame, waits_on] = where_it_stands(&task.root, style);
+        table.push(&root);
+        table.push(&user_frame);
         if spawned {
-            row.insert(
-                row.len() - 1,
-                task.spawned_at
-                    .as_ref()
-                    .map(|at| style.file(&format!("{}:{}", at.file, at.line)))
-                    .unwrap_or_else(|| "-".into()),
-            );
+            match &task.spawned_at {
+                Some(at) => table.push(&style.file(&format!("{}:{}", at.file, at.line))),
+                None => table.push("-"),
+            }
         }
-        rows.push(row);
+        table.push(&waits_on);
     }
-    write_rows(out, &rows, &[0]);
+    table.write(out, &[0]);
 }
 
 pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style) {
@@ -46,18 +43,18 @@ pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style)
         out.push_str("No task matches.\n");
         return;
     }
-    let mut rows = vec![header(&["TASKS", "STATE", "ROOT", "WAITING AT"], false)];
-    rows[0].push("IDS".into());
+    let mut columns = header(&["TASKS", "STATE", "ROOT", "WAITING AT"], false);
+    columns.push("IDS");
+    let mut table = Table::new(&columns);
     for group in groups {
-        let mut row = vec![
-            thousands(group.count as u64),
-            group_states(&group.states, style),
-        ];
-        row.extend(where_it_stands(&group.root, style));
-        row.push(id_preview(&group.tasks));
-        rows.push(row);
+        table.push(&thousands(group.count as u64));
+        table.push(&group_states(&group.states, style));
+        for cell in where_it_stands(&group.root, style) {
+            table.push(&cell);
+        }
+        table.push(&id_preview(&group.tasks));
     }
-    write_rows(out, &rows, &[0]);
+    table.write(out, &[0]);
     let _ = writeln!(
         out,
         "\n{} in {}",
@@ -66,46 +63,102 @@ pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style)
     );
 }
 
-fn header(columns: &[&str], spawned: bool) -> Vec<String> {
-    let mut row: Vec<String> = columns.iter().map(|column| column.to_string()).collect();
+fn header<'a>(columns: &[&'a str], spawned: bool) -> Vec<&'a str> {
+    let mut row = columns.to_vec();
     if spawned {
-        row.push("SPAWNED AT".into());
+        row.push("SPAWNED AT");
     }
-    row.push("WAITING ON".into());
+    row.push("WAITING ON");
     row
 }
 
-/// Columns padded to their widest cell; `right` columns aligned right; the last unpadded.
-fn write_rows(out: &mut String, rows: &[Vec<String>], right: &[usize]) {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|row| row.get(c))
-                .map(|cell| super::visible_width(cell))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for row in rows {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let last = c + 1 == row.len();
-            let padded = match (right.contains(&c), last) {
-                (true, _) => format!(
-                    "{}{cell}",
-                    " ".repeat(widths[c].saturating_sub(super::visible_width(cell)))
-                ),
-                (false, false) => pad(cell, widths[c]),
-                (false, true) => cell.clone(),
-            };
-            line.push_str(&padded);
-            if !last {
-                line.push_str("  ");
+/// A table's cells, row after row, in one string with each cell's end and visible width:
+/// a million rows are their text and one vector, not millions of strings measured twice.
+struct Table {
+    columns: usize,
+    text: String,
+    cells: Vec<Cell>,
+}
+
+struct Cell {
+    end: usize,
+    width: usize,
+}
+
+impl Table {
+    /// A table of the header's columns, the header its first row.
+    fn new(header: &[&str]) -> Self {
+        let mut table = Table {
+            columns: header.len(),
+            text: String::new(),
+            cells: Vec::new(),
+        };
+        for column in header {
+            table.push(column);
+        }
+        table
+    }
+
+    fn push(&mut self, cell: &str) {
+        self.text.push_str(cell);
+        self.end_cell();
+    }
+
+    fn push_fmt(&mut self, cell: std::fmt::Arguments<'_>) {
+        let _ = self.text.write_fmt(cell);
+        self.end_cell();
+    }
+
+    fn end_cell(&mut self) {
+        let start = self.cells.last().map_or(0, |cell| cell.end);
+        let width = super::visible_width(&self.text[start..]);
+        self.cells.push(Cell {
+            end: self.text.len(),
+            width,
+        });
+    }
+
+    /// Columns padded to their widest cell; `right` columns aligned right; the last
+    /// unpadded; trailing blanks trimmed.
+    fn write(&self, out: &mut String, right: &[usize]) {
+        let mut widths = vec![0; self.columns];
+        for (index, cell) in self.cells.iter().enumerate() {
+            let column = index % self.columns;
+            widths[column] = widths[column].max(cell.width);
+        }
+        let mut start = 0;
+        let mut line_start = out.len();
+        for (index, cell) in self.cells.iter().enumerate() {
+            let column = index % self.columns;
+            if column == 0 {
+                line_start = out.len();
+            }
+            let text = &self.text[start..cell.end];
+            start = cell.end;
+            let padding = widths[column].saturating_sub(cell.width);
+            let last = column + 1 == self.columns;
+            if right.contains(&column) {
+                push_spaces(out, padding);
+                out.push_str(text);
+            } else {
+                out.push_str(text);
+                if !last {
+                    push_spaces(out, padding);
+                }
+            }
+            if last {
+                let kept = out[line_start..].trim_end().len();
+                out.truncate(line_start + kept);
+                out.push('\n');
+            } else {
+                out.push_str("  ");
             }
         }
-        let _ = writeln!(out, "{}", line.trim_end());
     }
+}
+
+fn push_spaces(out: &mut String, count: usize) {
+    out.extend(std::iter::repeat_n(' ', count));
 }
 
 /// [root, deepest user frame with its line, what the task waits on].
@@ -187,6 +240,22 @@ fn elide_generics(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_table_pads_columns_to_the_widest_cell_by_visible_width() {
+        let mut table = Table::new(&["ID", "NAME", "LAST"]);
+        for (id, name, last) in [("7", "\x1b[1ma\x1b[0m", "x"), ("1234", "bcd", "")] {
+            table.push(id);
+            table.push(name);
+            table.push(last);
+        }
+        let mut out = String::from("kept\n");
+        table.write(&mut out, &[0]);
+        assert_eq!(
+            out,
+            "kept\n  ID  NAME  LAST\n   7  \x1b[1ma\x1b[0m     x\n1234  bcd\n"
+        );
+    }
 
     #[test]
     fn elides_generic_arguments() {

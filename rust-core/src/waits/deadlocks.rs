@@ -33,16 +33,20 @@ impl Condition {
         }
     }
 
-    fn waited_tasks(&self, out: &mut Vec<(u64, WaitEdge)>) {
+    fn waited_tasks<'c>(&'c self, out: &mut Targets<'c>) {
         match self {
             Condition::Free | Condition::Wait(Party::Thread(_), _) => {}
-            Condition::Wait(Party::Task(id), edge) => out.push((*id, (**edge).clone())),
+            Condition::Wait(Party::Task(id), edge) => out.push((*id, edge)),
             Condition::All(parts) | Condition::Any(parts) => {
                 parts.iter().for_each(|part| part.waited_tasks(out))
             }
         }
     }
 }
+
+/// The tasks a task waits for, each by the edge of its condition (borrowed: a hundred
+/// thousand waiting tasks are not copied to find the few stuck ones).
+type Targets<'c> = Vec<(u64, &'c WaitEdge)>;
 
 /// The deadlocks among `conditions` (each idle task's), as cycles starting at their
 /// lowest id, lowest first.
@@ -55,10 +59,13 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
         .map(|(id, condition)| (*id, condition))
         .collect();
     let mut waiters_of: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
-    let mut waited: FxHashMap<u64, Vec<(u64, WaitEdge)>> = FxHashMap::default();
+    let mut waited: FxHashMap<u64, Targets<'_>> = FxHashMap::default();
     for (id, condition) in conditions {
         let mut targets = Vec::new();
         condition.waited_tasks(&mut targets);
+        if targets.is_empty() {
+            continue;
+        }
         for (target, _) in &targets {
             waiters_of.entry(*target).or_default().push(*id);
         }
@@ -77,15 +84,17 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
         }
     }
     // Cycles among the stuck: one per strongly connected component.
-    let graph: FxHashMap<u64, Vec<(u64, WaitEdge)>> = stuck
+    let graph: FxHashMap<u64, Targets<'_>> = stuck
         .iter()
         .map(|id| {
             (
                 *id,
-                waited[id]
-                    .iter()
+                waited
+                    .get(id)
+                    .into_iter()
+                    .flatten()
                     .filter(|(target, _)| stuck.contains(target))
-                    .cloned()
+                    .copied()
                     .collect(),
             )
         })
@@ -100,7 +109,7 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
 
 /// Strongly connected components with a cycle (two or more tasks, or a task waiting on
 /// itself), by Tarjan's algorithm without recursion.
-fn components(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>) -> Vec<Vec<u64>> {
+fn components(graph: &FxHashMap<u64, Targets<'_>>) -> Vec<Vec<u64>> {
     let mut index: FxHashMap<u64, usize> = FxHashMap::default();
     let mut low: FxHashMap<u64, usize> = FxHashMap::default();
     let mut on_stack: FxHashSet<u64> = FxHashSet::default();
@@ -159,31 +168,31 @@ fn components(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>) -> Vec<Vec<u64>> {
 }
 
 /// The shortest cycle through the component's lowest task, as a deadlock.
-fn cycle_in(graph: &FxHashMap<u64, Vec<(u64, WaitEdge)>>, component: &[u64]) -> Option<Deadlock> {
+fn cycle_in(graph: &FxHashMap<u64, Targets<'_>>, component: &[u64]) -> Option<Deadlock> {
     let members: FxHashSet<u64> = component.iter().copied().collect();
     let start = *component.iter().min()?;
     // Breadth first from `start` back to it, within the component.
-    let mut came_from: FxHashMap<u64, (u64, WaitEdge)> = FxHashMap::default();
+    let mut came_from: FxHashMap<u64, (u64, &WaitEdge)> = FxHashMap::default();
     let mut queue = VecDeque::from([start]);
-    let mut closing: Option<(u64, WaitEdge)> = None;
+    let mut closing: Option<(u64, &WaitEdge)> = None;
     'search: while let Some(node) = queue.pop_front() {
-        for (target, edge) in &graph[&node] {
-            if *target == start {
-                closing = Some((node, edge.clone()));
+        for &(target, edge) in &graph[&node] {
+            if target == start {
+                closing = Some((node, edge));
                 break 'search;
             }
-            if members.contains(target) && !came_from.contains_key(target) {
-                came_from.insert(*target, (node, edge.clone()));
-                queue.push_back(*target);
+            if members.contains(&target) && !came_from.contains_key(&target) {
+                came_from.insert(target, (node, edge));
+                queue.push_back(target);
             }
         }
     }
     let (last, closing_edge) = closing?;
-    let mut edges = vec![closing_edge];
+    let mut edges = vec![closing_edge.clone()];
     let mut node = last;
     while node != start {
-        let (previous, edge) = came_from.get(&node)?.clone();
-        edges.push(edge);
+        let &(previous, edge) = came_from.get(&node)?;
+        edges.push(edge.clone());
         node = previous;
     }
     edges.reverse();

@@ -7,8 +7,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Holder, Holders};
-use crate::links::visit;
-use crate::model::{Detail, FutureNode, HolderCertainty, HoldingKind, Party, Report};
+use crate::model::{Detail, FutureNode, HolderCertainty, HoldingKind, Party};
 
 /// What is known of one lock's batch semaphore at the stop, from its waiters' nodes and
 /// from the holdings that point to it (all read at the same stop).
@@ -72,29 +71,40 @@ pub fn is_guard(kind: HoldingKind) -> bool {
     matches!(kind, HoldingKind::LockGuard | HoldingKind::Permit)
 }
 
-/// The state of every lock waited for or held, by its semaphore's address.
-fn lock_states(report: &Report, holders: &Holders) -> FxHashMap<u64, LockState> {
-    let mut states: FxHashMap<u64, LockState> = FxHashMap::default();
-    let mut waiter = |node: &FutureNode| {
-        if let Some(
+/// What a lock's waiter saw of it at the stop.
+#[derive(Debug, Clone, Copy)]
+pub struct LockWait {
+    semaphore: u64,
+    available: u64,
+    total: Option<u64>,
+    assigned: Option<u64>,
+}
+
+impl LockWait {
+    /// The wait of a node waiting for a lock or permits; none for any other node.
+    pub fn of(node: &FutureNode) -> Option<LockWait> {
+        match node.detail()? {
             Detail::MutexLock(wait)
             | Detail::RwlockRead(wait)
             | Detail::RwlockWrite(wait)
-            | Detail::SemaphoreAcquire(wait),
-        ) = node.detail()
-        {
-            let state = states.entry(wait.semaphore).or_default();
-            state.seen(wait.permits_available, wait.permits_total);
-            state.assign(wait.permits_assigned);
+            | Detail::SemaphoreAcquire(wait) => Some(LockWait {
+                semaphore: wait.semaphore,
+                available: wait.permits_available,
+                total: wait.permits_total,
+                assigned: wait.permits_assigned,
+            }),
+            _ => None,
         }
-    };
-    for task in &report.tasks {
-        visit(&task.root, &mut waiter);
     }
-    for thread in &report.threads {
-        if let Some(root) = thread.own_block_on_future() {
-            visit(root, &mut waiter);
-        }
+}
+
+/// The state of every lock waited for or held, by its semaphore's address.
+fn lock_states(waits: &[LockWait], holders: &Holders) -> FxHashMap<u64, LockState> {
+    let mut states: FxHashMap<u64, LockState> = FxHashMap::default();
+    for wait in waits {
+        let state = states.entry(wait.semaphore).or_default();
+        state.seen(wait.available, wait.total);
+        state.assign(wait.assigned);
     }
     for (key, holders) in holders {
         for holding in holders
@@ -260,8 +270,11 @@ impl LockHolders<'_> {
 }
 
 /// Who holds each lock waited for or held, by its semaphore's address.
-pub fn lock_holders<'h>(report: &Report, holders: &'h Holders) -> FxHashMap<u64, LockHolders<'h>> {
-    lock_states(report, holders)
+pub fn lock_holders<'h>(
+    waits: &[LockWait],
+    holders: &'h Holders,
+) -> FxHashMap<u64, LockHolders<'h>> {
+    lock_states(waits, holders)
         .into_iter()
         .map(|(key, state)| {
             let found = holders.get(&key).map(Vec::as_slice).unwrap_or_default();

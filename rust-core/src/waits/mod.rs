@@ -32,9 +32,13 @@ type Holders = FxHashMap<u64, Vec<Holder>>;
 /// Analyses `report` in place: annotates waiting nodes with their holders, and fills
 /// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`.
 pub fn analyse(report: &mut Report, keep_edges: bool) {
-    let holders = collect_holders(report);
-    let locks = locks::lock_holders(report, &holders);
-    mark_released(report, &locks);
+    let Gathered {
+        holders,
+        lock_waits,
+        guarded,
+    } = gather(report);
+    let locks = locks::lock_holders(&lock_waits, &holders);
+    mark_released(report, &guarded, &locks);
     let mut labels: FxHashMap<u64, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
@@ -80,8 +84,9 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
 }
 
 /// Marks the guards and permits that hold nothing, as their lock says: every guard of a
-/// lock none of which a guard has taken, and permits that keep none.
-fn mark_released(report: &mut Report, locks: &FxHashMap<u64, LockHolders<'_>>) {
+/// lock none of which a guard has taken, and permits that keep none. Only the trees that
+/// keep one are walked again.
+fn mark_released(report: &mut Report, guarded: &[Tree], locks: &FxHashMap<u64, LockHolders<'_>>) {
     let mut mark = |node: &mut FutureNode| {
         for holding in node
             .holds
@@ -94,44 +99,76 @@ fn mark_released(report: &mut Report, locks: &FxHashMap<u64, LockHolders<'_>>) {
             holding.released = free || holding.permits == Some(0);
         }
     };
-    for task in &mut report.tasks {
-        visit_mut(&mut task.root, &mut mark);
-    }
-    for thread in &mut report.threads {
-        if let Some(root) = thread.own_block_on_future_mut() {
+    for tree in guarded {
+        let root = match *tree {
+            Tree::Task(index) => report.tasks.get_mut(index).map(|task| &mut task.root),
+            Tree::Thread(index) => report
+                .threads
+                .get_mut(index)
+                .and_then(|thread| thread.own_block_on_future_mut()),
+        };
+        if let Some(root) = root {
             visit_mut(root, &mut mark);
         }
     }
 }
 
-/// Every holding in the tasks' trees and the threads' block_on futures, by resource key.
-fn collect_holders(report: &Report) -> Holders {
-    let mut holders = Holders::default();
-    let mut add = |party: Party, root: &FutureNode| {
+/// What one pass over every tree (the tasks', then the threads' block_on futures) finds
+/// for the analysis, so that 100,000 trees are walked once, not once per question.
+struct Gathered {
+    /// Every holding, by resource key.
+    holders: Holders,
+    /// What each lock waiter saw of its lock, in the order of the walk.
+    lock_waits: Vec<locks::LockWait>,
+    /// The trees that keep a guard or permit.
+    guarded: Vec<Tree>,
+}
+
+/// A tree of the report: a task's, or a thread's block_on future, by its index.
+#[derive(Debug, Clone, Copy)]
+enum Tree {
+    Task(usize),
+    Thread(usize),
+}
+
+fn gather(report: &Report) -> Gathered {
+    let mut gathered = Gathered {
+        holders: Holders::default(),
+        lock_waits: Vec::new(),
+        guarded: Vec::new(),
+    };
+    let mut add = |party: Party, tree: Tree, root: &FutureNode| {
+        let mut keeps_guard = false;
         visit(root, &mut |node| {
+            gathered.lock_waits.extend(locks::LockWait::of(node));
             for holding in &node.holds {
+                keeps_guard |= locks::is_guard(holding.kind);
                 let holder = Holder {
                     party,
                     location: node.location.clone(),
                     holding: holding.clone(),
                 };
-                holders
+                gathered
+                    .holders
                     .entry(holding.resource.address)
                     .or_default()
                     .push(holder);
             }
-        })
+        });
+        if keeps_guard {
+            gathered.guarded.push(tree);
+        }
     };
-    for task in &report.tasks {
-        add(Party::Task(task.id), &task.root);
+    for (index, task) in report.tasks.iter().enumerate() {
+        add(Party::Task(task.id), Tree::Task(index), &task.root);
     }
-    for thread in &report.threads {
+    for (index, thread) in report.threads.iter().enumerate() {
         // A thread's current task is among the tasks; its block_on future is its own.
         if let Some(root) = thread.own_block_on_future() {
-            add(Party::Thread(thread.tid), root);
+            add(Party::Thread(thread.tid), Tree::Thread(index), root);
         }
     }
-    holders
+    gathered
 }
 
 /// How a waiting node relates to its resource's holders.
@@ -304,20 +341,27 @@ impl<'w> Walk<'w> {
             node.kind,
             NodeKind::Join | NodeKind::JoinAll | NodeKind::FuturesOrdered
         );
-        let pending = node.children.iter_mut().filter(|child| {
+        let mut pending = node.children.iter_mut().filter(|child| {
             child
                 .branch
                 .as_ref()
                 .is_none_or(|branch| branch.status == BranchStatus::Pending)
         });
-        let conditions: Vec<Condition> = pending.map(|child| self.visit(child, at)).collect();
-        match conditions.len() {
-            0 => Condition::Free,
-            1 => conditions.into_iter().next().unwrap_or(Condition::Free),
-            // A select! goes on when any branch does; unknown trees are taken the same way,
-            // so a deadlock is never claimed on a guess.
-            _ if all => Condition::All(conditions),
-            _ => Condition::Any(conditions),
+        // Most nodes await one future: its condition is theirs, with no vector made.
+        let Some(first) = pending.next() else {
+            return Condition::Free;
+        };
+        let first = self.visit(first, at);
+        let Some(second) = pending.next() else {
+            return first;
+        };
+        let mut conditions = vec![first, self.visit(second, at)];
+        conditions.extend(pending.map(|child| self.visit(child, at)));
+        // A select! goes on when any branch does; unknown trees are taken the same way,
+        // so a deadlock is never claimed on a guess.
+        match all {
+            true => Condition::All(conditions),
+            false => Condition::Any(conditions),
         }
     }
 

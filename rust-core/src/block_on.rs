@@ -117,7 +117,7 @@ pub fn block_on_future(
             match search_stack(target, decoder, frames, index, future_type) {
                 Ok(found) => Ok(found.decode(decoder, future_type)),
                 // Not suspended (its first poll is running, say) but readable: as it is.
-                Err(_) if from_local.error.is_none() => {
+                Err(_) if from_local.error().is_none() => {
                     Ok(BlockOnFuture::one(decoder.decode(future_type, address)))
                 }
                 Err(search) => Err(format!(
@@ -549,7 +549,7 @@ fn tree_shape(node: &FutureNode) -> String {
         node.state,
         node.await_point,
         node.location.as_ref().map(|location| location.line),
-        node.error.is_some(),
+        node.error().is_some(),
     );
     for child in &node.children {
         shape.push_str(&tree_shape(child));
@@ -627,9 +627,10 @@ fn is_consistent_suspension(root: &FutureNode) -> bool {
 fn decodes_cleanly(node: &FutureNode) -> bool {
     let awaiter_suspended =
         node.kind.is_coroutine() && node.state == Some(CoroutineState::Suspended);
-    node.error.is_none()
+    node.error().is_none()
         && node.children.iter().all(|child| {
-            let awaited = awaiter_suspended && child.kind.is_coroutine() && child.branch.is_none();
+            let awaited =
+                awaiter_suspended && child.kind.is_coroutine() && child.branch().is_none();
             (!awaited || child.state == Some(CoroutineState::Suspended)) && decodes_cleanly(child)
         })
 }

@@ -78,9 +78,9 @@ fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
             node.await_point,
         ),
         node.location.as_ref().map(|at| (&*at.path, at.line)),
-        node.macro_location.as_ref().map(|at| (&*at.path, at.line)),
+        node.macro_location().map(|at| (&*at.path, at.line)),
         node.boxed,
-        node.branch.as_ref().map(|branch| {
+        node.branch().map(|branch| {
             (
                 branch.index,
                 branch.status,
@@ -88,9 +88,9 @@ fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
                 branch.location.as_ref().map(|at| at.line),
             )
         }),
-        node.via.as_deref(),
+        node.via(),
         node.running,
-        node.error.is_some(),
+        node.error().is_some(),
         node.children.len(),
     )
 }

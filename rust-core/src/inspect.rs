@@ -816,7 +816,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             }
             Ok(TaskFuture::Gone { ty, stage }) => {
                 let mut node = self.decoder.describe_type(ty, address);
-                node.error = Some(format!("the future is gone (task stage: {stage})"));
+                node.set_error(format!("the future is gone (task stage: {stage})"));
                 (node, None, false)
             }
             Err(error) => (

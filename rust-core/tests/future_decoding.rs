@@ -184,8 +184,7 @@ fn unresumed_corrupt_and_unreadable_futures() {
     let node = FutureDecoder::new(&target).decode(child, BASE);
     assert_eq!(node.function.as_deref(), Some("tokio_app::child_task"));
     assert!(node
-        .error
-        .as_deref()
+        .error()
         .unwrap()
         .ends_with("has state 200, which no variant has (corrupt or freed memory?)"));
 
@@ -193,7 +192,7 @@ fn unresumed_corrupt_and_unreadable_futures() {
     let memory = FakeMemory::new(BASE, 0);
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE + 0x40);
-    let error = node.error.unwrap();
+    let error = node.error().unwrap();
     assert!(
         error.contains(&format!("at {:#x}", BASE + 0x40)) && error.contains("cannot read 1 bytes"),
         "{error}"
@@ -250,15 +249,14 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
         .decode(chain_top, BASE);
     assert_eq!(root.function.as_deref(), Some("waits_app::chain_top"));
     assert_eq!(root.state, Some(CoroutineState::Suspended));
-    assert!(root.error.is_none());
+    assert!(root.error().is_none());
     let handle = &root.children[0];
     assert_eq!(
         &*handle.type_name,
         "tokio::runtime::task::join::JoinHandle<()>"
     );
     let error = handle
-        .error
-        .as_deref()
+        .error()
         .expect("the decoder's failure is on the node");
     // The error names the path that led to it: each frame above, with its await point.
     assert_eq!(error, "waits_app::chain_top await #0 → tokio::runtime::task::join::JoinHandle<()>: cannot read 8 bytes at 0x10");

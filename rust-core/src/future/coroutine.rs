@@ -45,14 +45,17 @@ pub fn step(
         awaitee.as_ref().map(|awaitee| &*awaitee.ty),
     );
     node.location = plan.location.clone();
-    node.macro_location = plan.macro_location.clone().map(Box::new);
+    if let Some(at) = &plan.macro_location {
+        node.extras_mut().macro_location = Some(at.clone());
+    }
     if state != CoroutineState::Suspended {
         return Ok(None);
     }
-    if with_locals {
-        node.locals = locals::saved_locals(&active.fields, coroutine::AWAITEE);
-    }
-    node.holds = holdings::of_saved_locals(
+    let saved_locals = match with_locals {
+        true => locals::saved_locals(&active.fields, coroutine::AWAITEE),
+        false => Vec::new(),
+    };
+    let holds = holdings::of_saved_locals(
         &plans.holding_types,
         value,
         &active.fields,
@@ -62,6 +65,11 @@ pub fn step(
             macros::TOKIO_SELECT_DISABLED,
         ],
     );
+    if !saved_locals.is_empty() || !holds.is_empty() {
+        let extras = node.extras_mut();
+        extras.locals = saved_locals;
+        extras.holds = holds;
+    }
     let Some(awaitee) = awaitee else {
         return Ok(None);
     };
@@ -73,7 +81,7 @@ pub fn step(
             plans,
             env: value,
             raw_state: active.raw_state,
-            line: node.macro_location.as_ref().and(node.location.as_ref()),
+            line: node.macro_location().and(node.location.as_ref()),
         };
         let tree = match macro_branches(&macro_call, &active.fields, &awaitee)? {
             Some(tree) => Some(tree),
@@ -292,7 +300,9 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     node.state = None;
     node.await_point = None;
     node.children.clear();
-    node.locals.clear();
+    if !node.locals().is_empty() {
+        node.extras_mut().locals.clear();
+    }
     // The file as DWARF names it for this coroutine (debuggers spell paths differently);
     // the line is where the thread is.
     node.location = match (node.location.take(), &frame.input.file, frame.input.line) {

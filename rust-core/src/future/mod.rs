@@ -169,14 +169,14 @@ impl<'a> FutureDecoder<'a> {
         let mut node = self.bare_node(&info, address);
         if let Some(budget) = self.target().budget {
             if !budget.spend_node() {
-                node.error = budget
-                    .stopped()
-                    .map(|stop| format!("not decoded: {}", stop.message));
+                if let Some(stop) = budget.stopped() {
+                    node.set_error(format!("not decoded: {}", stop.message));
+                }
                 return node;
             }
         }
         if depth >= MAX_AWAIT_DEPTH {
-            node.error = Some(format!(
+            node.set_error(format!(
                 "await chain deeper than {MAX_AWAIT_DEPTH}; stopped"
             ));
             return node;
@@ -184,7 +184,7 @@ impl<'a> FutureDecoder<'a> {
         // A future of no size holds nothing, so cannot lead back to itself; many of them
         // (the members of a set) share one address.
         if info.size != Some(0) && !walk.seen.insert((address, ty)) {
-            node.error = Some(format!(
+            node.set_error(format!(
                 "cycle: this future was already seen at {address:#x}"
             ));
             return node;
@@ -202,7 +202,8 @@ impl<'a> FutureDecoder<'a> {
                 }
                 Ok(Outcome::Default) => {}
                 Err(error) => {
-                    node.error = Some(self.with_path(walk, &node, self.explain(error)));
+                    let error = self.with_path(walk, &node, self.explain(error));
+                    node.set_error(error);
                     return node;
                 }
             }
@@ -212,12 +213,18 @@ impl<'a> FutureDecoder<'a> {
             match coroutine::step(&self.plans, &value, &mut node, self.with_locals) {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, walk),
                 Ok(None) => {}
-                Err(error) => node.error = Some(self.with_path(walk, &node, error.message)),
+                Err(error) => {
+                    let error = self.with_path(walk, &node, error.message);
+                    node.set_error(error);
+                }
             }
             return node;
         }
         // No decoder knows it: look for the futures inside, and what it holds.
-        node.holds = holdings::of_fields(&self.plans.holding_types, &value);
+        let holds = holdings::of_fields(&self.plans.holding_types, &value);
+        if !holds.is_empty() {
+            node.extras_mut().holds = holds;
+        }
         self.note_anchors_in(&value);
         let searched = self.inner_futures(&value);
         // A type no decoder knows polls what its fields keep from its own `poll`.
@@ -230,7 +237,8 @@ impl<'a> FutureDecoder<'a> {
             node.children.push(self.child_node(child, depth, walk));
         }
         if let Some(error) = searched.incomplete {
-            node.error = Some(self.with_path(walk, &node, error.message));
+            let error = self.with_path(walk, &node, error.message);
+            node.set_error(error);
         } else if node.children.is_empty()
             && value
                 .ty
@@ -330,13 +338,17 @@ impl<'a> FutureDecoder<'a> {
                 Ok((found, incomplete)) => {
                     children.extend(found);
                     if let Some(error) = incomplete {
-                        node.error = Some(self.with_path(walk, node, error.message));
+                        let error = self.with_path(walk, node, error.message);
+                        node.set_error(error);
                     }
                 }
-                Err(error) => node.error = Some(self.with_path(walk, node, error.message)),
+                Err(error) => {
+                    let error = self.with_path(walk, node, error.message);
+                    node.set_error(error);
+                }
             }
         }
-        // Exactly as many as needed: most nodes have one child, and a node is 400 bytes.
+        // Exactly as many as needed: most nodes have one child, and a node is 168 bytes.
         node.children
             .reserve_exact(children.len().min(MAX_CHILDREN));
         let name = node
@@ -361,12 +373,12 @@ impl<'a> FutureDecoder<'a> {
             self.decode_at(child.ty, child.address, depth + 1, walk)
         };
         node.boxed |= child.boxed;
-        if child.via.is_some() {
-            node.via = child.via;
+        if let Some(via) = child.via {
+            node.extras_mut().via = Some(via);
         }
         node.held |= child.held;
-        if child.branch.is_some() {
-            node.branch = child.branch.map(Box::new);
+        if let Some(branch) = child.branch {
+            node.extras_mut().branch = Some(branch);
         }
         node
     }
@@ -374,6 +386,6 @@ impl<'a> FutureDecoder<'a> {
 
 pub fn error_node(type_name: &str, address: u64, error: Error) -> FutureNode {
     let mut node = FutureNode::new(NodeKind::Future, type_name, address);
-    node.error = Some(error.message);
+    node.set_error(error.message);
     node
 }

@@ -99,8 +99,7 @@ fn waiting_path(root: &FutureNode) -> Vec<&FutureNode> {
             .iter()
             .find(|child| {
                 child
-                    .branch
-                    .as_ref()
+                    .branch()
                     .is_none_or(|branch| branch.status == BranchStatus::Pending)
             })
             .or(node.children.first());

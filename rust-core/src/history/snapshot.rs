@@ -209,9 +209,7 @@ impl MarkedNode for crate::model::FutureNode {
             .map(|location| (&*location.file, location.line))
     }
     fn branch(&self) -> Option<(usize, BranchStatus)> {
-        self.branch
-            .as_ref()
-            .map(|branch| (branch.index, branch.status))
+        crate::model::FutureNode::branch(self).map(|branch| (branch.index, branch.status))
     }
     fn progress(&self) -> Progress {
         self.detail().map(Progress::of).unwrap_or_default()

@@ -368,9 +368,9 @@ fn label(kind: NodeKind) -> &'static str {
 fn is_pass_through(node: &FutureNode) -> bool {
     node.kind == NodeKind::Future
         && node.summary.is_none()
-        && node.error.is_none()
+        && node.error().is_none()
         && !node.running
-        && matches!(node.children.as_slice(), [only] if only.branch.is_none())
+        && matches!(node.children.as_slice(), [only] if only.branch().is_none())
 }
 
 /// Runs shorter than this are printed in full.
@@ -461,7 +461,7 @@ fn collect_lines(
     }
     lines.push(Line { head, tail });
     if options.locals {
-        for local in &node.locals {
+        for local in node.locals() {
             let value = local
                 .value
                 .as_ref()
@@ -473,7 +473,7 @@ fn collect_lines(
             });
         }
     }
-    if let Some(error) = &node.error {
+    if let Some(error) = node.error() {
         lines.push(Line {
             head: format!("{indent}   error: {error}"),
             tail: String::new(),
@@ -481,10 +481,10 @@ fn collect_lines(
     }
     match node.children.as_slice() {
         [] => {}
-        [only] if only.branch.is_none() => collect_lines(only, frame + 1, indent, options, lines),
+        [only] if only.branch().is_none() => collect_lines(only, frame + 1, indent, options, lines),
         branches => {
             for (i, branch) in branches.iter().enumerate() {
-                let (index, status, name, at) = match &branch.branch {
+                let (index, status, name, at) = match branch.branch() {
                     Some(info) => (
                         info.index,
                         info.status,
@@ -504,7 +504,7 @@ fn collect_lines(
                     ),
                     None => (i, BranchStatus::Pending, String::new(), String::new()),
                 };
-                let head = match (&branch.branch, &branch.via) {
+                let head = match (branch.branch(), branch.via()) {
                     // A future found in a field: where it is kept, not a branch.
                     (None, Some(via)) => {
                         let held = if branch.held { "held in" } else { "in" };

@@ -187,7 +187,7 @@ pub(super) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
         })
         .unwrap_or_else(|| "-".into());
     let leaf = chain.last().copied().unwrap_or(root);
-    let waits_on = match (&leaf.error, &leaf.summary) {
+    let waits_on = match (leaf.error(), &leaf.summary) {
         (Some(error), _) => format!("error: {error}"),
         (None, Some(summary)) => summary.clone(),
         (None, None) if leaf.running => format!("{} (running)", frame_name(leaf)),
@@ -199,7 +199,7 @@ pub(super) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
 /// The one future a node awaits, unless it has several (a `select!`, a set) or none.
 fn single_child(node: &FutureNode) -> Option<&FutureNode> {
     match node.children.as_slice() {
-        [only] if only.branch.is_none() => Some(only),
+        [only] if only.branch().is_none() => Some(only),
         _ => None,
     }
 }

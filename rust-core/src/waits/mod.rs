@@ -89,7 +89,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
 fn mark_released(report: &mut Report, guarded: &[Tree], locks: &FxHashMap<u64, LockHolders<'_>>) {
     let mut mark = |node: &mut FutureNode| {
         for holding in node
-            .holds
+            .holds_mut()
             .iter_mut()
             .filter(|holding| locks::is_guard(holding.kind))
         {
@@ -141,7 +141,7 @@ fn gather(report: &Report) -> Gathered {
         let mut keeps_guard = false;
         visit(root, &mut |node| {
             gathered.lock_waits.extend(locks::LockWait::of(node));
-            for holding in &node.holds {
+            for holding in node.holds() {
                 keeps_guard |= locks::is_guard(holding.kind);
                 let holder = Holder {
                     party,
@@ -343,8 +343,7 @@ impl<'w> Walk<'w> {
         );
         let mut pending = node.children.iter_mut().filter(|child| {
             child
-                .branch
-                .as_ref()
+                .branch()
                 .is_none_or(|branch| branch.status == BranchStatus::Pending)
         });
         // Most nodes await one future: its condition is theirs, with no vector made.
@@ -781,7 +780,9 @@ mod tests {
     fn task(id: u64, line: u64, holds: Vec<Holding>, waits: Option<Wait>) -> TaskReport {
         let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x9000 + id * 0x100);
         root.location = Some(at(line));
-        root.holds = holds;
+        if !holds.is_empty() {
+            root.extras_mut().holds = holds;
+        }
         root.children.push(match waits {
             Some(wait) => leaf(wait),
             None => FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x6000),
@@ -880,7 +881,7 @@ mod tests {
             task(3, 30, Vec::new(), Some(mutex_wait(LOCK, 1))),
         ]);
         for id in [1, 2] {
-            assert!(task_of(&report, id).root.holds[0].released, "task {id}");
+            assert!(task_of(&report, id).root.holds()[0].released, "task {id}");
         }
         assert_eq!(
             holders_of(&report, 3),
@@ -888,7 +889,7 @@ mod tests {
         );
         assert!(report.futurelocks.is_empty(), "{:?}", report.futurelocks);
         assert_eq!(report.waits.as_deref().map(<[WaitEdge]>::len), Some(0));
-        let json = serde_json::to_value(&task_of(&report, 1).root.holds[0]).unwrap();
+        let json = serde_json::to_value(&task_of(&report, 1).root.holds()[0]).unwrap();
         assert_eq!(json["released"], true);
         assert_eq!(json["permits"], 1);
     }
@@ -919,7 +920,7 @@ mod tests {
             summary.ends_with("; held by task 1 at src/main.rs:10)"),
             "{summary}"
         );
-        assert!(!task_of(&report, 1).root.holds[0].released);
+        assert!(!task_of(&report, 1).root.holds()[0].released);
         assert_eq!(cycles(&report), vec![vec![1, 2]]);
     }
 
@@ -972,7 +973,7 @@ mod tests {
         );
         assert!(report.tasks.iter().all(|task| task
             .root
-            .holds
+            .holds()
             .iter()
             .all(|holding| !holding.released)));
         // An idle future among the candidates is no futurelock for sure.
@@ -1098,7 +1099,7 @@ mod tests {
         let released: Vec<bool> = report
             .tasks
             .iter()
-            .flat_map(|task| task.root.holds.iter().map(|holding| holding.released))
+            .flat_map(|task| task.root.holds().iter().map(|holding| holding.released))
             .collect();
         assert_eq!(released, vec![false, false, true]);
     }

@@ -628,7 +628,7 @@ fn outcome(report: &Result<Report>) -> Outcome {
             let node_errors = report
                 .tasks
                 .iter()
-                .filter(|task| task.error.is_some() || task.root.error.is_some())
+                .filter(|task| task.error.is_some() || task.root.error().is_some())
                 .count();
             format!(
                 "{} threads, {} tasks ({} failing), {} deadlocks, {} futurelocks; {}",

@@ -19,17 +19,14 @@ fn decode(debug: &DebugInfo, memory: &TestMemory, type_name: &str, address: u64)
 
 /// The facts of a node, which must have decoded without error.
 fn facts(node: &FutureNode) -> &Detail {
-    assert_eq!(node.error, None, "{node:?}");
+    assert_eq!(node.error(), None, "{node:?}");
     node.detail()
         .unwrap_or_else(|| panic!("no facts: {node:?}"))
 }
 
 /// A damaged value's node: an error that says `what`, and no facts.
 fn assert_error(node: &FutureNode, what: &str) {
-    let error = node
-        .error
-        .as_deref()
-        .unwrap_or_else(|| panic!("no error: {node:?}"));
+    let error = node.error().unwrap_or_else(|| panic!("no error: {node:?}"));
     assert!(error.contains(what), "{error:?} does not say {what:?}");
 }
 
@@ -320,7 +317,7 @@ fn a_lock_waiter_reads_the_permits_tokio_assigned_it_from_its_acquire_future() {
     memory.write_u64(acquire_at + 8 + 16, 2);
     memory.write_u8(0x3000 + 8 + 72, 1);
     let node = decode(&debug, &memory, write, 0x3000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     let Detail::RwlockWrite(wait) = facts(&node) else {
         panic!("{node:?}")
     };
@@ -424,7 +421,7 @@ fn guards_and_permits_keep_their_permits_and_see_their_locks_state() {
         address: 0x6000,
     };
     assert_eq!(
-        node.holds,
+        node.holds(),
         vec![
             held(
                 "self.guard",
@@ -453,11 +450,11 @@ fn guards_and_permits_keep_their_permits_and_see_their_locks_state() {
             held("self.permit", HoldingKind::Permit, semaphore_at, 2, 3, None),
         ]
     );
-    assert!(node.holds.iter().all(|holding| !holding.released));
+    assert!(node.holds().iter().all(|holding| !holding.released));
     // A semaphore that cannot be read leaves its lock's state unknown, the permit found.
     memory.write_u64(0x1000 + 40, 0x9000);
     let node = decode(&debug, &memory, "app::Guarded", 0x1000);
-    let permit = &node.holds[3];
+    let permit = &node.holds()[3];
     assert_eq!(
         (permit.resource.address, permit.permits, permit.lock),
         (0x9000, Some(2), None)
@@ -1276,7 +1273,7 @@ fn child_kinds(node: &FutureNode) -> Vec<NodeKind> {
 fn branch_statuses(node: &FutureNode) -> Vec<BranchStatus> {
     node.children
         .iter()
-        .map(|child| child.branch.as_ref().expect("a branch").status)
+        .map(|child| child.branch().expect("a branch").status)
         .collect()
 }
 
@@ -1582,7 +1579,7 @@ fn a_stream_map_names_its_streams_by_key_and_a_generator_shows_its_block_until_d
     let names: Vec<_> = node
         .children
         .iter()
-        .map(|child| child.branch.as_ref().unwrap().name.clone())
+        .map(|child| child.branch().unwrap().name.clone())
         .collect();
     assert_eq!(names, [Some("alpha".to_string()), Some("beta".to_string())]);
 
@@ -1978,7 +1975,7 @@ fn a_shared_future_shows_the_future_its_clones_poll() {
     memory.write_u64(0x2008, 1);
     let node = decode(&debug, &memory, &shared, 0x1000);
     assert_eq!(
-        (node.kind, node.type_name.as_ref(), node.error.as_deref()),
+        (node.kind, node.type_name.as_ref(), node.error()),
         (
             NodeKind::Pending,
             "core::future::pending::Pending<()>",
@@ -2237,7 +2234,7 @@ fn http_connections_say_what_they_do_and_a_server_shows_its_handler() {
     };
     assert_eq!(facts(&node), &Detail::HttpServerConnection(server));
     assert_eq!(child_kinds(&node), [NodeKind::Pending]);
-    assert_eq!(node.children[0].via.as_deref(), Some("dispatch.in_flight"));
+    assert_eq!(node.children[0].via(), Some("dispatch.in_flight"));
     memory.write_u64(0x2000, 0);
     // Part of a request head read, none parsed: not the same as a connection with none.
     memory.write_u8(0x1002, 5);
@@ -2376,7 +2373,7 @@ fn a_tower_buffer_request_names_its_channel_and_its_worker_the_one_it_holds() {
         [NodeKind::Pending],
         "what its service waits on"
     );
-    assert_eq!(node.children[0].via.as_deref(), Some("service.limit"));
+    assert_eq!(node.children[0].via(), Some("service.limit"));
     // A state no variant has.
     memory.write_u64(0x1000, 7);
     assert_error(

@@ -30,7 +30,7 @@ fn found(node: &FutureNode) -> Vec<(String, u64)> {
         .iter()
         .map(|child| {
             assert!(child.held, "{child:?}");
-            (child.via.clone().expect("a path"), child.address)
+            (child.via().expect("a path").to_string(), child.address)
         })
         .collect()
 }
@@ -43,9 +43,7 @@ fn paths(found: &[(&str, u64)]) -> Vec<(String, u64)> {
 }
 
 fn error_of(node: &FutureNode) -> &str {
-    node.error
-        .as_deref()
-        .unwrap_or_else(|| panic!("no error: {node:?}"))
+    node.error().unwrap_or_else(|| panic!("no error: {node:?}"))
 }
 
 /// A `Vec` at `at`: its capacity, pointer and length (`Program::vec`'s layout).
@@ -76,7 +74,7 @@ fn a_vec_of_pairs_shows_each_future_by_index_and_field_and_plain_data_is_never_r
     write_vec(&mut memory, 0x1018, 4, 0x2000, 3);
     memory.zero(0x2000, 64);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[
@@ -92,7 +90,7 @@ fn a_vec_of_pairs_shows_each_future_by_index_and_field_and_plain_data_is_never_r
     // An empty one holds none now.
     write_vec(&mut memory, 0x1018, 4, 0x2000, 0);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!((node.children.len(), node.error), (0, None));
+    assert_eq!((node.children.len(), node.error()), (0, None));
     assert!(node.summary.unwrap().contains("holds no future now"));
 }
 
@@ -126,7 +124,7 @@ fn a_vec_of_boxed_futures_shows_each_by_its_concrete_type() {
         memory.write_u64(job, 7);
     }
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[("jobs[0]", 0x3000), ("jobs[1]", 0x3100)])
@@ -151,7 +149,7 @@ fn a_vec_deque_is_searched_front_first_across_its_wrap() {
     memory.write_u64(0x1010, 3);
     memory.write_u64(0x1018, 3);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[
@@ -195,7 +193,7 @@ fn arrays_options_boxes_and_boxed_slices_are_seen_through() {
     memory.write_u64(0x1028, 0x3000);
     memory.write_u64(0x1030, 2);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[
@@ -246,7 +244,7 @@ fn a_shared_value_is_searched_once_however_many_arcs_and_rcs_reach_it() {
     memory.write_u64(0x2018, 0x2000);
     memory.zero(0x3000, 24);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[("state.job", 0x2010), ("local", 0x3010)])
@@ -278,7 +276,7 @@ fn tokios_own_shared_state_is_left_to_the_decoders_but_its_mutex_is_searched() {
     memory.zero(0x2000, 24);
     memory.zero(0x3000, 32);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(found(&node), paths(&[("state.c", 0x3018)]));
 }
 
@@ -316,7 +314,7 @@ fn a_hash_map_shows_its_values_under_their_keys() {
     memory.zero(0x5000 - 64, 64);
     memory.write_u64(0x5000 - 48, 7);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[
@@ -365,7 +363,7 @@ fn a_btree_map_of_two_levels_is_searched_in_key_order() {
     write_btree_node(&mut memory, 0x3000, &[0, 1, 2, 3, 4, 5], &[]);
     write_btree_node(&mut memory, 0x4000, &[7, 8, 9, 10, 11], &[]);
     let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error, None);
+    assert_eq!(node.error(), None);
     let value = |node: u64, index: u64| node + 8 + 8 * index;
     let mut expected: Vec<(String, u64)> = (0..6)
         .map(|key| (format!("workers[{key}]"), value(0x3000, key)))
@@ -443,7 +441,7 @@ fn huge_and_corrupt_collections_stop_with_an_error_line() {
         "app::Listener: a: holds 10000 values, the first 4096 searched"
     );
     assert_eq!(node.children.len(), 4096);
-    assert_eq!(node.children[4095].via.as_deref(), Some("a[4095]"));
+    assert_eq!(node.children[4095].via(), Some("a[4095]"));
     // Three collections of 4000: the search stops after 8192 values, the four fields among
     // them.
     for at in [0x1018, 0x1030, 0x1048] {

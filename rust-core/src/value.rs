@@ -104,10 +104,18 @@ impl<'a> Value<'a> {
                 self.ty.name
             ))
         })?;
-        let ty = field.ty.ok_or_else(|| {
-            Error::layout(format!("field `{name}` of {} has no type", self.ty.name))
-        })?;
-        self.target.value(ty, offset(self.address, field.offset)?)
+        if field.ty.is_none() {
+            return Err(Error::layout(format!(
+                "field `{name}` of {} has no type",
+                self.ty.name
+            )));
+        }
+        let address = offset(self.address, field.offset)?;
+        Ok(Value {
+            target: self.target,
+            ty: self.target.debug.field_type(field)?,
+            address,
+        })
     }
 
     pub fn has_field(&self, name: &str) -> bool {

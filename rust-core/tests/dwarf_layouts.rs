@@ -148,3 +148,19 @@ fn refuses_binaries_without_types_and_programs_without_tokio() {
         .expect_err("not tokio");
     assert_eq!(error.kind, ErrorKind::NotTokio);
 }
+
+/// A field's type is looked up once: the layout kept on the field is the shared cache's.
+#[test]
+fn a_fields_type_is_the_cached_layout_kept_on_the_field() {
+    let debug = load("dev");
+    let header = debug
+        .type_named("tokio::runtime::task::core::Header")
+        .unwrap()
+        .expect("tokio's task header");
+    let state = header.field("state").expect("Header.state");
+    let first = debug.field_type(state).unwrap();
+    let again = debug.field_type(state).unwrap();
+    let cached = debug.type_info(state.ty.unwrap()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again) && std::sync::Arc::ptr_eq(&first, &cached));
+    assert_eq!(first.name, "tokio::runtime::task::state::State");
+}

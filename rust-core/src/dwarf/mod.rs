@@ -524,6 +524,19 @@ impl DebugInfo {
         Ok(info)
     }
 
+    /// The layout of a field's type, kept on the field after its first use.
+    pub fn field_type(&self, field: &Field) -> Result<Arc<TypeInfo>> {
+        if let Some(info) = field.resolved.0.get() {
+            return Ok(info.clone());
+        }
+        let ty = field
+            .ty
+            .ok_or_else(|| Error::layout(format!("field `{}` has no type", field.name)))?;
+        let info = self.type_info(ty)?;
+        let _ = field.resolved.0.set(info.clone());
+        Ok(info)
+    }
+
     /// The layout of the type with this fully qualified name.
     pub fn type_named(&self, name: &str) -> Result<Option<Arc<TypeInfo>>> {
         self.type_named_near(name, None)

@@ -1,6 +1,8 @@
 //! Type layouts parsed from DWARF: structs with their fields, Rust enums with their variant
 //! parts, pointers with their targets. Offsets always come from here.
 
+use std::sync::{Arc, OnceLock};
+
 use gimli::{constants, AttributeValue};
 
 use super::{DebugInfo, DieRef, Reader, UnitView};
@@ -31,6 +33,24 @@ pub struct Field {
     pub offset: u64,
     pub ty: Option<DieRef>,
     pub decl: Option<SourceLocation>,
+    /// `ty`'s layout once a value's field was first read (`DebugInfo::field_type`): a
+    /// million reads of the same field find it here, not in the shared cache.
+    pub(super) resolved: ResolvedType,
+}
+
+/// A field's type, resolved on first use; shown as a mark, not as the whole layout.
+#[derive(Clone, Default)]
+pub(super) struct ResolvedType(pub(super) OnceLock<Arc<TypeInfo>>);
+
+impl std::fmt::Debug for ResolvedType {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let resolved = if self.0.get().is_some() {
+            "resolved"
+        } else {
+            "not resolved"
+        };
+        formatter.write_str(resolved)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -260,6 +280,7 @@ fn parse_member(
         offset,
         ty: type_attr(unit, entry),
         decl,
+        resolved: ResolvedType::default(),
     })
 }
 

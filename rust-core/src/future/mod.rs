@@ -38,6 +38,7 @@ pub use descent::{polled_types, PolledTypes};
 pub use env::coroutine_state;
 pub use outcome::{Child, DecodeContext, Decoded, LiveProcess, Outcome, MAX_CHILDREN};
 pub use plans::coroutine_function;
+use plans::NodeHead;
 
 /// The longest await chain followed before giving up (a corrupt or cyclic chain).
 pub const MAX_AWAIT_DEPTH: usize = 128;
@@ -155,10 +156,7 @@ impl<'a> FutureDecoder<'a> {
     }
 
     fn bare_node(&self, info: &TypeInfo, address: u64) -> FutureNode {
-        let head = self.plans.head(self.target().debug, info);
-        let mut node = FutureNode::new(head.kind, head.type_name.clone(), address);
-        node.function = head.function.clone();
-        node
+        node_of(&self.plans.head(self.target().debug, info), address)
     }
 
     fn decode_at(&self, ty: DieRef, address: u64, depth: usize, walk: &mut Walk) -> FutureNode {
@@ -166,7 +164,8 @@ impl<'a> FutureDecoder<'a> {
             Ok(info) => info,
             Err(error) => return error_node("<unknown>", address, error),
         };
-        let mut node = self.bare_node(&info, address);
+        let head = self.plans.head(self.target().debug, &info);
+        let mut node = node_of(&head, address);
         if let Some(budget) = self.target().budget {
             if !budget.spend_node() {
                 if let Some(stop) = budget.stopped() {
@@ -190,7 +189,7 @@ impl<'a> FutureDecoder<'a> {
             return node;
         }
         let value = self.target().value_of_type(info.clone(), address);
-        if let Some(decode) = registry::decoder_for(&info) {
+        if let Some(decode) = head.decoder {
             let searches_before = self.target().field_searches.get();
             let outcome = decode(&self.context, &value);
             node.field_search = self.target().field_searches.get() > searches_before;
@@ -382,6 +381,13 @@ impl<'a> FutureDecoder<'a> {
         }
         node
     }
+}
+
+/// A node with its type's kind and function, not decoded yet.
+fn node_of(head: &NodeHead, address: u64) -> FutureNode {
+    let mut node = FutureNode::new(head.kind, head.type_name.clone(), address);
+    node.function = head.function.clone();
+    node
 }
 
 pub fn error_node(type_name: &str, address: u64, error: Error) -> FutureNode {

@@ -1,5 +1,5 @@
 //! What every instance of a future type shares, worked out once per command: a type's node
-//! kind and function name, and per suspend state the await line (the user's line for an
+//! kind, function name and decoder, and per suspend state the await line (the user's line for an
 //! await inside a macro) and where each macro branch is written. Ten thousand tasks of a
 //! few shapes then cost memory reads, not DWARF lookups and name parsing per task.
 
@@ -10,15 +10,19 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use super::await_lines;
+use super::decoders::DecodeFn;
+use super::registry;
 use crate::dwarf::{DebugInfo, DieRef, SourceLocation, TypeInfo};
 use crate::model::{Location, NodeKind};
 use crate::names::{self, CoroutineKind};
 
-/// A future type's kind and, for a coroutine, the function it belongs to.
+/// A future type's kind, its decoder and, for a coroutine, the function it belongs to.
 pub struct NodeHead {
     pub kind: NodeKind,
     pub type_name: Arc<str>,
     pub function: Option<Arc<str>>,
+    /// From the registry's table, whose patterns are matched once per type, not per node.
+    pub decoder: Option<DecodeFn>,
 }
 
 /// Where a coroutine is suspended in one state: `location` is the user's line, and
@@ -60,6 +64,7 @@ impl Plans {
             kind,
             type_name: info.name.as_str().into(),
             function: function.map(Into::into),
+            decoder: registry::decoder_for(info),
         });
         self.heads.borrow_mut().insert(info.die, head.clone());
         head

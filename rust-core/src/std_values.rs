@@ -83,7 +83,18 @@ fn follow_path<'a>(
     path: Path,
 ) -> std::result::Result<Option<Value<'a>>, Failure> {
     let mut current = value.clone();
-    for step in path {
+    let mut rest = path;
+    while let Some(step) = rest.first() {
+        let layout_only = rest
+            .iter()
+            .take_while(|step| matches!(step, Step::Field(_) | Step::Unwrap))
+            .count();
+        if layout_only > 0 {
+            current = layout_run(&current, &rest[..layout_only])?;
+            rest = &rest[layout_only..];
+            continue;
+        }
+        rest = &rest[1..];
         current = match *step {
             Step::Field(name) => field(&current, name)?,
             Step::Variant(name) => {
@@ -129,6 +140,53 @@ fn follow_path<'a>(
         };
     }
     Ok(Some(current))
+}
+
+/// Follows fields and wrappers, which the layout alone decides: worked out once per type
+/// (a million tasks' timers are one `Sleep` type), then an offset per value.
+fn layout_run<'a>(
+    value: &Value<'a>,
+    steps: &'static [Step],
+) -> std::result::Result<Value<'a>, Failure> {
+    let target = value.target;
+    let key = (value.ty.die, steps.as_ptr() as usize, steps.len());
+    let known = target.layout_runs.borrow().get(&key).cloned();
+    let run = match known {
+        Some(run) => run,
+        None => {
+            let mut current = value.clone();
+            for step in steps {
+                current = match *step {
+                    Step::Field(name) => field(&current, name),
+                    _ => unwrapped(&current).map_err(Failure::Other),
+                }
+                .map_err(|failure| match failure {
+                    Failure::NoSuchField(error) => {
+                        // A layout fact: every value of the type has no such field.
+                        target
+                            .layout_runs
+                            .borrow_mut()
+                            .insert(key, Err(error.clone()));
+                        Failure::NoSuchField(error)
+                    }
+                    other => other,
+                })?;
+            }
+            // Fields and wrappers only add offsets: the run ends at the same distance
+            // from every value of the type.
+            let run = current
+                .address
+                .checked_sub(value.address)
+                .map(|distance| (distance, current.ty.clone()))
+                .ok_or_else(|| Error::layout("a field before its value"))?;
+            target.layout_runs.borrow_mut().insert(key, Ok(run.clone()));
+            return Ok(current);
+        }
+    };
+    let (distance, ty) = run.map_err(Failure::NoSuchField)?;
+    Ok(value
+        .target
+        .value_of_type(ty, offset(value.address, distance)?))
 }
 
 fn field<'a>(value: &Value<'a>, name: &str) -> std::result::Result<Value<'a>, Failure> {
@@ -527,4 +585,56 @@ pub fn thread_local<'a>(storage: &Value<'a>) -> Result<Option<Value<'a>>> {
         }
     }
     at(storage, rust::TLS_STORAGE_VALUE).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layouts::Step::{Field, Unwrap};
+    use crate::testing::{die_of, Program, TestMemory};
+    use crate::value::Target;
+
+    const INNER_COUNT: Path = &[Field("inner"), Unwrap, Field("count")];
+    const MISSING: Path = &[Field("outer"), Field("count")];
+
+    /// Fields and wrappers are worked out once per type: a second value of the type reads
+    /// at the same distance, and a field the type lacks is refused alike both times, so a
+    /// path's alternatives are still tried.
+    #[test]
+    fn a_run_of_fields_is_resolved_once_per_type() {
+        let mut program = Program::new();
+        let u64 = program.u64();
+        let cell = program.structure("core::cell::UnsafeCell<u64>", 8, &[("value", 0, u64)]);
+        let inner = program.structure("app::Inner", 16, &[("count", 8, cell)]);
+        program.structure("app::Outer", 24, &[("flag", 0, u64), ("inner", 8, inner)]);
+        let debug = program.load();
+        let mut memory = TestMemory::default();
+        memory.write_u64(0x1000 + 16, 7);
+        memory.write_u64(0x2000 + 16, 9);
+        let target = Target::new(&debug, &memory, 0);
+        let outer = die_of(&debug, "app::Outer");
+        let read = |address| {
+            let value = target.value(outer, address).unwrap();
+            follow_first(&value, &[MISSING, INNER_COUNT])
+                .unwrap()
+                .map(|count| (count.address, count.read_uint().unwrap()))
+        };
+        assert_eq!(read(0x1000), Some((0x1010, 7)));
+        assert_eq!(read(0x2000), Some((0x2010, 9)));
+        // Two runs, each kept once: the path without its field, and the one that leads.
+        let runs = target.layout_runs.borrow();
+        assert!(
+            runs.values().any(Result::is_err),
+            "the missing field is kept as a refusal"
+        );
+        assert_eq!(runs.values().filter(|run| run.is_ok()).count(), 1);
+        drop(runs);
+        let value = target.value(outer, 0x1000).unwrap();
+        let refused = follow(&value, MISSING).err().expect("no `outer` field");
+        assert!(
+            refused.message.contains("has no field `outer`"),
+            "{}",
+            refused.message
+        );
+    }
 }

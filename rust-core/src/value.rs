@@ -28,7 +28,18 @@ pub struct Target<'a> {
     /// How many times a field was found by searching below a value (`Value::search_field`),
     /// the fallback where the layout table has no path: decoders mark what they found so.
     pub field_searches: Cell<u64>,
+    /// Where a run of layout-only steps (fields, wrappers) leads from a type: the offset
+    /// and type it ends at, or why the type has no such field. Keyed by the type and the
+    /// steps' place in the layout table, so each run is worked out once per type.
+    pub layout_runs: RefCell<FxHashMap<LayoutRunKey, LayoutRun>>,
 }
+
+/// A type and a run of steps of the layout table (its address and length: the table is
+/// static, so each run has one).
+pub type LayoutRunKey = (DieRef, usize, usize);
+
+/// The offset and type a run of layout-only steps ends at, or the layout's refusal.
+pub type LayoutRun = std::result::Result<(u64, Arc<TypeInfo>), Error>;
 
 #[derive(Clone)]
 pub struct Value<'a> {
@@ -61,6 +72,7 @@ impl<'a> Target<'a> {
             list_lengths: RefCell::default(),
             budget: None,
             field_searches: Cell::new(0),
+            layout_runs: RefCell::default(),
         }
     }
 

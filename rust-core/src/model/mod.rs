@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 mod detail;
 mod history;
+mod tasks_json;
 pub use detail::*;
 pub use history::*;
 
@@ -16,6 +17,7 @@ pub const REPORT_VERSION: u32 = 1;
 pub struct Report {
     pub version: u32,
     pub threads: Vec<ThreadReport>,
+    #[serde(serialize_with = "tasks_json::serialize")]
     pub tasks: Vec<TaskReport>,
     pub runtimes: Vec<RuntimeReport>,
     /// Problems that did not stop the report (a runtime whose task list was unreadable).

@@ -4,7 +4,7 @@
 //! futures rustc keeps as sibling locals of a `PollFn` awaitee.
 
 use super::decoders::maybe_done_branch;
-use super::env::{active_variant, state_of};
+use super::env::{state_of, ActiveVariant};
 use super::outcome::{Child, Decoded};
 use super::plans::Plans;
 use super::{holdings, locals};
@@ -18,13 +18,13 @@ use crate::value::{offset, Value};
 
 /// Decodes one coroutine level: fills state, location (and with `with_locals`, the saved
 /// locals) of `node`, and returns what it awaits (`None` when it awaits nothing).
-pub fn step(
+pub fn step<'a>(
     plans: &Plans,
-    value: &Value<'_>,
+    value: &Value<'a>,
+    active: ActiveVariant<'a>,
     node: &mut FutureNode,
     with_locals: bool,
 ) -> Result<Option<Decoded>> {
-    let active = active_variant(value)?;
     let (state, await_point) = state_of(active.raw_state);
     node.state = Some(state);
     node.await_point = await_point;

@@ -208,8 +208,18 @@ impl<'a> FutureDecoder<'a> {
             }
         }
         if node.kind.is_coroutine() {
-            self.note_anchors_in(&value);
-            match coroutine::step(&self.plans, &value, &mut node, self.with_locals) {
+            // The active variant is read once: for the anchors its locals keep, and to step.
+            let stepped = match env::active_variant(&value) {
+                Ok(active) => {
+                    self.note_anchors_kept(&active.fields);
+                    coroutine::step(&self.plans, &value, active, &mut node, self.with_locals)
+                }
+                Err(error) => {
+                    self.note_anchors_in(&value);
+                    Err(error)
+                }
+            };
+            match stepped {
                 Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, walk),
                 Ok(None) => {}
                 Err(error) => {
@@ -263,14 +273,20 @@ impl<'a> FutureDecoder<'a> {
     /// of its active variant, another's in its fields. What it awaits (and a macro's branch
     /// futures) is decoded as its children, which note their own.
     fn note_anchors_in(&self, value: &crate::value::Value<'_>) {
+        match value.ty.variant_part.is_some() {
+            true => {
+                if let Ok(active) = env::active_variant(value) {
+                    self.note_anchors_kept(&active.fields);
+                }
+            }
+            false => self.note_anchors_kept(value),
+        }
+    }
+
+    /// `note_anchors_in` the value that keeps them: a struct, or a coroutine's active
+    /// variant.
+    fn note_anchors_kept(&self, kept: &crate::value::Value<'_>) {
         let debug = self.target().debug;
-        let kept = match value.ty.variant_part.is_some() {
-            true => match env::active_variant(value) {
-                Ok(active) => active.fields,
-                Err(_) => return,
-            },
-            false => value.clone(),
-        };
         if !self.anchor_types.reach(debug, kept.ty.die) {
             return;
         }

@@ -205,6 +205,12 @@ impl Prepared {
     /// The command's output from what `read` read: the report as text or JSON, or the one
     /// line saying where it was written. Keeps the stop's snapshot for the next one.
     pub fn write(self, inspection: Inspection) -> Result<String> {
+        self.write_keeping(inspection).map(|(output, _)| output)
+    }
+
+    /// `write`, handing the report back: the executable, which exits next, leaves its
+    /// million nodes to the exit rather than free them one by one.
+    pub fn write_keeping(self, inspection: Inspection) -> Result<(String, Report)> {
         let Inspection {
             mut report,
             snapshot,
@@ -238,10 +244,11 @@ impl Prepared {
                     .unwrap_or_default(),
             }),
         };
-        match &self.output {
+        let output = match &self.output {
             Some(path) => output::to_file(&report, &format, path),
             None => output::to_string(&report, &format),
-        }
+        }?;
+        Ok((output, report))
     }
 }
 

@@ -50,6 +50,26 @@ pub struct CopyRoom {
     bytes: Vec<u8>,
 }
 
+/// Asks for the room's spare capacity in huge pages where the system gives them on
+/// request (`transparent_hugepage` set to `madvise`): a million tasks are read from
+/// 730 MB of copy, and with 4 KiB pages nearly every task's first read misses the TLB.
+fn advise_huge_pages(bytes: &mut Vec<u8>) {
+    const PAGE: usize = 4096;
+    let spare = bytes.spare_capacity_mut();
+    let start = spare.as_mut_ptr() as usize;
+    let aligned = start.next_multiple_of(PAGE);
+    let len = (start + spare.len()).saturating_sub(aligned) / PAGE * PAGE;
+    if len == 0 {
+        return;
+    }
+    // SAFETY: the range lies within the vector's own allocation, page-aligned; the advice
+    // changes how its pages are backed, never their contents (none are written yet). A
+    // refusal (no THP in this kernel) leaves ordinary pages.
+    unsafe {
+        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+}
+
 impl CopyRoom {
     /// Room for what `pid`'s writable memory holds now, and some to spare for what it
     /// allocates before the stop. Refused when that would take over half the memory the
@@ -76,6 +96,7 @@ impl CopyRoom {
                 format!("cannot hold a copy of {wanted} bytes"),
             )
         })?;
+        advise_huge_pages(&mut bytes);
         bytes.resize(wanted as usize, 0);
         bytes.clear();
         Ok(CopyRoom { pid, bytes })

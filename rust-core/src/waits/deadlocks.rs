@@ -15,8 +15,9 @@ use crate::model::{Deadlock, Party, WaitEdge};
 pub enum Condition {
     /// Can go on without any task (a timer, I/O, anything not known to be held).
     Free,
-    /// Waits for this party (holding a lock, sending, finishing), by this edge.
-    Wait(Party, Box<WaitEdge>),
+    /// Waits for this party (holding a lock, sending, finishing), by the edge of this index
+    /// in the analysis's edges.
+    Wait(Party, usize),
     All(Vec<Condition>),
     Any(Vec<Condition>),
 }
@@ -33,12 +34,16 @@ impl Condition {
         }
     }
 
-    fn waited_tasks<'c>(&'c self, out: &mut Targets<'c>) {
+    fn waited_tasks<'e>(&self, edges: &'e [WaitEdge], out: &mut Targets<'e>) {
         match self {
             Condition::Free | Condition::Wait(Party::Thread(_), _) => {}
-            Condition::Wait(Party::Task(id), edge) => out.push((*id, edge)),
+            Condition::Wait(Party::Task(id), edge) => {
+                if let Some(edge) = edges.get(*edge) {
+                    out.push((*id, edge));
+                }
+            }
             Condition::All(parts) | Condition::Any(parts) => {
-                parts.iter().for_each(|part| part.waited_tasks(out))
+                parts.iter().for_each(|part| part.waited_tasks(edges, out))
             }
         }
     }
@@ -48,9 +53,9 @@ impl Condition {
 /// thousand waiting tasks are not copied to find the few stuck ones).
 type Targets<'c> = Vec<(u64, &'c WaitEdge)>;
 
-/// The deadlocks among `conditions` (each idle task's), as cycles starting at their
-/// lowest id, lowest first.
-pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
+/// The deadlocks among `conditions` (each idle task's, over `edges`), as cycles starting
+/// at their lowest id, lowest first.
+pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Vec<Deadlock> {
     // Start from "every task is stuck" and free those whose condition holds, then those
     // that waited on them, until nothing changes: a worklist, so 100,000 tasks stay linear.
     let mut stuck: FxHashSet<u64> = conditions.iter().map(|(id, _)| *id).collect();
@@ -62,7 +67,7 @@ pub fn find(conditions: &[(u64, Condition)]) -> Vec<Deadlock> {
     let mut waited: FxHashMap<u64, Targets<'_>> = FxHashMap::default();
     for (id, condition) in conditions {
         let mut targets = Vec::new();
-        condition.waited_tasks(&mut targets);
+        condition.waited_tasks(edges, &mut targets);
         if targets.is_empty() {
             continue;
         }
@@ -211,8 +216,9 @@ mod tests {
     use super::*;
     use crate::model::{Resource, ResourceKind};
 
-    fn wait(from: u64, to: u64) -> Condition {
-        let edge = WaitEdge {
+    /// `from` waiting for `to`: its edge kept in `edges`, the condition naming it.
+    fn wait(edges: &mut Vec<WaitEdge>, from: u64, to: u64) -> Condition {
+        edges.push(WaitEdge {
             from: Party::Task(from),
             to: Party::Task(to),
             resource: Resource {
@@ -224,27 +230,29 @@ mod tests {
             possible: false,
             idle_future: false,
             uncertain: false,
-        };
-        Condition::Wait(Party::Task(to), Box::new(edge))
+        });
+        Condition::Wait(Party::Task(to), edges.len() - 1)
     }
 
     #[test]
     fn finds_cycles_and_nothing_else() {
+        let mut edges = Vec::new();
+        let e = &mut edges;
         let conditions = vec![
-            (1, wait(1, 2)),
-            (2, wait(2, 1)),
+            (1, wait(e, 1, 2)),
+            (2, wait(e, 2, 1)),
             // 3 waits on the deadlocked 1: stuck, but not in a cycle.
-            (3, wait(3, 1)),
+            (3, wait(e, 3, 1)),
             // 4 and 5 wait on each other, but 5 may also go on by itself (a select!).
-            (4, wait(4, 5)),
-            (5, Condition::Any(vec![wait(5, 4), Condition::Free])),
+            (4, wait(e, 4, 5)),
+            (5, Condition::Any(vec![wait(e, 5, 4), Condition::Free])),
             // 6 -> 7 -> 8 -> 6
-            (6, wait(6, 7)),
-            (7, Condition::All(vec![wait(7, 8), Condition::Free])),
-            (8, wait(8, 6)),
-            (9, wait(9, 9)),
+            (6, wait(e, 6, 7)),
+            (7, Condition::All(vec![wait(e, 7, 8), Condition::Free])),
+            (8, wait(e, 8, 6)),
+            (9, wait(e, 9, 9)),
         ];
-        let found = find(&conditions);
+        let found = find(&conditions, &edges);
         let cycles: Vec<Vec<u64>> = found
             .iter()
             .map(|deadlock| deadlock.tasks.clone())

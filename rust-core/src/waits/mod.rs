@@ -75,7 +75,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
             .visit(root, None);
         }
     }
-    report.deadlocks = deadlocks::find(&conditions);
+    report.deadlocks = deadlocks::find(&conditions, &edges);
     report.futurelocks = futurelocks(&holders, &locks, &labels, &edges);
     if keep_edges {
         edges.sort_by(|a, b| (&a.resource, a.from, a.to).cmp(&(&b.resource, b.from, b.to)));
@@ -381,10 +381,10 @@ impl<'w> Walk<'w> {
             idle_future: false,
             uncertain: false,
         };
-        self.edges.push(edge.clone());
+        self.edges.push(edge);
         match target.task_state {
             TaskState::Complete | TaskState::Cancelled => Condition::Free,
-            _ => Condition::Wait(Party::Task(target.task_id), Box::new(edge)),
+            _ => Condition::Wait(Party::Task(target.task_id), self.edges.len() - 1),
         }
     }
 
@@ -408,10 +408,9 @@ impl<'w> Walk<'w> {
             note_holders(node, &waiting, &listing);
         }
         let possible = matches!(waiting.relation, Relation::Possibly);
-        let edges: Vec<WaitEdge> = listing
-            .entries
-            .iter()
-            .map(|entry| WaitEdge {
+        let first = self.edges.len();
+        self.edges
+            .extend(listing.entries.iter().map(|entry| WaitEdge {
                 from: self.party,
                 to: entry.holder.party,
                 resource: waiting.resource,
@@ -420,26 +419,24 @@ impl<'w> Walk<'w> {
                 possible,
                 idle_future: entry.holder.holding.idle_future,
                 uncertain: entry.share == Share::MayHold,
-            })
-            .collect();
-        self.edges.extend(edges.iter().cloned());
-        let (sure, uncertain): (Vec<WaitEdge>, Vec<WaitEdge>) =
-            edges.into_iter().partition(|edge| !edge.uncertain);
-        let only_tasks = sure.iter().all(|edge| matches!(edge.to, Party::Task(_)));
+            }));
+        let made = &self.edges[first..];
+        let sure = || made.iter().enumerate().filter(|(_, edge)| !edge.uncertain);
+        let only_tasks = sure().all(|(_, edge)| matches!(edge.to, Party::Task(_)));
         // Any holder may serve it: one that may not hold it may be the one that does.
-        let any_uncertain = matches!(waiting.relation, Relation::AnyOf) && !uncertain.is_empty();
+        let any_uncertain =
+            matches!(waiting.relation, Relation::AnyOf) && made.iter().any(|edge| edge.uncertain);
         if !waiting.waits
             || possible
-            || sure.is_empty()
+            || sure().next().is_none()
             || !listing.every_holder_known
             || !only_tasks
             || any_uncertain
         {
             return Condition::Free;
         }
-        let waits = sure
-            .into_iter()
-            .map(|edge| Condition::Wait(edge.to, Box::new(edge)))
+        let waits = sure()
+            .map(|(index, edge)| Condition::Wait(edge.to, first + index))
             .collect();
         match waiting.relation {
             Relation::AllOf => Condition::All(waits),

@@ -115,18 +115,18 @@ impl Snapshot {
     }
 }
 
-/// Labels shared between nodes: 10,000 tasks parked alike make a few distinct ones.
+/// Labels shared between nodes, by fingerprint: 10,000 tasks parked alike make a few
+/// distinct ones, each written once. A fingerprint covers all a label says (and depth and
+/// type besides), so nodes of one fingerprint have one label.
 #[derive(Default)]
-struct Labels(FxHashMap<String, Arc<str>>);
+struct Labels(FxHashMap<u64, Arc<str>>);
 
 impl Labels {
-    fn intern(&mut self, label: String) -> Arc<str> {
-        if let Some(shared) = self.0.get(&label) {
-            return shared.clone();
-        }
-        let shared: Arc<str> = Arc::from(label.as_str());
-        self.0.insert(label, shared.clone());
-        shared
+    fn intern(&mut self, fingerprint: u64, label: impl FnOnce() -> String) -> Arc<str> {
+        self.0
+            .entry(fingerprint)
+            .or_insert_with(|| Arc::from(label()))
+            .clone()
     }
 }
 
@@ -139,10 +139,11 @@ fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
             continue;
         }
         let progress = node.progress();
+        let fingerprint = fingerprint(node, depth, &progress);
         marks.push(NodeMark {
             depth: depth as u16,
-            fingerprint: fingerprint(node, depth, &progress),
-            label: labels.intern(label(node, &progress)),
+            fingerprint,
+            label: labels.intern(fingerprint, || label(node, &progress)),
         });
         for child in node.children().into_iter().rev() {
             pending.push((child, depth + 1));

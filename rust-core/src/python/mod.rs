@@ -24,7 +24,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{self, all_task_ids};
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::{ClockSource, NodeKind};
-use crate::native::memory_copy::CopyRoom;
 use crate::panics::guarded;
 use crate::selection::TaskFilter;
 
@@ -385,10 +384,9 @@ fn backtrace(
             interrupted: read_interrupted.clone(),
         };
         let check: &InterruptCheck<'_> = &user_interrupt;
-        let inspection =
-            with_memory_read(process, memory_read, LiveReads::Copied, |memory, source| {
-                prepared.read(&debug, process.load_bias, memory, source, Some(check))
-            })?;
+        let inspection = with_memory(process, memory_read, |memory, source| {
+            prepared.read(&debug, process.load_bias, memory, source, Some(check))
+        })?;
         let output = prepared.write(inspection);
         give_back_freed_memory();
         output
@@ -415,34 +413,7 @@ fn with_memory<T>(
     read_memory: PythonMemory<'_>,
     body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
 ) -> Result<T> {
-    with_memory_read(process, read_memory, LiveReads::Paged, body)
-}
-
-/// How a command reads a live process the debugger holds stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LiveReads {
-    /// A page at a time, as it goes: a command that reads a little (stepping, completion).
-    Paged,
-    /// Its writable memory copied first, in large reads and huge pages, as the executable
-    /// does: a whole report, which reads most of it. Paged where the copy is refused
-    /// (over half the available memory).
-    Copied,
-}
-
-fn with_memory_read<T>(
-    process: &Process,
-    read_memory: PythonMemory<'_>,
-    reads: LiveReads,
-    body: impl FnOnce(&dyn Memory, &'static str) -> Result<T>,
-) -> Result<T> {
     let direct = !process.read_through_debugger;
-    let copy = process
-        .live_pid
-        .filter(|_| direct && reads == LiveReads::Copied)
-        .and_then(|pid| CopyRoom::prepare(pid).and_then(CopyRoom::copy).ok());
-    if let Some(copy) = copy {
-        return body(&copy, "process");
-    }
     let live = process
         .live_pid
         .filter(|_| direct)

@@ -16,7 +16,7 @@ use crate::layouts::tokio as runtime;
 use crate::memory::Memory;
 use crate::model::{
     list_word, FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState,
-    ThreadReport, ThreadRole, WorkerQueue, WorkerState, REPORT_VERSION,
+    ThreadReport, ThreadRole, WorkerQueue, WorkerState,
 };
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
@@ -181,20 +181,7 @@ fn inspect_with_debug_info(
         .with_locals(request.locals);
     let (mut discovery, block_on_futures) =
         Discovery::start(&target, &task_reader, &decoder, &threads)?;
-    let mut report = Report {
-        version: REPORT_VERSION,
-        threads: Vec::new(),
-        tasks: Vec::new(),
-        runtimes: Vec::new(),
-        errors: Vec::new(),
-        memory_source: None,
-        groups: None,
-        deadlocks: Vec::new(),
-        futurelocks: Vec::new(),
-        waits: None,
-        taken_at: request.clock.taken_at,
-        diff: None,
-    };
+    let mut report = Report::empty(request.clock.taken_at);
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
     let running_roots = {

@@ -44,6 +44,26 @@ pub struct Report {
     pub diff: Option<Diff>,
 }
 
+impl Report {
+    /// A report of nothing yet, taken at `taken_at`.
+    pub fn empty(taken_at: Option<TakenAt>) -> Report {
+        Report {
+            version: REPORT_VERSION,
+            threads: Vec::new(),
+            tasks: Vec::new(),
+            runtimes: Vec::new(),
+            errors: Vec::new(),
+            memory_source: None,
+            groups: None,
+            deadlocks: Vec::new(),
+            futurelocks: Vec::new(),
+            waits: None,
+            taken_at,
+            diff: None,
+        }
+    }
+}
+
 /// What kind of thing is waited for or held. Ordered by name: the wait-for graph lists
 /// resources in this order.
 #[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -98,18 +98,8 @@ mod tests {
             10 * CHUNK + 17,
         ] {
             let report = Report {
-                version: 1,
-                threads: Vec::new(),
                 tasks: (0..count as u64).map(task).collect(),
-                runtimes: Vec::new(),
-                errors: Vec::new(),
-                memory_source: None,
-                groups: None,
-                deadlocks: Vec::new(),
-                futurelocks: Vec::new(),
-                waits: None,
-                taken_at: None,
-                diff: None,
+                ..Report::empty(None)
             };
             // A vector of tasks on its own is written by one thread.
             let one_thread = serde_json::to_string(&report.tasks).unwrap();

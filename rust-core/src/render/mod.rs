@@ -525,16 +525,13 @@ fn collect_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FoundBy, Report, RuntimeReport, REPORT_VERSION};
+    use crate::model::{FoundBy, Report, RuntimeReport};
 
     /// The header names runtimes by their address in hex, as the JSON does, and says where
     /// fewer tasks were read than tokio counts (a LocalSet keeps no count).
     #[test]
     fn the_header_names_a_runtime_shutting_down_and_its_inject_queue_by_address() {
         let report = Report {
-            version: REPORT_VERSION,
-            threads: Vec::new(),
-            tasks: Vec::new(),
             runtimes: vec![
                 RuntimeReport {
                     address: 0x5555_5576_b000,
@@ -562,14 +559,7 @@ mod tests {
                     shutting_down: Some(false),
                 },
             ],
-            errors: Vec::new(),
-            memory_source: None,
-            groups: None,
-            deadlocks: Vec::new(),
-            futurelocks: Vec::new(),
-            waits: None,
-            taken_at: None,
-            diff: None,
+            ..Report::empty(None)
         };
         let text = render_text(&report, &TextOptions::default());
         assert_eq!(

@@ -797,18 +797,8 @@ mod tests {
 
     fn analysed(tasks: Vec<TaskReport>) -> Report {
         let mut report = Report {
-            version: 1,
-            threads: Vec::new(),
             tasks,
-            runtimes: Vec::new(),
-            errors: Vec::new(),
-            memory_source: None,
-            groups: None,
-            deadlocks: Vec::new(),
-            futurelocks: Vec::new(),
-            waits: None,
-            taken_at: None,
-            diff: None,
+            ..Report::empty(None)
         };
         analyse(&mut report, true);
         report

@@ -257,24 +257,38 @@ def test_sample_finds_the_stuck_never_moving(debugger, tmp_path, lines):
 
 
 def test_ctrl_c_ends_sampling_with_the_report_so_far(debugger, tmp_path):
-    """SIGINT (what Ctrl-C sends) reaches the program 3 s into a long sampling."""
+    """SIGINT (what Ctrl-C sends) reaches the program 2 s into a long sampling."""
     binary = build.fixture("timing-app", "dev")
     fixture = subprocess.Popen([binary], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    sampling_began = tmp_path / "sampling-began"
     try:
         while "task spawner" not in fixture.stdout.readline():
             pass
+        # The script marks when sampling begins: a signal timed from the debugger's start
+        # would, on a loaded machine, arrive while it is still attaching.
         body = r'''
 import json
+open(%r, "w").close()
 output = run_command("async sample --count 1000 --interval 0.1")
 print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
-'''
-        timer = threading.Timer(3.0, lambda: fixture.send_signal(signal.SIGINT))
-        timer.start()
+''' % str(sampling_began)
+        finished = threading.Event()
+
+        def interrupt_once_sampling():
+            deadline = time.time() + 120
+            while not sampling_began.exists() and time.time() < deadline and not finished.is_set():
+                time.sleep(0.05)
+            if not finished.wait(2.0):
+                fixture.send_signal(signal.SIGINT)
+
+        interrupter = threading.Thread(target=interrupt_once_sampling, daemon=True)
+        interrupter.start()
         started = time.time()
         try:
             result, run = run_script(debugger, tmp_path, body, pid=fixture.pid)
         finally:
-            timer.cancel()
+            finished.set()
+            interrupter.join()
         output = result["output"]
         taken = re.search(r"^sampling interrupted \(Ctrl-C\) after (\d+) samples$", output, re.M)
         assert taken and 1 <= int(taken.group(1)) < 1000, output

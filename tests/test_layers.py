@@ -20,7 +20,7 @@ LAYERS = [
     ["std_values", "collections"],
     ["tokio"],
     ["future"],
-    ["block_on"],
+    ["block_on", "task_decode"],
     ["links", "groups", "selection", "history"],
     ["waits"],
     ["inspect", "stepping"],

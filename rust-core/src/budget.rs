@@ -145,6 +145,26 @@ impl<'a> Budget<'a> {
     }
 
     /// False once the command must stop: the budget is spent or the user interrupted.
+    /// The nodes and bytes spent so far.
+    pub fn spent(&self) -> (u64, u64) {
+        (self.nodes.get(), self.bytes.get())
+    }
+
+    /// Spends what a task decoded on another thread, with a budget of its own, spent
+    /// there, as if it had been decoded here: true when it fits. When it would not fit (or
+    /// the walk is stopped) nothing is spent, and the task is decoded here again, so that
+    /// the budget stops the walk at the very node it would have alone.
+    pub fn spend_as_decoded_elsewhere(&self, nodes: u64, bytes: u64) -> bool {
+        let fits = self.nodes.get().saturating_add(nodes) <= self.max_nodes.get()
+            && self.bytes.get().saturating_add(bytes) <= self.max_bytes.get();
+        if !fits || !self.go_on() {
+            return false;
+        }
+        self.nodes.set(self.nodes.get() + nodes);
+        self.bytes.set(self.bytes.get() + bytes);
+        true
+    }
+
     pub fn go_on(&self) -> bool {
         if self.stop.borrow().is_some() {
             return false;

@@ -110,6 +110,10 @@ pub fn truncation_note(path: &Path) -> Option<String> {
 }
 
 impl Memory for CoreFileMemory {
+    fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
+        Some(Box::new(crate::memory::SharedReader(self)))
+    }
+
     /// Unmaps the pages read so far; the next read of one maps it again from the file.
     /// Otherwise every task of a large core would stay in the debugger's RSS.
     fn release_cache(&self) {

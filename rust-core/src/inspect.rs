@@ -1,6 +1,9 @@
 //! One command's work: from the debugger's threads to a `Report`. Reads each thread's
 //! tokio context, finds the runtimes, walks their tasks and decodes the futures.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 
@@ -9,7 +12,7 @@ use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
-use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
+use crate::future::{mark_running, FutureDecoder, LiveProcess};
 use crate::groups::group_tasks;
 use crate::history::Snapshot;
 use crate::layouts::tokio as runtime;
@@ -21,13 +24,17 @@ use crate::model::{
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
+use crate::task_decode::{
+    read_task, DecoderSettings, ReadElsewhere, SecondThreads, TASKS_FOR_TWO_THREADS,
+    TASKS_PER_CACHE_GENERATION,
+};
 use crate::tokio::anchors::Anchor;
 use crate::tokio::context::{
     find_context_variable, find_local_set_variable, read_local_set_context, read_thread_context,
     RuntimeHandle,
 };
 use crate::tokio::sources::{TaskList, TaskSource};
-use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader, TaskWalk};
+use crate::tokio::tasks::{TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue, worker_core};
 use crate::value::{Target, Value, WithExecutable};
 
@@ -157,8 +164,9 @@ fn inspect_with_debug_info(
     budget: &Budget<'_>,
 ) -> Result<Inspection> {
     let selection = Selection::new(&request.filter)?;
+    let program_memory = memory;
     let memory = WithExecutable {
-        inner: memory,
+        inner: program_memory,
         debug,
         load_bias,
     };
@@ -175,17 +183,25 @@ fn inspect_with_debug_info(
             .live_pid
             .and_then(|_| request.clock.monotonic.or_else(monotonic_now)),
     };
-    let decoder = FutureDecoder::new(&target)
-        .with_tasks(&task_reader)
-        .with_live_process(live)
-        .with_locals(request.locals);
+    let settings = DecoderSettings {
+        live,
+        with_locals: request.locals,
+    };
+    let decoder = settings.decoder(&target, &task_reader);
     let (mut discovery, block_on_futures) =
         Discovery::start(&target, &task_reader, &decoder, &threads)?;
     let mut report = Report::empty(request.clock.taken_at);
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(debug.load_problems.iter().cloned());
     let running_roots = {
-        let mut walker = TaskWalker::new(&task_reader, &decoder, &threads, request.all);
+        let second_threads = SecondThreads {
+            debug,
+            memory: program_memory,
+            load_bias,
+            settings,
+        };
+        let mut walker = TaskWalker::new(&task_reader, &decoder, &threads, request.all)
+            .with_second_threads(second_threads);
         walker.walk_everything(&mut discovery, &mut report);
         walker.roots_by_id
     };
@@ -576,8 +592,9 @@ impl<'a> Discovery<'a> {
     }
 }
 
-/// Tasks decoded between two emptyings of the page cache.
-const TASKS_PER_CACHE_GENERATION: usize = 1000;
+/// How often the walk, done with its half of a list, looks for Ctrl-C while the second
+/// thread reads the other (the budget polls the interrupt every 64 looks).
+const WAITING_POLL: std::time::Duration = std::time::Duration::from_micros(500);
 
 /// Phase 2 and 3: walks every task list found, each runtime's with its inject queue,
 /// decoding the tasks (all of them, or only those a thread is running) into the report,
@@ -592,6 +609,8 @@ struct TaskWalker<'w, 'a> {
     all: bool,
     /// The roots of the running tasks, by task id.
     roots_by_id: FxHashMap<u64, FutureNode>,
+    /// Where the memory allows, long lists are read by two threads.
+    second_thread: Option<SecondThreads<'w>>,
 }
 
 impl<'w, 'a> TaskWalker<'w, 'a> {
@@ -610,6 +629,14 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 .collect(),
             all,
             roots_by_id: FxHashMap::default(),
+            second_thread: None,
+        }
+    }
+
+    fn with_second_threads(self, second_threads: SecondThreads<'w>) -> Self {
+        TaskWalker {
+            second_thread: Some(second_threads),
+            ..self
         }
     }
 
@@ -721,7 +748,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
     }
 
     /// Decodes the tasks of one list (addresses in memory order) into `report`; returns
-    /// how many were read, and where the budget or an interrupt stopped the walk.
+    /// how many were read, and where the budget or an interrupt stopped the walk. A long
+    /// list whose memory two threads can read is read by two: the second half by another
+    /// thread while this one reads the first, then taken in order.
     fn decode_tasks(
         &mut self,
         source: u64,
@@ -729,28 +758,78 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         discovery: &mut Discovery<'a>,
         report: &mut Report,
     ) -> (u64, Option<String>) {
+        let count = walk.addresses.len();
         if self.all {
             // 100,000 reports: growing by doubling would hold one and a half copies at once.
-            report.tasks.reserve_exact(walk.addresses.len());
+            report.tasks.reserve_exact(count);
         }
+        self.decoder.target().memory.release_cache();
+        let second = self
+            .second_thread
+            .filter(|_| self.all && count >= TASKS_FOR_TWO_THREADS)
+            .and_then(|setup| setup.second_thread());
+        let Some(second) = second else {
+            return self.decode_range(source, walk, 0..count, discovery, report);
+        };
+        let half = count / 2;
+        let running: FxHashSet<u64> = self.running.keys().copied().collect();
+        let abandon = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let helper = std::thread::Builder::new()
+                .name("tokio-async-walk".into())
+                .spawn_scoped(scope, || {
+                    panics::on_helper_thread(|| {
+                        second.read(source, &walk.addresses[half..], &running, &abandon)
+                    })
+                });
+            let Ok(helper) = helper else {
+                // No thread to be had (a process at its limit): this one reads them all.
+                return self.decode_range(source, walk, 0..count, discovery, report);
+            };
+            let (read, mut stopped) = self.decode_range(source, walk, 0..half, discovery, report);
+            // Ctrl-C still counts while the second thread finishes.
+            let target = self.decoder.target();
+            while stopped.is_none() && !helper.is_finished() {
+                if !target.go_on() {
+                    stopped = Some(self.stopped_at(source, half, walk, report));
+                }
+                std::thread::sleep(WAITING_POLL);
+            }
+            if stopped.is_some() {
+                abandon.store(true, Ordering::Relaxed);
+                // What it read, or a panic while reading it, is past where the walk stopped.
+                drop(helper.join());
+                return (read, stopped);
+            }
+            let read_elsewhere = match helper.join() {
+                Ok(Ok(tasks)) => tasks,
+                Ok(Err(caught)) => panics::resume(caught),
+                Err(payload) => std::panic::resume_unwind(payload),
+            };
+            let (more, stopped) =
+                self.take_read_elsewhere(source, walk, half, read_elsewhere, discovery, report);
+            (read + more, stopped)
+        })
+    }
+
+    /// Decodes the tasks at `range` of the list (see `decode_tasks`).
+    fn decode_range(
+        &mut self,
+        source: u64,
+        walk: &TaskWalk,
+        range: Range<usize>,
+        discovery: &mut Discovery<'a>,
+        report: &mut Report,
+    ) -> (u64, Option<String>) {
         let target = self.decoder.target();
-        target.memory.release_cache();
         let mut read = 0;
-        for (index, &address) in walk.addresses.iter().enumerate() {
+        for index in range {
+            let address = walk.addresses[index];
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
                 target.memory.release_cache();
             }
             if !target.go_on() {
-                let stop = target.budget.and_then(|budget| budget.stopped());
-                let at = format!(
-                    "{} at task {} of {} (in memory order); the tasks before it are listed",
-                    stop.map(|stop| stop.message)
-                        .unwrap_or_else(|| "stopped".into()),
-                    thousands(index as u64 + 1),
-                    thousands(walk.addresses.len() as u64)
-                );
-                report.errors.push(format!("runtime {source:#x}: {at}"));
-                return (read, Some(at));
+                return (read, Some(self.stopped_at(source, index, walk, report)));
             }
             let header = match self.task_reader.read_header(address) {
                 Ok(header) => header,
@@ -773,6 +852,100 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         (read, None)
     }
 
+    /// Says where the walk of a list stopped, at the task at `index`.
+    fn stopped_at(
+        &self,
+        source: u64,
+        index: usize,
+        walk: &TaskWalk,
+        report: &mut Report,
+    ) -> String {
+        let stop = self
+            .decoder
+            .target()
+            .budget
+            .and_then(|budget| budget.stopped());
+        let at = format!(
+            "{} at task {} of {} (in memory order); the tasks before it are listed",
+            stop.map(|stop| stop.message)
+                .unwrap_or_else(|| "stopped".into()),
+            thousands(index as u64 + 1),
+            thousands(walk.addresses.len() as u64)
+        );
+        report.errors.push(format!("runtime {source:#x}: {at}"));
+        at
+    }
+
+    /// Takes what the second thread read of the list from `start` on, task by task, as
+    /// `decode_range` would have read it: a task its budget cannot pay for now, and every
+    /// one after, is decoded here again, so that the walk stops at the very same node.
+    fn take_read_elsewhere(
+        &mut self,
+        source: u64,
+        walk: &TaskWalk,
+        start: usize,
+        read_elsewhere: Vec<ReadElsewhere>,
+        discovery: &mut Discovery<'a>,
+        report: &mut Report,
+    ) -> (u64, Option<String>) {
+        let target = self.decoder.target();
+        let reached = start + read_elsewhere.len();
+        let mut read = 0;
+        for (index, task) in (start..).zip(read_elsewhere) {
+            let spent = match &task {
+                ReadElsewhere::Running => None,
+                ReadElsewhere::Unreadable { spent, .. } | ReadElsewhere::Read { spent, .. } => {
+                    Some(*spent)
+                }
+            };
+            let paid = spent.map(|(nodes, bytes)| match target.budget {
+                Some(budget) => budget.spend_as_decoded_elsewhere(nodes, bytes),
+                None => true,
+            });
+            match (task, paid) {
+                (_, Some(false)) => {
+                    let end = walk.addresses.len();
+                    let (rest, stopped) =
+                        self.decode_range(source, walk, index..end, discovery, report);
+                    return (read + rest, stopped);
+                }
+                (ReadElsewhere::Running, _) => {
+                    let (one, stopped) =
+                        self.decode_range(source, walk, index..index + 1, discovery, report);
+                    read += one;
+                    if stopped.is_some() {
+                        return (read, stopped);
+                    }
+                }
+                (ReadElsewhere::Unreadable { error, .. }, _) => {
+                    let address = walk.addresses[index];
+                    if !walk.unreadable.contains(&address) {
+                        report.errors.push(format!("task at {address:#x}: {error}"));
+                    }
+                }
+                (
+                    ReadElsewhere::Read {
+                        task,
+                        errors,
+                        anchors,
+                        ..
+                    },
+                    _,
+                ) => {
+                    read += 1;
+                    report.errors.extend(errors);
+                    let id = task.id;
+                    report.tasks.push(task);
+                    discovery.add_anchors(anchors, &FoundBy::TaskFuture { task: id });
+                }
+            }
+        }
+        // What the second thread did not reach (it could not set up its readers).
+        let end = walk.addresses.len();
+        let (rest, stopped) = self.decode_range(source, walk, reached..end, discovery, report);
+        (read + rest, stopped)
+    }
+
     /// One task's report (`None` when only running tasks are asked for and it is not one).
     fn decode_task(
         &mut self,
@@ -780,66 +953,22 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         header: &TaskHeader,
         report: &mut Report,
     ) -> Option<TaskReport> {
-        let address = header.address;
         let running_on = self.running.get(&header.id).copied();
         if !self.all && running_on.is_none() {
             return None;
         }
-        let task = TaskRef {
-            id: header.id,
-            address,
-        };
-        let future =
-            panics::reading_task(task.id, task.address, || self.task_reader.future(header));
-        let (root, mut error, future_in_place) = match future {
-            Ok(TaskFuture::Running { ty, address }) => {
-                let mut root = panics::reading_task(task.id, task.address, || {
-                    self.decoder.decode_task(ty, address, task)
-                });
-                if let Some(frames) = running_on {
-                    mark_running(&mut root, frames);
-                }
-                (root, None, true)
-            }
-            Ok(TaskFuture::Gone { ty, stage }) => {
-                let mut node = self.decoder.describe_type(ty, address);
-                node.set_error(format!("the future is gone (task stage: {stage})"));
-                (node, None, false)
-            }
-            Err(error) => (
-                error_node("<unknown>", address, error.clone()),
-                Some(error.message),
-                false,
-            ),
-        };
-        if let Some(problem) = freed_task_problem(header, future_in_place) {
-            report
-                .errors
-                .push(format!("task {} at {address:#x}: {problem}", header.id));
-            error.get_or_insert_with(|| problem.to_string());
-        }
+        let task = read_task(
+            self.task_reader,
+            self.decoder,
+            source,
+            header,
+            running_on,
+            &mut report.errors,
+        );
         if running_on.is_some() {
-            self.roots_by_id.insert(header.id, root.clone());
+            self.roots_by_id.insert(header.id, task.root.clone());
         }
-        let spawned_at = self
-            .task_reader
-            .spawn_location(header)
-            .unwrap_or_else(|problem| {
-                report.errors.push(format!(
-                    "task {}: cannot read where it was spawned: {problem}",
-                    header.id
-                ));
-                None
-            });
-        Some(TaskReport {
-            id: header.id,
-            address,
-            state: header.state(),
-            root,
-            runtime: source,
-            spawned_at,
-            error,
-        })
+        Some(task)
     }
 }
 
@@ -1123,21 +1252,6 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
         .unwrap_or_else(|| stop.to_string());
     errors.retain(|error| !error.contains(stop));
     errors.push(line);
-}
-
-/// Why a listed task's header cannot be a live task's: what a freed task's memory looks
-/// like (the allocator's words over its state) when tokio's own invariants show it.
-fn freed_task_problem(header: &TaskHeader, future_in_place: bool) -> Option<&'static str> {
-    if header.state_bits >> runtime::state_bits::REF_COUNT_SHIFT == 0 {
-        // The list holds a reference to every task on it.
-        return Some(
-            "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)",
-        );
-    }
-    // tokio drops the future (or stores the output over it) before it marks a task complete.
-    (header.state() == TaskState::Complete && future_in_place).then_some(
-        "its state says complete, but its future is still in place (freed or corrupt memory?)",
-    )
 }
 
 /// CLOCK_MONOTONIC of this machine, which a live local process shares.

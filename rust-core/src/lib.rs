@@ -49,6 +49,7 @@ pub mod selection;
 pub mod stack;
 pub mod std_values;
 pub mod stepping;
+pub mod task_decode;
 pub mod threads;
 pub mod tokio;
 pub mod value;

@@ -17,6 +17,23 @@ pub trait Memory {
     /// Drops whatever is cached: the caller is done with a phase whose reads will not
     /// repeat (walking the task lists before decoding the tasks).
     fn release_cache(&self) {}
+
+    /// A reader of the same bytes for another thread, where one can be had: memory that
+    /// does not change while it is read (a copy, a core file). The task walk then decodes
+    /// on two threads; other memory (a debugger's) is read by one.
+    fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
+        None
+    }
+}
+
+/// Another thread's reader of memory that several threads may read at once (a core
+/// file's map). Its cache is the first reader's to release.
+pub struct SharedReader<'m, M: Memory + Sync + ?Sized>(pub &'m M);
+
+impl<M: Memory + Sync + ?Sized> Memory for SharedReader<'_, M> {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.0.read(address, buf)
+    }
 }
 
 /// Memory of a live local process, read with `pread` on `/proc/PID/mem`.
@@ -31,6 +48,17 @@ impl ProcessMemory {
             Error::new(
                 crate::error::ErrorKind::Memory,
                 format!("cannot open {path}: {error}"),
+            )
+        })?;
+        Ok(ProcessMemory { file })
+    }
+
+    /// Another handle on the same process's memory (for another thread's reader).
+    pub fn try_clone(&self) -> Result<Self> {
+        let file = self.file.try_clone().map_err(|error| {
+            Error::new(
+                crate::error::ErrorKind::Memory,
+                format!("cannot reopen the process's memory: {error}"),
             )
         })?;
         Ok(ProcessMemory { file })
@@ -64,6 +92,11 @@ impl<M: Memory> PageCache<M> {
             pages: RefCell::default(),
             backend_reads: Cell::new(0),
         }
+    }
+
+    /// The memory the cache reads from.
+    pub fn inner(&self) -> &M {
+        &self.inner
     }
 
     /// How many calls reached the backend (for benchmarks).

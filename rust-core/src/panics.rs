@@ -110,6 +110,31 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// A panic caught on a helper thread, for the thread that joins it to carry on.
+pub struct CaughtPanic {
+    payload: Box<dyn Any + Send>,
+    at: Option<String>,
+}
+
+/// Runs `body` on a helper thread of a `guarded` call: a panic there is caught quietly (the
+/// hook prints nothing), to be resumed by the joining thread with `resume`.
+pub fn on_helper_thread<T>(body: impl FnOnce() -> T) -> std::result::Result<T, CaughtPanic> {
+    enter();
+    let result = catch_unwind(AssertUnwindSafe(body));
+    leave();
+    result.map_err(|payload| CaughtPanic {
+        payload,
+        at: PANICKED_AT.with(|at| at.borrow_mut().take()),
+    })
+}
+
+/// Goes on with a helper thread's panic on this thread, where `guarded` reports it as its
+/// own (with the place it happened).
+pub fn resume(caught: CaughtPanic) -> ! {
+    PANICKED_AT.with(|at| *at.borrow_mut() = caught.at);
+    resume_unwind(caught.payload)
+}
+
 /// Runs `body`; a panic becomes an `Internal` error naming where it happened and the task
 /// being read (`reading_task`).
 pub fn guarded<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {

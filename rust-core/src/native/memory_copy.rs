@@ -38,8 +38,20 @@ impl Run {
 /// The copy, and the live process for what it does not hold (cached by the page: what is
 /// read there, vtables and constants, does not change, and is read once per task).
 pub struct MemoryCopy {
+    copied: Copied,
+    live: PageCache<ProcessMemory>,
+}
+
+/// What was copied: the runs, by address, and their bytes. Never changed once made, so
+/// any number of threads read it.
+struct Copied {
     runs: Vec<Run>,
     bytes: Vec<u8>,
+}
+
+/// A second thread's reader of a copy, with its own cache of the live process.
+struct CopyReader<'c> {
+    copied: &'c Copied,
     live: PageCache<ProcessMemory>,
 }
 
@@ -131,8 +143,10 @@ impl CopyRoom {
             ));
         }
         Ok(MemoryCopy {
-            runs: copied,
-            bytes,
+            copied: Copied {
+                runs: copied,
+                bytes,
+            },
             live: PageCache::new(live),
         })
     }
@@ -160,9 +174,16 @@ fn present_bytes(runs: &[Run]) -> u64 {
 impl MemoryCopy {
     /// How many bytes were copied.
     pub fn copied_bytes(&self) -> usize {
-        self.bytes.len()
+        self.copied.bytes.len()
     }
 
+    #[cfg(test)]
+    fn run_at(&self, address: u64) -> Option<&Run> {
+        self.copied.run_at(address)
+    }
+}
+
+impl Copied {
     /// The run holding `address`, if one does.
     fn run_at(&self, address: u64) -> Option<&Run> {
         let after = self.runs.partition_point(|run| run.start <= address);
@@ -322,6 +343,27 @@ impl Source {
 
 impl Memory for MemoryCopy {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.copied.read(&self.live, address, buf)
+    }
+
+    fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
+        let live = self.live.inner().try_clone().ok()?;
+        Some(Box::new(CopyReader {
+            copied: &self.copied,
+            live: PageCache::new(live),
+        }))
+    }
+}
+
+impl Memory for CopyReader<'_> {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.copied.read(&self.live, address, buf)
+    }
+}
+
+impl Copied {
+    /// Reads the copy, and `live` for what it does not hold.
+    fn read(&self, live: &dyn Memory, address: u64, buf: &mut [u8]) -> Result<()> {
         let end = address
             .checked_add(buf.len() as u64)
             .ok_or_else(|| Error::memory(address, buf.len()))?;
@@ -342,8 +384,7 @@ impl Memory for MemoryCopy {
                         .next_run_start(cursor)
                         .map_or(end, |next| next.min(end));
                     let take = (upto - cursor) as usize;
-                    self.live
-                        .read(cursor, &mut buf[out_at..out_at + take])
+                    live.read(cursor, &mut buf[out_at..out_at + take])
                         .map_err(|_| Error::memory(address, buf.len()))?;
                     take
                 }
@@ -376,11 +417,26 @@ mod tests {
         let mut bytes = [0u8; 8];
         copy.read(address, &mut bytes).unwrap();
         assert_eq!(u64::from_le_bytes(bytes), 0x1122_3344_5566_7788);
+        // A second thread's reader reads the same copy.
+        let second = copy.second_reader().unwrap();
+        let (second, mut again) = std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let mut again = [0u8; 8];
+                    second.read(address, &mut again).unwrap();
+                    (second, again)
+                })
+                .join()
+                .unwrap()
+        });
+        assert_eq!(again, bytes);
         // SAFETY: made by `Box::into_raw` above and not freed since.
         drop(unsafe { Box::from_raw(changed) });
         let code = the_copy_keeps_the_memory_of_the_moment_it_was_taken as fn() as usize as u64;
         assert!(copy.run_at(code).is_none());
         copy.read(code, &mut bytes).unwrap();
+        second.read(code, &mut again).unwrap();
+        assert_eq!(again, bytes);
         assert!(copy.read(0x10, &mut bytes).is_err());
     }
 

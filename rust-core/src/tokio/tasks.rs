@@ -33,6 +33,22 @@ pub struct TaskHeader {
 }
 
 impl TaskHeader {
+    /// Why a listed task's header cannot be a live task's: what a freed task's memory looks
+    /// like (the allocator's words over its state) when tokio's own invariants show it.
+    pub fn freed_problem(&self, future_in_place: bool) -> Option<&'static str> {
+        if self.state_bits >> state_bits::REF_COUNT_SHIFT == 0 {
+            // The list holds a reference to every task on it.
+            return Some(
+                "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)",
+            );
+        }
+        // tokio drops the future (or stores the output over it) before it marks a task
+        // complete.
+        (self.state() == TaskState::Complete && future_in_place).then_some(
+            "its state says complete, but its future is still in place (freed or corrupt memory?)",
+        )
+    }
+
     pub fn state(&self) -> TaskState {
         let bits = self.state_bits;
         if bits & state_bits::COMPLETE != 0 {

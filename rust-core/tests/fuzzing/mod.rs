@@ -23,7 +23,7 @@ use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::{Error, Result};
 use tokio_async_core::future::FutureDecoder;
 use tokio_async_core::inspect::{inspect, Request};
-use tokio_async_core::memory::Memory;
+use tokio_async_core::memory::{Memory, SharedReader};
 use tokio_async_core::model::Report;
 use tokio_async_core::output::{self, Format};
 use tokio_async_core::render::{TextOptions, View};
@@ -212,6 +212,11 @@ impl Memory for PatchedMemory<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Read by two threads, as a copy or a core is.
+    fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
+        Some(Box::new(SharedReader(self)))
     }
 }
 

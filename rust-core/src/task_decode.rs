@@ -1,0 +1,221 @@
+//! One task's report, read from its header; and the second thread that reads half of a
+//! long task list where the memory lets two threads read it at once (a process's copy, a
+//! core file). Each thread has readers and caches of its own; the walk takes what the
+//! second thread read in list order, as if it had read it itself: the same errors,
+//! anchors and budget.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rustc_hash::FxHashSet;
+
+use crate::budget::{Budget, Metered};
+use crate::dwarf::DebugInfo;
+use crate::error::Error;
+use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
+use crate::memory::Memory;
+use crate::model::TaskReport;
+use crate::panics;
+use crate::stack::ResolvedFrame;
+use crate::tokio::anchors::Anchor;
+use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader};
+use crate::value::{Target, WithExecutable};
+
+/// Tasks decoded between two emptyings of a reader's page cache.
+pub const TASKS_PER_CACHE_GENERATION: usize = 1000;
+
+/// A list shorter than this is read by one thread: starting another costs more.
+pub const TASKS_FOR_TWO_THREADS: usize = 32;
+
+/// How every thread decodes futures, set once per command.
+#[derive(Clone, Copy)]
+pub struct DecoderSettings {
+    pub live: LiveProcess,
+    /// Read the locals each suspended coroutine saves.
+    pub with_locals: bool,
+}
+
+impl DecoderSettings {
+    pub fn decoder<'a>(
+        &self,
+        target: &'a Target<'a>,
+        tasks: &'a TaskReader<'a>,
+    ) -> FutureDecoder<'a> {
+        FutureDecoder::new(target)
+            .with_tasks(tasks)
+            .with_live_process(self.live)
+            .with_locals(self.with_locals)
+    }
+}
+
+/// One task's report; what cannot be read of it goes to `errors`. `running_on`: the frames
+/// of the thread that polls it now.
+pub fn read_task(
+    task_reader: &TaskReader<'_>,
+    decoder: &FutureDecoder<'_>,
+    source: u64,
+    header: &TaskHeader,
+    running_on: Option<&[ResolvedFrame<'_>]>,
+    errors: &mut Vec<String>,
+) -> TaskReport {
+    let address = header.address;
+    let task = TaskRef {
+        id: header.id,
+        address,
+    };
+    let future = panics::reading_task(task.id, task.address, || task_reader.future(header));
+    let (root, mut error, future_in_place) = match future {
+        Ok(TaskFuture::Running { ty, address }) => {
+            let mut root = panics::reading_task(task.id, task.address, || {
+                decoder.decode_task(ty, address, task)
+            });
+            if let Some(frames) = running_on {
+                mark_running(&mut root, frames);
+            }
+            (root, None, true)
+        }
+        Ok(TaskFuture::Gone { ty, stage }) => {
+            let mut node = decoder.describe_type(ty, address);
+            node.set_error(format!("the future is gone (task stage: {stage})"));
+            (node, None, false)
+        }
+        Err(error) => (
+            error_node("<unknown>", address, error.clone()),
+            Some(error.message),
+            false,
+        ),
+    };
+    if let Some(problem) = header.freed_problem(future_in_place) {
+        errors.push(format!("task {} at {address:#x}: {problem}", header.id));
+        error.get_or_insert_with(|| problem.to_string());
+    }
+    let spawned_at = task_reader
+        .spawn_location(header)
+        .unwrap_or_else(|problem| {
+            errors.push(format!(
+                "task {}: cannot read where it was spawned: {problem}",
+                header.id
+            ));
+            None
+        });
+    TaskReport {
+        id: header.id,
+        address,
+        state: header.state(),
+        root,
+        runtime: source,
+        spawned_at,
+        error,
+    }
+}
+
+/// A task as the second thread read it, with the nodes and bytes reading it spent.
+// Nearly every one is `Read`: boxing the report would cost an allocation per task.
+#[allow(clippy::large_enum_variant)]
+pub enum ReadElsewhere {
+    /// Its header could not be read.
+    Unreadable { error: Error, spent: (u64, u64) },
+    /// A task a thread polls now: the walk reads it, with that thread's frames.
+    Running,
+    Read {
+        task: TaskReport,
+        errors: Vec<String>,
+        anchors: Vec<Anchor>,
+        spent: (u64, u64),
+    },
+}
+
+/// The second thread's share of a list: its reader of the memory and how to decode.
+pub struct SecondThread<'m> {
+    pub debug: &'m DebugInfo,
+    pub memory: Box<dyn Memory + Send + 'm>,
+    pub load_bias: u64,
+    pub settings: DecoderSettings,
+}
+
+impl SecondThread<'_> {
+    /// Reads the tasks at `addresses` (in memory order) until `abandon` is set. Fewer than
+    /// asked (none when its readers cannot be set up): the walk reads the rest itself.
+    pub fn read(
+        self,
+        source: u64,
+        addresses: &[u64],
+        running: &FxHashSet<u64>,
+        abandon: &AtomicBool,
+    ) -> Vec<ReadElsewhere> {
+        let memory = WithExecutable {
+            inner: &*self.memory,
+            debug: self.debug,
+            load_bias: self.load_bias,
+        };
+        // Counts what each task spends, for the walk's budget to spend in turn.
+        let budget = Budget::unlimited();
+        let metered = Metered {
+            inner: &memory,
+            budget: &budget,
+        };
+        let target = Target::new(self.debug, &metered, self.load_bias).with_budget(&budget);
+        let Ok(task_reader) = TaskReader::new(&target) else {
+            return Vec::new();
+        };
+        let decoder = self.settings.decoder(&target, &task_reader);
+        let mut read = Vec::with_capacity(addresses.len());
+        for (index, &address) in addresses.iter().enumerate() {
+            if abandon.load(Ordering::Relaxed) {
+                break;
+            }
+            if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
+                target.memory.release_cache();
+            }
+            let before = budget.spent();
+            let spent = || {
+                let (nodes, bytes) = budget.spent();
+                (nodes - before.0, bytes - before.1)
+            };
+            let header = match task_reader.read_header(address) {
+                Ok(header) => header,
+                Err(error) => {
+                    read.push(ReadElsewhere::Unreadable {
+                        error,
+                        spent: spent(),
+                    });
+                    continue;
+                }
+            };
+            if running.contains(&header.id) {
+                read.push(ReadElsewhere::Running);
+                continue;
+            }
+            let mut errors = Vec::new();
+            let task = read_task(&task_reader, &decoder, source, &header, None, &mut errors);
+            read.push(ReadElsewhere::Read {
+                task,
+                errors,
+                anchors: decoder.take_anchors(),
+                spent: spent(),
+            });
+        }
+        read
+    }
+}
+
+/// What gives each long list its second thread: the memory the walk reads (below the
+/// walk's own wrappers), and how to decode.
+#[derive(Clone, Copy)]
+pub struct SecondThreads<'m> {
+    pub debug: &'m DebugInfo,
+    pub memory: &'m dyn Memory,
+    pub load_bias: u64,
+    pub settings: DecoderSettings,
+}
+
+impl<'m> SecondThreads<'m> {
+    /// A second thread's share, where the memory can give it a reader.
+    pub fn second_thread(&self) -> Option<SecondThread<'m>> {
+        Some(SecondThread {
+            debug: self.debug,
+            memory: self.memory.second_reader()?,
+            load_bias: self.load_bias,
+            settings: self.settings,
+        })
+    }
+}

@@ -14,11 +14,13 @@ mod types;
 mod units;
 
 use std::any::{Any, TypeId};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 use rustc_hash::FxHashMap;
+use thread_local::ThreadLocal;
 
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
@@ -230,7 +232,9 @@ pub struct DebugInfo {
     directory: units::UnitDirectory,
     /// What loading could not find but did without (split units whose files are missing).
     pub load_problems: Vec<String>,
-    type_cache: Mutex<FxHashMap<DieRef, Arc<TypeInfo>>>,
+    /// Each thread's own: two threads that shared one map (and so each type's `Arc`)
+    /// would spend their time taking turns at its lock and reference counts.
+    type_cache: ThreadLocal<RefCell<FxHashMap<DieRef, Arc<TypeInfo>>>>,
     /// The executable itself, for the machine code of functions.
     file_bytes: Arc<memmap2::Mmap>,
     /// Call sites by function path (see `calls.rs`), found on first use.
@@ -400,7 +404,7 @@ impl DebugInfo {
             unit_starts,
             directory,
             load_problems,
-            type_cache: Mutex::default(),
+            type_cache: ThreadLocal::new(),
             file_bytes: map,
             call_sites: Mutex::default(),
             coroutine_bodies: (0..unit_count).map(|_| OnceLock::new()).collect(),
@@ -516,11 +520,13 @@ impl DebugInfo {
 
     /// The layout of the type at `die`, after typedefs and qualifiers, parsed once.
     pub fn type_info(&self, die: DieRef) -> Result<Arc<TypeInfo>> {
-        if let Some(info) = self.type_cache.lock().unwrap().get(&die) {
+        let cache = self.type_cache.get_or_default();
+        if let Some(info) = cache.borrow().get(&die) {
             return Ok(info.clone());
         }
+        // Not borrowed while parsing: a type's parse asks for the types it holds.
         let info = Arc::new(types::parse_type(self, die, 0)?);
-        self.type_cache.lock().unwrap().insert(die, info.clone());
+        cache.borrow_mut().insert(die, info.clone());
         Ok(info)
     }
 

@@ -3,6 +3,8 @@
 //! wait for, and what it awaits: the `__awaitee`, or for `select!`/`join!` the branch
 //! futures rustc keeps as sibling locals of a `PollFn` awaitee.
 
+use std::sync::Arc;
+
 use super::decoders::maybe_done_branch;
 use super::env::{state_of, ActiveVariant};
 use super::outcome::{Child, Decoded};
@@ -81,7 +83,7 @@ pub fn step<'a>(
             plans,
             env: value,
             raw_state: active.raw_state,
-            line: node.macro_location().and(node.location.as_ref()),
+            line: node.macro_location().and(node.location.as_deref()),
         };
         let tree = match macro_branches(&macro_call, &active.fields, &awaitee)? {
             Some(tree) => Some(tree),
@@ -306,12 +308,15 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     // The file as DWARF names it for this coroutine (debuggers spell paths differently);
     // the line is where the thread is.
     node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
-        (Some(own), _, Some(line)) => Some(Location { line, ..own }),
-        (None, Some(file), Some(line)) => Some(Location {
+        (Some(own), _, Some(line)) => Some(Arc::new(Location {
+            line,
+            ..Location::clone(&own)
+        })),
+        (None, Some(file), Some(line)) => Some(Arc::new(Location {
             file: names::short_path(file).into(),
             line,
             path: file.as_str().into(),
-        }),
+        })),
         _ => None,
     };
 }

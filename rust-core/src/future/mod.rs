@@ -345,8 +345,8 @@ impl<'a> FutureDecoder<'a> {
         }
         node.summary = decoded.summary;
         let mut children = decoded.children;
-        if decoded.location.is_some() {
-            node.location = decoded.location;
+        if let Some(location) = decoded.location {
+            node.location = Some(Arc::new(location));
         }
         for root in decoded.searches {
             match self.search(&root) {

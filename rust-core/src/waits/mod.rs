@@ -7,6 +7,8 @@
 mod deadlocks;
 mod locks;
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 use crate::links::{visit, visit_mut};
@@ -22,7 +24,7 @@ use locks::{LockHolders, Share};
 struct Holder {
     party: Party,
     /// The await line of the coroutine keeping it.
-    location: Option<Location>,
+    location: Option<Arc<Location>>,
     holding: Holding,
 }
 
@@ -325,7 +327,7 @@ impl<'w> Walk<'w> {
         // The await line of the innermost coroutine: a field apart from the children, so
         // it is borrowed down the walk and copied only into the edges made.
         let at = if node.kind.is_coroutine() {
-            node.location.as_ref().or(at)
+            node.location.as_deref().or(at)
         } else {
             at
         };
@@ -415,7 +417,7 @@ impl<'w> Walk<'w> {
                 to: entry.holder.party,
                 resource: waiting.resource,
                 location: at.clone(),
-                held_at: entry.holder.location.clone(),
+                held_at: entry.holder.location.as_deref().cloned(),
                 possible,
                 idle_future: entry.holder.holding.idle_future,
                 uncertain: entry.share == Share::MayHold,
@@ -526,7 +528,7 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>)
         .iter()
         .map(|entry| HolderNote {
             party: entry.holder.party,
-            location: entry.holder.location.clone(),
+            location: entry.holder.location.as_deref().cloned(),
             local: entry.holder.holding.local.clone(),
             idle_future: entry.holder.holding.idle_future,
             permits: entry.permits,
@@ -673,7 +675,7 @@ fn futurelocks(
                 task,
                 resource,
                 local: holder.holding.local.clone(),
-                location: holder.location.clone(),
+                location: holder.location.as_deref().cloned(),
                 blocked,
             });
         }
@@ -776,7 +778,7 @@ mod tests {
     /// sleeping).
     fn task(id: u64, line: u64, holds: Vec<Holding>, waits: Option<Wait>) -> TaskReport {
         let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x9000 + id * 0x100);
-        root.location = Some(at(line));
+        root.location = Some(Arc::new(at(line)));
         if !holds.is_empty() {
             root.extras_mut().holds = holds;
         }

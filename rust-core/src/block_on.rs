@@ -122,7 +122,7 @@ pub fn block_on_future(
                 }
                 Err(search) => Err(format!(
                     "cannot read the block_on future: `{local}` holds {address:#x}, where no {} is, and {search}",
-                    from_local.type_name
+                    from_local.type_name()
                 )),
             }
         }
@@ -545,7 +545,7 @@ fn tree_shape(node: &FutureNode) -> String {
     let mut shape = format!(
         "{}:{}:{:?}:{:?}:{:?}:{}[",
         node.kind.name(),
-        node.function.as_deref().unwrap_or(&node.type_name),
+        node.function().unwrap_or(node.type_name()),
         node.state,
         node.await_point,
         node.location.as_ref().map(|location| location.line),

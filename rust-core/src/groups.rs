@@ -72,8 +72,8 @@ fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
     (
         (
             node.kind,
-            node.function.as_deref(),
-            &*node.type_name,
+            node.function(),
+            node.type_name(),
             node.state,
             node.await_point,
         ),

@@ -133,10 +133,9 @@ impl Selection {
                     .is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
                 && self.name.as_ref().is_none_or(|name| {
                     any_node(&task.root, &|node| {
-                        name.is_match(&node.type_name)
+                        name.is_match(node.type_name())
                             || node
-                                .function
-                                .as_deref()
+                                .function()
                                 .is_some_and(|function| name.is_match(function))
                     })
                 })

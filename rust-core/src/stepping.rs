@@ -387,7 +387,7 @@ pub fn suspended_leaves(
     collect_leaves(&task.root, &mut leaves);
     let mut found = Vec::new();
     for node in leaves.into_iter().take(MAX_LEAVES) {
-        let Some(env) = debug.type_named(&node.type_name)? else {
+        let Some(env) = debug.type_named(node.type_name())? else {
             continue;
         };
         let mut target = coroutine_at(debug, &env, node.address, load_bias);
@@ -413,7 +413,7 @@ fn collect_leaves<'n>(node: &'n FutureNode, leaves: &mut Vec<&'n FutureNode>) ->
     for child in &node.children {
         below |= collect_leaves(child, leaves);
     }
-    let is_coroutine = names::coroutine_kind(&node.type_name).is_some() && node.address != 0;
+    let is_coroutine = names::coroutine_kind(node.type_name()).is_some() && node.address != 0;
     if is_coroutine && !below {
         leaves.push(node);
     }

@@ -84,10 +84,7 @@ fn chain(node: &FutureNode) -> Vec<ChainEntry> {
     while let Some(node) = current {
         out.push((
             node.kind,
-            node.function
-                .as_deref()
-                .unwrap_or(&node.type_name)
-                .to_string(),
+            node.function().unwrap_or(node.type_name()).to_string(),
             node.state,
             node.await_point,
             node.location.as_ref().map(|l| l.line),
@@ -182,7 +179,7 @@ fn unresumed_corrupt_and_unreadable_futures() {
     memory.poke(BASE + state, 200);
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(child, BASE);
-    assert_eq!(node.function.as_deref(), Some("tokio_app::child_task"));
+    assert_eq!(node.function(), Some("tokio_app::child_task"));
     assert!(node
         .error()
         .unwrap()
@@ -219,10 +216,7 @@ fn a_task_parked_at_yield_now_is_a_yield_now_leaf() {
     assert_eq!(root.children.len(), 1);
     let leaf = &root.children[0];
     assert_eq!(leaf.kind, NodeKind::YieldNow);
-    assert_eq!(
-        leaf.function.as_deref(),
-        Some("tokio::task::yield_now::yield_now")
-    );
+    assert_eq!(leaf.function(), Some("tokio::task::yield_now::yield_now"));
     assert_eq!(
         leaf.summary.as_deref(),
         Some("yield_now (runs again on the next poll)")
@@ -247,12 +241,12 @@ fn a_failing_decoder_marks_its_node_and_the_parent_still_prints() {
     let root = FutureDecoder::new(&target)
         .with_tasks(&tasks)
         .decode(chain_top, BASE);
-    assert_eq!(root.function.as_deref(), Some("waits_app::chain_top"));
+    assert_eq!(root.function(), Some("waits_app::chain_top"));
     assert_eq!(root.state, Some(CoroutineState::Suspended));
     assert!(root.error().is_none());
     let handle = &root.children[0];
     assert_eq!(
-        &*handle.type_name,
+        handle.type_name(),
         "tokio::runtime::task::join::JoinHandle<()>"
     );
     let error = handle

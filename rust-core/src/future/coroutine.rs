@@ -278,7 +278,7 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     let mut depth = 0;
     loop {
         if node.kind.is_coroutine() {
-            let resume = names::resume_function_name(&node.type_name);
+            let resume = names::resume_function_name(node.type_name());
             if let Some((_, frame)) = frame_paths.iter().find(|(path, _)| *path == resume) {
                 deepest = Some((depth, frame));
             }

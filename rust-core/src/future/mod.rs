@@ -263,7 +263,7 @@ impl<'a> FutureDecoder<'a> {
             }));
             node.summary = Some(format!(
                 "{} (holds no future now: finished or not begun)",
-                node.type_name
+                node.type_name()
             ));
         }
         node
@@ -325,7 +325,7 @@ impl<'a> FutureDecoder<'a> {
                 None => path.push_str(&format!("{name} → ")),
             }
         }
-        let name = node.function.as_deref().unwrap_or(&node.type_name);
+        let name = node.function().unwrap_or(node.type_name());
         format!("{path}{name}: {message}")
     }
 
@@ -366,10 +366,7 @@ impl<'a> FutureDecoder<'a> {
         // Exactly as many as needed: most nodes have one child, and a node is 168 bytes.
         node.children
             .reserve_exact(children.len().min(MAX_CHILDREN));
-        let name = node
-            .function
-            .clone()
-            .unwrap_or_else(|| node.type_name.clone());
+        let name = node.shared_name();
         walk.trail.push((name, node.await_point));
         for child in children.into_iter().take(MAX_CHILDREN) {
             node.children.push(self.child_node(child, depth, walk));
@@ -401,9 +398,7 @@ impl<'a> FutureDecoder<'a> {
 
 /// A node with its type's kind and function, not decoded yet.
 fn node_of(head: &NodeHead, address: u64) -> FutureNode {
-    let mut node = FutureNode::new(head.kind, head.type_name.clone(), address);
-    node.function = head.function.clone();
-    node
+    FutureNode::named(head.kind, head.names.clone(), address)
 }
 
 pub fn error_node(type_name: &str, address: u64, error: Error) -> FutureNode {

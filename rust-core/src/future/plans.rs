@@ -13,14 +13,13 @@ use super::await_lines;
 use super::decoders::DecodeFn;
 use super::registry;
 use crate::dwarf::{DebugInfo, DieRef, SourceLocation, TypeInfo};
-use crate::model::{Location, NodeKind};
+use crate::model::{Location, NodeKind, NodeNames};
 use crate::names::{self, CoroutineKind};
 
 /// A future type's kind, its decoder and, for a coroutine, the function it belongs to.
 pub struct NodeHead {
     pub kind: NodeKind,
-    pub type_name: Arc<str>,
-    pub function: Option<Arc<str>>,
+    pub names: Arc<NodeNames>,
     /// From the registry's table, whose patterns are matched once per type, not per node.
     pub decoder: Option<DecodeFn>,
 }
@@ -63,8 +62,10 @@ impl Plans {
             .flatten();
         let head = Rc::new(NodeHead {
             kind,
-            type_name: info.name.as_str().into(),
-            function: function.map(Into::into),
+            names: Arc::new(NodeNames {
+                type_name: info.name.as_str().into(),
+                function: function.map(Into::into),
+            }),
             decoder: registry::decoder_for(info),
         });
         self.heads.borrow_mut().insert(info.die, head.clone());

@@ -124,7 +124,7 @@ fn place(root: &FutureNode) -> String {
             (!own || is_users_own(&location.path)).then(|| {
                 format!(
                     "{} at {}:{}",
-                    node.function.as_deref().unwrap_or(&node.type_name),
+                    node.function().unwrap_or(node.type_name()),
                     location.file,
                     location.line
                 )
@@ -137,7 +137,7 @@ fn place(root: &FutureNode) -> String {
 }
 
 fn frame_name(node: &FutureNode) -> String {
-    let name = match (&node.function, &node.location) {
+    let name = match (node.function(), &node.location) {
         (Some(function), Some(location)) if node.kind.is_coroutine() => {
             format!("{function} ({}:{})", location.file, location.line)
         }

@@ -193,10 +193,10 @@ impl MarkedNode for crate::model::FutureNode {
         self.kind
     }
     fn type_name(&self) -> &str {
-        &self.type_name
+        crate::model::FutureNode::type_name(self)
     }
     fn function(&self) -> Option<&str> {
-        self.function.as_deref()
+        crate::model::FutureNode::function(self)
     }
     fn coroutine_state(&self) -> Option<CoroutineState> {
         self.state

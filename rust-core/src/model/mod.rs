@@ -760,10 +760,9 @@ pub struct Location {
 #[derive(Debug, Clone)]
 pub struct FutureNode {
     pub kind: NodeKind,
-    /// Shared by every node of the type (names and file paths are shared, not copied per
-    /// node: 100,000 tasks make half a million nodes).
-    pub type_name: Arc<str>,
-    pub function: Option<Arc<str>>,
+    /// The type's name and coroutine function: one pair shared by every node of the type
+    /// (100,000 tasks make half a million nodes).
+    names: Arc<NodeNames>,
     pub state: Option<CoroutineState>,
     pub await_point: Option<u64>,
     /// Shared by the nodes suspended at one await (the decoder's plan for it).
@@ -793,6 +792,13 @@ pub struct FutureNode {
     extras: Option<Box<NodeExtras>>,
 }
 
+/// A future type's name and, for a coroutine, the function it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeNames {
+    pub type_name: Arc<str>,
+    pub function: Option<Arc<str>>,
+}
+
 /// The facts of a node that most nodes lack.
 #[derive(Debug, Clone, Default)]
 pub struct NodeExtras {
@@ -818,8 +824,8 @@ impl Serialize for FutureNode {
         let extras = self.extras.as_deref();
         let mut node = serializer.serialize_struct("FutureNode", 20)?;
         node.serialize_field("kind", &self.kind)?;
-        node.serialize_field("type", &self.type_name)?;
-        node.serialize_field("function", &self.function)?;
+        node.serialize_field("type", self.type_name())?;
+        node.serialize_field("function", &self.function())?;
         node.serialize_field("state", &self.state)?;
         node.serialize_field("await_point", &self.await_point)?;
         node.serialize_field("location", &self.location)?;
@@ -901,10 +907,18 @@ impl FutureNode {
 
     /// A node with only its kind, type and address known.
     pub fn new(kind: NodeKind, type_name: impl Into<Arc<str>>, address: u64) -> FutureNode {
-        FutureNode {
-            kind,
+        let names = NodeNames {
             type_name: type_name.into(),
             function: None,
+        };
+        FutureNode::named(kind, Arc::new(names), address)
+    }
+
+    /// A node of a type whose names are known (and shared).
+    pub fn named(kind: NodeKind, names: Arc<NodeNames>, address: u64) -> FutureNode {
+        FutureNode {
+            kind,
+            names,
             state: None,
             await_point: None,
             location: None,
@@ -918,6 +932,23 @@ impl FutureNode {
             field_search: false,
             extras: None,
         }
+    }
+
+    pub fn type_name(&self) -> &str {
+        &self.names.type_name
+    }
+
+    /// The coroutine's function (`None` for other futures).
+    pub fn function(&self) -> Option<&str> {
+        self.names.function.as_deref()
+    }
+
+    /// The function's name if it has one, else the type's: shared, to keep.
+    pub fn shared_name(&self) -> Arc<str> {
+        self.names
+            .function
+            .clone()
+            .unwrap_or_else(|| self.names.type_name.clone())
     }
 
     /// The node's rarer facts, made on first use.
@@ -993,11 +1024,11 @@ mod tests {
     use super::*;
 
     /// Half a million nodes per 100,000 tasks: what few nodes have stays boxed, and what
-    /// many share (the await's location) is shared.
+    /// many share (the type's names, the await's location) is shared.
     #[test]
     fn a_node_keeps_its_rare_facts_out_of_line() {
         let size = std::mem::size_of::<FutureNode>();
-        assert!(size <= 136, "FutureNode is {size} bytes");
+        assert!(size <= 112, "FutureNode is {size} bytes");
     }
 
     /// The extras are written among the other fields in the schema's order, each only when

@@ -397,9 +397,9 @@ fn collect_lines(
             let folded = &run[..run.len() - 1];
             let mut crates: Vec<&str> = Vec::new();
             for passed in folded {
-                let krate =
-                    crate::names::split_path(passed.type_name.trim_start_matches(['<', '&', '*']))
-                        [0];
+                let krate = crate::names::split_path(
+                    passed.type_name().trim_start_matches(['<', '&', '*']),
+                )[0];
                 if !crates.contains(&krate) {
                     crates.push(krate);
                 }
@@ -424,10 +424,10 @@ fn collect_lines(
             label(node.kind),
             options
                 .style
-                .function(node.function.as_deref().unwrap_or(&node.type_name))
+                .function(node.function().unwrap_or(node.type_name()))
         ),
         Some(summary) => summary.clone(),
-        None => node.type_name.to_string(),
+        None => node.type_name().to_string(),
     };
     let boxed = if node.boxed { " [boxed]" } else { "" };
     let head = format!("{indent}#{frame} {body}{boxed}");

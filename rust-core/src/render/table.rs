@@ -206,9 +206,9 @@ fn single_child(node: &FutureNode) -> Option<&FutureNode> {
 
 /// A coroutine's function, else its type with generic arguments elided.
 fn frame_name(node: &FutureNode) -> String {
-    match (&node.function, node.kind.is_coroutine()) {
+    match (node.function(), node.kind.is_coroutine()) {
         (Some(function), true) => function.to_string(),
-        _ => elide_generics(&node.type_name),
+        _ => elide_generics(node.type_name()),
     }
 }
 

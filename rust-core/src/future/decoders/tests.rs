@@ -1484,7 +1484,7 @@ fn join_all_select_all_and_select_show_each_future_with_its_status() {
         ]
     );
     assert_eq!(
-        node.children[1].type_name.as_ref(),
+        node.children[1].type_name(),
         name,
         "a finished branch shows its future's type"
     );
@@ -1850,10 +1850,7 @@ fn wrappers_show_the_future_they_wrap() {
     };
     let target = Target::new(&debug, &memory, 0);
     let node = FutureDecoder::new(&target).decode(reference, 0x1000);
-    assert_eq!(
-        (node.kind, node.type_name.as_ref()),
-        (NodeKind::Pending, name)
-    );
+    assert_eq!((node.kind, node.type_name()), (NodeKind::Pending, name));
     for wrapper in [
         format!("core::pin::Pin<&mut {name}>"),
         format!("core::mem::manually_drop::ManuallyDrop<{name}>"),
@@ -1863,7 +1860,7 @@ fn wrappers_show_the_future_they_wrap() {
     ] {
         let node = decode(&debug, &memory, &wrapper, 0x1000);
         assert_eq!(
-            (node.kind, node.type_name.as_ref()),
+            (node.kind, node.type_name()),
             (NodeKind::Pending, name),
             "{wrapper}"
         );
@@ -1975,7 +1972,7 @@ fn a_shared_future_shows_the_future_its_clones_poll() {
     memory.write_u64(0x2008, 1);
     let node = decode(&debug, &memory, &shared, 0x1000);
     assert_eq!(
-        (node.kind, node.type_name.as_ref(), node.error()),
+        (node.kind, node.type_name(), node.error()),
         (
             NodeKind::Pending,
             "core::future::pending::Pending<()>",
@@ -2107,7 +2104,7 @@ fn a_boxed_future_is_its_concrete_type_through_its_vtable() {
     memory.write_u64(0x2000, 42);
     let node = decode(&debug, &memory, boxed, 0x1000);
     assert_eq!(
-        (node.type_name.as_ref(), node.address, node.boxed),
+        (node.type_name(), node.address, node.boxed),
         ("app::Job", 0x2000, true)
     );
     // A vtable no DWARF names.

@@ -132,7 +132,7 @@ fn a_vec_of_boxed_futures_shows_each_by_its_concrete_type() {
     assert!(node
         .children
         .iter()
-        .all(|child| child.boxed && child.type_name.as_ref() == "app::Job"));
+        .all(|child| child.boxed && child.type_name() == "app::Job"));
 }
 
 #[test]

@@ -775,13 +775,11 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let running: FxHashSet<u64> = self.running.keys().copied().collect();
         let abandon = AtomicBool::new(false);
         std::thread::scope(|scope| {
-            let helper = std::thread::Builder::new()
-                .name("tokio-async-walk".into())
-                .spawn_scoped(scope, || {
-                    panics::on_helper_thread(|| {
-                        second.read(source, &walk.addresses[half..], &running, &abandon)
-                    })
-                });
+            let helper = crate::threads::spawn_scoped(scope, "tokio-async-walk", || {
+                panics::on_helper_thread(|| {
+                    second.read(source, &walk.addresses[half..], &running, &abandon)
+                })
+            });
             let Ok(helper) = helper else {
                 // No thread to be had (a process at its limit): this one reads them all.
                 return self.decode_range(source, walk, 0..count, discovery, report);

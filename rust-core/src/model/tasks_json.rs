@@ -28,22 +28,20 @@ pub fn serialize<S: Serializer>(tasks: &[TaskReport], serializer: S) -> Result<S
         let (finished, receiver) = sync_channel(2);
         // The helper stops when the receiver is dropped. Without one (no thread to be had),
         // every chunk is made here.
-        let helped = std::thread::Builder::new()
-            .name("tokio-async-json".into())
-            .spawn_scoped(scope, move || {
-                let theirs = tasks
-                    .chunks(CHUNK)
-                    .enumerate()
-                    .filter(|(index, _)| !mine(*index));
-                for (_, chunk) in theirs {
-                    let json: Result<Vec<Box<RawValue>>, _> =
-                        chunk.iter().map(serde_json::value::to_raw_value).collect();
-                    if finished.send(json).is_err() {
-                        return;
-                    }
+        let helped = crate::threads::spawn_scoped(scope, "tokio-async-json", move || {
+            let theirs = tasks
+                .chunks(CHUNK)
+                .enumerate()
+                .filter(|(index, _)| !mine(*index));
+            for (_, chunk) in theirs {
+                let json: Result<Vec<Box<RawValue>>, _> =
+                    chunk.iter().map(serde_json::value::to_raw_value).collect();
+                if finished.send(json).is_err() {
+                    return;
                 }
-            })
-            .is_ok();
+            }
+        })
+        .is_ok();
         for (index, chunk) in tasks.chunks(CHUNK).enumerate() {
             if !helped || mine(index) {
                 for task in chunk {

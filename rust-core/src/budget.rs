@@ -144,7 +144,6 @@ impl<'a> Budget<'a> {
         self.go_on()
     }
 
-    /// False once the command must stop: the budget is spent or the user interrupted.
     /// The nodes and bytes spent so far.
     pub fn spent(&self) -> (u64, u64) {
         (self.nodes.get(), self.bytes.get())
@@ -165,6 +164,7 @@ impl<'a> Budget<'a> {
         true
     }
 
+    /// False once the command must stop: the budget is spent or the user interrupted.
     pub fn go_on(&self) -> bool {
         if self.stop.borrow().is_some() {
             return false;
@@ -226,6 +226,28 @@ impl<M: Memory + ?Sized> Memory for Metered<'_, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What another thread spent is taken whole or not at all: the walk decodes a task
+    /// again where it would not fit, so the budget stops inside it as it would have.
+    #[test]
+    fn what_another_thread_spent_is_taken_only_where_it_fits() {
+        let budget = Budget::new(
+            Limits {
+                nodes: Some(10),
+                bytes: Some(100),
+            },
+            None,
+        );
+        assert!(budget.spend_as_decoded_elsewhere(4, 40));
+        assert_eq!(budget.spent(), (4, 40));
+        assert!(!budget.spend_as_decoded_elsewhere(7, 0));
+        assert!(!budget.spend_as_decoded_elsewhere(0, 61));
+        assert_eq!(budget.spent(), (4, 40));
+        assert!(budget.spend_as_decoded_elsewhere(6, 60));
+        assert!(budget.go_on());
+        assert!(!budget.spend_node());
+        assert!(!budget.spend_as_decoded_elsewhere(0, 0));
+    }
 
     #[test]
     fn stops_when_spent_or_interrupted() {

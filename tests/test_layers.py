@@ -25,7 +25,7 @@ LAYERS = [
     ["waits"],
     ["inspect", "stepping"],
     ["native"],
-    ["render"],
+    ["render", "stack_view"],
     ["output"],
     ["command"],
     ["python", "cli"],

@@ -96,6 +96,11 @@ def _core():
     return core
 
 
+def block_on_frames():
+    """The functions whose frames hold a block_on future, with the local that does."""
+    return _core().block_on_frames()
+
+
 def _user_error(error) -> UserError:
     """The core's error (`_core.Error`, with its `kind`) as the one line the user sees."""
     return UserError(str(error))
@@ -309,10 +314,69 @@ def _stopped_program(adapter: DebuggerAdapter):
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories(), adapter.debug_file_path())
     threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
     binary = loaded_binary(adapter.interrupt_requested)
+    return binary, _load_bias(adapter, binary), threads
+
+
+def _load_bias(adapter: DebuggerAdapter, binary) -> int:
     entry = adapter.entry_address()
     if entry is None:
         raise UserError("cannot find where the program was loaded (no AT_ENTRY in its auxiliary vector)")
-    return binary, (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF, threads
+    return (entry - binary.entry) & 0xFFFFFFFFFFFFFFFF
+
+
+class StackViews:
+    """Each thread's stack as `bt` should show it in a tokio program (the core's
+    `stack_views`), kept for the stop: a frame filter asks on every `bt`. None for a
+    thread, or a program, it has nothing to say about; never raises."""
+
+    KEPT = 256
+
+    def __init__(self):
+        self._views = {}
+        # Executables that are no tokio programs (or cannot be read): asked once.
+        self._refused = set()
+
+    def of_thread(self, adapter: DebuggerAdapter, tid: int, thread_of_stop):
+        """Thread `tid`'s view; `thread_of_stop()` gives its ThreadInfo (its frames walked
+        only when the view is not kept already)."""
+        try:
+            adapter.check_process()
+            path = _executable_to_read(adapter, adapter.executable_path())
+            if path in self._refused:
+                return None
+            key = (adapter.stop_key(), tid)
+            if key[0] is not None and key in self._views:
+                return self._views[key]
+            view = self._read(adapter, path, thread_of_stop())
+            if key[0] is not None:
+                if len(self._views) >= self.KEPT:
+                    self._views.clear()
+                self._views[key] = view
+            return view
+        except UserError:
+            return None
+        except Exception:
+            if os.environ.get("TOKIO_ASYNC_DEBUG"):
+                traceback.print_exc()
+            return None
+
+    def _read(self, adapter: DebuggerAdapter, path: str, thread):
+        core = _core()
+        try:
+            loaded = start_loading_binary(path, adapter.debug_file_directories(), adapter.debug_file_path())
+            binary = loaded(adapter.interrupt_requested)
+        except UserError:
+            self._refused.add(path)
+            return None
+        request = core.Request(threads=[thread.to_request()])
+        try:
+            stacks = core.stack_views(binary, _process(adapter, _load_bias(adapter, binary)), request)
+        except core.Error:
+            return None
+        return stacks[0] if stacks else None
+
+
+stack_views = StackViews()
 
 
 def _executable_to_read(adapter: DebuggerAdapter, path: Optional[str]) -> str:

@@ -7,7 +7,7 @@ import threading
 
 import gdb
 
-from . import commands, sampling, stepping
+from . import commands, gdb_frames, sampling, stepping
 from .adapter import (
     MAX_FRAMES,
     DebuggerAdapter,
@@ -155,6 +155,17 @@ class GdbAdapter(DebuggerAdapter):
                 if selected_frame is not None and selected_frame.is_valid():
                     selected_frame.select()
         return result
+
+    def selected_thread(self):
+        """The selected thread alone, its stack walked without switching threads (which a
+        frame filter, called while `bt` walks that stack, must not do)."""
+        thread = gdb.selected_thread()
+        return ThreadInfo(
+            tid=thread.ptid[1] or thread.ptid[2] or thread.num,
+            name=thread.name,
+            fs_base=self._fs_base(),
+            frames=self._frames(commands.block_on_frames()),
+        )
 
     @staticmethod
     def _fs_base():
@@ -304,6 +315,7 @@ def register():
         AsyncSteppingCommand(name, name)
     AsyncSampleCommand()
     AsyncSteppingCommand("n", stepping.NEXT)
+    gdb_frames.register(GdbAdapter)
     for name in _STACK_CHANGING_EVENTS:
         registry = getattr(gdb.events, name, None)
         if registry is not None:

@@ -47,6 +47,7 @@ pub mod panics;
 pub mod render;
 pub mod selection;
 pub mod stack;
+pub mod stack_view;
 pub mod std_values;
 pub mod stepping;
 pub mod task_decode;

@@ -279,3 +279,23 @@ pub const TLS_ALIVE: &str = "Alive";
 /// A file descriptor: std's sockets and files wrap an `OwnedFd{fd}` in newtypes.
 pub const OWNED_FD_TYPE: &str = "std::os::fd::owned::OwnedFd";
 pub const OWNED_FD: &str = "fd";
+
+/// The standard library's frames between a caller and what it calls back: closure and
+/// `FnOnce` shims, `catch_unwind`, thread-local access, `Pin` and `&mut F` polls, thread
+/// and program start (DWARF paths, generics dropped; a trait impl's `<` ignored). A
+/// debugger's `bt` folds them with tokio's poll glue (`stack_view`).
+pub const CALL_GLUE_MODULES: &[&str] = &[
+    "core::ops::function::",
+    "core::panic::unwind_safe::",
+    "core::pin::",
+    "core::future::future::",
+    "std::panicking::",
+    "std::panic::catch_unwind",
+    "std::thread::local::",
+    "std::thread::lifecycle::",
+    "std::sys::backtrace::",
+    "std::sys::thread::",
+    "std::sys::pal::unix::thread::",
+    "std::rt::",
+    "alloc::boxed::",
+];

@@ -293,3 +293,22 @@ pub const BLOCKING_POOL_RUN: &str = "tokio::runtime::blocking::pool::Inner::run"
 pub const BLOCKING_TASK_MODULE: &str = "tokio::runtime::blocking::task::";
 pub const BLOCKING_TASK_POLL: &str = "poll";
 pub const CALL_SHIMS: &[&str] = &["core::ops::function::"];
+
+/// tokio's own code between a worker (or `block_on`) and the future it polls: the harness,
+/// the scheduler, coop budgets, the park and context plumbing (DWARF paths, generics
+/// dropped). A debugger's `bt` folds these into one frame (`stack_view`).
+pub const POLL_GLUE_MODULES: &[&str] = &[
+    "tokio::runtime::",
+    "tokio::task::coop::",
+    "tokio::coop::",
+    "tokio::loom::",
+    "tokio::macros::scoped_tls::",
+    "tokio::task::local::",
+    "tokio::util::",
+];
+/// The functions that poll one task: the innermost of them on a worker's stack polls the
+/// task its context names as current.
+pub const TASK_POLL_FUNCTIONS: &[&str] = &[
+    "tokio::runtime::task::harness::Harness::poll",
+    "tokio::runtime::task::raw::poll",
+];

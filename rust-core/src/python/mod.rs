@@ -27,6 +27,7 @@ use crate::model::{ClockSource, NodeKind};
 use crate::panics::guarded;
 use crate::selection::TaskFilter;
 
+mod frames;
 mod sampling;
 mod stepping;
 
@@ -633,6 +634,10 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
     module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
+    module.add_class::<frames::HeldLocal>()?;
+    module.add_class::<frames::StackFrame>()?;
+    module.add_class::<frames::ThreadStack>()?;
+    module.add_function(wrap_pyfunction!(frames::stack_views, module)?)?;
     module.add_class::<sampling::Sampler>()?;
     module.add_function(wrap_pyfunction!(sampling::sample, module)?)?;
     module.add_class::<stepping::Coroutine>()?;

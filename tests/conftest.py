@@ -19,3 +19,24 @@ def prerequisites():
 def debugger(request):
     """Each test that takes this runs once under GDB and once under LLDB."""
     return request.param
+
+
+# Files this big (cores, mostly) are removed when the test file that made them is done:
+# kept to the end of the session they add up to 5 GB, more than a CI machine may have.
+BIG_FILE = 16 << 20
+
+
+@pytest.fixture(scope="module", autouse=True)
+def remove_big_files_after_module(tmp_path_factory):
+    base = tmp_path_factory.getbasetemp()
+    before = set(os.listdir(base))
+    yield
+    for name in set(os.listdir(base)) - before:
+        for directory, _, files in os.walk(os.path.join(base, name)):
+            for file in files:
+                path = os.path.join(directory, file)
+                try:
+                    if os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) >= BIG_FILE:
+                        os.remove(path)
+                except OSError:
+                    pass

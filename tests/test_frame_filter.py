@@ -194,6 +194,20 @@ def test_mi_stack_list_frames_gives_the_same_frames(tmp_path):
     assert "tokio::runtime::park::CachedParkThread::block_on" in [frame["func"] for frame in real]
 
 
+def test_a_core_file_reads_alike(tmp_path):
+    core = tmp_path / "tokio-app.core"
+    _, manifest = run_at_checkpoint(tmp_path, ["gcore %s" % core])
+    run = GDB.run_steps(capture(GDB, "thread apply all bt -hide"), program=build.fixture("tokio-app", "dev"), core=str(core))
+    assert run.traceback_free(), run.stdout + run.stderr
+    # A core numbers its threads its own way: each thread's frames, by LWP.
+    parts = re.split(r"^Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP (\d+)\).*$", run.sections()[0], flags=re.M)[1:]
+    threads = {int(lwp): frames_of(text) for lwp, text in zip(parts[0::2], parts[1::2])}
+    main = threads[manifest["pid"]]
+    assert_chain(suspended(main), [await_frame("main_block", "async block tokio_app::main::{async_block#3}")])
+    polling = [frame["function"] for frames in threads.values() for frame in frames if "[task" in frame["function"]]
+    assert polling == ["tokio::runtime::task::harness::Harness::poll [task %d]" % manifest["tasks"]["runner"]]
+
+
 def test_a_program_without_tokio_keeps_gdbs_own_bt(tmp_path):
     program = build.fixture("plain-app", "dev")
     steps = [GDB.break_at("tokio_async_checkpoint"), "run"] + capture(GDB, "bt") + capture(GDB, "bt -no-filters")

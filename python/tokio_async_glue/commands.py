@@ -103,7 +103,9 @@ def block_on_frames():
 
 def _user_error(error) -> UserError:
     """The core's error (`_core.Error`, with its `kind`) as the one line the user sees."""
-    return UserError(str(error))
+    user_error = UserError(str(error))
+    user_error.kind = getattr(error, "kind", None)
+    return user_error
 
 
 class Arguments(NamedTuple):
@@ -223,7 +225,7 @@ def preload_outcomes():
     return outcomes
 
 
-def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
+def start_loading_binary(path: str, debug_dirs=(), debugger_file=None, only_if_tokio=False):
     """A function giving the core's parsed view of an executable. A view cached while the
     file and the debugger's debug-file directories (and the debug file it loaded) are
     unchanged is given at once; a preloaded one when its load is done; else the DWARF loads
@@ -236,7 +238,7 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
         preloaded = _preloads.pop(key, None) if cached is None else None
     if cached is not None:
         return lambda interrupted=None: cached
-    pending = preloaded if preloaded is not None else _start_loading(path, debug_dirs, debugger_file)
+    pending = preloaded if preloaded is not None else _start_loading(path, debug_dirs, debugger_file, only_if_tokio)
 
     def wait(interrupted=None):
         try:
@@ -247,7 +249,7 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None):
                 with _lock:
                     _preloads[key] = pending
                 raise _user_error(error) from None
-            if preloaded is None:
+            if preloaded is None or only_if_tokio:
                 raise _user_error(error) from None
             # Skipped or failed ahead of time: load now, and report what this load says.
             try:
@@ -342,12 +344,13 @@ class StackViews:
         try:
             adapter.check_process()
             path = _executable_to_read(adapter, adapter.executable_path())
-            if path in self._refused:
+            program = _binary_key(path, adapter.debug_file_directories(), adapter.debug_file_path())
+            if program in self._refused:
                 return None
             key = (adapter.stop_key(), tid)
             if key[0] is not None and key in self._views:
                 return self._views[key]
-            view = self._read(adapter, path, thread_of_stop())
+            view = self._read(adapter, program, thread_of_stop())
             if key[0] is not None:
                 if len(self._views) >= self.KEPT:
                     self._views.clear()
@@ -360,18 +363,23 @@ class StackViews:
                 traceback.print_exc()
             return None
 
-    def _read(self, adapter: DebuggerAdapter, path: str, thread):
+    def _read(self, adapter: DebuggerAdapter, program, thread):
+        """`program` is the executable's `_binary_key`."""
         core = _core()
+        path, debug_dirs, debugger_file = program[0], program[3], program[4]
         try:
-            loaded = start_loading_binary(path, adapter.debug_file_directories(), adapter.debug_file_path())
-            binary = loaded(adapter.interrupt_requested)
-        except UserError:
-            self._refused.add(path)
+            # A program without tokio is not loaded for this (a `bt` in any program would).
+            binary = start_loading_binary(path, debug_dirs, debugger_file, only_if_tokio=True)(adapter.interrupt_requested)
+        except UserError as error:
+            if getattr(error, "kind", None) != "interrupted":
+                self._refused.add(program)
             return None
         request = core.Request(threads=[thread.to_request()])
         try:
             stacks = core.stack_views(binary, _process(adapter, _load_bias(adapter, binary)), request)
-        except core.Error:
+        except core.Error as error:
+            if error.kind in ("not_tokio", "no_debuginfo"):
+                self._refused.add(program)
             return None
         return stacks[0] if stacks else None
 

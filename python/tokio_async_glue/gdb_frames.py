@@ -50,10 +50,13 @@ class _Frames:
         if level in self.seen and level not in self.waiting:
             return None  # handed over already
         while level not in self.waiting:
-            decorator = next(self.iterator, None)
+            try:
+                decorator = next(self.iterator, None)
+                frame = decorator.inferior_frame() if decorator is not None else None
+            except gdb.error:
+                return None  # a frame GDB cannot unwind to ends the stack here
             if decorator is None:
                 return None
-            frame = decorator.inferior_frame()
             self.waiting[frame.level()] = decorator
             self.seen[frame.level()] = frame
         return self.waiting.pop(level)

@@ -28,7 +28,7 @@ LAYERS = [
     ["render", "stack_view"],
     ["output"],
     ["command"],
-    ["python", "cli"],
+    ["python", "cli", "dap"],
 ]
 LAYER_OF = {module: index for index, layer in enumerate(LAYERS) for module in layer}
 # Modules for tests only, and the executables' entry points (src/bin), outside the library.

@@ -35,6 +35,7 @@ use crate::render::{Style, View};
 const USAGE: &str = "usage: tokio-async PID [COMMAND] [--verbose] [--nonblocking | --in-place]
        tokio-async BINARY CORE [COMMAND]
        tokio-async BINARY CORE... --output-dir DIR [--json]
+       tokio-async dap [--] ADAPTER [ARGS...]   (a DAP adapter with the tasks as threads)
 
 COMMAND is what follows `async` in GDB and LLDB (`backtrace` when none, with `all`):
   backtrace [all] [full]   every thread's future and await stack; `all`: every task
@@ -86,6 +87,15 @@ enum Target {
 /// Runs the executable; returns its exit status.
 pub fn main() -> i32 {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.first().map(String::as_str) == Some("dap") {
+        return match guarded(|| crate::dap::run(&arguments[1..])) {
+            Ok(code) => code,
+            Err(error) => {
+                eprintln!("tokio-async: {}", error.message);
+                2
+            }
+        };
+    }
     if arguments.iter().any(|a| a == "--help" || a == "-h") || arguments.is_empty() {
         println!("{USAGE}");
         return if arguments.is_empty() { 2 } else { 0 };

@@ -29,6 +29,7 @@ pub mod cli;
 pub mod collections;
 pub mod command;
 pub mod core_file;
+pub mod dap;
 pub mod dwarf;
 pub mod error;
 pub mod format;

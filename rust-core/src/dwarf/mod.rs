@@ -4,6 +4,7 @@
 
 mod calls;
 mod code;
+mod comp_dirs;
 mod debug_files;
 mod elf;
 mod index;
@@ -24,6 +25,7 @@ use thread_local::ThreadLocal;
 
 pub use calls::{CallSite, Signature};
 pub use code::FunctionAt;
+pub use comp_dirs::compilation_dirs;
 pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, StaticVariable, TlsVariable};
 pub use locals::{FrameRegisters, InlinedScope, LocalValue, PhysicalFrame};

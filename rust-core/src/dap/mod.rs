@@ -1,0 +1,807 @@
+//! `tokio-async dap [--] ADAPTER [ARGS…]`: a Debug Adapter Protocol proxy that puts a
+//! tokio program's tasks into any DAP editor. It starts the real adapter (`lldb-dap-19`,
+//! CodeLLDB's) and passes every message through, adding:
+//! - the LLDB script loaded into the adapter's debugger (`initCommands` of launch/attach);
+//! - at each stop, one thread per task in `threads` (ids from `TASK_THREAD_BASE`, capped
+//!   by `tokioAsync.taskLimit`, filtered by `tokioAsync.taskFilter`), read from the
+//!   report the debugger's `async bt all full --json` writes;
+//! - `stackTrace`, `scopes` and `variables` of those threads: the task's await chain,
+//!   the locals each coroutine keeps across its await;
+//! - `evaluate` of `async …` in the REPL as the debugger's own command;
+//! - the custom request `tokioAsync/tasks`: the whole report.
+//!
+//! Everything added is read-only; a failure to read adds one `output` event and keeps the
+//! adapter's own answer.
+
+mod tasks;
+mod wire;
+
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, ErrorKind, Result};
+use tasks::{Report, Thread};
+use wire::{read_message, write_message};
+
+/// Task N is thread `TASK_THREAD_BASE + N`: far above any tid, below 2^53.
+pub const TASK_THREAD_BASE: u64 = 1 << 40;
+/// The thread that says how many tasks the limit left out.
+const MORE_TASKS_THREAD: u64 = TASK_THREAD_BASE - 1;
+/// Frame ids (and the variables references of their one scope) of task threads:
+/// `FRAME_BASE + shown task index * MAX_DEPTH + depth`.
+const FRAME_BASE: u64 = 1 << 42;
+const MAX_DEPTH: u64 = 4096;
+/// Sequence numbers of the requests the proxy sends the adapter itself.
+const PROXY_SEQ_BASE: u64 = 1 << 31;
+const DEFAULT_TASK_LIMIT: usize = 100;
+/// An LLDB adapter's REPL runs a line that starts with this as a debugger command.
+const COMMAND_PREFIX: char = '`';
+
+const USAGE: &str =
+    "usage: tokio-async dap [--] ADAPTER [ARGS…]   (e.g. tokio-async dap -- lldb-dap-19)";
+
+/// Runs the proxy until the editor or the adapter ends; its exit status.
+pub fn run(arguments: &[String]) -> Result<i32> {
+    let adapter: Vec<&String> = match arguments.first().map(String::as_str) {
+        Some("--") => arguments[1..].iter().collect(),
+        _ => arguments.iter().collect(),
+    };
+    let Some((program, adapter_arguments)) = adapter.split_first() else {
+        return Err(Error::new(ErrorKind::Usage, USAGE));
+    };
+    let mut child = Command::new(program)
+        .args(adapter_arguments)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|error| {
+            Error::new(ErrorKind::Usage, format!("cannot start {program}: {error}"))
+        })?;
+    let proxy = Arc::new(Proxy {
+        to_editor: Mutex::new(Box::new(std::io::stdout())),
+        to_adapter: Mutex::new(child.stdin.take()),
+        state: Mutex::new(State::default()),
+    });
+    let adapter_output = child.stdout.take();
+    let from_adapter = {
+        let proxy = proxy.clone();
+        std::thread::Builder::new()
+            .name("tokio-async-dap".into())
+            .spawn(move || {
+                if let Some(output) = adapter_output {
+                    proxy.pump_adapter(BufReader::new(output));
+                }
+            })
+            .map_err(|error| Error::new(ErrorKind::Internal, error.to_string()))?
+    };
+    proxy.pump_editor(BufReader::new(std::io::stdin()));
+    // The editor is gone: the adapter's input closes, and it ends as it would alone.
+    drop(proxy.lock_adapter().take());
+    let _ = from_adapter.join();
+    Ok(wait_for(&mut child))
+}
+
+fn wait_for(child: &mut Child) -> i32 {
+    child
+        .wait()
+        .ok()
+        .and_then(|status| status.code())
+        .unwrap_or(1)
+}
+
+struct Proxy {
+    to_editor: Mutex<Box<dyn Write + Send>>,
+    to_adapter: Mutex<Option<ChildStdin>>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    task_limit: Option<usize>,
+    /// The command's filter words (`--name REGEX`, ...), from `tokioAsync.taskFilter`.
+    filter: Vec<String>,
+    /// The program launched or attached to, for its compilation directories.
+    program: Option<PathBuf>,
+    compilation_dirs: Option<Vec<String>>,
+    /// Counts the stops: a report is of one.
+    stop: u64,
+    report: Option<Arc<StopReport>>,
+    asked: Option<u64>,
+    /// What waits for this stop's report: the adapter's `threads` responses, the
+    /// editor's `tokioAsync/tasks` requests.
+    waiting: Vec<Waiting>,
+    next_seq: u64,
+    /// The proxy's own requests in flight: seq -> (stop, report file).
+    pending: HashMap<u64, (u64, PathBuf)>,
+    /// The thread the last stop named, for a `continue` sent to a task thread.
+    stopped_thread: Option<u64>,
+}
+
+enum Waiting {
+    Threads(Value),
+    Tasks(Value),
+}
+
+/// One stop's report as read, or why it could not be.
+struct StopReport {
+    raw: Option<Value>,
+    report: Option<Report>,
+    /// The tasks shown as threads (indices into `report.tasks`), and how many were not.
+    shown: Vec<usize>,
+    left_out: usize,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Response<'a, T: Serialize> {
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    request_seq: u64,
+    success: bool,
+    command: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    body: T,
+}
+
+#[derive(Serialize)]
+struct Event<T: Serialize> {
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    event: &'static str,
+    body: T,
+}
+
+#[derive(Serialize)]
+struct Output {
+    category: &'static str,
+    output: String,
+}
+
+#[derive(Serialize)]
+struct Evaluate {
+    seq: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    command: &'static str,
+    arguments: EvaluateArguments,
+}
+
+#[derive(Serialize)]
+struct EvaluateArguments {
+    expression: String,
+    context: &'static str,
+}
+
+#[derive(Serialize)]
+struct Scope {
+    name: &'static str,
+    #[serde(rename = "variablesReference")]
+    variables_reference: u64,
+    expensive: bool,
+}
+
+fn seq_of(message: &Value) -> u64 {
+    message["seq"].as_u64().unwrap_or(0)
+}
+
+fn to_value(value: impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+impl Proxy {
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn lock_adapter(&self) -> std::sync::MutexGuard<'_, Option<ChildStdin>> {
+        self.to_adapter
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn to_editor(&self, message: &Value) {
+        let mut output = self
+            .to_editor
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _ = write_message(&mut *output, message);
+    }
+
+    fn to_adapter(&self, message: &Value) {
+        if let Some(input) = self.lock_adapter().as_mut() {
+            let _ = write_message(input, message);
+        }
+    }
+
+    fn respond<T: Serialize>(&self, request: &Value, result: std::result::Result<T, String>) {
+        let command = request["command"].as_str().unwrap_or_default();
+        let message = match result {
+            Ok(body) => to_value(Response {
+                seq: 0,
+                kind: "response",
+                request_seq: seq_of(request),
+                success: true,
+                command,
+                message: None,
+                body,
+            }),
+            Err(message) => to_value(Response {
+                seq: 0,
+                kind: "response",
+                request_seq: seq_of(request),
+                success: false,
+                command,
+                message: Some(message),
+                body: Value::Null,
+            }),
+        };
+        self.to_editor(&message);
+    }
+
+    fn say(&self, line: String) {
+        self.to_editor(&to_value(Event {
+            seq: 0,
+            kind: "event",
+            event: "output",
+            body: Output {
+                category: "console",
+                output: format!("tokio-async: {line}\n"),
+            },
+        }));
+    }
+
+    /// The editor's messages, to the adapter (or answered here).
+    fn pump_editor(&self, mut input: impl std::io::BufRead) {
+        while let Ok(Some(mut message)) = read_message(&mut input) {
+            if message["type"] == "request" && !self.answer_editor(&mut message) {
+                continue;
+            }
+            self.to_adapter(&message);
+        }
+    }
+
+    /// Handles one request of the editor's; false when answered here.
+    fn answer_editor(&self, request: &mut Value) -> bool {
+        let command = request["command"].as_str().unwrap_or_default().to_string();
+        let thread = request["arguments"]["threadId"].as_u64();
+        let is_task_thread = thread.is_some_and(|id| id >= MORE_TASKS_THREAD);
+        match command.as_str() {
+            "launch" | "attach" => {
+                self.prepare_session(request);
+                true
+            }
+            "stackTrace" if is_task_thread => {
+                let result = self.task_stack(request);
+                self.respond(request, result);
+                false
+            }
+            "scopes"
+                if request["arguments"]["frameId"]
+                    .as_u64()
+                    .is_some_and(|id| id >= FRAME_BASE) =>
+            {
+                let frame = request["arguments"]["frameId"].as_u64().unwrap_or_default();
+                let scopes = vec![Scope {
+                    name: "Held across await",
+                    variables_reference: frame,
+                    expensive: false,
+                }];
+                self.respond(request, Ok(ScopesBody { scopes }));
+                false
+            }
+            "variables"
+                if request["arguments"]["variablesReference"]
+                    .as_u64()
+                    .is_some_and(|id| id >= FRAME_BASE) =>
+            {
+                let result = self.task_variables(request);
+                self.respond(request, result);
+                false
+            }
+            "evaluate" => {
+                if let Some(expression) = request["arguments"]["expression"].as_str() {
+                    let trimmed = expression.trim_start();
+                    if trimmed == "async" || trimmed.starts_with("async ") {
+                        request["arguments"]["expression"] =
+                            Value::String(format!("{COMMAND_PREFIX}{trimmed}"));
+                    }
+                }
+                true
+            }
+            "tokioAsync/tasks" => {
+                self.when_reported(Waiting::Tasks(request.clone()));
+                false
+            }
+            "continue" if is_task_thread => {
+                // Resuming is the program's, whichever thread: the one that stopped.
+                match self.lock_state().stopped_thread {
+                    Some(real) => {
+                        request["arguments"]["threadId"] = Value::from(real);
+                        true
+                    }
+                    None => {
+                        self.respond::<Value>(
+                            request,
+                            Err("no thread of the program to continue".into()),
+                        );
+                        false
+                    }
+                }
+            }
+            "next" | "stepIn" | "stepOut" | "stepBack" | "pause" | "restartFrame" | "goto"
+                if is_task_thread =>
+            {
+                let refusal = format!(
+                    "{command} on a task: a task runs on the thread that polls it; step that thread (async next, async step, async finish in the REPL follow the task)"
+                );
+                self.respond::<Value>(request, Err(refusal));
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// Loads the script into the adapter's debugger, and keeps the proxy's own settings.
+    fn prepare_session(&self, request: &mut Value) {
+        let arguments = &mut request["arguments"];
+        if let Some(script) = lldb_script() {
+            let import = Value::String(format!("command script import {}", script.display()));
+            match arguments["initCommands"].as_array_mut() {
+                Some(commands) => commands.insert(0, import),
+                None => arguments["initCommands"] = Value::Array(vec![import]),
+            }
+        } else {
+            self.say("cannot find lldb-scripts/tokio_async.py beside the executable: no tasks will be shown (set TOKIO_ASYNC_LLDB_SCRIPT)".into());
+        }
+        let settings = &arguments["tokioAsync"];
+        let program = arguments["program"]
+            .as_str()
+            .map(PathBuf::from)
+            .or_else(|| {
+                arguments["pid"]
+                    .as_u64()
+                    .map(|pid| PathBuf::from(format!("/proc/{pid}/exe")))
+            });
+        let mut state = self.lock_state();
+        state.task_limit = settings["taskLimit"].as_u64().map(|limit| limit as usize);
+        state.filter = filter_words(&settings["taskFilter"]);
+        state.program = program;
+    }
+
+    /// The adapter's messages, to the editor (the `threads` responses with the tasks).
+    fn pump_adapter(&self, mut input: impl std::io::BufRead) {
+        while let Ok(Some(message)) = read_message(&mut input) {
+            match message["type"].as_str() {
+                Some("response") => {
+                    let request_seq = message["request_seq"].as_u64().unwrap_or_default();
+                    if request_seq >= PROXY_SEQ_BASE {
+                        self.report_arrived(request_seq, &message);
+                        continue;
+                    }
+                    if message["command"] == "threads" && message["success"] == true {
+                        self.when_reported(Waiting::Threads(message));
+                        continue;
+                    }
+                }
+                Some("event") => {
+                    let event = message["event"].as_str().unwrap_or_default();
+                    if matches!(event, "stopped" | "continued" | "exited" | "terminated") {
+                        let mut state = self.lock_state();
+                        state.stop += 1;
+                        state.report = None;
+                        state.asked = None;
+                        if event == "stopped" {
+                            state.stopped_thread = message["body"]["threadId"]
+                                .as_u64()
+                                .or(state.stopped_thread);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            self.to_editor(&message);
+        }
+    }
+
+    /// Runs `waiting` now if this stop's report is read, else when it is (asking for it).
+    fn when_reported(&self, waiting: Waiting) {
+        let report = {
+            let mut state = self.lock_state();
+            match state.report.clone() {
+                Some(report) => report,
+                None => {
+                    state.waiting.push(waiting);
+                    if state.asked != Some(state.stop) {
+                        let stop = state.stop;
+                        state.asked = Some(stop);
+                        state.next_seq += 1;
+                        let seq = PROXY_SEQ_BASE + state.next_seq;
+                        let file = std::env::temp_dir()
+                            .join(format!("tokio-async-dap-{}-{seq}.json", std::process::id()));
+                        state.pending.insert(seq, (stop, file.clone()));
+                        let mut words = vec![
+                            "async".to_string(),
+                            "bt".into(),
+                            "all".into(),
+                            "full".into(),
+                            "--json".into(),
+                        ];
+                        words.extend(state.filter.iter().cloned());
+                        words.extend(["--output".into(), file.display().to_string()]);
+                        drop(state);
+                        self.to_adapter(&to_value(Evaluate {
+                            seq,
+                            kind: "request",
+                            command: "evaluate",
+                            arguments: EvaluateArguments {
+                                expression: format!("{COMMAND_PREFIX}{}", shell_words(&words)),
+                                context: "repl",
+                            },
+                        }));
+                    }
+                    return;
+                }
+            }
+        };
+        self.deliver(waiting, &report);
+    }
+
+    fn report_arrived(&self, seq: u64, response: &Value) {
+        let (stop, file) = match self.lock_state().pending.remove(&seq) {
+            Some(found) => found,
+            None => return,
+        };
+        let read = read_report(response, &file);
+        let _ = std::fs::remove_file(&file);
+        let (report, waiting) = {
+            let mut state = self.lock_state();
+            if stop != state.stop {
+                return; // the program ran on: the next stop asks again
+            }
+            let limit = state.task_limit.unwrap_or(DEFAULT_TASK_LIMIT);
+            let report = Arc::new(StopReport::new(read, limit));
+            state.report = Some(report.clone());
+            if state.compilation_dirs.is_none() {
+                state.compilation_dirs = Some(
+                    state
+                        .program
+                        .as_deref()
+                        .and_then(|program| crate::dwarf::compilation_dirs(program).ok())
+                        .unwrap_or_default(),
+                );
+            }
+            (report, std::mem::take(&mut state.waiting))
+        };
+        if let Some(error) = &report.error {
+            self.say(format!("cannot read the tasks at this stop: {error}"));
+        }
+        for waiting in waiting {
+            self.deliver(waiting, &report);
+        }
+    }
+
+    fn deliver(&self, waiting: Waiting, report: &StopReport) {
+        match waiting {
+            Waiting::Threads(mut response) => {
+                if let Some(threads) = response["body"]["threads"].as_array_mut() {
+                    threads.extend(report.threads().into_iter().map(to_value));
+                }
+                self.to_editor(&response);
+            }
+            Waiting::Tasks(request) => match &report.raw {
+                Some(raw) => self.respond(&request, Ok(raw.clone())),
+                None => {
+                    let error = report.error.clone().unwrap_or_else(|| "no report".into());
+                    self.respond::<Value>(&request, Err(error));
+                }
+            },
+        }
+    }
+
+    fn task_stack(&self, request: &Value) -> std::result::Result<StackTraceBody, String> {
+        let (report, dirs) = self.current()?;
+        let thread = request["arguments"]["threadId"]
+            .as_u64()
+            .unwrap_or_default();
+        let Some((shown, task)) = report.task_of_thread(thread) else {
+            return Ok(StackTraceBody {
+                stack_frames: Vec::new(),
+                total_frames: 0,
+            });
+        };
+        let frames = tasks::stack_frames(
+            task,
+            |depth| FRAME_BASE + shown as u64 * MAX_DEPTH + depth as u64,
+            |path| absolute_path(path, &dirs),
+        );
+        let total = frames.len();
+        let start = request["arguments"]["startFrame"].as_u64().unwrap_or(0) as usize;
+        let levels = match request["arguments"]["levels"].as_u64().unwrap_or(0) as usize {
+            0 => total,
+            levels => levels,
+        };
+        Ok(StackTraceBody {
+            stack_frames: frames.into_iter().skip(start).take(levels).collect(),
+            total_frames: total,
+        })
+    }
+
+    fn task_variables(&self, request: &Value) -> std::result::Result<VariablesBody, String> {
+        let (report, _) = self.current()?;
+        let reference = request["arguments"]["variablesReference"]
+            .as_u64()
+            .unwrap_or_default()
+            - FRAME_BASE;
+        let (shown, depth) = (
+            (reference / MAX_DEPTH) as usize,
+            (reference % MAX_DEPTH) as usize,
+        );
+        let variables = report
+            .shown
+            .get(shown)
+            .and_then(|&index| {
+                report
+                    .report
+                    .as_ref()
+                    .map(|read| tasks::variables(&read.tasks[index], depth))
+            })
+            .unwrap_or_default();
+        Ok(VariablesBody { variables })
+    }
+
+    fn current(&self) -> std::result::Result<(Arc<StopReport>, Vec<String>), String> {
+        let state = self.lock_state();
+        match &state.report {
+            Some(report) => Ok((
+                report.clone(),
+                state.compilation_dirs.clone().unwrap_or_default(),
+            )),
+            None => Err("the tasks of this stop are not read yet: ask for threads first".into()),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ScopesBody {
+    scopes: Vec<Scope>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StackTraceBody {
+    stack_frames: Vec<tasks::StackFrame>,
+    total_frames: usize,
+}
+
+#[derive(Serialize)]
+struct VariablesBody {
+    variables: Vec<tasks::Variable>,
+}
+
+impl StopReport {
+    fn new(read: std::result::Result<Value, String>, limit: usize) -> StopReport {
+        let raw = match read {
+            Ok(raw) => raw,
+            Err(error) => {
+                return StopReport {
+                    raw: None,
+                    report: None,
+                    shown: Vec::new(),
+                    left_out: 0,
+                    error: Some(error),
+                }
+            }
+        };
+        match serde_json::from_value::<Report>(raw.clone()) {
+            Ok(report) => {
+                let count = report.tasks.len();
+                StopReport {
+                    raw: Some(raw),
+                    report: Some(report),
+                    shown: (0..count.min(limit)).collect(),
+                    left_out: count.saturating_sub(limit),
+                    error: None,
+                }
+            }
+            Err(error) => StopReport {
+                raw: Some(raw),
+                report: None,
+                shown: Vec::new(),
+                left_out: 0,
+                error: Some(format!("the report does not read as expected: {error}")),
+            },
+        }
+    }
+
+    fn threads(&self) -> Vec<Thread> {
+        let Some(report) = &self.report else {
+            return Vec::new();
+        };
+        let mut threads: Vec<Thread> = self
+            .shown
+            .iter()
+            .map(|&index| {
+                let task = &report.tasks[index];
+                Thread {
+                    id: TASK_THREAD_BASE + task.id,
+                    name: tasks::thread_name(task),
+                }
+            })
+            .collect();
+        if self.left_out > 0 {
+            threads.push(Thread {
+                id: MORE_TASKS_THREAD,
+                name: format!(
+                    "… {} more tasks (tokioAsync.taskLimit, tokioAsync.taskFilter)",
+                    self.left_out
+                ),
+            });
+        }
+        threads
+    }
+
+    /// The shown task a thread id stands for: (its index among those shown, the task).
+    fn task_of_thread(&self, thread: u64) -> Option<(usize, &tasks::Task)> {
+        let report = self.report.as_ref()?;
+        let id = thread.checked_sub(TASK_THREAD_BASE)?;
+        self.shown
+            .iter()
+            .enumerate()
+            .find(|(_, &index)| report.tasks[index].id == id)
+            .map(|(shown, &index)| (shown, &report.tasks[index]))
+    }
+}
+
+/// The report the debugger wrote for the proxy's `evaluate`, or the one line of why not.
+fn read_report(response: &Value, file: &Path) -> std::result::Result<Value, String> {
+    if response["success"] != true {
+        return Err(response["message"]
+            .as_str()
+            .unwrap_or("the debugger refused")
+            .to_string());
+    }
+    let text = std::fs::read(file).map_err(|_| {
+        // The command said why in its output (the REPL's echo first).
+        let said = response["body"]["result"].as_str().unwrap_or_default();
+        said.lines()
+            .find(|line| line.contains("tokio-async:"))
+            .unwrap_or(said.lines().last().unwrap_or("no report written"))
+            .trim()
+            .to_string()
+    })?;
+    serde_json::from_slice(&text).map_err(|error| format!("the report is no JSON: {error}"))
+}
+
+/// `tokioAsync.taskFilter` ({name, state, waitingOn}) as the command's filter words.
+fn filter_words(filter: &Value) -> Vec<String> {
+    let mut words = Vec::new();
+    for (key, flag) in [
+        ("name", "--name"),
+        ("state", "--state"),
+        ("waitingOn", "--waiting-on"),
+    ] {
+        if let Some(value) = filter[key].as_str() {
+            words.extend([flag.to_string(), value.to_string()]);
+        }
+    }
+    words
+}
+
+/// Words quoted as a shell reads them (the glue splits commands with `shlex`).
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|word| {
+            if !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=".contains(c))
+            {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A source path made absolute: DWARF gives the user's own files relative to a unit's
+/// compilation directory; the first directory that holds the file is taken.
+fn absolute_path(path: &str, compilation_dirs: &[String]) -> String {
+    if Path::new(path).is_absolute() {
+        return path.to_string();
+    }
+    compilation_dirs
+        .iter()
+        .map(|dir| Path::new(dir).join(path))
+        .find(|joined| joined.exists())
+        .map(|joined| joined.display().to_string())
+        .unwrap_or_else(|| path.to_string())
+}
+
+/// The LLDB script: `TOKIO_ASYNC_LLDB_SCRIPT`, else beside the executable in a checkout
+/// (`target/release/tokio-async`) or an install (`INSTALL_DIR/bin`).
+fn lldb_script() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("TOKIO_ASYNC_LLDB_SCRIPT") {
+        return Some(PathBuf::from(path));
+    }
+    let executable = std::env::current_exe().ok()?;
+    executable
+        .ancestors()
+        .skip(1)
+        .take(4)
+        .map(|dir| dir.join("lldb-scripts").join("tokio_async.py"))
+        .find(|script| script.exists())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_become_the_commands_words_quoted_as_a_shell_reads_them() {
+        let filter: Value =
+            serde_json::from_str(r#"{"name": "handler s", "state": "idle"}"#).unwrap();
+        let words = filter_words(&filter);
+        assert_eq!(shell_words(&words), "--name 'handler s' --state idle");
+        assert_eq!(shell_words(&["it's".to_string()]), r"'it'\''s'");
+    }
+
+    #[test]
+    fn relative_paths_are_found_under_a_compilation_directory() {
+        let dir = std::env::temp_dir().join(format!("tokio-async-dap-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/main.rs"), "").unwrap();
+        let dirs = vec!["/nonexistent".to_string(), dir.display().to_string()];
+        assert_eq!(
+            absolute_path("src/main.rs", &dirs),
+            dir.join("src/main.rs").display().to_string()
+        );
+        assert_eq!(absolute_path("/abs/x.rs", &dirs), "/abs/x.rs");
+        assert_eq!(absolute_path("src/other.rs", &dirs), "src/other.rs");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_limit_leaves_a_line_saying_how_many_more() {
+        let raw: Value = serde_json::from_str(
+            r#"{"tasks": [
+                {"id": 1, "state": "idle", "root": {"kind": "sleep", "type": "Sleep", "summary": "Sleep until +5s"}},
+                {"id": 2, "state": "idle", "root": {"kind": "sleep", "type": "Sleep", "summary": "Sleep until +6s"}}]}"#,
+        )
+        .unwrap();
+        let report = StopReport::new(Ok(raw), 1);
+        let names: Vec<(u64, String)> = report
+            .threads()
+            .into_iter()
+            .map(|thread| (thread.id, thread.name))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (
+                    TASK_THREAD_BASE + 1,
+                    "task 1 · Sleep · Sleep until +5s".to_string()
+                ),
+                (
+                    MORE_TASKS_THREAD,
+                    "… 1 more tasks (tokioAsync.taskLimit, tokioAsync.taskFilter)".to_string()
+                ),
+            ]
+        );
+        assert!(report.task_of_thread(TASK_THREAD_BASE + 2).is_none());
+    }
+}

@@ -1,0 +1,178 @@
+"""`tokio-async dap -- lldb-dap-19`: a DAP client drives the proxy as an editor would
+(initialize, launch or attach, breakpoints, configurationDone, stopped, threads,
+stackTrace full and paged, scopes, variables, evaluate, the custom tokioAsync/tasks,
+next, continue, disconnect) and finds each task as a thread of its own."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from support import build
+from support.dap import DapClient, DapError
+from support.markers import Markers
+from support.paths import FIXTURE_SOURCE, REPO
+from support.process import RunningFixture
+
+PROXY = os.path.join(REPO, "target", "release", "tokio-async")
+ADAPTER = "lldb-dap-19"
+TASK_THREAD_BASE = 1 << 40
+MARKERS = Markers()
+SOURCE = os.path.realpath(FIXTURE_SOURCE)
+
+
+def start(launch_or_attach, arguments):
+    """A proxied session stopped at tokio_async_checkpoint (launch), or attached."""
+    client = DapClient([PROXY, "dap", "--", ADAPTER])
+    client.request("initialize", {"adapterID": "lldb-dap", "linesStartAt1": True, "columnsStartAt1": True, "pathFormat": "path"})
+    seq = client.send(launch_or_attach, arguments)
+    client.wait_event("initialized")
+    if launch_or_attach == "launch":
+        client.request("setFunctionBreakpoints", {"breakpoints": [{"name": "tokio_async_checkpoint"}]})
+    client.request("configurationDone")
+    reply = client.response(seq)
+    assert reply["success"], reply
+    return client
+
+
+def launch(tmp_path, program, args, settings=None, profile="dev"):
+    manifest = tmp_path / "manifest.json"
+    arguments = {"program": build.fixture(program, profile), "args": args, "env": ["FIXTURE_MANIFEST=%s" % manifest]}
+    if settings is not None:
+        arguments["tokioAsync"] = settings
+    client = start("launch", arguments)
+    stopped = client.wait_event("stopped", timeout=120)
+    return client, stopped, json.loads(manifest.read_text())
+
+
+def task_threads(threads):
+    return {thread["id"] - TASK_THREAD_BASE: thread["name"] for thread in threads if thread["id"] >= TASK_THREAD_BASE}
+
+
+def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
+    client, stopped, manifest = launch(tmp_path, "tokio-app", ["breakpoint", "multi_thread"])
+    try:
+        threads = client.request("threads")["threads"]
+        real = [thread for thread in threads if thread["id"] < TASK_THREAD_BASE - 1]
+        # The adapter's own threads are kept: the main thread and the two workers.
+        assert sorted(thread["name"] for thread in real) == ["tokio-app", "tokio-rt-worker", "tokio-rt-worker"]
+        assert stopped["body"]["threadId"] in [thread["id"] for thread in real]
+        tasks = task_threads(threads)
+        ids = manifest["tasks"]
+        live = sorted(task_id for name, task_id in ids.items() if name != "finished")
+        assert sorted(tasks) == live
+        level1 = ids["level1"]
+        assert tasks[level1].startswith("task %d · tokio_app::level1 · recv on oneshot 0x" % level1), tasks[level1]
+        assert tasks[ids["runner"]] == "task %d · tokio_app::runner · running" % ids["runner"]
+        assert tasks[ids["sleeper"]].startswith("task %d · tokio_app::sleeper · Sleep until +" % ids["sleeper"])
+
+        # Its await chain, innermost first: the leaf a label row, each async fn at its line.
+        trace = client.request("stackTrace", {"threadId": TASK_THREAD_BASE + level1})
+        frames = [(frame["name"], frame.get("source", {}).get("path"), frame["line"], frame.get("presentationHint")) for frame in trace["stackFrames"]]
+        assert frames[0][0].startswith("recv on oneshot 0x") and frames[0][1:] == (None, 0, "label")
+        assert frames[1:] == [
+            ("async fn tokio_app::level%d (await #%d)" % (n, MARKERS.await_index("level%d" % n)), SOURCE, MARKERS.await_line("level%d" % n), None)
+            for n in (3, 2, 1)
+        ]
+        assert trace["totalFrames"] == 4
+        paged = client.request("stackTrace", {"threadId": TASK_THREAD_BASE + level1, "startFrame": 1, "levels": 2})
+        assert paged["stackFrames"] == trace["stackFrames"][1:3] and paged["totalFrames"] == 4
+
+        # The locals level1 keeps across its await.
+        scopes = client.request("scopes", {"frameId": trace["stackFrames"][3]["id"]})["scopes"]
+        assert [scope["name"] for scope in scopes] == ["Held across await"]
+        variables = client.request("variables", {"variablesReference": scopes[0]["variablesReference"]})["variables"]
+        assert [(v["name"], v["type"]) for v in variables] == [("rx", "tokio::sync::oneshot::Receiver<u32>")]
+        assert variables[0]["value"].startswith("tokio::sync::oneshot::Receiver<u32> at 0x")
+
+        # The adapter's own stack of a real thread is untouched.
+        real_trace = client.request("stackTrace", {"threadId": stopped["body"]["threadId"], "levels": 1})
+        assert real_trace["stackFrames"][0]["name"] == "tokio_async_checkpoint"
+
+        # The REPL takes the async commands as they are; the report as JSON on request.
+        table = client.request("evaluate", {"expression": "async tasks", "context": "repl"})["result"]
+        assert "ID  STATE" in table and "tokio_app::level1" in table
+        report = client.request("tokioAsync/tasks")
+        assert sorted(task["id"] for task in report["tasks"]) == live
+
+        # A task does not step: the thread that polls it does.
+        with pytest.raises(DapError, match="step that thread"):
+            client.request("next", {"threadId": TASK_THREAD_BASE + level1})
+        # Continue on a task thread resumes the program; the next stop reads anew.
+        client.request("continue", {"threadId": TASK_THREAD_BASE + level1})
+        client.wait_event("continued")
+        client.request("pause", {"threadId": stopped["body"]["threadId"]})
+        client.wait_event("stopped")
+        again = task_threads(client.request("threads")["threads"])
+        assert level1 in again and ids["sleeper"] in again
+    finally:
+        client.request("disconnect", {"terminateDebuggee": True})
+        client.close()
+    assert client.process.returncode == 0
+
+
+def test_ten_thousand_tasks_are_capped_and_filtered(tmp_path):
+    settings = {"taskLimit": 50, "taskFilter": {"waitingOn": "mutex_lock"}}
+    client, _, manifest = launch(tmp_path, "many-tasks", ["10000", "2"], settings)
+    try:
+        threads = client.request("threads", timeout=120)["threads"]
+        waiting = [int(task_id) for task_id in manifest["facts"]["shape.2"].split(",")]
+        tasks = task_threads(threads)
+        assert sorted(tasks) == sorted(waiting)[:50]
+        more = [thread["name"] for thread in threads if thread["id"] == TASK_THREAD_BASE - 1]
+        assert more == ["… %d more tasks (tokioAsync.taskLimit, tokioAsync.taskFilter)" % (len(waiting) - 50)]
+        first = min(tasks)
+        assert tasks[first].startswith("task %d · many_tasks::handle_request · waiting for Mutex 0x" % first), tasks[first]
+        frames = client.request("stackTrace", {"threadId": TASK_THREAD_BASE + first})["stackFrames"]
+        assert [frame["name"].split(" (await")[0] for frame in frames[1:]] == [
+            "async fn many_tasks::query", "async fn many_tasks::authorize", "async fn many_tasks::handle_request"
+        ]
+    finally:
+        client.request("disconnect", {"terminateDebuggee": True})
+        client.close()
+
+
+def pause_until_stopped(client, thread):
+    """The adapter resumes an attached program after configurationDone; a pause sent
+    before that is lost, so it is sent again until the program stops."""
+    for _ in range(10):
+        client.request("pause", {"threadId": thread})
+        try:
+            return client.wait_event("stopped", timeout=3)
+        except DapError:
+            continue
+    raise DapError("the program never stopped")
+
+
+def attach_look_and_detach(argv, fixture):
+    """Attaches with `argv` as the adapter, stops, reads threads, detaches; the task threads
+    and what is left of the process (whether traced, its threads' states)."""
+    client = DapClient(argv)
+    client.request("initialize", {"adapterID": "lldb-dap", "linesStartAt1": True, "columnsStartAt1": True, "pathFormat": "path"})
+    seq = client.send("attach", {"pid": fixture.pid, "program": build.fixture("many-tasks", "dev")})
+    client.wait_event("initialized")
+    client.request("configurationDone")
+    assert client.response(seq)["success"]
+    try:
+        pause_until_stopped(client, fixture.pid)
+        tasks = task_threads(client.request("threads")["threads"])
+    finally:
+        client.request("disconnect", {"terminateDebuggee": False})
+        client.close()
+    status = open("/proc/%d/status" % fixture.pid).read()
+    tracer = [line.split()[1] for line in status.splitlines() if line.startswith("TracerPid:")]
+    return tasks, tracer
+
+
+def test_attach_and_detach_leave_the_program_as_the_adapter_alone_does(tmp_path):
+    with RunningFixture(build.fixture("many-tasks", "dev"), "120", str(tmp_path), extra_args=["2"]) as fixture:
+        tasks, proxied = attach_look_and_detach([PROXY, "dap", "--", ADAPTER], fixture)
+        assert len(tasks) == 100  # the default limit, of the 121 tasks
+        none, alone = attach_look_and_detach([ADAPTER], fixture)
+        assert none == {} and proxied == alone == ["0"]
+        assert fixture.process.poll() is None
+
+
+def test_a_missing_adapter_is_one_line():
+    result = subprocess.run([PROXY, "dap", "--", "no-such-adapter"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2 and result.stderr.startswith("tokio-async: cannot start no-such-adapter:"), result.stderr

@@ -85,9 +85,17 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
         assert [(v["name"], v["type"]) for v in variables] == [("rx", "tokio::sync::oneshot::Receiver<u32>")]
         assert variables[0]["value"].startswith("tokio::sync::oneshot::Receiver<u32> at 0x")
 
-        # The adapter's own stack of a real thread is untouched.
-        real_trace = client.request("stackTrace", {"threadId": stopped["body"]["threadId"], "levels": 1})
-        assert real_trace["stackFrames"][0]["name"] == "tokio_async_checkpoint"
+        # The stack of the thread polling the runner task keeps the adapter's frames and
+        # names the task below the frame that polls it; pages read alike.
+        worker = stopped["body"]["threadId"]
+        whole = client.request("stackTrace", {"threadId": worker})
+        names = [frame["name"] for frame in whole["stackFrames"]]
+        assert names[0] == "tokio_async_checkpoint" and whole["totalFrames"] == len(names)
+        label = names.index("task %d · tokio_app::runner" % ids["runner"])
+        assert "task::harness::Harness" in names[label - 1] and "::poll" in names[label - 1]
+        assert whole["stackFrames"][label]["presentationHint"] == "label"
+        page = client.request("stackTrace", {"threadId": worker, "startFrame": label - 2, "levels": 4})
+        assert [frame["name"] for frame in page["stackFrames"]] == names[label - 2:label + 2]
 
         # The REPL takes the async commands as they are; the report as JSON on request.
         table = client.request("evaluate", {"expression": "async tasks", "context": "repl"})["result"]
@@ -109,6 +117,22 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
         client.request("disconnect", {"terminateDebuggee": True})
         client.close()
     assert client.process.returncode == 0
+
+
+@pytest.mark.parametrize("flavor", ["current_thread", "local_set"])
+def test_every_flavor_lists_its_tasks(tmp_path, flavor):
+    client, _, manifest = launch(tmp_path, "tokio-app", ["breakpoint", flavor])
+    try:
+        tasks = task_threads(client.request("threads")["threads"])
+        ids = manifest["tasks"]
+        assert sorted(tasks) == sorted(task_id for name, task_id in ids.items() if name != "finished")
+        frames = client.request("stackTrace", {"threadId": TASK_THREAD_BASE + ids["level1"]})["stackFrames"]
+        assert [(frame["name"].split(" (await")[0], frame["line"]) for frame in frames[1:]] == [
+            ("async fn tokio_app::level%d" % n, MARKERS.await_line("level%d" % n)) for n in (3, 2, 1)
+        ]
+    finally:
+        client.request("disconnect", {"terminateDebuggee": True})
+        client.close()
 
 
 def test_ten_thousand_tasks_are_capped_and_filtered(tmp_path):

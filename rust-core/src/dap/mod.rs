@@ -33,8 +33,9 @@ use wire::{read_message, write_message};
 pub const TASK_THREAD_BASE: u64 = 1 << 40;
 /// The thread that says how many tasks the limit left out.
 const MORE_TASKS_THREAD: u64 = TASK_THREAD_BASE - 1;
-/// Frame ids (and the variables references of their one scope) of task threads:
-/// `FRAME_BASE + shown task index * MAX_DEPTH + depth`.
+/// Frame ids (and the variables references of their one scope) of a task's await chain:
+/// `FRAME_BASE + the task's index in the report * MAX_DEPTH + depth`; the last of a
+/// task's ids is its label row in the stack of the thread that polls it.
 const FRAME_BASE: u64 = 1 << 42;
 const MAX_DEPTH: u64 = 4096;
 /// Sequence numbers of the requests the proxy sends the adapter itself.
@@ -88,6 +89,10 @@ pub fn run(arguments: &[String]) -> Result<i32> {
     Ok(wait_for(&mut child))
 }
 
+fn frame_id(task_index: usize, depth: usize) -> u64 {
+    FRAME_BASE + task_index as u64 * MAX_DEPTH + depth as u64
+}
+
 fn wait_for(child: &mut Child) -> i32 {
     child
         .wait()
@@ -122,6 +127,9 @@ struct State {
     pending: HashMap<u64, (u64, PathBuf)>,
     /// The thread the last stop named, for a `continue` sent to a task thread.
     stopped_thread: Option<u64>,
+    /// The editor's `stackTrace` requests of threads that poll a task, asked of the adapter
+    /// whole: seq -> (task index in the report, startFrame, levels).
+    polling_stacks: HashMap<u64, (usize, usize, usize)>,
 }
 
 enum Waiting {
@@ -287,6 +295,10 @@ impl Proxy {
                 self.respond(request, result);
                 false
             }
+            "stackTrace" => {
+                self.ask_whole_stack_if_polling(request);
+                true
+            }
             "scopes"
                 if request["arguments"]["frameId"]
                     .as_u64()
@@ -392,6 +404,13 @@ impl Proxy {
                     }
                     if message["command"] == "threads" && message["success"] == true {
                         self.when_reported(Waiting::Threads(message));
+                        continue;
+                    }
+                    let polling = self.lock_state().polling_stacks.remove(&request_seq);
+                    if let (Some(polling), true) = (polling, message["success"] == true) {
+                        let mut message = message;
+                        self.splice_polled_task(&mut message, polling);
+                        self.to_editor(&message);
                         continue;
                     }
                 }
@@ -510,12 +529,79 @@ impl Proxy {
         }
     }
 
+    /// A stack of a thread that polls a task (as this stop's report says) is asked of the
+    /// adapter whole, so that the task's rows are spliced in and paged consistently.
+    fn ask_whole_stack_if_polling(&self, request: &mut Value) {
+        let Some(thread) = request["arguments"]["threadId"].as_u64() else {
+            return;
+        };
+        let mut state = self.lock_state();
+        let Some(index) = state
+            .report
+            .as_ref()
+            .and_then(|report| report.task_polled_by(thread))
+        else {
+            return;
+        };
+        let arguments = &mut request["arguments"];
+        let start = arguments["startFrame"].as_u64().unwrap_or(0) as usize;
+        let levels = arguments["levels"].as_u64().unwrap_or(0) as usize;
+        arguments["startFrame"] = Value::from(0);
+        arguments["levels"] = Value::from(0);
+        state
+            .polling_stacks
+            .insert(seq_of(request), (index, start, levels));
+    }
+
+    /// Below the frame that polls the task: its label row and what it has suspended.
+    fn splice_polled_task(
+        &self,
+        response: &mut Value,
+        (index, start, levels): (usize, usize, usize),
+    ) {
+        let Ok((report, dirs)) = self.current() else {
+            return;
+        };
+        let Some(task) = report
+            .report
+            .as_ref()
+            .and_then(|read| read.tasks.get(index))
+        else {
+            return;
+        };
+        let Some(frames) = response["body"]["stackFrames"].as_array_mut() else {
+            return;
+        };
+        let poll = frames.iter().position(|frame| {
+            let name = frame["name"].as_str().unwrap_or_default();
+            crate::layouts::tokio::TASK_POLL_FUNCTIONS.contains(&frame_function_path(name).as_str())
+        });
+        if let Some(poll) = poll {
+            let rows = tasks::polled_task_frames(
+                task,
+                frame_id(index, MAX_DEPTH as usize - 1),
+                |depth| frame_id(index, depth),
+                |path| absolute_path(path, &dirs),
+            );
+            let rows: Vec<Value> = rows.into_iter().map(to_value).collect();
+            frames.splice(poll + 1..poll + 1, rows);
+        }
+        let total = frames.len();
+        let end = match levels {
+            0 => total,
+            levels => (start + levels).min(total),
+        };
+        let page: Vec<Value> = frames.drain(start.min(total)..end).collect();
+        response["body"]["stackFrames"] = Value::Array(page);
+        response["body"]["totalFrames"] = Value::from(total);
+    }
+
     fn task_stack(&self, request: &Value) -> std::result::Result<StackTraceBody, String> {
         let (report, dirs) = self.current()?;
         let thread = request["arguments"]["threadId"]
             .as_u64()
             .unwrap_or_default();
-        let Some((shown, task)) = report.task_of_thread(thread) else {
+        let Some((index, task)) = report.task_of_thread(thread) else {
             return Ok(StackTraceBody {
                 stack_frames: Vec::new(),
                 total_frames: 0,
@@ -523,7 +609,7 @@ impl Proxy {
         };
         let frames = tasks::stack_frames(
             task,
-            |depth| FRAME_BASE + shown as u64 * MAX_DEPTH + depth as u64,
+            |depth| frame_id(index, depth),
             |path| absolute_path(path, &dirs),
         );
         let total = frames.len();
@@ -544,19 +630,15 @@ impl Proxy {
             .as_u64()
             .unwrap_or_default()
             - FRAME_BASE;
-        let (shown, depth) = (
+        let (index, depth) = (
             (reference / MAX_DEPTH) as usize,
             (reference % MAX_DEPTH) as usize,
         );
         let variables = report
-            .shown
-            .get(shown)
-            .and_then(|&index| {
-                report
-                    .report
-                    .as_ref()
-                    .map(|read| tasks::variables(&read.tasks[index], depth))
-            })
+            .report
+            .as_ref()
+            .and_then(|read| read.tasks.get(index))
+            .map(|task| tasks::variables(task, depth))
             .unwrap_or_default();
         Ok(VariablesBody { variables })
     }
@@ -652,7 +734,21 @@ impl StopReport {
         threads
     }
 
-    /// The shown task a thread id stands for: (its index among those shown, the task).
+    /// The index in the report of the task that thread `tid` polls now.
+    fn task_polled_by(&self, tid: u64) -> Option<usize> {
+        let report = self.report.as_ref()?;
+        let task = report
+            .threads
+            .iter()
+            .find(|thread| thread.tid == tid)?
+            .current_task?;
+        report
+            .tasks
+            .iter()
+            .position(|candidate| candidate.id == task)
+    }
+
+    /// The shown task a thread id stands for: (its index in the report, the task).
     fn task_of_thread(&self, thread: u64) -> Option<(usize, &tasks::Task)> {
         let report = self.report.as_ref()?;
         let id = thread.checked_sub(TASK_THREAD_BASE)?;
@@ -660,7 +756,7 @@ impl StopReport {
             .iter()
             .enumerate()
             .find(|(_, &index)| report.tasks[index].id == id)
-            .map(|(shown, &index)| (shown, &report.tasks[index]))
+            .map(|(_, &index)| (index, &report.tasks[index]))
     }
 }
 
@@ -682,6 +778,26 @@ fn read_report(response: &Value, file: &Path) -> std::result::Result<Value, Stri
             .to_string()
     })?;
     serde_json::from_slice(&text).map_err(|error| format!("the report is no JSON: {error}"))
+}
+
+/// The function path of an LLDB frame name, without generic arguments or symbol hash:
+/// `tokio::runtime::task::harness::Harness$LT$T$C$S$GT$::poll::h0123456789abcdef` (legacy
+/// mangling, as demangled without its escapes) and `…::Harness<T,S>::poll` both give
+/// `tokio::runtime::task::harness::Harness::poll`.
+fn frame_function_path(name: &str) -> String {
+    let unescaped = name
+        .replace("$LT$", "<")
+        .replace("$GT$", ">")
+        .replace("$C$", ",")
+        .replace("$u20$", " ")
+        .replace("..", "::");
+    let without_hash = match unescaped.rsplit_once("::h") {
+        Some((path, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            path
+        }
+        _ => unescaped.as_str(),
+    };
+    crate::stack_view::without_generics(without_hash)
 }
 
 /// `tokioAsync.taskFilter` ({name, state, waitingOn}) as the command's filter words.
@@ -750,6 +866,21 @@ fn lldb_script() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lldb_frame_names_read_as_function_paths() {
+        assert_eq!(
+            frame_function_path(
+                "tokio::runtime::task::harness::Harness$LT$T$C$S$GT$::poll::h0123456789abcdef"
+            ),
+            "tokio::runtime::task::harness::Harness::poll"
+        );
+        assert_eq!(
+            frame_function_path("tokio::runtime::task::raw::poll<F, S>"),
+            "tokio::runtime::task::raw::poll"
+        );
+        assert_eq!(frame_function_path("main"), "main");
+    }
 
     #[test]
     fn filters_become_the_commands_words_quoted_as_a_shell_reads_them() {

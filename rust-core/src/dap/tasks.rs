@@ -10,6 +10,15 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Deserialize)]
 pub struct Report {
     pub tasks: Vec<Task>,
+    #[serde(default)]
+    pub threads: Vec<ThreadEntry>,
+}
+
+/// A thread of the report: the task it polls now.
+#[derive(Debug, Deserialize)]
+pub struct ThreadEntry {
+    pub tid: u64,
+    pub current_task: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -178,6 +187,39 @@ pub fn stack_frames(
         .collect()
 }
 
+/// What the stack of the thread polling `task` gets below its poll frame: a label row
+/// naming the task, then what its innermost running coroutine awaits, suspended
+/// (innermost first). `frame_id(depth)` as for `stack_frames`; the label is `label_id`.
+pub fn polled_task_frames(
+    task: &Task,
+    label_id: u64,
+    frame_id: impl Fn(usize) -> u64,
+    absolute: impl Fn(&str) -> String,
+) -> Vec<StackFrame> {
+    let root = task
+        .root
+        .function
+        .as_deref()
+        .unwrap_or(&task.root.type_name);
+    let mut frames = vec![StackFrame {
+        id: label_id,
+        name: format!("task {} · {root}", task.id),
+        source: None,
+        line: 0,
+        column: 0,
+        presentation_hint: Some("label"),
+    }];
+    let chain = task.root.chain();
+    let running = chain.iter().rposition(|node| node.running);
+    if let Some(innermost) = running {
+        let all = stack_frames(task, &frame_id, absolute);
+        // `all` is innermost first: the nodes below the running one are its first entries.
+        let suspended = chain.len() - 1 - innermost;
+        frames.extend(all.into_iter().take(suspended));
+    }
+    frames
+}
+
 /// The locals the node at `depth` of a task's chain keeps across its await.
 pub fn variables(task: &Task, depth: usize) -> Vec<Variable> {
     let chain = task.root.chain();
@@ -212,6 +254,28 @@ mod tests {
         "children": [{"kind": "oneshot_recv", "type": "tokio::sync::oneshot::Receiver<u32>",
                       "function": null, "await_point": null, "location": null,
                       "summary": "recv on oneshot 0x20 (nothing sent)"}]}}"#;
+
+    #[test]
+    fn a_polled_task_adds_its_label_and_what_its_running_coroutine_awaits() {
+        let running = r#"{"id": 9, "state": "running", "root": {
+            "kind": "async_fn", "type": "E", "function": "app::run", "running": true,
+            "location": {"line": 5, "path": "/s.rs"},
+            "children": [{"kind": "async_fn", "type": "F", "function": "app::child",
+                          "await_point": 1, "location": {"line": 9, "path": "/s.rs"}}]}}"#;
+        let task: Task = serde_json::from_str(running).unwrap();
+        let frames = polled_task_frames(&task, 99, |depth| 10 + depth as u64, str::to_string);
+        let names: Vec<(u64, &str, Option<&str>)> = frames
+            .iter()
+            .map(|frame| (frame.id, frame.name.as_str(), frame.presentation_hint))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                (99, "task 9 · app::run", Some("label")),
+                (11, "async fn app::child (await #1)", None)
+            ]
+        );
+    }
 
     #[test]
     fn a_task_reads_as_a_thread_its_chain_as_frames_and_its_locals_as_variables() {

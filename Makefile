@@ -13,6 +13,8 @@
 # make bench-scale - the scale table with a million tasks too (slow; a few GB of memory)
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
+# make bench-dap - what threads and a task's stackTrace take through `tokio-async dap` at
+#                  a stop of 10,000 tasks, against lldb-dap-19 alone
 # make bench-standalone - how long `tokio-async PID` stops 10,000 tasks, and its time
 #                         against GDB's `async backtrace all` (GDB's start included)
 # make install - build, copy to INSTALL_DIR (~/.local/share/tokio-async) and load it from
@@ -29,7 +31,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-stepping bench-sampling bench-standalone install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -103,6 +105,10 @@ bench-scale: setup build
 # What following a task costs while 50 tasks run the same code (bench/stepping.py).
 bench-stepping: setup build
 	$(PYTHON) bench/stepping.py
+
+# What an editor waits for through the DAP proxy at 10,000 tasks (bench/dap.py).
+bench-dap: setup build
+	$(PYTHON) bench/dap.py
 
 # What sampling 10,000 tasks 20 times costs (bench/sampling.py).
 bench-sampling: setup build

@@ -21,9 +21,9 @@ MARKERS = Markers()
 SOURCE = os.path.realpath(FIXTURE_SOURCE)
 
 
-def start(launch_or_attach, arguments):
+def start(launch_or_attach, arguments, argv=(PROXY, "dap", "--", ADAPTER)):
     """A proxied session stopped at tokio_async_checkpoint (launch), or attached."""
-    client = DapClient([PROXY, "dap", "--", ADAPTER])
+    client = DapClient(list(argv))
     client.request("initialize", {"adapterID": "lldb-dap", "linesStartAt1": True, "columnsStartAt1": True, "pathFormat": "path"})
     seq = client.send(launch_or_attach, arguments)
     client.wait_event("initialized")
@@ -35,12 +35,12 @@ def start(launch_or_attach, arguments):
     return client
 
 
-def launch(tmp_path, program, args, settings=None, profile="dev"):
+def launch(tmp_path, program, args, settings=None, profile="dev", argv=(PROXY, "dap", "--", ADAPTER)):
     manifest = tmp_path / "manifest.json"
     arguments = {"program": build.fixture(program, profile), "args": args, "env": ["FIXTURE_MANIFEST=%s" % manifest]}
     if settings is not None:
         arguments["tokioAsync"] = settings
-    client = start("launch", arguments)
+    client = start("launch", arguments, argv)
     stopped = client.wait_event("stopped", timeout=120)
     return client, stopped, json.loads(manifest.read_text())
 
@@ -121,7 +121,8 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
 
 @pytest.mark.parametrize("flavor", ["current_thread", "local_set"])
 def test_every_flavor_lists_its_tasks(tmp_path, flavor):
-    client, _, manifest = launch(tmp_path, "tokio-app", ["breakpoint", flavor])
+    # As editors start it: `tokio-async dap`, which finds lldb-dap-19 on PATH.
+    client, _, manifest = launch(tmp_path, "tokio-app", ["breakpoint", flavor], argv=(PROXY, "dap"))
     try:
         tasks = task_threads(client.request("threads")["threads"])
         ids = manifest["tasks"]

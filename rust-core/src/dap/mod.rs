@@ -49,12 +49,21 @@ const USAGE: &str =
 
 /// Runs the proxy until the editor or the adapter ends; its exit status.
 pub fn run(arguments: &[String]) -> Result<i32> {
-    let adapter: Vec<&String> = match arguments.first().map(String::as_str) {
-        Some("--") => arguments[1..].iter().collect(),
-        _ => arguments.iter().collect(),
+    let mut adapter: Vec<String> = match arguments.first().map(String::as_str) {
+        Some("--") => arguments[1..].to_vec(),
+        _ => arguments.to_vec(),
     };
+    if adapter.is_empty() {
+        adapter.extend(default_adapter());
+    }
     let Some((program, adapter_arguments)) = adapter.split_first() else {
-        return Err(Error::new(ErrorKind::Usage, USAGE));
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "no DAP adapter named, and none of {} is on PATH; {USAGE}",
+                DEFAULT_ADAPTERS.join(", ")
+            ),
+        ));
     };
     let mut child = Command::new(program)
         .args(adapter_arguments)
@@ -87,6 +96,17 @@ pub fn run(arguments: &[String]) -> Result<i32> {
     drop(proxy.lock_adapter().take());
     let _ = from_adapter.join();
     Ok(wait_for(&mut child))
+}
+
+/// The adapters tried, in order, when none is named.
+const DEFAULT_ADAPTERS: &[&str] = &["lldb-dap-19", "lldb-dap"];
+
+fn default_adapter() -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    DEFAULT_ADAPTERS
+        .iter()
+        .find(|name| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+        .map(|name| name.to_string())
 }
 
 fn frame_id(task_index: usize, depth: usize) -> u64 {

@@ -100,6 +100,9 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
         # The REPL takes the async commands as they are; the report as JSON on request.
         table = client.request("evaluate", {"expression": "async tasks", "context": "repl"})["result"]
         assert "ID  STATE" in table and "tokio_app::level1" in table
+        # A command that runs the program would hang the adapter's REPL: refused.
+        with pytest.raises(DapError, match="async next runs the program"):
+            client.request("evaluate", {"expression": "async next", "context": "repl"})
         report = client.request("tokioAsync/tasks")
         assert sorted(task["id"] for task in report["tasks"]) == live
 

@@ -343,14 +343,30 @@ impl Proxy {
                 false
             }
             "evaluate" => {
-                if let Some(expression) = request["arguments"]["expression"].as_str() {
-                    let trimmed = expression.trim_start();
-                    if trimmed == "async" || trimmed.starts_with("async ") {
+                let Some(expression) = request["arguments"]["expression"].as_str() else {
+                    return true;
+                };
+                let trimmed = expression.trim_start().to_string();
+                let mut words = trimmed.split_whitespace();
+                if words.next() != Some("async") {
+                    return true;
+                }
+                // Only the reports: a command that runs the program (async next, sample,
+                // until-polled, ...) waits for a stop the adapter's own event loop takes.
+                match words.next() {
+                    Some(view) if crate::command::arguments::view_named(view).is_none() => {
+                        let refusal = format!(
+                            "async {view} runs the program, which this adapter's REPL cannot wait for; the reports (async bt, tasks, task, waits, diff) run here"
+                        );
+                        self.respond::<Value>(request, Err(refusal));
+                        false
+                    }
+                    _ => {
                         request["arguments"]["expression"] =
                             Value::String(format!("{COMMAND_PREFIX}{trimmed}"));
+                        true
                     }
                 }
-                true
             }
             "tokioAsync/tasks" => {
                 self.when_reported(Waiting::Tasks(request.clone()));

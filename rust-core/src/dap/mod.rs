@@ -392,7 +392,7 @@ impl Proxy {
                 if is_task_thread =>
             {
                 let refusal = format!(
-                    "{command} on a task: a task runs on the thread that polls it; step that thread (async next, async step, async finish in the REPL follow the task)"
+                    "{command} on a task: a task runs on the thread that polls it; step that thread (in GDB or LLDB, async next, step and finish follow the task)"
                 );
                 self.respond::<Value>(request, Err(refusal));
                 false

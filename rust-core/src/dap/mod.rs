@@ -19,7 +19,7 @@ mod wire;
 use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -76,7 +76,12 @@ pub fn run(arguments: &[String]) -> Result<i32> {
         })?;
     let proxy = Arc::new(Proxy {
         to_editor: Mutex::new(Box::new(std::io::stdout())),
-        to_adapter: Mutex::new(child.stdin.take()),
+        to_adapter: Mutex::new(
+            child
+                .stdin
+                .take()
+                .map(|input| Box::new(input) as Box<dyn Write + Send>),
+        ),
         state: Mutex::new(State::default()),
     });
     let adapter_output = child.stdout.take();
@@ -97,6 +102,18 @@ pub fn run(arguments: &[String]) -> Result<i32> {
     let _ = from_adapter.join();
     Ok(wait_for(&mut child))
 }
+
+/// Requests that run the program: the stop they end has no tasks to show any more.
+const RUNNING_REQUESTS: &[&str] = &[
+    "continue",
+    "next",
+    "stepIn",
+    "stepOut",
+    "stepBack",
+    "reverseContinue",
+    "goto",
+    "restart",
+];
 
 /// The adapters tried, in order, when none is named.
 const DEFAULT_ADAPTERS: &[&str] = &["lldb-dap-19", "lldb-dap"];
@@ -123,7 +140,7 @@ fn wait_for(child: &mut Child) -> i32 {
 
 struct Proxy {
     to_editor: Mutex<Box<dyn Write + Send>>,
-    to_adapter: Mutex<Option<ChildStdin>>,
+    to_adapter: Mutex<Option<Box<dyn Write + Send>>>,
     state: Mutex<State>,
 }
 
@@ -145,6 +162,8 @@ struct State {
     next_seq: u64,
     /// The proxy's own requests in flight: seq -> (stop, report file).
     pending: HashMap<u64, (u64, PathBuf)>,
+    /// Whether the program is stopped now (its last event was `stopped`).
+    stopped: bool,
     /// The thread the last stop named, for a `continue` sent to a task thread.
     stopped_thread: Option<u64>,
     /// The editor's `stackTrace` requests of threads that poll a task, asked of the adapter
@@ -233,7 +252,7 @@ impl Proxy {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn lock_adapter(&self) -> std::sync::MutexGuard<'_, Option<ChildStdin>> {
+    fn lock_adapter(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn Write + Send>>> {
         self.to_adapter
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -296,7 +315,28 @@ impl Proxy {
             if message["type"] == "request" && !self.answer_editor(&mut message) {
                 continue;
             }
+            // An adapter need not say `continued` when asked to run: the stop is over.
+            if RUNNING_REQUESTS.contains(&message["command"].as_str().unwrap_or_default()) {
+                self.stop_is_over(false);
+            }
             self.to_adapter(&message);
+        }
+    }
+
+    /// A stop ended (or, with `stopped`, began): its report no longer holds.
+    fn stop_is_over(&self, stopped: bool) {
+        let waiting = {
+            let mut state = self.lock_state();
+            state.stop += 1;
+            state.report = None;
+            state.asked = None;
+            state.stopped = stopped;
+            std::mem::take(&mut state.waiting)
+        };
+        // What waited for the ended stop's report gets the adapter's own answer.
+        let none = StopReport::new(Err("the program ran on".into()), 0);
+        for waiting in waiting {
+            self.deliver(waiting, &none);
         }
     }
 
@@ -453,11 +493,9 @@ impl Proxy {
                 Some("event") => {
                     let event = message["event"].as_str().unwrap_or_default();
                     if matches!(event, "stopped" | "continued" | "exited" | "terminated") {
-                        let mut state = self.lock_state();
-                        state.stop += 1;
-                        state.report = None;
-                        state.asked = None;
+                        self.stop_is_over(event == "stopped");
                         if event == "stopped" {
+                            let mut state = self.lock_state();
                             state.stopped_thread = message["body"]["threadId"]
                                 .as_u64()
                                 .or(state.stopped_thread);
@@ -476,6 +514,13 @@ impl Proxy {
             let mut state = self.lock_state();
             match state.report.clone() {
                 Some(report) => report,
+                // Running (or not started): no tasks to read; the adapter's answer as it is.
+                None if !state.stopped => {
+                    drop(state);
+                    let running = StopReport::new(Err("the program is not stopped".into()), 0);
+                    self.deliver(waiting, &running);
+                    return;
+                }
                 None => {
                     state.waiting.push(waiting);
                     if state.asked != Some(state.stop) {
@@ -902,6 +947,95 @@ fn lldb_script() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer the test reads back: what the proxy sent one side.
+    #[derive(Clone, Default)]
+    struct Sent(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Sent {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Sent {
+        fn take(&self) -> Vec<Value> {
+            let bytes = std::mem::take(&mut *self.0.lock().unwrap());
+            let mut input = std::io::Cursor::new(bytes);
+            std::iter::from_fn(|| read_message(&mut input).unwrap()).collect()
+        }
+    }
+
+    fn message(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    const THREADS: &str = r#"{"seq": 0, "type": "response", "request_seq": 5, "success": true,
+        "command": "threads", "body": {"threads": [{"id": 7, "name": "main"}]}}"#;
+
+    #[test]
+    fn threads_get_the_tasks_of_a_stop_and_never_wait_past_it() {
+        let (editor, adapter) = (Sent::default(), Sent::default());
+        let proxy = Proxy {
+            to_editor: Mutex::new(Box::new(editor.clone())),
+            to_adapter: Mutex::new(Some(Box::new(adapter.clone()))),
+            state: Mutex::new(State::default()),
+        };
+        let feed = |text: &str| proxy.pump_adapter(std::io::Cursor::new(framed(text)));
+        // Running: the adapter's answer as it is, and nothing asked of it.
+        feed(THREADS);
+        assert_eq!(editor.take(), vec![message(THREADS)]);
+        assert!(adapter.take().is_empty());
+        // Stopped: the answer waits for the report the debugger is asked to write.
+        feed(r#"{"seq": 0, "type": "event", "event": "stopped", "body": {"threadId": 7}}"#);
+        feed(THREADS);
+        assert_eq!(editor.take().len(), 1); // the stopped event only
+        let [evaluate] = adapter.take().try_into().unwrap();
+        let expression = evaluate["arguments"]["expression"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            expression.starts_with("`async bt all full --json --output "),
+            "{expression}"
+        );
+        let file = expression.rsplit(' ').next().unwrap().to_string();
+        std::fs::write(
+            &file,
+            r#"{"tasks": [{"id": 3, "state": "idle", "root": {"kind": "sleep", "type": "Sleep", "summary": "Sleep until +1s"}}]}"#,
+        )
+        .unwrap();
+        feed(&format!(
+            r#"{{"seq": 0, "type": "response", "request_seq": {}, "success": true, "command": "evaluate", "body": {{"result": ""}}}}"#,
+            evaluate["seq"]
+        ));
+        let [threads] = editor.take().try_into().unwrap();
+        let names: Vec<&str> = threads["body"]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|thread| thread["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, vec!["main", "task 3 · Sleep · Sleep until +1s"]);
+        assert!(!Path::new(&file).exists());
+        // A stop that ends before its report arrives hands back what waited for it.
+        feed(r#"{"seq": 0, "type": "event", "event": "stopped", "body": {"threadId": 7}}"#);
+        feed(THREADS);
+        assert_eq!(adapter.take().len(), 1);
+        feed(r#"{"seq": 0, "type": "event", "event": "continued", "body": {"threadId": 7}}"#);
+        let sent = editor.take();
+        assert!(sent.contains(&message(THREADS)), "{sent:?}");
+    }
+
+    fn framed(text: &str) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        write_message(&mut bytes, &message(text)).unwrap();
+        bytes
+    }
 
     #[test]
     fn lldb_frame_names_read_as_function_paths() {

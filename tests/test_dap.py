@@ -122,10 +122,10 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
     assert client.process.returncode == 0
 
 
-@pytest.mark.parametrize("flavor", ["current_thread", "local_set"])
-def test_every_flavor_lists_its_tasks(tmp_path, flavor):
+@pytest.mark.parametrize("flavor,profile", [("current_thread", "dev"), ("local_set", "dev"), ("multi_thread", "release")])
+def test_every_flavor_and_build_lists_its_tasks(tmp_path, flavor, profile):
     # As editors start it: `tokio-async dap`, which finds lldb-dap-19 on PATH.
-    client, _, manifest = launch(tmp_path, "tokio-app", ["breakpoint", flavor], argv=(PROXY, "dap"))
+    client, _, manifest = launch(tmp_path, "tokio-app", ["breakpoint", flavor], profile=profile, argv=(PROXY, "dap"))
     try:
         tasks = task_threads(client.request("threads")["threads"])
         ids = manifest["tasks"]

@@ -344,13 +344,14 @@ class StackViews:
         try:
             adapter.check_process()
             path = _executable_to_read(adapter, adapter.executable_path())
-            program = _binary_key(path, adapter.debug_file_directories(), adapter.debug_file_path())
+            debug_dirs, debugger_file = adapter.debug_file_directories(), adapter.debug_file_path()
+            program = _binary_key(path, debug_dirs, debugger_file)
             if program in self._refused:
                 return None
             key = (adapter.stop_key(), tid)
             if key[0] is not None and key in self._views:
                 return self._views[key]
-            view = self._read(adapter, program, thread_of_stop())
+            view = self._read(adapter, program, (path, debug_dirs, debugger_file), thread_of_stop())
             if key[0] is not None:
                 if len(self._views) >= self.KEPT:
                     self._views.clear()
@@ -363,10 +364,11 @@ class StackViews:
                 traceback.print_exc()
             return None
 
-    def _read(self, adapter: DebuggerAdapter, program, thread):
-        """`program` is the executable's `_binary_key`."""
+    def _read(self, adapter: DebuggerAdapter, program, files, thread):
+        """`program` is the executable's `_binary_key`, `files` its path, the debug-file
+        directories and the debug file the debugger loaded."""
         core = _core()
-        path, debug_dirs, debugger_file = program[0], program[3], program[4]
+        path, debug_dirs, debugger_file = files
         try:
             # A program without tokio is not loaded for this (a `bt` in any program would).
             binary = start_loading_binary(path, debug_dirs, debugger_file, only_if_tokio=True)(adapter.interrupt_requested)

@@ -1,4 +1,4 @@
-//! `tokio-async dap [--] ADAPTER [ARGS…]`: a Debug Adapter Protocol proxy that puts a
+//! `tokio-async dap [[--] ADAPTER [ARGS…]]`: a Debug Adapter Protocol proxy that puts a
 //! tokio program's tasks into any DAP editor. It starts the real adapter (`lldb-dap-19`,
 //! CodeLLDB's) and passes every message through, adding:
 //! - the LLDB script loaded into the adapter's debugger (`initCommands` of launch/attach);
@@ -7,7 +7,8 @@
 //!   report the debugger's `async bt all full --json` writes;
 //! - `stackTrace`, `scopes` and `variables` of those threads: the task's await chain,
 //!   the locals each coroutine keeps across its await;
-//! - `evaluate` of `async …` in the REPL as the debugger's own command;
+//! - `evaluate` of the `async` reports in the REPL as the debugger's own command (those
+//!   that run the program are refused: lldb-dap's REPL would wait for a stop forever);
 //! - the custom request `tokioAsync/tasks`: the whole report.
 //!
 //! Everything added is read-only; a failure to read adds one `output` event and keeps the
@@ -37,7 +38,7 @@ const MORE_TASKS_THREAD: u64 = TASK_THREAD_BASE - 1;
 /// `FRAME_BASE + the task's index in the report * MAX_DEPTH + depth`; the last of a
 /// task's ids is its label row in the stack of the thread that polls it.
 const FRAME_BASE: u64 = 1 << 42;
-const MAX_DEPTH: u64 = 4096;
+const MAX_DEPTH: u64 = tasks::MAX_CHAIN as u64 + 1;
 /// Sequence numbers of the requests the proxy sends the adapter itself.
 const PROXY_SEQ_BASE: u64 = 1 << 31;
 const DEFAULT_TASK_LIMIT: usize = 100;
@@ -45,7 +46,7 @@ const DEFAULT_TASK_LIMIT: usize = 100;
 const COMMAND_PREFIX: char = '`';
 
 const USAGE: &str =
-    "usage: tokio-async dap [--] ADAPTER [ARGS…]   (e.g. tokio-async dap -- lldb-dap-19)";
+    "usage: tokio-async dap [[--] ADAPTER [ARGS…]]   (e.g. tokio-async dap -- lldb-dap-19)";
 
 /// Runs the proxy until the editor or the adapter ends; its exit status.
 pub fn run(arguments: &[String]) -> Result<i32> {
@@ -709,8 +710,8 @@ impl Proxy {
         let (report, _) = self.current()?;
         let reference = request["arguments"]["variablesReference"]
             .as_u64()
-            .unwrap_or_default()
-            - FRAME_BASE;
+            .and_then(|reference| reference.checked_sub(FRAME_BASE))
+            .ok_or_else(|| "no such variables".to_string())?;
         let (index, depth) = (
             (reference / MAX_DEPTH) as usize,
             (reference % MAX_DEPTH) as usize,

@@ -100,11 +100,17 @@ pub struct Variable {
     pub memory_reference: String,
 }
 
+/// The longest await chain shown (deeper nodes are left out): each depth has a frame id.
+pub const MAX_CHAIN: usize = 4095;
+
 impl Node {
     /// Its first child's chain to the leaf, this node first: what a task waits on.
     pub fn chain(&self) -> Vec<&Node> {
         let mut chain = vec![self];
         while let Some(child) = chain.last().and_then(|node| node.children.first()) {
+            if chain.len() == MAX_CHAIN {
+                break;
+            }
             chain.push(child);
         }
         chain

@@ -143,7 +143,7 @@ class GdbAdapter(DebuggerAdapter):
                 thread.switch()
                 result.append(
                     ThreadInfo(
-                        tid=thread.ptid[1] or thread.ptid[2] or thread.num,
+                        tid=_thread_id(thread),
                         name=thread.name,
                         fs_base=self._fs_base(),
                         frames=self._frames(block_on_frames),
@@ -161,11 +161,14 @@ class GdbAdapter(DebuggerAdapter):
         frame filter, called while `bt` walks that stack, must not do)."""
         thread = gdb.selected_thread()
         return ThreadInfo(
-            tid=thread.ptid[1] or thread.ptid[2] or thread.num,
+            tid=_thread_id(thread),
             name=thread.name,
             fs_base=self._fs_base(),
             frames=self._frames(commands.block_on_frames()),
         )
+
+    def selected_tid(self):
+        return _thread_id(gdb.selected_thread())
 
     @staticmethod
     def _fs_base():
@@ -223,6 +226,11 @@ class GdbAdapter(DebuggerAdapter):
                 info.locals[local] = _scalar_bytes(value)
         except (gdb.error, ValueError) as error:
             info.local_errors[local] = "cannot read `%s`: %s" % (local, error)
+
+
+def _thread_id(thread):
+    """A thread as the core names it: its LWP (a core's thread has one too), else GDB's number."""
+    return thread.ptid[1] or thread.ptid[2] or thread.num
 
 
 def _register(frame, name):
@@ -395,7 +403,7 @@ class GdbStepper(stepping.Stepper):
 
     def selected_thread_id(self):
         thread = gdb.selected_thread()
-        return thread.ptid[1] or thread.ptid[2] or thread.num
+        return _thread_id(thread)
 
     def selected_frame_index(self):
         selected, frame, index = gdb.selected_frame(), gdb.newest_frame(), 0
@@ -539,7 +547,7 @@ class GdbStepper(stepping.Stepper):
 
     def select(self, thread_id, frame_index):
         for thread in gdb.selected_inferior().threads():
-            if thread.is_valid() and (thread.ptid[1] or thread.ptid[2] or thread.num) == thread_id:
+            if thread.is_valid() and _thread_id(thread) == thread_id:
                 thread.switch()
                 try:
                     self._frame(frame_index).select()

@@ -24,18 +24,13 @@ class AsyncFrameFilter:
         self.make_adapter = make_adapter
 
     def filter(self, frame_iter):
-        thread = gdb.selected_thread()
-        if thread is None:
+        if gdb.selected_thread() is None:
             return frame_iter
         adapter = self.make_adapter()
-        view = commands.stack_views.of_thread(adapter, _tid(thread), adapter.selected_thread)
+        view = commands.stack_views.of_thread(adapter, adapter.selected_tid(), adapter.selected_thread)
         if view is None:
             return frame_iter
         return _decorated(view, frame_iter)
-
-
-def _tid(thread):
-    return thread.ptid[1] or thread.ptid[2] or thread.num
 
 
 class _Frames:

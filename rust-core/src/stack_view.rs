@@ -7,7 +7,7 @@ use crate::block_on::find_block_on_frame;
 use crate::dwarf::{DebugInfo, FunctionAt};
 use crate::inspect::ThreadInput;
 use crate::layouts::{rust, tokio as runtime};
-use crate::model::{CoroutineState, FutureNode, Local, NodeKind, Report, ThreadReport};
+use crate::model::{CoroutineState, FutureNode, Local, Report, ThreadReport};
 use crate::names;
 use crate::stack::{resolve_frames, ResolvedFrame};
 
@@ -312,12 +312,7 @@ fn suspended_frame(node: &FutureNode, beside: usize) -> ViewFrame {
 
 /// A node as one frame's name: `async fn app::run (await #2)`, or what a leaf waits for.
 fn node_title(node: &FutureNode) -> String {
-    let label = match node.kind {
-        NodeKind::AsyncFn => "async fn ",
-        NodeKind::AsyncBlock => "async block ",
-        NodeKind::AsyncClosure => "async closure ",
-        _ => "",
-    };
+    let label = crate::render::label(node.kind);
     if !label.is_empty() {
         let name = node.function().unwrap_or(node.type_name());
         let state = match (node.state, node.await_point) {
@@ -427,7 +422,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::model::{Location, NodeNames, ThreadRole};
+    use crate::model::{Location, NodeKind, NodeNames, ThreadRole};
 
     fn paths(names: &[&str]) -> Vec<Option<String>> {
         names

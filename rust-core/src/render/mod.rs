@@ -354,7 +354,8 @@ struct Line {
     tail: String,
 }
 
-fn label(kind: NodeKind) -> &'static str {
+/// What a coroutine node is called before its function: `async fn `; empty for others.
+pub fn label(kind: NodeKind) -> &'static str {
     match kind {
         NodeKind::AsyncFn => "async fn ",
         NodeKind::AsyncBlock => "async block ",

@@ -5,6 +5,7 @@ next, continue, disconnect) and finds each task as a thread of its own."""
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -21,13 +22,16 @@ MARKERS = Markers()
 SOURCE = os.path.realpath(FIXTURE_SOURCE)
 
 
-def start(launch_or_attach, arguments, argv=(PROXY, "dap", "--", ADAPTER)):
-    """A proxied session stopped at tokio_async_checkpoint (launch), or attached."""
+def start(launch_or_attach, arguments, argv=(PROXY, "dap", "--", ADAPTER), breakpoints=None):
+    """A proxied session stopped at tokio_async_checkpoint (launch; or at the source line
+    `breakpoints` says), or attached."""
     client = DapClient(list(argv))
     client.request("initialize", {"adapterID": "lldb-dap", "linesStartAt1": True, "columnsStartAt1": True, "pathFormat": "path"})
     seq = client.send(launch_or_attach, arguments)
     client.wait_event("initialized")
-    if launch_or_attach == "launch":
+    if breakpoints:
+        client.request("setBreakpoints", {"source": {"path": breakpoints["path"]}, "breakpoints": [{"line": breakpoints["line"]}]})
+    elif launch_or_attach == "launch":
         client.request("setFunctionBreakpoints", {"breakpoints": [{"name": "tokio_async_checkpoint"}]})
     client.request("configurationDone")
     reply = client.response(seq)
@@ -100,22 +104,106 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
         # The REPL takes the async commands as they are; the report as JSON on request.
         table = client.request("evaluate", {"expression": "async tasks", "context": "repl"})["result"]
         assert "ID  STATE" in table and "tokio_app::level1" in table
-        # A command that runs the program would hang the adapter's REPL: refused.
-        with pytest.raises(DapError, match="async next runs the program"):
-            client.request("evaluate", {"expression": "async next", "context": "repl"})
         report = client.request("tokioAsync/tasks")
         assert sorted(task["id"] for task in report["tasks"]) == live
 
-        # A task does not step: the thread that polls it does.
-        with pytest.raises(DapError, match="step that thread"):
-            client.request("next", {"threadId": TASK_THREAD_BASE + level1})
-        # Continue on a task thread resumes the program; the next stop reads anew.
-        client.request("continue", {"threadId": TASK_THREAD_BASE + level1})
+        # Continue on a task thread runs the program until that task is next polled, and is
+        # answered at once; level1 never is, so the editor's pause ends it (the adapter
+        # answers nothing meanwhile: the proxy interrupts through the script).
+        reply = client.request("continue", {"threadId": TASK_THREAD_BASE + level1})
+        assert reply == {"allThreadsContinued": True}
         client.wait_event("continued")
         client.request("pause", {"threadId": stopped["body"]["threadId"]})
-        client.wait_event("stopped")
+        paused = client.wait_event("stopped")
+        assert paused["body"]["reason"] == "pause"
+        said = "".join(event["body"].get("output", "") for event in client.seen_events if event["event"] == "output")
+        assert "async until-polled interrupted" in said, said
         again = task_threads(client.request("threads")["threads"])
         assert level1 in again and ids["sleeper"] in again
+    finally:
+        client.request("disconnect", {"terminateDebuggee": True})
+        client.close()
+    assert client.process.returncode == 0
+
+
+STEPPING_SOURCE = os.path.join(REPO, "tests", "fixtures", "stepping-app", "src", "main.rs")
+
+
+def step_lines():
+    lines = {}
+    with open(STEPPING_SOURCE) as source:
+        for number, text in enumerate(source, start=1):
+            found = re.search(r"//\s*@step\s+(\w+)", text)
+            if found and not text.lstrip().startswith("//!"):
+                lines[found.group(1)] = number
+    return lines
+
+
+def step(client, command, thread):
+    """Sends `command` for `thread`; the stop it ends in, and the top frame there."""
+    client.request(command, {"threadId": thread}, timeout=60)
+    stopped = client.wait_event("stopped", timeout=60)["body"]
+    top = client.request("stackTrace", {"threadId": stopped["threadId"], "startFrame": 0, "levels": 1})["stackFrames"][0]
+    return stopped, (function_path(top["name"]), top["line"])
+
+
+def function_path(name):
+    """stepping_app::level3 of lldb's `stepping_app::level3::_$u7b$$u7b$closure$u7d$$u7d$`."""
+    return re.sub(r"::_\$u7b\$\$u7b\$closure\$u7d\$\$u7d\$.*", "", name)
+
+
+def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_poll(tmp_path):
+    """50 tasks run level1 -> level2 -> level3 (stepping-app); stopped in task n == 7's
+    level3, the editor's next/stepIn/stepOut follow that task across its awaits (async
+    next/step/finish), as the adapter's own do outside its async fns; a task thread's
+    continue stops where that task is polled next; the REPL's `async next` runs in the
+    editor's frame."""
+    lines = step_lines()
+    program = build.fixture("stepping-app", "dev")
+    client = start("launch", {"program": program, "args": ["multi"]}, breakpoints={"path": STEPPING_SOURCE, "line": lines["begin"]})
+    try:
+        first = client.wait_event("stopped", timeout=120)["body"]
+        client.request("setBreakpoints", {"source": {"path": STEPPING_SOURCE}, "breakpoints": []})
+        client.request("threads")
+        thread = first["threadId"]
+        stopped, top = step(client, "next", thread)
+        assert (stopped["reason"], top) == ("step", ("stepping_app::level3", lines["lock"]))
+        # Across the lock's await: the task may go on in another worker, which the stop names.
+        stopped, top = step(client, "next", stopped["threadId"])
+        assert top == ("stepping_app::level3", lines["bump"])
+        thread = stopped["threadId"]
+        client.request("threads")
+        # `*guard += 1` awaits nothing: the adapter's own step in (into the guard's deref),
+        # and its own step out of that.
+        _, (function, _) = step(client, "stepIn", thread)
+        assert "MutexGuard" in function, function
+        stopped, top = step(client, "stepOut", thread)
+        assert top == ("stepping_app::level3", lines["bump"])
+        client.request("threads")
+        # In level3's own frame, step out finishes it: back in level2, after its await.
+        stopped, top = step(client, "stepOut", stopped["threadId"])
+        assert top == ("stepping_app::level2", lines["after3"])
+        said = "".join(event["body"].get("output", "") for event in client.seen_events if event["event"] == "output")
+        assert "stepping_app::level3 returned" in said, said
+
+        # A task thread's continue: stops in the worker that polls that task next, whose
+        # stack names it below the poll frame.
+        threads = client.request("threads")["threads"]
+        idle = [thread["id"] for thread in threads if thread["id"] >= TASK_THREAD_BASE and "Sleep until" in thread["name"]]
+        assert idle, threads
+        task = idle[0] - TASK_THREAD_BASE
+        stopped, _ = step(client, "continue", idle[0])
+        assert stopped["reason"] == "step"
+        client.request("threads")
+        names = [frame["name"] for frame in client.request("stackTrace", {"threadId": stopped["threadId"]})["stackFrames"]]
+        assert any(name.startswith("task %d · " % task) for name in names), names
+
+        # The REPL's `async next` runs in the frame the editor has selected (lldb-dap alone
+        # would run it in its debugger's selected thread), and says where it stopped.
+        top = client.request("stackTrace", {"threadId": stopped["threadId"], "startFrame": 0, "levels": 1})["stackFrames"][0]
+        said = client.request("evaluate", {"expression": "async next", "context": "repl", "frameId": top["id"]}, timeout=60)["result"]
+        assert re.search(r"^task %d, async fn stepping_app::\w+ at stepping-app/src/main.rs:\d+$" % task, said, re.M), said
+        assert client.wait_event("stopped", timeout=30)["body"]["reason"] == "step"
     finally:
         client.request("disconnect", {"terminateDebuggee": True})
         client.close()

@@ -331,7 +331,7 @@ def test_what_cannot_be_done_is_said(debugger, tmp_path, lines, wake_ids):
     errors = [output.strip().splitlines()[-1] if output.strip() else "" for output in result["outputs"]]
     assert errors[0].endswith("tokio-async: no task 9999 among the 6 tasks of this program (`async tasks` lists them)"), errors[0]
     assert errors[1].endswith("tokio-async: which task? usage: async until-woken TASK"), errors[1]
-    assert errors[2].endswith("tokio-async: next takes no arguments; usage: async next"), errors[2]
+    assert errors[2].endswith("tokio-async: next takes no arguments; usage: async next [--own-frame]"), errors[2]
     for error in errors[4:6]:
         assert error.endswith("tokio-async: the selected frame is in no async fn or block of a task; stop in one first"), error
     if no_watchpoints:

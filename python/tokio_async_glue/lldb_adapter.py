@@ -435,6 +435,7 @@ def register(debugger):
     else:
         clock_stops(debugger)
     _preload_on_module_loads(debugger)
+    _interrupt_when_asked(debugger)
 
 
 # Debuggers (by id) whose module loads are being listened to.
@@ -468,6 +469,35 @@ def _preload_on_module_loads(debugger):
                 commands.note_preload_failure(error)
 
     threading.Thread(target=wait_for_module_loads, name="tokio-async-preload", daemon=True).start()
+
+
+# Debuggers (by id) whose interrupt FIFO is read.
+_interruptible = set()
+
+
+def _interrupt_when_asked(debugger):
+    """Under `tokio-async dap`, which sets TOKIO_ASYNC_INTERRUPT_FIFO: lldb-dap answers no
+    request while a REPL command runs the program (`async until-polled` may wait long), so
+    the proxy asks for the interrupt by writing to this FIFO, and a daemon thread here
+    interrupts the program as Ctrl-C does in LLDB's console; the command then ends."""
+    path = os.environ.get("TOKIO_ASYNC_INTERRUPT_FIFO")
+    if not path or debugger.GetID() in _interruptible:
+        return
+    _interruptible.add(debugger.GetID())
+
+    def wait_for_interrupts():
+        while True:
+            try:
+                # Blocks (without Python's lock) until the proxy opens it to write.
+                with open(path, "rb") as fifo:
+                    while fifo.read(1):
+                        process = debugger.GetSelectedTarget().GetProcess()
+                        if process.IsValid():
+                            process.SendAsyncInterrupt()
+            except OSError:
+                return  # the proxy is gone, and its FIFO with it
+
+    threading.Thread(target=wait_for_interrupts, name="tokio-async-interrupt", daemon=True).start()
 
 
 # How deep in a thread's stack the wake's state transition may be.

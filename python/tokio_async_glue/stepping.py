@@ -14,21 +14,25 @@ from typing import List, NamedTuple, Optional
 from .adapter import UserError
 
 NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN = "next", "step", "finish", "until-polled", "until-woken"
+# Only where the selected frame is the async fn's own code, not a function it calls (as an
+# editor's `next`/`stepOut` means it; `tokio-async dap` passes it).
+OWN_FRAME = "--own-frame"
 COMMANDS = (NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN)
 USAGES = {
-    NEXT: "usage: async next",
+    NEXT: "usage: async next [--own-frame]",
     STEP: "usage: async step",
-    FINISH: "usage: async finish",
+    FINISH: "usage: async finish [--own-frame]",
     UNTIL_POLLED: "usage: async until-polled TASK",
     UNTIL_WOKEN: "usage: async until-woken TASK",
 }
 HELPS = {
     NEXT: "Run to the next line of the selected async fn in the same task: across awaits that yield, "
-    "whichever worker polls the task next; when the fn returns, stop in its awaiter.",
+    "whichever worker polls the task next; when the fn returns, stop in its awaiter. With --own-frame, only "
+    "where the selected frame is the async fn's own code.",
     STEP: "Run into the async fn the current line awaits, in the same task: its first line on its first "
     "poll, its await line when it resumes.",
     FINISH: "Run until the selected async fn returns to its awaiter in the same task, and print the value "
-    "it returned.",
+    "it returned. With --own-frame, only where the selected frame is the async fn's own code.",
     UNTIL_POLLED: "Continue until task TASK is next polled; stop where its innermost async fn resumes.",
     UNTIL_WOKEN: "Continue until something wakes task TASK; stop in the thread that wakes it (its `bt` shows "
     "the waking code) and name the waker.",
@@ -127,15 +131,22 @@ class Stepper:
         """Raise UserError if stopping the program every interval would harm it."""
 
 
-def parse(command: str, argument_string: str) -> Optional[int]:
+class Arguments(NamedTuple):
+    task: Optional[int] = None
+    own_frame: bool = False
+
+
+def parse(command: str, argument_string: str) -> Arguments:
     words = argument_string.split()
     if command in (UNTIL_POLLED, UNTIL_WOKEN):
         if len(words) != 1 or not words[0].isdigit():
             raise UserError("which task? %s" % USAGES[command])
-        return int(words[0])
+        return Arguments(task=int(words[0]))
+    if command in (NEXT, FINISH) and words == [OWN_FRAME]:
+        return Arguments(own_frame=True)
     if words:
         raise UserError("%s takes no arguments; %s" % (command, USAGES[command]))
-    return None
+    return Arguments()
 
 
 class Session:
@@ -239,6 +250,11 @@ def _current(session: Session):
     return plan
 
 
+def _require_own_frame(session: Session, plan):
+    if plan.chain[0].frame != session.stepper.selected_frame_index():
+        raise UserError("the selected frame is not an async fn's own code; select one (frame N)")
+
+
 class Follow:
     """Runs the selected coroutine instance to its next line, or to its return."""
 
@@ -340,20 +356,23 @@ def _to_awaiter(session: Session, command: str, plan, follow) -> str:
 
 def run_command(stepper: Stepper, core_calls, command: str, argument_string: str) -> str:
     """Runs one stepping command; returns what to print, raises UserError with one line."""
-    task = parse(command, argument_string)
+    arguments = parse(command, argument_string)
     session = Session(stepper, core_calls)
     try:
-        return _run(session, command, task)
+        return _run(session, command, arguments)
     except Ended as ended:
         return "%s\n%s" % (stepper.where(), ended)
     finally:
         session.close()
 
 
-def _run(session: Session, command: str, task: Optional[int]) -> str:
+def _run(session: Session, command: str, arguments: Arguments) -> str:
     stepper = session.stepper
+    task = arguments.task
     if command in (NEXT, FINISH):
         plan = _current(session)
+        if arguments.own_frame:
+            _require_own_frame(session, plan)
         follow = Follow(session, command, plan)
         outcome, returned = follow.run(to_return=command == FINISH)
         note = ""
@@ -365,9 +384,8 @@ def _run(session: Session, command: str, task: Optional[int]) -> str:
         return stepper.where() + note + _who(session.core.plan(0)) + "\n"
     if command == STEP:
         plan = _current(session)
+        _require_own_frame(session, plan)
         coroutine = plan.chain[0]
-        if coroutine.frame != stepper.selected_frame_index():
-            raise UserError("the selected frame is not an async fn's own code; select one (frame N)")
         if not plan.awaitees:
             if plan.awaited:
                 raise UserError("line %s awaits %s, which is no async fn; use async next" % (coroutine.line, plan.awaited))

@@ -7,13 +7,15 @@
 //!   report the debugger's `async bt all full --json` writes;
 //! - `stackTrace`, `scopes` and `variables` of those threads: the task's await chain,
 //!   the locals each coroutine keeps across its await;
-//! - `evaluate` of the `async` reports in the REPL as the debugger's own command (those
-//!   that run the program are refused: lldb-dap's REPL would wait for a stop forever);
+//! - `evaluate` of the `async` commands in the REPL as the debugger's own; those that run
+//!   the program, and `continue`/`next`/`stepIn`/`stepOut` of a task (runs.rs), with the
+//!   `continued`/`stopped` events the adapter does not send for them;
 //! - the custom request `tokioAsync/tasks`: the whole report.
 //!
 //! Everything added is read-only; a failure to read adds one `output` event and keeps the
 //! adapter's own answer.
 
+mod runs;
 mod tasks;
 mod wire;
 
@@ -21,12 +23,14 @@ use std::collections::HashMap;
 use std::io::{BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
+use runs::{Next, Origin, Run, RunOn, Step};
 use tasks::{Report, Thread};
 use wire::{read_message, write_message};
 
@@ -66,7 +70,12 @@ pub fn run(arguments: &[String]) -> Result<i32> {
             ),
         ));
     };
-    let mut child = Command::new(program)
+    let interrupt = InterruptFifo::make();
+    let mut adapter_command = Command::new(program);
+    if let Some(fifo) = &interrupt {
+        adapter_command.env(INTERRUPT_FIFO_VARIABLE, &fifo.0);
+    }
+    let mut child = adapter_command
         .args(adapter_arguments)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -84,6 +93,7 @@ pub fn run(arguments: &[String]) -> Result<i32> {
                 .map(|input| Box::new(input) as Box<dyn Write + Send>),
         ),
         state: Mutex::new(State::default()),
+        interrupt,
     });
     let adapter_output = child.stdout.take();
     let from_adapter = {
@@ -143,6 +153,73 @@ struct Proxy {
     to_editor: Mutex<Box<dyn Write + Send>>,
     to_adapter: Mutex<Option<Box<dyn Write + Send>>>,
     state: Mutex<State>,
+    /// How a run is interrupted (the script reads it); None where it could not be made.
+    interrupt: Option<InterruptFifo>,
+}
+
+const INTERRUPT_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+const INTERRUPT_TRIES: usize = 100;
+
+/// Where the script learns the interrupt FIFO's path.
+const INTERRUPT_FIFO_VARIABLE: &str = "TOKIO_ASYNC_INTERRUPT_FIFO";
+
+/// A FIFO the script's thread reads: a byte written asks it to interrupt the program
+/// (the adapter answers no `pause` while a REPL command runs). Removed when dropped.
+struct InterruptFifo(PathBuf);
+
+impl InterruptFifo {
+    fn make() -> Option<InterruptFifo> {
+        let path =
+            std::env::temp_dir().join(format!("tokio-async-dap-{}.interrupt", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        nix::unistd::mkfifo(
+            &path,
+            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        )
+        .ok()
+        .map(|()| InterruptFifo(path))
+    }
+
+    /// Asks the script to interrupt; false when no script reads the FIFO.
+    fn interrupt(&self) -> bool {
+        Self::write(&self.0)
+    }
+
+    /// Asks again every `INTERRUPT_EVERY` until `over` (at most `INTERRUPT_TRIES` times):
+    /// an interrupt that comes before the command has resumed the program is lost.
+    fn interrupt_until(&self, over: Arc<AtomicBool>) -> bool {
+        if !self.interrupt() {
+            return false;
+        }
+        let path = self.0.clone();
+        let _ = std::thread::Builder::new()
+            .name("tokio-async-interrupt".into())
+            .spawn(move || {
+                for _ in 0..INTERRUPT_TRIES {
+                    std::thread::sleep(INTERRUPT_EVERY);
+                    if over.load(Ordering::Relaxed) || !Self::write(&path) {
+                        return;
+                    }
+                }
+            });
+        true
+    }
+
+    fn write(path: &Path) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path)
+            .and_then(|mut fifo| fifo.write_all(b"i"))
+            .is_ok()
+    }
+}
+
+impl Drop for InterruptFifo {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 #[derive(Default)]
@@ -170,11 +247,17 @@ struct State {
     /// The editor's `stackTrace` requests of threads that poll a task, asked of the adapter
     /// whole: seq -> (task index in the report, startFrame, levels).
     polling_stacks: HashMap<u64, (usize, usize, usize)>,
+    /// The `async` command running the program, and the seq of its step in flight.
+    run: Option<(Run, u64)>,
+    /// Set when that run ends, for the interrupts asked of it.
+    run_over: Option<Arc<AtomicBool>>,
 }
 
 enum Waiting {
     Threads(Value),
     Tasks(Value),
+    /// The editor's step of a real thread, which follows its task if it runs one.
+    Step(Value),
 }
 
 /// One stop's report as read, or why it could not be.
@@ -392,54 +475,261 @@ impl Proxy {
                 if words.next() != Some("async") {
                     return true;
                 }
-                // Only the reports: a command that runs the program (async next, sample,
-                // until-polled, ...) waits for a stop the adapter's own event loop takes.
-                match words.next() {
-                    Some(view) if crate::command::arguments::view_named(view).is_none() => {
-                        let refusal = format!(
-                            "async {view} runs the program, which this adapter's REPL cannot wait for; the reports (async bt, tasks, task, waits, diff) run here"
-                        );
-                        self.respond::<Value>(request, Err(refusal));
-                        false
-                    }
-                    _ => {
-                        request["arguments"]["expression"] =
-                            Value::String(format!("{COMMAND_PREFIX}{trimmed}"));
-                        true
-                    }
-                }
+                // Run in the editor's frame; a command that runs the program (async next,
+                // sample, until-polled, ...) also says when the program runs and stops,
+                // which the adapter does not for a REPL command.
+                let resumes = words
+                    .next()
+                    .is_some_and(|view| crate::command::arguments::view_named(view).is_none());
+                let frame = request["arguments"]["frameId"]
+                    .as_u64()
+                    .filter(|&id| id < FRAME_BASE);
+                let steps = runs::repl_plan(&trimmed, frame, resumes);
+                self.start_run(Origin::Repl(request.clone()), steps, false, resumes);
+                false
             }
             "tokioAsync/tasks" => {
                 self.when_reported(Waiting::Tasks(request.clone()));
                 false
             }
-            "continue" if is_task_thread => {
-                // Resuming is the program's, whichever thread: the one that stopped.
-                match self.lock_state().stopped_thread {
-                    Some(real) => {
-                        request["arguments"]["threadId"] = Value::from(real);
-                        true
-                    }
-                    None => {
-                        self.respond::<Value>(
-                            request,
-                            Err("no thread of the program to continue".into()),
-                        );
-                        false
+            "pause" if self.lock_state().run.is_some() => {
+                let over = self
+                    .lock_state()
+                    .run_over
+                    .get_or_insert_with(Default::default)
+                    .clone();
+                let interrupted = self
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|fifo| fifo.interrupt_until(over));
+                let result = match interrupted {
+                    true => Ok(Value::Null),
+                    false => Err(
+                        "cannot interrupt the running command: the script reads no interrupt FIFO"
+                            .to_string(),
+                    ),
+                };
+                self.respond(request, result);
+                false
+            }
+            "disconnect" | "terminate" => {
+                // The adapter answers once the running command ends: end it first.
+                if self.lock_state().run.is_some() {
+                    if let Some(fifo) = &self.interrupt {
+                        fifo.interrupt();
                     }
                 }
+                true
             }
-            "next" | "stepIn" | "stepOut" | "stepBack" | "pause" | "restartFrame" | "goto"
-                if is_task_thread =>
-            {
+            "continue" | "next" | "stepIn" | "stepOut" => {
+                // Whether a real thread runs async code is the stop's report's to say: a
+                // step asked before it is read waits for it.
+                let report = {
+                    let state = self.lock_state();
+                    let waits = !is_task_thread && command != "continue" && state.stopped;
+                    if waits && state.report.is_none() {
+                        drop(state);
+                        self.when_reported(Waiting::Step(request.clone()));
+                        return false;
+                    }
+                    state.report.clone()
+                };
+                self.run_request(request, report.as_deref())
+            }
+            "stepBack" | "restartFrame" | "goto" if is_task_thread => {
                 let refusal = format!(
-                    "{command} on a task: a task runs on the thread that polls it; step that thread (in GDB or LLDB, async next, step and finish follow the task)"
+                    "{command} on a task: a task runs on the thread that polls it; select that thread"
                 );
                 self.respond::<Value>(request, Err(refusal));
                 false
             }
             _ => true,
         }
+    }
+
+    /// The editor's `continue`/`next`/`stepIn`/`stepOut`: a run that follows a task where
+    /// it applies (runs.rs), else true (the adapter's to run).
+    fn run_request(&self, request: &mut Value, report: Option<&StopReport>) -> bool {
+        let command = request["command"].as_str().unwrap_or_default().to_string();
+        let on = match request["arguments"]["threadId"].as_u64() {
+            Some(MORE_TASKS_THREAD) => {
+                let refusal = "this row stands for the tasks left out; pick a task".to_string();
+                self.respond::<Value>(request, Err(refusal));
+                return false;
+            }
+            Some(id) if id > MORE_TASKS_THREAD => RunOn::Task(id - TASK_THREAD_BASE),
+            Some(tid) if report.is_some_and(|report| report.runs_async_code(tid)) => {
+                RunOn::AsyncThread(tid)
+            }
+            _ => RunOn::Other,
+        };
+        let Some(steps) = runs::plan(&command, on) else {
+            return true;
+        };
+        // A task's continue is answered as it starts: it may run for long.
+        let answered = command == "continue";
+        if answered {
+            self.respond(
+                request,
+                Ok(serde_json::json!({"allThreadsContinued": true})),
+            );
+        }
+        let origin = Origin::Request {
+            request: request.clone(),
+            answered,
+        };
+        self.start_run(origin, steps, matches!(on, RunOn::AsyncThread(_)), true);
+        false
+    }
+
+    /// Starts running `steps`, which `resume` the program or not (one already running
+    /// refuses the request).
+    fn start_run(&self, origin: Origin, steps: Vec<Step>, falls_back: bool, resumes: bool) {
+        let mut run = Run::new(origin, steps, falls_back, resumes);
+        {
+            let state = self.lock_state();
+            if state.run.is_some() {
+                drop(state);
+                let refusal = "an async command is running the program; pause it first".to_string();
+                self.answer_origin(&run.origin, Err(refusal));
+                return;
+            }
+        }
+        let Next::Send(step) = run.start() else {
+            return;
+        };
+        if resumes {
+            self.stop_is_over(false);
+            let thread = self.lock_state().stopped_thread.unwrap_or(0);
+            self.to_editor(&to_value(Event {
+                seq: 0,
+                kind: "event",
+                event: "continued",
+                body: serde_json::json!({"threadId": thread, "allThreadsContinued": true}),
+            }));
+        }
+        let seq = self.next_proxy_seq();
+        self.lock_state().run = Some((run, seq));
+        self.evaluate_in_adapter(seq, step.command());
+    }
+
+    /// The reply to a run's step: the next step, the editor's request given to the adapter,
+    /// or the stop (or exit) the run ended in.
+    fn run_replied(&self, response: &Value) {
+        let Some((mut run, _)) = self.lock_state().run.take() else {
+            return;
+        };
+        let ended = |proxy: &Proxy| {
+            if let Some(over) = proxy.lock_state().run_over.take() {
+                over.store(true, Ordering::Relaxed);
+            }
+        };
+        match run.replied(response) {
+            Next::Send(step) => {
+                let seq = self.next_proxy_seq();
+                self.lock_state().run = Some((run, seq));
+                self.evaluate_in_adapter(seq, step.command());
+            }
+            Next::FallBack => {
+                ended(self);
+                if let Origin::Request { request, .. } = &run.origin {
+                    self.to_adapter(request);
+                }
+            }
+            Next::Done => {
+                ended(self);
+                self.run_ended(run);
+            }
+        }
+    }
+
+    fn run_ended(&self, run: Run) {
+        match &run.origin {
+            Origin::Repl(_) => self.answer_origin(&run.origin, Ok(run.output.clone())),
+            Origin::Request { .. } => {
+                if !run.output.is_empty() {
+                    self.to_editor(&to_value(Event {
+                        seq: 0,
+                        kind: "event",
+                        event: "output",
+                        body: Output {
+                            category: "console",
+                            output: run.output.clone(),
+                        },
+                    }));
+                }
+                self.answer_origin(&run.origin, Ok(String::new()));
+            }
+        }
+        if !run.resumes {
+            return;
+        }
+        if let Some(code) = run.exit_code {
+            for (event, body) in [
+                ("exited", serde_json::json!({"exitCode": code})),
+                ("terminated", serde_json::json!({})),
+            ] {
+                self.to_editor(&to_value(Event {
+                    seq: 0,
+                    kind: "event",
+                    event,
+                    body,
+                }));
+            }
+            return;
+        }
+        self.stop_is_over(true);
+        let thread = {
+            let mut state = self.lock_state();
+            state.stopped_thread = run.thread.or(state.stopped_thread);
+            state.stopped_thread
+        };
+        self.to_editor(&to_value(Event {
+            seq: 0,
+            kind: "event",
+            event: "stopped",
+            body: serde_json::json!({
+                "reason": run.reason,
+                "threadId": thread,
+                "allThreadsStopped": true,
+                "preserveFocusHint": false,
+            }),
+        }));
+    }
+
+    /// Answers where the run came from, unless already answered: a REPL line with the
+    /// output, a request with its success.
+    fn answer_origin(&self, origin: &Origin, result: std::result::Result<String, String>) {
+        match origin {
+            Origin::Repl(request) => self.respond(
+                request,
+                result.map(|output| serde_json::json!({"result": output, "variablesReference": 0})),
+            ),
+            Origin::Request { request, answered } => {
+                if !answered {
+                    self.respond(request, result.map(|_| Value::Null));
+                }
+            }
+        }
+    }
+
+    fn next_proxy_seq(&self) -> u64 {
+        let mut state = self.lock_state();
+        state.next_seq += 1;
+        PROXY_SEQ_BASE + state.next_seq
+    }
+
+    /// Runs `command` in the adapter's debugger (its REPL), as request `seq`.
+    fn evaluate_in_adapter(&self, seq: u64, command: &str) {
+        self.to_adapter(&to_value(Evaluate {
+            seq,
+            kind: "request",
+            command: "evaluate",
+            arguments: EvaluateArguments {
+                expression: format!("{COMMAND_PREFIX}{command}"),
+                context: "repl",
+            },
+        }));
     }
 
     /// Loads the script into the adapter's debugger, and keeps the proxy's own settings.
@@ -476,7 +766,12 @@ impl Proxy {
                 Some("response") => {
                     let request_seq = message["request_seq"].as_u64().unwrap_or_default();
                     if request_seq >= PROXY_SEQ_BASE {
-                        self.report_arrived(request_seq, &message);
+                        let is_run =
+                            matches!(self.lock_state().run, Some((_, seq)) if seq == request_seq);
+                        match is_run {
+                            true => self.run_replied(&message),
+                            false => self.report_arrived(request_seq, &message),
+                        }
                         continue;
                     }
                     if message["command"] == "threads" && message["success"] == true {
@@ -542,15 +837,7 @@ impl Proxy {
                         words.extend(state.filter.iter().cloned());
                         words.extend(["--output".into(), file.display().to_string()]);
                         drop(state);
-                        self.to_adapter(&to_value(Evaluate {
-                            seq,
-                            kind: "request",
-                            command: "evaluate",
-                            arguments: EvaluateArguments {
-                                expression: format!("{COMMAND_PREFIX}{}", shell_words(&words)),
-                                context: "repl",
-                            },
-                        }));
+                        self.evaluate_in_adapter(seq, &shell_words(&words));
                     }
                     return;
                 }
@@ -608,6 +895,12 @@ impl Proxy {
                     self.respond::<Value>(&request, Err(error));
                 }
             },
+            Waiting::Step(mut request) => {
+                if self.run_request(&mut request, Some(report)) {
+                    self.to_adapter(&request);
+                    self.stop_is_over(false);
+                }
+            }
         }
     }
 
@@ -816,6 +1109,15 @@ impl StopReport {
         threads
     }
 
+    /// Whether a real thread runs async code at this stop (a task, or a block_on future).
+    fn runs_async_code(&self, tid: u64) -> bool {
+        self.report.as_ref().is_some_and(|report| {
+            report.threads.iter().any(|thread| {
+                thread.tid == tid && (thread.current_task.is_some() || thread.future.is_some())
+            })
+        })
+    }
+
     /// The index in the report of the task that thread `tid` polls now.
     fn task_polled_by(&self, tid: u64) -> Option<usize> {
         let report = self.report.as_ref()?;
@@ -985,6 +1287,7 @@ mod tests {
             to_editor: Mutex::new(Box::new(editor.clone())),
             to_adapter: Mutex::new(Some(Box::new(adapter.clone()))),
             state: Mutex::new(State::default()),
+            interrupt: None,
         };
         let feed = |text: &str| proxy.pump_adapter(std::io::Cursor::new(framed(text)));
         // Running: the adapter's answer as it is, and nothing asked of it.

@@ -14,11 +14,14 @@ pub struct Report {
     pub threads: Vec<ThreadEntry>,
 }
 
-/// A thread of the report: the task it polls now.
+/// A thread of the report: the task it polls now, and whether it runs a future at all
+/// (that task's, or its block_on future).
 #[derive(Debug, Deserialize)]
 pub struct ThreadEntry {
     pub tid: u64,
     pub current_task: Option<u64>,
+    #[serde(default)]
+    pub future: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1252,15 +1252,11 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
     errors.push(line);
 }
 
-/// CLOCK_MONOTONIC of this machine, which a live local process shares.
-fn monotonic_now() -> Option<(i64, u32)> {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec we pass.
-    let status = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    (status == 0).then_some((now.tv_sec, now.tv_nsec as u32))
+/// CLOCK_MONOTONIC of this machine, which a live local process shares: (seconds,
+/// nanoseconds).
+pub fn monotonic_now() -> Option<(i64, u32)> {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC).ok()?;
+    Some((now.tv_sec(), u32::try_from(now.tv_nsec()).ok()?))
 }
 
 /// A runtime-level error; an unknown layout also says how tokio was built (its version

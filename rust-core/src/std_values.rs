@@ -558,21 +558,32 @@ pub fn instant(value: &Value<'_>) -> Result<(i64, u32)> {
         Ok(Some(timespec)) => timespec,
         _ => at(value, rust::STD_INSTANT_TIMESPEC)?,
     };
-    let seconds = timespec.field(rust::TIMESPEC_SECONDS)?.read_uint()? as i64;
-    let nanos = timespec.field(rust::TIMESPEC_NANOS)?.read_uint()? as u32;
-    if nanos >= 1_000_000_000 {
-        return Err(Error::layout(format!(
-            "instant with {nanos} nanoseconds (corrupt?)"
-        )));
-    }
+    let seconds = timespec.field(rust::TIMESPEC_SECONDS)?.read_uint()?;
+    let seconds = i64::try_from(seconds)
+        .map_err(|_| Error::layout(format!("instant with {seconds} seconds (corrupt?)")))?;
+    let nanos = below_a_second(
+        timespec.field(rust::TIMESPEC_NANOS)?.read_uint()?,
+        "instant",
+    )?;
     Ok((seconds, nanos))
 }
 
 /// A `Duration` in seconds.
 pub fn duration_secs(value: &Value<'_>) -> Result<f64> {
     let seconds = value.field(rust::DURATION_SECONDS)?.read_uint()?;
-    let nanos = value.field(rust::DURATION_NANOS)?.read_uint()?;
-    Ok(seconds as f64 + nanos as f64 / 1e9)
+    let nanos = below_a_second(value.field(rust::DURATION_NANOS)?.read_uint()?, "duration")?;
+    Ok(seconds as f64 + f64::from(nanos) / 1e9)
+}
+
+/// A nanoseconds field, checked whole before it is narrowed: a corrupt 0x1_0000_0005
+/// must not read as 5.
+fn below_a_second(nanos: u64, what: &str) -> Result<u32> {
+    match u32::try_from(nanos) {
+        Ok(nanos) if nanos < 1_000_000_000 => Ok(nanos),
+        _ => Err(Error::layout(format!(
+            "{what} with {nanos} nanoseconds (corrupt?)"
+        ))),
+    }
 }
 
 /// A thread-local's value where its std storage says it is alive; `None` before its first
@@ -593,6 +604,61 @@ mod tests {
     use crate::layouts::Step::{Field, Unwrap};
     use crate::testing::{die_of, Program, TestMemory};
     use crate::value::Target;
+
+    /// A nanoseconds field is checked before it is narrowed to 32 bits.
+    #[test]
+    fn corrupt_nanoseconds_are_refused_whole() {
+        let mut program = Program::new();
+        let (i64, u64) = (program.i64(), program.u64());
+        let timespec = program.structure(
+            "std::sys::pal::unix::time::Timespec",
+            16,
+            &[("tv_sec", 0, i64), ("tv_nsec", 8, u64)],
+        );
+        let inner = program.structure(
+            "std::sys::pal::unix::time::Instant",
+            16,
+            &[("t", 0, timespec)],
+        );
+        program.structure("std::time::Instant", 16, &[("__0", 0, inner)]);
+        program.structure(
+            "core::time::Duration",
+            16,
+            &[("secs", 0, u64), ("nanos", 8, u64)],
+        );
+        let debug = program.load();
+        let mut memory = TestMemory::default();
+        memory.write_u64(0x1000, 12);
+        memory.write_u64(0x1008, 500_000_000);
+        memory.write_u64(0x2000, 12);
+        memory.write_u64(0x2008, 0x1_0000_0005);
+        memory.write_u64(0x3008, 1_000_000_000);
+        let target = Target::new(&debug, &memory, 0);
+        let instant_at = |address| {
+            instant(
+                &target
+                    .value(die_of(&debug, "std::time::Instant"), address)
+                    .unwrap(),
+            )
+        };
+        assert_eq!(instant_at(0x1000).unwrap(), (12, 500_000_000));
+        let refused = instant_at(0x2000).unwrap_err();
+        assert!(
+            refused.message.contains("4294967301 nanoseconds"),
+            "{}",
+            refused.message
+        );
+        assert!(instant_at(0x3000).is_err());
+        let duration_at = |address| {
+            duration_secs(
+                &target
+                    .value(die_of(&debug, "core::time::Duration"), address)
+                    .unwrap(),
+            )
+        };
+        assert_eq!(duration_at(0x1000).unwrap(), 12.5);
+        assert!(duration_at(0x2000).is_err());
+    }
 
     const INNER_COUNT: Path = &[Field("inner"), Unwrap, Field("count")];
     const MISSING: Path = &[Field("outer"), Field("count")];

@@ -3,7 +3,7 @@
 //! direct `call` in its machine code (unoptimized builds; `crate::arch` decodes the calls). An await inside a macro
 //! has its user's line only here: the line of the call that polls the awaited future.
 
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use gimli::{constants, AttributeValue};
 use rustc_hash::FxHashMap;
@@ -43,7 +43,12 @@ impl DebugInfo {
     /// units `units_for_function` gives for `near`, a DIE of the function's env type).
     pub fn call_sites_in(&self, function_path: &str, near: DieRef) -> Arc<Vec<CallSite>> {
         let key = (function_path.to_string(), self.unit_position(near));
-        if let Some(sites) = self.call_sites.lock().unwrap().get(&key) {
+        if let Some(sites) = self
+            .call_sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
             return sites.clone();
         }
         let mut sites = Vec::new();
@@ -52,7 +57,10 @@ impl DebugInfo {
             let _ = self.collect_call_sites(die, &mut sites);
         }
         let sites = Arc::new(sites);
-        self.call_sites.lock().unwrap().insert(key, sites.clone());
+        self.call_sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, sites.clone());
         sites
     }
 
@@ -70,7 +78,12 @@ impl DebugInfo {
             (function_path.to_string(), self.unit_position(near)),
             key.to_string(),
         );
-        if let Some(found) = self.poll_call_lines.lock().unwrap().get(&key) {
+        if let Some(found) = self
+            .poll_call_lines
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
             return found.clone();
         }
         let mut lines = self
@@ -84,7 +97,7 @@ impl DebugInfo {
         let found = if lines.len() == 1 { lines.pop() } else { None };
         self.poll_call_lines
             .lock()
-            .unwrap()
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(key, found.clone());
         found
     }
@@ -198,13 +211,18 @@ impl DebugInfo {
     }
 
     pub(super) fn signature(&self, die: DieRef) -> Signature {
-        if let Some(signature) = self.signatures.lock().unwrap().get(&die) {
+        if let Some(signature) = self
+            .signatures
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&die)
+        {
             return signature.clone();
         }
         let signature = self.function_signature(die).unwrap_or_default();
         self.signatures
             .lock()
-            .unwrap()
+            .unwrap_or_else(PoisonError::into_inner)
             .insert(die, signature.clone());
         signature
     }

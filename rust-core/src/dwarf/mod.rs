@@ -17,7 +17,7 @@ mod units;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 use rustc_hash::FxHashMap;
@@ -480,10 +480,17 @@ impl DebugInfo {
 
     /// What `make` works out from this binary, made once and kept with it: the layers above
     /// keep their per-binary facts here (one value per type `T`) without this module
-    /// knowing them.
+    /// knowing them. Its lock (as the call-site caches') is taken even if a panic, caught
+    /// at the boundary, poisoned it: each entry is inserted whole, so none is half made.
     pub fn memo<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
         let key = TypeId::of::<T>();
-        if let Some(found) = self.memos.lock().unwrap().get(&key).cloned() {
+        if let Some(found) = self
+            .memos
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned()
+        {
             if let Ok(found) = found.downcast::<T>() {
                 return found;
             }
@@ -491,7 +498,7 @@ impl DebugInfo {
         let made = Arc::new(make());
         self.memos
             .lock()
-            .unwrap()
+            .unwrap_or_else(PoisonError::into_inner)
             .entry(key)
             .or_insert_with(|| made.clone());
         made

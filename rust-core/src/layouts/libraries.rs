@@ -76,6 +76,8 @@ pub mod futures_channel {
     pub const MPSC_INNER: Path = &[Field("inner"), Some, Arc];
     pub const MPSC_BUFFER: &str = "buffer";
     pub const MPSC_STATE: &str = "state";
+    /// The mpsc state word: the top bit says open, the rest count queued messages.
+    pub const MPSC_OPEN_BIT: u64 = 1 << 63;
     pub const MPSC_SENDERS: &str = "num_senders";
     pub const ONESHOT_RECEIVER: &str = "futures_channel::oneshot::Receiver<";
     pub const ONESHOT_INNER: Path = &[Field("inner"), Arc];
@@ -164,6 +166,8 @@ pub mod tokio_util {
     pub const TRACKER_WAIT: &str = "tokio_util::task::task_tracker::TaskTrackerWaitFuture";
     pub const TRACKER_WAIT_INNER: Path = &[Field("inner"), Some, Deref];
     pub const TRACKER_STATE: &str = "state";
+    /// The tracker's state word: tasks << 1 | closed.
+    pub const TRACKER_CLOSED: u64 = 1;
     pub const TRACKED_FUTURE: &str = "tokio_util::task::task_tracker::TrackedFuture<";
     pub const TRACKED_FUTURE_INNER: &str = "future";
 }

@@ -59,6 +59,9 @@ pub const BATCH_WAITERS: Paths = &[&[Field("waiters"), Locked, Field("queue")]];
 pub const NOTIFIED_NOTIFY: &str = "notify";
 pub const NOTIFIED_STATE: &str = "state";
 pub const NOTIFY_STATE: &str = "state";
+/// `Notify.state`'s low two bits: EMPTY 0, WAITING 1, NOTIFIED 2 (a stored permit).
+pub const NOTIFY_STATE_MASK: u64 = 0b11;
+pub const NOTIFY_NOTIFIED: u64 = 2;
 pub const NOTIFY_WAITERS: Paths = &[&[Field("waiters"), Locked]];
 
 /// mpsc `Receiver{chan: Rx{inner: Arc<Chan>}}`; `Chan{semaphore, tx_count, rx_fields:
@@ -76,9 +79,14 @@ pub const MPSC_BOUNDED_PERMITS: Path = &[Field("semaphore"), Field("permits")];
 /// oneshot `Sender`/`Receiver{inner: Option<Arc<Inner{state, ..}>>}`.
 pub const ONESHOT_INNER: Path = &[Field("inner"), Some, Arc];
 pub const ONESHOT_STATE: &str = "state";
+/// oneshot `Inner.state` bits.
+pub const ONESHOT_VALUE_SENT: u64 = 0b10;
+pub const ONESHOT_CLOSED: u64 = 0b100;
 /// watch `Receiver{shared: Arc<Shared{state, ref_count_rx, ..}>, version}`.
 pub const WATCH_SHARED: Path = &[Field("shared"), Arc];
 pub const WATCH_STATE: &str = "state";
+/// watch's state word: the version in steps of 2, bit 0 closed.
+pub const WATCH_CLOSED: u64 = 1;
 pub const WATCH_VERSION_SEEN: &str = "version";
 pub const WATCH_RECEIVERS: &str = "ref_count_rx";
 /// broadcast `Receiver{shared: Arc<Shared{tail: Mutex<Tail{pos, closed}>, num_tx}>, next}`.

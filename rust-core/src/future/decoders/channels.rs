@@ -71,10 +71,6 @@ pub fn oneshot_channel(end: &Value<'_>) -> Result<Option<u64>> {
     Ok(std_values::follow(end, layout::ONESHOT_INNER)?.map(|inner| inner.address))
 }
 
-/// oneshot `Inner.state` bits.
-const VALUE_SENT: u64 = 0b10;
-const CLOSED: u64 = 0b100;
-
 pub fn oneshot_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let Some(inner) = std_values::follow(value, layout::ONESHOT_INNER)? else {
         let wait = OneshotWait {
@@ -91,8 +87,8 @@ pub fn oneshot_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
         )));
     };
     let state = inner.field(layout::ONESHOT_STATE)?.read_uint()?;
-    let sent = state & VALUE_SENT != 0;
-    let closed = state & CLOSED != 0;
+    let sent = state & layout::ONESHOT_VALUE_SENT != 0;
+    let closed = state & layout::ONESHOT_CLOSED != 0;
     let wait = OneshotWait {
         address: Some(inner.address),
         closed,
@@ -112,9 +108,6 @@ pub fn oneshot_recv<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
     )))
 }
 
-/// watch's state word: version in steps of 2, bit 0 = closed.
-const WATCH_CLOSED: u64 = 1;
-
 pub fn watch_changed<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     watch_receiver_leaf(&async_self(value)?)
 }
@@ -129,8 +122,8 @@ fn watch_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
     let shared = std_values::at_path(&receiver, layout::WATCH_SHARED)?;
     let word = shared.field(layout::WATCH_STATE)?.read_uint()?;
     let seen = receiver.field(layout::WATCH_VERSION_SEEN)?.read_uint()?;
-    let current = word & !WATCH_CLOSED;
-    let closed = word & WATCH_CLOSED != 0;
+    let current = word & !layout::WATCH_CLOSED;
+    let closed = word & layout::WATCH_CLOSED != 0;
     let receivers = shared.field(layout::WATCH_RECEIVERS)?.read_uint()?;
     let wait = WatchWait {
         address: shared.address,

@@ -9,9 +9,6 @@ use crate::model::{Detail, FuturesOneshotWait, QueuedChannelWait};
 use crate::std_values;
 use crate::value::Value;
 
-/// The mpsc state word: the top bit says open, the rest count queued messages.
-const OPEN_BIT: u64 = 1 << 63;
-
 pub fn mpsc_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let Some(inner) = std_values::follow(value, layout::MPSC_INNER)? else {
         let detail = Detail::FuturesMpscRecv(QueuedChannelWait {
@@ -25,8 +22,8 @@ pub fn mpsc_receiver<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Out
         return Ok(Outcome::Node(Decoded::leaf(detail, summary)));
     };
     let state = inner.field(layout::MPSC_STATE)?.read_uint()?;
-    let closed = state & OPEN_BIT == 0;
-    let queued = state & !OPEN_BIT;
+    let closed = state & layout::MPSC_OPEN_BIT == 0;
+    let queued = state & !layout::MPSC_OPEN_BIT;
     let senders = inner.field(layout::MPSC_SENDERS)?.read_uint()?;
     let capacity = match inner.has_field(layout::MPSC_BUFFER) {
         true => Some(inner.field(layout::MPSC_BUFFER)?.read_uint()?),

@@ -7,10 +7,6 @@ use crate::layouts::tokio_futures as layout;
 use crate::model::{Detail, NotifyWait};
 use crate::value::Value;
 
-/// `Notify.state` low bits (tokio::sync::notify).
-const NOTIFY_STATE_MASK: u64 = 0b11;
-const NOTIFIED: u64 = 2;
-
 pub fn notified<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let notify = value.field(layout::NOTIFIED_NOTIFY)?.pointee()?;
     let (state, _) = value.field(layout::NOTIFIED_STATE)?.variant_or_self()?;
@@ -20,8 +16,9 @@ pub fn notified<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome>
 /// A leaf for `notify` in `state`: its waiters and whether a permit is stored.
 fn notify_leaf(notify: &Value<'_>, state: String, what: &str) -> Result<Outcome> {
     let waiters = list_len_at(notify, layout::NOTIFY_WAITERS)?;
-    let permit_stored =
-        notify.field(layout::NOTIFY_STATE)?.read_uint()? & NOTIFY_STATE_MASK == NOTIFIED;
+    let permit_stored = notify.field(layout::NOTIFY_STATE)?.read_uint()?
+        & layout::NOTIFY_STATE_MASK
+        == layout::NOTIFY_NOTIFIED;
     let summary = format!(
         "{what} {} ({})",
         hex(notify.address),

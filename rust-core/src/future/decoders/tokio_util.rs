@@ -25,9 +25,6 @@ pub fn cancelled<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome
     Ok(Outcome::Node(Decoded::leaf(detail, summary)))
 }
 
-/// tracker state word: tasks << 1 | closed.
-const TRACKER_CLOSED: u64 = 1;
-
 /// `TaskTracker::wait()`: until it is closed and its tasks have ended.
 pub fn tracker_wait<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outcome> {
     let Some(inner) = std_values::follow(value, layout::TRACKER_WAIT_INNER)? else {
@@ -42,7 +39,7 @@ pub fn tracker_wait<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
         )));
     };
     let state = inner.field(layout::TRACKER_STATE)?.read_uint()?;
-    let closed = state & TRACKER_CLOSED != 0;
+    let closed = state & layout::TRACKER_CLOSED != 0;
     let tasks = state >> 1;
     let summary = format!(
         "waiting for TaskTracker {} ({} left, {})",

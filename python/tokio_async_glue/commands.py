@@ -1,6 +1,7 @@
 """The `async` commands, shared by both debuggers: parse arguments, gather threads from
 the adapter, hand everything to the Rust core, return its output; and complete them."""
 
+import functools
 import os
 import shlex
 import threading
@@ -94,6 +95,13 @@ def _core():
             "the Rust extension is not built (%s); run `make build` in the tokio-async checkout" % error
         ) from None
     return core
+
+
+@functools.lru_cache(maxsize=None)
+def register_names():
+    """How the debuggers name the registers the glue reads: `general`, `frame_pointer`,
+    `thread_pointer` (the core's architecture facts)."""
+    return _core().register_names()
 
 
 def block_on_frames():

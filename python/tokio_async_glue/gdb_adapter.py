@@ -173,7 +173,7 @@ class GdbAdapter(DebuggerAdapter):
     @staticmethod
     def _fs_base():
         try:
-            return int(gdb.newest_frame().read_register("fs_base")) & 0xFFFFFFFFFFFFFFFF
+            return int(gdb.newest_frame().read_register(commands.register_names().thread_pointer)) & 0xFFFFFFFFFFFFFFFF
         except (gdb.error, ValueError):
             return None
 
@@ -197,7 +197,7 @@ class GdbAdapter(DebuggerAdapter):
                     pass
             info = FrameInfo(
                 frame.pc(), inlined, file, line,
-                _register(frame, "sp") if needs.registers else None, _register(frame, "rbp") if needs.registers else None,
+                _register(frame, "sp") if needs.registers else None, _register(frame, commands.register_names().frame_pointer) if needs.registers else None,
             )
             for local in needs.locals:
                 self._read_local(frame, local, info)
@@ -431,7 +431,7 @@ class GdbStepper(stepping.Stepper):
             except gdb.error:
                 file, line = None, None
             registers = {}
-            for name in stepping.REGISTERS:
+            for name in commands.register_names().general:
                 value = _register(frame, name)
                 if value is not None:
                     registers[name] = value

@@ -209,7 +209,7 @@ class LldbAdapter(DebuggerAdapter):
     @staticmethod
     def _fs_base_register(thread):
         # Raw values: rust-lldb's formatters make every value synthetic, whose reads differ.
-        register = thread.GetFrameAtIndex(0).FindRegister("fs_base").GetNonSyntheticValue()
+        register = thread.GetFrameAtIndex(0).FindRegister(commands.register_names().thread_pointer).GetNonSyntheticValue()
         if not register.IsValid():
             return None
         error = lldb.SBError()
@@ -611,7 +611,7 @@ class LldbStepper(stepping.Stepper):
             frame = thread.GetFrameAtIndex(index)
             line_entry = frame.GetLineEntry()
             registers = {}
-            for name in stepping.REGISTERS:
+            for name in commands.register_names().general:
                 register = frame.FindRegister(name).GetNonSyntheticValue()
                 error = lldb.SBError()
                 value = register.GetValueAsUnsigned(error, 0) if register.IsValid() else None

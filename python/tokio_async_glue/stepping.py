@@ -38,9 +38,6 @@ HELPS = {
     "the waking code) and name the waker.",
 }
 
-# The general registers the core may need to find a coroutine's address in a frame.
-REGISTERS = ("rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
-
 # How many polls and line steps one command follows before it gives up: a bound on every
 # walk, far above what a real next or finish takes.
 MAX_ROUNDS = 10000

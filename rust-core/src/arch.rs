@@ -1,7 +1,8 @@
 //! What this tool knows of x86-64, the one architecture it reads (Linux, ELF): the calls
-//! in machine code, DWARF's numbers for its registers, what its dynamic relocations write,
-//! and where a thread's static TLS block lies. Another architecture would be another
-//! module with the same functions.
+//! in machine code, DWARF's numbers and the debuggers' names for its registers, the
+//! kernel's `user_regs_struct` and `elf_prstatus`, the return address a call pushes, what
+//! its dynamic relocations write, and where a thread's static TLS block lies. Another
+//! architecture would be another module with the same functions.
 
 /// `call rel32`: opcode and length.
 const CALL_REL32: u8 = 0xe8;
@@ -48,6 +49,83 @@ pub fn call_at(code: &[u8]) -> Option<(usize, CallTarget)> {
 /// DWARF's numbers for the frame pointer (`rbp`) and the stack pointer (`rsp`).
 pub const DWARF_FRAME_POINTER: u16 = 6;
 pub const DWARF_STACK_POINTER: u16 = 7;
+/// DWARF's column for the return address: the caller's pc (`rip`).
+pub const DWARF_RETURN_ADDRESS: u16 = 16;
+/// The registers DWARF numbers 0 to 16 name (the general ones, then the return address).
+pub const DWARF_REGISTER_COUNT: usize = 17;
+/// What a call pushes: the return address, just below the caller's stack pointer, so at
+/// CFA - 8 (the ABI's CIE default rule).
+pub const RETURN_ADDRESS_SIZE: u64 = 8;
+
+/// A frame record (code built with frame pointers): `rbp` points at the caller's saved
+/// `rbp`, with the return address above it; the caller's stack pointer is past both.
+pub const FRAME_RECORD_SAVED_FP: u64 = 0;
+pub const FRAME_RECORD_RETURN_ADDRESS: u64 = 8;
+pub const FRAME_RECORD_SIZE: u64 = 16;
+
+/// `user_regs_struct` (PTRACE_GETREGS, and a core's `NT_PRSTATUS`) in u64 words, in the
+/// kernel's order.
+pub const USER_REGS_WORDS: usize = 27;
+/// The word of `user_regs_struct` each DWARF register (0 to 16) is in.
+pub const USER_REGS_BY_DWARF: [usize; DWARF_REGISTER_COUNT] = [
+    10, // rax
+    12, // rdx
+    11, // rcx
+    5,  // rbx
+    13, // rsi
+    14, // rdi
+    4,  // rbp
+    19, // rsp
+    9,  // r8
+    8,  // r9
+    7,  // r10
+    6,  // r11
+    3,  // r12
+    2,  // r13
+    1,  // r14
+    0,  // r15
+    16, // rip
+];
+/// `fs_base` in `user_regs_struct`: the thread pointer.
+pub const USER_REGS_FS_BASE: usize = 21;
+
+/// The words of the `user_regs_struct` ptrace fills, in the kernel's order.
+pub fn user_regs_words(regs: &libc::user_regs_struct) -> [u64; USER_REGS_WORDS] {
+    [
+        regs.r15,
+        regs.r14,
+        regs.r13,
+        regs.r12,
+        regs.rbp,
+        regs.rbx,
+        regs.r11,
+        regs.r10,
+        regs.r9,
+        regs.r8,
+        regs.rax,
+        regs.rcx,
+        regs.rdx,
+        regs.rsi,
+        regs.rdi,
+        regs.orig_rax,
+        regs.rip,
+        regs.cs,
+        regs.eflags,
+        regs.rsp,
+        regs.ss,
+        regs.fs_base,
+        regs.gs_base,
+        regs.ds,
+        regs.es,
+        regs.fs,
+        regs.gs,
+    ]
+}
+
+/// `elf_prstatus` in a core's `NT_PRSTATUS` note: where the thread's id (`pr_pid`) and its
+/// `user_regs_struct` (`pr_reg`) are.
+pub const PRSTATUS_PID: usize = 32;
+pub const PRSTATUS_REGISTERS: usize = 112;
 
 /// What a dynamic relocation of this type writes into its slot, to which the load bias is
 /// added at run time: the addend alone (`RELATIVE`), or a symbol's address plus the addend
@@ -77,9 +155,50 @@ pub fn static_tls_address(fs_base: u64, block_size: u64, block_align: u64, tls_o
 }
 
 /// The names of the general registers by DWARF number (0 to 16), as debuggers spell them.
-pub const DWARF_REGISTER_NAMES: [&str; 17] = [
+pub const DWARF_REGISTER_NAMES: [&str; DWARF_REGISTER_COUNT] = [
     "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp", "r8", "r9", "r10", "r11", "r12", "r13",
     "r14", "r15", "rip",
 ];
+/// The general registers (all but the return address), which may hold a coroutine's
+/// address where a stepping breakpoint compares it.
+pub fn general_register_names() -> &'static [&'static str] {
+    &DWARF_REGISTER_NAMES[..usize::from(DWARF_RETURN_ADDRESS)]
+}
+/// How the debuggers name the frame pointer and the thread pointer.
+pub const FRAME_POINTER_NAME: &str = "rbp";
+pub const THREAD_POINTER_NAME: &str = "fs_base";
 /// The registers of the first two integer arguments at a call (System V).
 pub const FIRST_TWO_ARGUMENTS: [&str; 2] = ["rdi", "rsi"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The word table and the struct's field order say the same: each DWARF register read
+    /// from the struct is the one its name says.
+    #[test]
+    fn user_regs_by_dwarf_number_agree_with_the_struct() {
+        // SAFETY: user_regs_struct is plain integers; all zeros is a valid value.
+        let mut regs: libc::user_regs_struct = unsafe { std::mem::zeroed() };
+        (regs.rax, regs.rdx, regs.rcx, regs.rbx) = (100, 101, 102, 103);
+        (regs.rsi, regs.rdi, regs.rbp, regs.rsp) = (104, 105, 106, 107);
+        (regs.r8, regs.r9, regs.r10, regs.r11) = (108, 109, 110, 111);
+        (regs.r12, regs.r13, regs.r14, regs.r15) = (112, 113, 114, 115);
+        (regs.rip, regs.fs_base) = (116, 999);
+        let words = user_regs_words(&regs);
+        for (number, &word) in USER_REGS_BY_DWARF.iter().enumerate() {
+            assert_eq!(
+                words[word],
+                100 + number as u64,
+                "{}",
+                DWARF_REGISTER_NAMES[number]
+            );
+        }
+        assert_eq!(words[USER_REGS_FS_BASE], 999);
+        assert_eq!(
+            DWARF_REGISTER_NAMES[usize::from(DWARF_FRAME_POINTER)],
+            FRAME_POINTER_NAME
+        );
+        assert_eq!(general_register_names().len(), 16);
+    }
+}

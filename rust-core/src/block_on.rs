@@ -2,6 +2,7 @@
 //! function's template parameter, its address from the function's `Pin<&mut F>` local or,
 //! when optimized builds keep no location for that local, from a search of the stack.
 
+use crate::arch::RETURN_ADDRESS_SIZE;
 use crate::dwarf::{DieRef, PhysicalFrame, TypeTag};
 use crate::future::FutureDecoder;
 use crate::layouts::{rust, tokio as runtime};
@@ -493,9 +494,6 @@ fn search_stack(
         many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
     ))
 }
-
-/// The size of the return address a call pushes (x86-64).
-const RETURN_ADDRESS_SIZE: u64 = 8;
 
 /// Bytes of stack read at once while looking for pointers to the candidates.
 const STACK_CHUNK: u64 = 64 << 10;

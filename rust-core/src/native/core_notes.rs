@@ -11,14 +11,13 @@ use object::Endianness;
 
 use super::modules::Mapping;
 use super::registers::Registers;
+use crate::arch::{PRSTATUS_PID, PRSTATUS_REGISTERS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::Memory;
 
 /// The auxiliary vector's key for where the program's headers were loaded.
 const AT_PHDR: u64 = 3;
 /// `elf_prstatus` on x86-64: the thread id at 32, the registers at 112.
-const PRSTATUS_PID: usize = 32;
-const PRSTATUS_REGISTERS: usize = 112;
 /// Notes read at most (a corrupt core must not make us loop).
 const MAX_NOTES: usize = 1 << 16;
 

@@ -140,7 +140,7 @@ pub fn stop(pid: u32, interrupted: &AtomicBool) -> Result<Stopped> {
         let Ok(regs) = ptrace::getregs(thread) else {
             continue;
         };
-        let (registers, fs_base) = registers_of(&regs);
+        let (registers, fs_base) = Registers::from_user_regs_struct(&regs);
         threads.push(StoppedThread {
             tid: thread.as_raw() as u64,
             registers,
@@ -197,18 +197,6 @@ fn wait_for_stop(thread: Pid, interrupted: &AtomicBool) -> Result<Option<Signal>
             }
         }
     }
-}
-
-fn registers_of(regs: &libc::user_regs_struct) -> (Registers, u64) {
-    let mut registers = Registers::default();
-    let by_number = [
-        regs.rax, regs.rdx, regs.rcx, regs.rbx, regs.rsi, regs.rdi, regs.rbp, regs.rsp, regs.r8,
-        regs.r9, regs.r10, regs.r11, regs.r12, regs.r13, regs.r14, regs.r15, regs.rip,
-    ];
-    for (number, value) in by_number.into_iter().enumerate() {
-        registers.set(number as u16, Some(value));
-    }
-    (registers, regs.fs_base)
 }
 
 /// Another tracer holds the process: one line naming it.

@@ -1,11 +1,14 @@
-//! A thread's general registers by their DWARF numbers (x86-64: rax 0, rdx 1, rcx 2,
-//! rbx 3, rsi 4, rdi 5, rbp 6, rsp 7, r8-r15 8-15, the return address / rip 16), as the
-//! kernel's `user_regs_struct` lays them out in `PTRACE_GETREGS` and in a core's
-//! `NT_PRSTATUS` note.
+//! A thread's registers by their DWARF numbers (the architecture's, `arch`), from the
+//! kernel's `user_regs_struct` in `PTRACE_GETREGS` and in a core's `NT_PRSTATUS` note.
 
-pub const FRAME_POINTER: u16 = 6;
-pub const STACK_POINTER: u16 = 7;
-pub const RETURN_ADDRESS: u16 = 16;
+use crate::arch::{
+    user_regs_words, DWARF_FRAME_POINTER, DWARF_REGISTER_COUNT, DWARF_STACK_POINTER,
+    USER_REGS_BY_DWARF, USER_REGS_FS_BASE, USER_REGS_WORDS,
+};
+pub use crate::arch::{
+    DWARF_FRAME_POINTER as FRAME_POINTER, DWARF_RETURN_ADDRESS as RETURN_ADDRESS,
+    DWARF_STACK_POINTER as STACK_POINTER,
+};
 
 /// The registers of one frame; `None` where the unwind could not recover one.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -13,32 +16,8 @@ pub struct Registers {
     values: [Option<u64>; Registers::COUNT],
 }
 
-/// `user_regs_struct` in u64 words: where each DWARF register is.
-const USER_REGS_WORDS: usize = 27;
-const USER_REGS_BY_DWARF: [usize; Registers::COUNT] = [
-    10, // rax
-    12, // rdx
-    11, // rcx
-    5,  // rbx
-    13, // rsi
-    14, // rdi
-    4,  // rbp
-    19, // rsp
-    9,  // r8
-    8,  // r9
-    7,  // r10
-    6,  // r11
-    3,  // r12
-    2,  // r13
-    1,  // r14
-    0,  // r15
-    16, // rip
-];
-/// `fs_base` in `user_regs_struct`: the thread pointer.
-const USER_REGS_FS_BASE: usize = 21;
-
 impl Registers {
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = DWARF_REGISTER_COUNT;
 
     pub fn get(&self, number: u16) -> Option<u64> {
         self.values.get(usize::from(number)).copied().flatten()
@@ -60,23 +39,33 @@ impl Registers {
         if bytes.len() < USER_REGS_WORDS * 8 {
             return None;
         }
-        let word = |index: usize| {
-            u64::from_le_bytes(bytes[index * 8..index * 8 + 8].try_into().expect("8 bytes"))
-        };
+        let mut words = [0u64; USER_REGS_WORDS];
+        for (word, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(chunk.try_into().ok()?);
+        }
+        Some(Registers::from_user_regs_words(&words))
+    }
+
+    /// From the `user_regs_struct` ptrace fills; with the thread pointer.
+    pub fn from_user_regs_struct(regs: &libc::user_regs_struct) -> (Registers, u64) {
+        Registers::from_user_regs_words(&user_regs_words(regs))
+    }
+
+    fn from_user_regs_words(words: &[u64; USER_REGS_WORDS]) -> (Registers, u64) {
         let mut registers = Registers::default();
         for (number, &index) in USER_REGS_BY_DWARF.iter().enumerate() {
-            registers.values[number] = Some(word(index));
+            registers.values[number] = Some(words[index]);
         }
-        Some((registers, word(USER_REGS_FS_BASE)))
+        (registers, words[USER_REGS_FS_BASE])
     }
 
     /// The stack pointer, frame pointer and pc, where known.
     pub fn sp(&self) -> Option<u64> {
-        self.get(STACK_POINTER)
+        self.get(DWARF_STACK_POINTER)
     }
 
     pub fn fp(&self) -> Option<u64> {
-        self.get(FRAME_POINTER)
+        self.get(DWARF_FRAME_POINTER)
     }
 }
 

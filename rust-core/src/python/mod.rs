@@ -611,6 +611,24 @@ fn build_id(path: PathBuf) -> Option<String> {
         .flatten()
 }
 
+/// How the debuggers name the registers the glue reads (the architecture's, `arch`).
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+struct RegisterNames {
+    /// The general registers, which may hold a coroutine's address at a stepping stop.
+    general: Vec<&'static str>,
+    frame_pointer: &'static str,
+    thread_pointer: &'static str,
+}
+
+#[pyfunction]
+fn register_names() -> RegisterNames {
+    RegisterNames {
+        general: crate::arch::general_register_names().to_vec(),
+        frame_pointer: crate::arch::FRAME_POINTER_NAME,
+        thread_pointer: crate::arch::THREAD_POINTER_NAME,
+    }
+}
+
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
 fn block_on_frames() -> Vec<(&'static str, &'static str)> {
@@ -634,6 +652,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
     module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
+    module.add_class::<RegisterNames>()?;
+    module.add_function(wrap_pyfunction!(register_names, module)?)?;
     module.add_class::<frames::HeldLocal>()?;
     module.add_class::<frames::StackFrame>()?;
     module.add_class::<frames::ThreadStack>()?;

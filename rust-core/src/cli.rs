@@ -295,13 +295,10 @@ fn now_clock() -> (f64, f64) {
     let unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |since| since.as_secs_f64());
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    (unix, now.tv_sec as f64 + now.tv_nsec as f64 / 1e9)
+    let monotonic = crate::inspect::monotonic_now().map_or(0.0, |(seconds, nanos)| {
+        seconds as f64 + f64::from(nanos) / 1e9
+    });
+    (unix, monotonic)
 }
 
 /// A test's way to check that a panic lets the process go: `TOKIO_ASYNC_TEST_PANIC=stopped`
@@ -419,8 +416,16 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         }
     };
     let unwind_started = Instant::now();
-    command.threads = native::thread_inputs(&debug, load_bias, &modules, memory, threads);
+    let (inputs, ends) = native::thread_inputs(&debug, load_bias, &modules, memory, threads);
+    command.threads = inputs;
     let unwound = unwind_started.elapsed();
+    if invocation.verbose {
+        for (tid, end) in ends {
+            if let Some(why) = native::unwind::unusual_end(end) {
+                eprintln!("tokio-async: thread {tid}: {why}");
+            }
+        }
+    }
     let stop = Stop {
         load_bias,
         live_pid: Some(pid),
@@ -581,7 +586,7 @@ fn core_report(
         })
         .collect();
     let mut command = command;
-    command.threads = native::thread_inputs(debug, load_bias, &modules, &memory, threads);
+    command.threads = native::thread_inputs(debug, load_bias, &modules, &memory, threads).0;
     if output.is_some() {
         command.output = output;
     }

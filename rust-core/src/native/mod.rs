@@ -32,19 +32,23 @@ pub struct NativeThread {
     pub registers: Registers,
 }
 
-/// The threads as the core's `inspect` takes them: each unwound, its frames named.
+/// The threads as the core's `inspect` takes them: each unwound, its frames named; with
+/// why each stack ends where it does, by thread id.
 pub fn thread_inputs(
     debug: &DebugInfo,
     load_bias: u64,
     modules: &Modules,
     memory: &dyn Memory,
     threads: Vec<NativeThread>,
-) -> Vec<ThreadInput> {
+) -> (Vec<ThreadInput>, Vec<(u64, unwind::UnwindEnd)>) {
     let mut symbols = frames::Symbols::default();
-    threads
+    let mut unwinder = unwind::Unwinder::new(modules);
+    let mut ends = Vec::with_capacity(threads.len());
+    let inputs = threads
         .into_iter()
         .map(|thread| {
-            let physical = unwind::unwind(modules, memory, thread.registers);
+            let unwound = unwinder.unwind(memory, thread.registers);
+            ends.push((thread.tid, unwound.end));
             ThreadInput {
                 tid: thread.tid,
                 name: thread.name,
@@ -54,10 +58,11 @@ pub fn thread_inputs(
                     &mut symbols,
                     load_bias,
                     memory,
-                    &physical,
+                    &unwound.frames,
                     unwind::MAX_FRAMES,
                 ),
             }
         })
-        .collect()
+        .collect();
+    (inputs, ends)
 }

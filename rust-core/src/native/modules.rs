@@ -162,6 +162,34 @@ impl Modules {
     }
 }
 
+#[cfg(test)]
+impl Modules {
+    /// One module whose only CFI is `.debug_frame` (at file offset 0), spanning `[start,
+    /// end)` at `bias`: for the unwinder's tests.
+    pub fn with_debug_frame(debug_frame: Vec<u8>, start: u64, end: u64, bias: u64) -> Modules {
+        let size = debug_frame.len();
+        Modules {
+            modules: vec![Module {
+                path: "test".into(),
+                start,
+                end,
+                bias,
+                cfi: Some(Cfi {
+                    data: Bytes::Owned(debug_frame),
+                    eh_frame: None,
+                    eh_frame_hdr: None,
+                    debug_frame: Some(SectionAt {
+                        address: 0,
+                        offset: 0,
+                        size,
+                    }),
+                    text: 0,
+                }),
+            }],
+        }
+    }
+}
+
 /// The largest vDSO image read from memory.
 const MAX_VDSO_BYTES: usize = 64 << 10;
 const PAGE: usize = 4096;

@@ -2,15 +2,21 @@
 //! information (`.eh_frame`, else `.debug_frame`) of the ELF file each pc is in, read
 //! with gimli: what a debugger's DWARF unwinder does, with its conventions (a caller's pc
 //! is looked up one byte before its return address, registers no rule names keep their
-//! value, an undefined return address ends the stack).
+//! value, an undefined return address ends the stack); where no CFI covers a pc, the frame
+//! record `rbp` points at, as debuggers fall back to. Each unwind says why it ended.
 
 use gimli::{
     CfaRule, EndianSlice, EvaluationResult, Expression, Register, RegisterRule, RunTimeEndian,
     UnwindContext, UnwindSection, UnwindTableRow, Value as DwarfValue,
 };
 
+use std::collections::HashMap;
+
 use super::modules::{Module, Modules};
-use super::registers::{Registers, RETURN_ADDRESS, STACK_POINTER};
+use super::registers::{Registers, FRAME_POINTER, RETURN_ADDRESS, STACK_POINTER};
+use crate::arch::{
+    FRAME_RECORD_RETURN_ADDRESS, FRAME_RECORD_SAVED_FP, FRAME_RECORD_SIZE, RETURN_ADDRESS_SIZE,
+};
 use crate::memory::{Memory, MemoryExt};
 
 /// Frames unwound per thread at most, as the debugger glue reads (`adapter.MAX_FRAMES`).
@@ -29,91 +35,360 @@ pub struct PhysicalFrame {
     pub interrupted: bool,
 }
 
-/// The frames of a thread whose innermost registers are `registers`, innermost first.
-/// Ends at the outermost frame (an undefined return address), at a pc no module has CFI
-/// for, at a stack that does not grow outward, or after `MAX_FRAMES`.
-pub fn unwind(modules: &Modules, memory: &dyn Memory, registers: Registers) -> Vec<PhysicalFrame> {
-    let Some(pc) = registers.get(RETURN_ADDRESS) else {
-        return Vec::new();
-    };
-    let mut frames = vec![PhysicalFrame {
-        pc,
-        registers,
-        interrupted: true,
-    }];
-    let mut context = Box::new(UnwindContext::new());
-    while frames.len() < MAX_FRAMES {
-        let frame = frames.last().expect("one frame at least");
-        // None: the outermost frame, or no CFI says more.
-        let Some(caller) = caller_of(modules, memory, frame, &mut context) else {
-            break;
-        };
-        let (Some(sp), Some(caller_sp)) = (
-            frame.registers.get(STACK_POINTER),
-            caller.registers.get(STACK_POINTER),
-        ) else {
-            break;
-        };
-        // A caller's frame is outward on the stack; the same place twice is a loop.
-        if caller_sp < sp || (caller_sp == sp && caller.pc == frame.pc) || caller.pc == 0 {
-            break;
-        }
-        frames.push(caller);
-    }
-    frames
+/// Why a thread's frames end where they do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnwindEnd {
+    /// The outermost frame: its return address is undefined (`start_thread`, `_start`).
+    Outermost,
+    /// No call frame information covers this pc, and no frame record (`rbp` chain) was
+    /// found either.
+    NoCallFrameInfo { pc: u64 },
+    /// The caller's registers could not be read (memory, or a rule the unwinder cannot
+    /// follow).
+    Unreadable { pc: u64 },
+    /// The next frame would not be further out on the stack (a loop, or garbage).
+    NotOutward { pc: u64 },
+    /// `MAX_FRAMES` were unwound.
+    Limit,
 }
 
-/// The frame that called `frame`, by the CFI of the module its pc is in; `None` past the
-/// outermost frame (an undefined return address) or where no CFI covers the pc.
-fn caller_of(
+/// Why a stack ends, where that is not at its outermost frame: one line for `--verbose`.
+pub fn unusual_end(end: UnwindEnd) -> Option<String> {
+    match end {
+        UnwindEnd::Outermost => None,
+        UnwindEnd::NoCallFrameInfo { pc } => Some(format!(
+            "its stack ends at {pc:#x}: no call frame information covers it, nor a frame record"
+        )),
+        UnwindEnd::Unreadable { pc } => Some(format!(
+            "its stack ends at {pc:#x}: its caller's registers could not be read"
+        )),
+        UnwindEnd::NotOutward { pc } => Some(format!(
+            "its stack ends at {pc:#x}: the next frame would not be further out on the stack"
+        )),
+        UnwindEnd::Limit => Some(format!("its stack is cut at {MAX_FRAMES} frames")),
+    }
+}
+
+/// A thread's frames, innermost first, and why they end there.
+pub struct Unwound {
+    pub frames: Vec<PhysicalFrame>,
+    pub end: UnwindEnd,
+}
+
+/// Which section a rule came from (its expressions are read from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum SectionKind {
+    EhFrame,
+    DebugFrame,
+}
+
+/// The unwind row that holds at one pc, as found once.
+#[derive(Clone)]
+struct Rule {
+    row: UnwindTableRow<usize>,
+    section: SectionKind,
+    signal_trampoline: bool,
+}
+
+/// An FDE's link-time address range and its offset in its section.
+#[derive(Debug, Clone, Copy)]
+struct FdeRange {
+    start: u64,
+    end: u64,
+    offset: usize,
+}
+
+/// Rows looked up per pc at most before the cache starts over (a bound on its memory).
+const MAX_CACHED_RULES: usize = 1 << 16;
+
+/// Unwinds the threads of one stop over the same modules, keeping what it finds: the FDE
+/// table of each section without a search table (`.debug_frame`, an `.eh_frame` without
+/// `.eh_frame_hdr`), sorted once instead of read through per frame, and the row that holds
+/// at each pc (threads parked alike share their frames' pcs).
+pub struct Unwinder<'m> {
+    modules: &'m Modules,
+    context: Box<UnwindContext<usize>>,
+    fde_tables: HashMap<(u64, SectionKind), Vec<FdeRange>>,
+    rules: HashMap<u64, Option<Rule>>,
+}
+
+impl<'m> Unwinder<'m> {
+    pub fn new(modules: &'m Modules) -> Unwinder<'m> {
+        Unwinder {
+            modules,
+            context: Box::new(UnwindContext::new()),
+            fde_tables: HashMap::new(),
+            rules: HashMap::new(),
+        }
+    }
+
+    /// The frames of a thread whose innermost registers are `registers`, innermost first.
+    /// A pc no CFI covers is left by its frame record where `rbp` holds a valid one (code
+    /// built with frame pointers, without CFI).
+    pub fn unwind(&mut self, memory: &dyn Memory, registers: Registers) -> Unwound {
+        let Some(pc) = registers.get(RETURN_ADDRESS) else {
+            return Unwound {
+                frames: Vec::new(),
+                end: UnwindEnd::Unreadable { pc: 0 },
+            };
+        };
+        let mut frames = vec![PhysicalFrame {
+            pc,
+            registers,
+            interrupted: true,
+        }];
+        while frames.len() < MAX_FRAMES {
+            let frame = frames.last().expect("one frame at least");
+            let caller = match self.caller_of(memory, frame) {
+                Ok(caller) => caller,
+                Err(end) => return Unwound { frames, end },
+            };
+            let (Some(sp), Some(caller_sp)) = (
+                frame.registers.get(STACK_POINTER),
+                caller.registers.get(STACK_POINTER),
+            ) else {
+                let end = UnwindEnd::Unreadable { pc: frame.pc };
+                return Unwound { frames, end };
+            };
+            // A caller's frame is outward on the stack; the same place twice is a loop.
+            if caller_sp < sp || (caller_sp == sp && caller.pc == frame.pc) || caller.pc == 0 {
+                let end = UnwindEnd::NotOutward { pc: frame.pc };
+                return Unwound { frames, end };
+            }
+            frames.push(caller);
+        }
+        Unwound {
+            frames,
+            end: UnwindEnd::Limit,
+        }
+    }
+
+    /// The frame that called `frame`, by the CFI of the module its pc is in, else by its
+    /// frame record.
+    fn caller_of(
+        &mut self,
+        memory: &dyn Memory,
+        frame: &PhysicalFrame,
+    ) -> Result<PhysicalFrame, UnwindEnd> {
+        // A return address is just after the call: the call itself is one byte before.
+        let lookup = match frame.interrupted {
+            true => frame.pc,
+            false => frame
+                .pc
+                .checked_sub(1)
+                .ok_or(UnwindEnd::Unreadable { pc: frame.pc })?,
+        };
+        let Some((module, rule)) = self.rule_for(lookup) else {
+            return frame_record_caller(self.modules, memory, frame)
+                .ok_or(UnwindEnd::NoCallFrameInfo { pc: frame.pc });
+        };
+        let cfi = module.cfi.as_ref().expect("a rule comes from CFI");
+        let data = cfi.data();
+        let endian = RunTimeEndian::Little;
+        let applied = match rule.section {
+            SectionKind::EhFrame => cfi.eh_frame_sections(data).and_then(|(section, _)| {
+                let section = gimli::EhFrame::new(section, endian);
+                apply_row(
+                    &rule.row,
+                    &section,
+                    frame,
+                    memory,
+                    module,
+                    rule.signal_trampoline,
+                )
+            }),
+            SectionKind::DebugFrame => cfi.debug_frame_section(data).and_then(|section| {
+                let section = gimli::DebugFrame::new(section, endian);
+                apply_row(
+                    &rule.row,
+                    &section,
+                    frame,
+                    memory,
+                    module,
+                    rule.signal_trampoline,
+                )
+            }),
+        };
+        applied.ok_or(match rule.row.register(Register(RETURN_ADDRESS)) {
+            Some(RegisterRule::Undefined) => UnwindEnd::Outermost,
+            _ => UnwindEnd::Unreadable { pc: frame.pc },
+        })
+    }
+
+    /// The module that holds `lookup` and the row of its CFI that holds there, found once.
+    fn rule_for(&mut self, lookup: u64) -> Option<(&'m Module, Rule)> {
+        let module = self.modules.containing(lookup)?;
+        if let Some(known) = self.rules.get(&lookup) {
+            return known.clone().map(|rule| (module, rule));
+        }
+        let rule = self.find_rule(module, lookup);
+        if self.rules.len() >= MAX_CACHED_RULES {
+            self.rules.clear();
+        }
+        self.rules.insert(lookup, rule.clone());
+        rule.map(|rule| (module, rule))
+    }
+
+    fn find_rule(&mut self, module: &Module, lookup: u64) -> Option<Rule> {
+        let relative = lookup.checked_sub(module.bias)?;
+        let cfi = module.cfi.as_ref()?;
+        let data = cfi.data();
+        let endian = RunTimeEndian::Little;
+        let bases = cfi.bases();
+        if let Some((eh_frame, hdr)) = cfi.eh_frame_sections(data) {
+            let eh_frame = gimli::EhFrame::new(eh_frame, endian);
+            let table =
+                hdr.and_then(|hdr| gimli::EhFrameHdr::new(hdr, endian).parse(&bases, 8).ok());
+            let fde = match table.as_ref().and_then(|parsed| parsed.table()) {
+                Some(table) => table
+                    .fde_for_address(&eh_frame, &bases, relative, gimli::EhFrame::cie_from_offset)
+                    .ok(),
+                None => self
+                    .fde_offset(
+                        module.start,
+                        SectionKind::EhFrame,
+                        &eh_frame,
+                        &bases,
+                        relative,
+                    )
+                    .and_then(|offset| {
+                        eh_frame
+                            .fde_from_offset(
+                                &bases,
+                                gimli::EhFrameOffset(offset),
+                                gimli::EhFrame::cie_from_offset,
+                            )
+                            .ok()
+                    }),
+            };
+            if let Some(fde) = fde {
+                let row = fde
+                    .unwind_info_for_address(&eh_frame, &bases, &mut self.context, relative)
+                    .ok()?;
+                return Some(Rule {
+                    row: row.clone(),
+                    section: SectionKind::EhFrame,
+                    signal_trampoline: fde.is_signal_trampoline(),
+                });
+            }
+        }
+        let debug_frame = gimli::DebugFrame::new(cfi.debug_frame_section(data)?, endian);
+        let offset = self.fde_offset(
+            module.start,
+            SectionKind::DebugFrame,
+            &debug_frame,
+            &bases,
+            relative,
+        )?;
+        let fde = debug_frame
+            .fde_from_offset(
+                &bases,
+                gimli::DebugFrameOffset(offset),
+                gimli::DebugFrame::cie_from_offset,
+            )
+            .ok()?;
+        let row = fde
+            .unwind_info_for_address(&debug_frame, &bases, &mut self.context, relative)
+            .ok()?;
+        Some(Rule {
+            row: row.clone(),
+            section: SectionKind::DebugFrame,
+            signal_trampoline: fde.is_signal_trampoline(),
+        })
+    }
+
+    /// The offset of the FDE that covers `relative` in a section, by halves through its
+    /// table of FDE ranges (made at the first lookup in that section).
+    fn fde_offset<'d, S>(
+        &mut self,
+        module: u64,
+        kind: SectionKind,
+        section: &S,
+        bases: &gimli::BaseAddresses,
+        relative: u64,
+    ) -> Option<usize>
+    where
+        S: UnwindSection<EndianSlice<'d, RunTimeEndian>>,
+        S::Offset: gimli::UnwindOffset<usize>,
+    {
+        let table = self
+            .fde_tables
+            .entry((module, kind))
+            .or_insert_with(|| fde_ranges(section, bases));
+        let after = table.partition_point(|range| range.start <= relative);
+        let range = table.get(after.checked_sub(1)?)?;
+        (relative < range.end).then_some(range.offset)
+    }
+}
+
+/// The FDEs of a section as address ranges, sorted by start (at most `MAX_FDES` read).
+fn fde_ranges<'d, S>(section: &S, bases: &gimli::BaseAddresses) -> Vec<FdeRange>
+where
+    S: UnwindSection<EndianSlice<'d, RunTimeEndian>>,
+    S::Offset: gimli::UnwindOffset<usize>,
+{
+    let mut ranges = Vec::new();
+    let mut entries = section.entries(bases);
+    while ranges.len() < MAX_FDES {
+        match entries.next() {
+            Ok(Some(gimli::CieOrFde::Fde(partial))) => {
+                let offset = partial.offset();
+                // The CIE is needed for the address encoding: parsed per FDE, once.
+                if let Ok(fde) = partial.parse(S::cie_from_offset) {
+                    let start = fde.initial_address();
+                    if let Some(end) = start.checked_add(fde.len()) {
+                        ranges.push(FdeRange { start, end, offset });
+                    }
+                }
+            }
+            Ok(Some(gimli::CieOrFde::Cie(_))) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    ranges.sort_by_key(|range| range.start);
+    ranges
+}
+
+/// FDEs read from one section at most (a corrupt one must not run on).
+const MAX_FDES: usize = 1 << 22;
+
+/// The frame that called `frame` by its frame record: `rbp` points at the caller's saved
+/// `rbp`, the return address above it. Taken only where that record is on the stack above
+/// the frame and returns into a loaded module.
+fn frame_record_caller(
     modules: &Modules,
     memory: &dyn Memory,
     frame: &PhysicalFrame,
-    context: &mut UnwindContext<usize>,
 ) -> Option<PhysicalFrame> {
-    // A return address is just after the call: the call itself is one byte before.
-    let lookup = if frame.interrupted {
-        frame.pc
-    } else {
-        frame.pc.checked_sub(1)?
-    };
-    let module = modules.containing(lookup)?;
-    let relative = lookup.checked_sub(module.bias)?;
-    let cfi = module.cfi.as_ref()?;
-    let data = cfi.data();
-    let endian = RunTimeEndian::Little;
-    let bases = cfi.bases();
-    if let Some((eh_frame, hdr)) = cfi.eh_frame_sections(data) {
-        let eh_frame = gimli::EhFrame::new(eh_frame, endian);
-        let found = match hdr
-            .and_then(|hdr| gimli::EhFrameHdr::new(hdr, endian).parse(&bases, 8).ok())
-            .as_ref()
-            .and_then(|parsed| parsed.table())
-        {
-            Some(table) => table
-                .fde_for_address(&eh_frame, &bases, relative, gimli::EhFrame::cie_from_offset)
-                .ok(),
-            None => eh_frame
-                .fde_for_address(&bases, relative, gimli::EhFrame::cie_from_offset)
-                .ok(),
-        };
-        if let Some(fde) = found {
-            let signal = fde.is_signal_trampoline();
-            let row = fde
-                .unwind_info_for_address(&eh_frame, &bases, context, relative)
-                .ok()?;
-            return apply_row(row, &eh_frame, frame, memory, module, signal);
-        }
+    let (sp, fp) = (frame.registers.sp()?, frame.registers.fp()?);
+    if fp < sp || fp - sp > MAX_FRAME_RECORD_DISTANCE || fp % RETURN_ADDRESS_SIZE != 0 {
+        return None;
     }
-    let debug_frame = gimli::DebugFrame::new(cfi.debug_frame_section(data)?, endian);
-    let fde = debug_frame
-        .fde_for_address(&bases, relative, gimli::DebugFrame::cie_from_offset)
+    let saved_fp = memory
+        .read_u64(fp.checked_add(FRAME_RECORD_SAVED_FP)?)
         .ok()?;
-    let signal = fde.is_signal_trampoline();
-    let row = fde
-        .unwind_info_for_address(&debug_frame, &bases, context, relative)
+    let return_address = memory
+        .read_u64(fp.checked_add(FRAME_RECORD_RETURN_ADDRESS)?)
         .ok()?;
-    apply_row(row, &debug_frame, frame, memory, module, signal)
+    modules.containing(return_address.checked_sub(1)?)?;
+    let mut caller = Registers::default();
+    caller.set(RETURN_ADDRESS, Some(return_address));
+    caller.set(STACK_POINTER, fp.checked_add(FRAME_RECORD_SIZE));
+    caller.set(FRAME_POINTER, Some(saved_fp));
+    Some(PhysicalFrame {
+        pc: return_address,
+        registers: caller,
+        interrupted: false,
+    })
+}
+
+/// How far above the stack pointer a frame record may be (a frame larger than this is
+/// taken for garbage in `rbp`).
+const MAX_FRAME_RECORD_DISTANCE: u64 = 1 << 20;
+
+/// The frames of one thread (an `Unwinder` for one stop keeps what it finds for the next).
+pub fn unwind(modules: &Modules, memory: &dyn Memory, registers: Registers) -> Unwound {
+    Unwinder::new(modules).unwind(memory, registers)
 }
 
 /// The caller's registers from one row of the unwind table.
@@ -172,8 +447,10 @@ fn apply_row<'d, S: UnwindSection<EndianSlice<'d, RunTimeEndian>>>(
     // The return address column is the caller's pc.
     let pc = match row.register(Register(RETURN_ADDRESS)) {
         None => {
-            // The x86-64 ABI's CIE default: the return address is at CFA - 8.
-            memory.read_u64(cfa.checked_sub(8)?).ok()?
+            // The ABI's CIE default: the return address is just below the CFA.
+            memory
+                .read_u64(cfa.checked_sub(RETURN_ADDRESS_SIZE)?)
+                .ok()?
         }
         Some(_) => caller.get(RETURN_ADDRESS)?,
     };
@@ -241,14 +518,13 @@ fn evaluate(
 #[cfg(test)]
 mod tests {
     use gimli::write::{
-        Address, CallFrameInstruction, CommonInformationEntry, EhFrame, EndianVec,
+        Address, CallFrameInstruction, CommonInformationEntry, DebugFrame, EhFrame, EndianVec,
         FrameDescriptionEntry, FrameTable,
     };
     use gimli::{Encoding, Format, LittleEndian, Register};
 
     use super::*;
     use crate::memory::testing::SparseMemory;
-    use crate::native::registers::FRAME_POINTER;
 
     const BIAS: u64 = 0x5550_0000_0000;
     const RBP: Register = Register(6);
@@ -259,7 +535,7 @@ mod tests {
     /// - `leaf` at 0x1000..0x1040, no frame of its own: CFA = rsp + 8, return address at CFA - 8;
     /// - `caller` at 0x2000..0x2100, which pushed rbp (CFA = rsp + 16, rbp at CFA - 16) and
     ///   marks itself outermost from 0x2080 on (its return address undefined there).
-    fn program() -> Modules {
+    fn frame_table() -> FrameTable {
         let encoding = Encoding {
             format: Format::Dwarf32,
             version: 1,
@@ -279,9 +555,28 @@ mod tests {
         caller.add_instruction(1, CallFrameInstruction::Offset(RBP, -16));
         caller.add_instruction(0x80, CallFrameInstruction::Undefined(RA));
         table.add_fde(cie, caller);
+        table
+    }
+
+    fn program() -> Modules {
         let mut eh_frame = EhFrame(EndianVec::new(LittleEndian));
-        table.write_eh_frame(&mut eh_frame).unwrap();
+        frame_table().write_eh_frame(&mut eh_frame).unwrap();
         Modules::with_eh_frame(eh_frame.0.into_vec(), 0x8000, BIAS, BIAS + 0x10000, BIAS)
+    }
+
+    /// The same functions described by `.debug_frame` alone (no `.eh_frame`).
+    fn program_with_debug_frame() -> Modules {
+        let mut debug_frame = DebugFrame(EndianVec::new(LittleEndian));
+        frame_table().write_debug_frame(&mut debug_frame).unwrap();
+        Modules::with_debug_frame(debug_frame.0.into_vec(), BIAS, BIAS + 0x10000, BIAS)
+    }
+
+    fn frames_of(
+        modules: &Modules,
+        memory: &dyn Memory,
+        registers: Registers,
+    ) -> Vec<PhysicalFrame> {
+        unwind(modules, memory, registers).frames
     }
 
     fn registers(pc: u64, sp: u64, fp: u64) -> Registers {
@@ -302,7 +597,7 @@ mod tests {
             words.extend_from_slice(&u64::to_le_bytes(word));
         }
         stack.put(0x7000, &words);
-        let frames = unwind(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0x1234));
+        let frames = frames_of(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0x1234));
         let pcs: Vec<u64> = frames.iter().map(|frame| frame.pc - BIAS).collect();
         assert_eq!(pcs, vec![0x1010, 0x2010, 0x2090]);
         // The caller's stack pointer is leaf's CFA; its rbp is kept (no rule in leaf).
@@ -319,23 +614,123 @@ mod tests {
         let mut stack = SparseMemory::default();
         stack.put(0x7000, &u64::to_le_bytes(BIAS + 0x9999));
         // The return address lands where no CFI is: that frame is the last.
-        let frames = unwind(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0));
+        let frames = frames_of(&program(), &stack, registers(BIAS + 0x1010, 0x7000, 0));
         assert_eq!(frames.len(), 2);
         // A pc in no module: the first frame alone.
         assert_eq!(
-            unwind(&program(), &stack, registers(0x42, 0x7000, 0)).len(),
+            frames_of(&program(), &stack, registers(0x42, 0x7000, 0)).len(),
             1
         );
         // A return address that loops back to the same frame stops at once.
         let mut looping = SparseMemory::default();
         looping.put(0x7000, &u64::to_le_bytes(BIAS + 0x1010 + 1));
-        let frames = unwind(&program(), &looping, registers(BIAS + 0x1011, 0x7000, 0));
+        let frames = frames_of(&program(), &looping, registers(BIAS + 0x1011, 0x7000, 0));
         assert!(frames.len() <= MAX_FRAMES);
         // An unreadable stack: no caller.
         let empty = SparseMemory::default();
         assert_eq!(
-            unwind(&program(), &empty, registers(BIAS + 0x1010, 0x7000, 0)).len(),
+            frames_of(&program(), &empty, registers(BIAS + 0x1010, 0x7000, 0)).len(),
             1
         );
+    }
+
+    /// The stack of `frames_follow_the_cfi_out_to_the_outermost`.
+    fn two_frames_stack() -> SparseMemory {
+        let mut stack = SparseMemory::default();
+        let mut words = Vec::new();
+        for word in [BIAS + 0x2010, 0x7777, BIAS + 0x2090, 0] {
+            words.extend_from_slice(&u64::to_le_bytes(word));
+        }
+        stack.put(0x7000, &words);
+        stack
+    }
+
+    #[test]
+    fn debug_frame_alone_unwinds_alike_and_each_end_says_why() {
+        let stack = two_frames_stack();
+        let start = registers(BIAS + 0x1010, 0x7000, 0x1234);
+        let by_eh_frame = unwind(&program(), &stack, start);
+        let by_debug_frame = unwind(&program_with_debug_frame(), &stack, start);
+        let pcs = |unwound: &Unwound| {
+            unwound
+                .frames
+                .iter()
+                .map(|frame| frame.pc)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(pcs(&by_debug_frame), pcs(&by_eh_frame));
+        assert_eq!(by_eh_frame.end, UnwindEnd::Outermost);
+        assert_eq!(by_debug_frame.end, UnwindEnd::Outermost);
+        // A return address where no FDE is, and no frame record: named by its frame's pc.
+        let mut lost = SparseMemory::default();
+        lost.put(0x7000, &u64::to_le_bytes(BIAS + 0x9999));
+        let unwound = unwind(&program(), &lost, registers(BIAS + 0x1010, 0x7000, 0));
+        assert_eq!(
+            unwound.end,
+            UnwindEnd::NoCallFrameInfo { pc: BIAS + 0x9999 }
+        );
+        // An unreadable stack.
+        let unwound = unwind(&program(), &SparseMemory::default(), start);
+        assert_eq!(unwound.end, UnwindEnd::Unreadable { pc: BIAS + 0x1010 });
+    }
+
+    #[test]
+    fn a_frame_record_carries_the_unwind_past_code_without_cfi() {
+        // At 0x3000 no FDE: rbp = 0x7100 holds the caller's rbp and a return address into
+        // `caller`, whose CFI then leads to the outermost frame.
+        let mut stack = two_frames_stack();
+        let mut record = Vec::new();
+        for word in [0x7777, BIAS + 0x2010] {
+            record.extend_from_slice(&u64::to_le_bytes(word));
+        }
+        stack.put(0x7100, &record);
+        let mut outer = Vec::new();
+        for word in [0x8888, BIAS + 0x2090] {
+            outer.extend_from_slice(&u64::to_le_bytes(word));
+        }
+        stack.put(0x7110, &outer);
+        let unwound = unwind(&program(), &stack, registers(BIAS + 0x3000, 0x7000, 0x7100));
+        let pcs: Vec<u64> = unwound.frames.iter().map(|frame| frame.pc - BIAS).collect();
+        assert_eq!(pcs, vec![0x3000, 0x2010, 0x2090]);
+        assert_eq!(unwound.frames[1].registers.sp(), Some(0x7110));
+        assert_eq!(unwound.frames[1].registers.fp(), Some(0x7777));
+        assert_eq!(unwound.end, UnwindEnd::Outermost);
+        // rbp below the stack pointer, or a record returning into no module: no frame.
+        let unwound = unwind(&program(), &stack, registers(BIAS + 0x3000, 0x7000, 0x6000));
+        assert_eq!(unwound.frames.len(), 1);
+        let mut nowhere = SparseMemory::default();
+        nowhere.put(0x7100, &[0; 8]);
+        nowhere.put(0x7108, &u64::to_le_bytes(0x42));
+        let unwound = unwind(
+            &program(),
+            &nowhere,
+            registers(BIAS + 0x3000, 0x7000, 0x7100),
+        );
+        assert_eq!(
+            unwound.end,
+            UnwindEnd::NoCallFrameInfo { pc: BIAS + 0x3000 }
+        );
+    }
+
+    #[test]
+    fn threads_at_the_same_pcs_reuse_the_rules_found() {
+        let modules = program();
+        let stack = two_frames_stack();
+        let mut unwinder = Unwinder::new(&modules);
+        let start = registers(BIAS + 0x1010, 0x7000, 0x1234);
+        let first = unwinder.unwind(&stack, start);
+        let rules = unwinder.rules.len();
+        assert_eq!(rules, 3); // leaf, and caller twice (0x200f, 0x208f)
+        let second = unwinder.unwind(&stack, start);
+        assert_eq!(unwinder.rules.len(), rules);
+        let registers_of = |unwound: &Unwound| {
+            unwound
+                .frames
+                .iter()
+                .map(|frame| frame.registers)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(registers_of(&first), registers_of(&second));
+        assert_eq!(unwinder.fde_tables.len(), 1); // .eh_frame without .eh_frame_hdr, sorted once
     }
 }

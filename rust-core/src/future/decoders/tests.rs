@@ -2482,3 +2482,245 @@ fn a_local_set_awaited_names_its_shared_state_and_is_noted() {
         "cannot read 8 bytes at 0x90010",
     );
 }
+
+/// futures-channel's mpsc receivers (bounded, with `buffer`; unbounded, without) and its
+/// oneshot receiver, as futures-channel 0.3 lays them out.
+fn futures_channels_program() -> DebugInfo {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let u8 = program.u8();
+    let u32 = program.u32();
+    for (kind, receiver, fields) in [
+        (
+            "BoundedInner",
+            "Receiver",
+            &[
+                ("buffer", 0, usize),
+                ("state", 8, usize),
+                ("num_senders", 16, usize),
+            ][..],
+        ),
+        (
+            "UnboundedInner",
+            "UnboundedReceiver",
+            &[("state", 0, usize), ("num_senders", 8, usize)][..],
+        ),
+    ] {
+        let inner_name = format!("futures_channel::mpsc::{kind}<u32>");
+        let inner = program.structure(&inner_name, 48, fields);
+        let arc = program.arc(&inner_name, inner, 48);
+        let option = program.niche_option(
+            &format!("alloc::sync::Arc<{inner_name}, alloc::alloc::Global>"),
+            arc,
+            8,
+        );
+        program.structure(
+            &format!("futures_channel::mpsc::{receiver}<u32>"),
+            8,
+            &[("inner", 0, option)],
+        );
+    }
+    let data = program.option("u32", u32, 8, 16);
+    let cell = program.structure(
+        "core::cell::UnsafeCell<core::option::Option<u32>>",
+        16,
+        &[("value", 0, data)],
+    );
+    let lock = program.structure(
+        "futures_channel::lock::Lock<core::option::Option<u32>>",
+        24,
+        &[("locked", 0, u8), ("data", 8, cell)],
+    );
+    let inner = program.structure(
+        "futures_channel::oneshot::Inner<u32>",
+        32,
+        &[("complete", 0, u8), ("data", 8, lock)],
+    );
+    let arc = program.arc("futures_channel::oneshot::Inner<u32>", inner, 32);
+    program.structure(
+        "futures_channel::oneshot::Receiver<u32>",
+        8,
+        &[("inner", 0, arc)],
+    );
+    program.load()
+}
+
+#[test]
+fn futures_mpsc_recv_reads_the_state_word_and_an_ended_channel() {
+    let debug = futures_channels_program();
+    let open = 1u64 << 63;
+    for (receiver, capacity) in [
+        ("futures_channel::mpsc::Receiver<u32>", Some(8)),
+        ("futures_channel::mpsc::UnboundedReceiver<u32>", None),
+    ] {
+        let mut memory = TestMemory::default();
+        memory.write_u64(0x1000, 0x2000);
+        memory.zero(0x2000, 64);
+        let inner = 0x2010;
+        let (state_at, senders_at) = match capacity {
+            Some(buffer) => {
+                memory.write_u64(inner, buffer);
+                (inner + 8, inner + 16)
+            }
+            None => (inner, inner + 8),
+        };
+        memory.write_u64(senders_at, 3);
+        for (state, closed, queued, said) in [
+            (open | 2, false, 2, "(2 queued, 3 senders)"),
+            (1, true, 1, "(1 queued, 3 senders, closed)"),
+        ] {
+            memory.write_u64(state_at, state);
+            let node = decode(&debug, &memory, receiver, 0x1000);
+            let wait = QueuedChannelWait {
+                address: inner,
+                capacity,
+                closed,
+                queued,
+                senders: 3,
+            };
+            assert_eq!(facts(&node), &Detail::FuturesMpscRecv(wait), "{receiver}");
+            assert_eq!(
+                node.summary.as_deref(),
+                Some(format!("recv on futures mpsc {inner:#x} {said}").as_str())
+            );
+        }
+        // Every sender gone and the queue drained: the receiver let its Arc go.
+        memory.write_u64(0x1000, 0);
+        let node = decode(&debug, &memory, receiver, 0x1000);
+        assert_eq!(
+            node.summary.as_deref(),
+            Some("recv on a futures mpsc channel that has ended")
+        );
+        memory.write_u64(0x1000, 0xdead_0000);
+        assert_error(&decode(&debug, &memory, receiver, 0x1000), "cannot read");
+    }
+}
+
+#[test]
+fn futures_oneshot_recv_tells_a_sent_value_from_a_dropped_sender() {
+    let debug = futures_channels_program();
+    let receiver = "futures_channel::oneshot::Receiver<u32>";
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000);
+    memory.zero(0x2000, 48);
+    let inner = 0x2010;
+    for (complete, sent, closed, what) in [
+        (0, false, false, "nothing sent"),
+        (1, true, false, "value sent"),
+        (1, false, true, "sender dropped"),
+    ] {
+        memory.write_u8(inner, complete);
+        memory.write_u64(inner + 8 + 8, u64::from(sent)); // Option<u32>'s tag
+        memory.write_u64(inner + 8 + 8 + 8, 42);
+        let node = decode(&debug, &memory, receiver, 0x1000);
+        let wait = FuturesOneshotWait {
+            address: inner,
+            closed,
+            value_sent: sent,
+        };
+        assert_eq!(facts(&node), &Detail::FuturesOneshotRecv(wait));
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(format!("recv on futures oneshot {inner:#x} ({what})").as_str())
+        );
+    }
+    memory.write_u64(0x1000, 0xdead_0000);
+    assert_error(&decode(&debug, &memory, receiver, 0x1000), "cannot read");
+}
+
+/// flume's `RecvFut` over a bounded channel (`sending: Some((capacity, hooks))`) and an
+/// unbounded one (`None`), its receiver owned or borrowed.
+fn flume_program() -> DebugInfo {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let u8 = program.u8();
+    let u32 = program.u32();
+    let hooks = program.vec_deque("u8", u8);
+    let sending_pair = program.pair(("usize", usize), ("hooks", hooks), 8, 40);
+    let sending = program.option("(usize, hooks)", sending_pair, 8, 48);
+    let queue = program.vec_deque("u32", u32);
+    let chan = program.structure(
+        "flume::Chan<u32>",
+        80,
+        &[("sending", 0, sending), ("queue", 48, queue)],
+    );
+    let cell = program.structure(
+        "core::cell::UnsafeCell<flume::Chan<u32>>",
+        80,
+        &[("value", 0, chan)],
+    );
+    let mutex = program.structure(
+        "std::sync::poison::mutex::Mutex<flume::Chan<u32>>",
+        88,
+        &[("data", 8, cell)],
+    );
+    let shared = program.structure(
+        "flume::Shared<u32>",
+        104,
+        &[
+            ("chan", 0, mutex),
+            ("disconnected", 88, u8),
+            ("sender_count", 96, usize),
+        ],
+    );
+    let arc = program.arc("flume::Shared<u32>", shared, 104);
+    let receiver = program.structure("flume::Receiver<u32>", 8, &[("shared", 0, arc)]);
+    let borrowed = program.pointer("&flume::Receiver<u32>", receiver);
+    let tag = program.u64();
+    let owned_or_ref = program.rust_enum(
+        "flume::r#async::OwnedOrRef<flume::Receiver<u32>>",
+        16,
+        Some((0, tag)),
+        &[
+            Variant::new("Owned", Some(0), &[("__0", 8, receiver)]),
+            Variant::new("Ref", Some(1), &[("__0", 8, borrowed)]),
+        ],
+    );
+    program.structure(
+        "flume::async::RecvFut<u32>",
+        16,
+        &[("receiver", 0, owned_or_ref)],
+    );
+    program.load()
+}
+
+#[test]
+fn flume_recv_reads_its_channel_through_an_owned_or_a_borrowed_receiver() {
+    let debug = flume_program();
+    let future = "flume::async::RecvFut<u32>";
+    let mut memory = TestMemory::default();
+    memory.zero(0x3000, 16 + 104);
+    memory.write_u64(0x2000, 0x3000); // a Receiver: its Arc
+    let shared = 0x3010;
+    memory.write_u64(shared + 8 + 48 + 24, 4); // queue.len
+    memory.write_u64(shared + 96, 2); // sender_count
+    for (sending, capacity) in [(0, None), (1, Some(16))] {
+        memory.write_u64(shared + 8, sending); // sending's tag
+        memory.write_u64(shared + 8 + 8, 16); // its capacity
+        for (tag, receiver) in [(0, 0x3000), (1, 0x2000)] {
+            memory.write_u64(0x1000, tag);
+            memory.write_u64(0x1008, receiver);
+            for (disconnected, said) in [(0, ""), (1, ", disconnected")] {
+                memory.write_u8(shared + 88, disconnected);
+                let node = decode(&debug, &memory, future, 0x1000);
+                let wait = QueuedChannelWait {
+                    address: shared,
+                    capacity,
+                    closed: disconnected == 1,
+                    queued: 4,
+                    senders: 2,
+                };
+                assert_eq!(facts(&node), &Detail::FlumeRecv(wait), "tag {tag}");
+                assert_eq!(
+                    node.summary.as_deref(),
+                    Some(
+                        format!("recv on flume channel {shared:#x} (4 queued, 2 senders{said})")
+                            .as_str()
+                    )
+                );
+            }
+        }
+    }
+    memory.write_u64(0x1000, 7); // no such variant
+    assert!(decode(&debug, &memory, future, 0x1000).error().is_some());
+}

@@ -2724,3 +2724,190 @@ fn flume_recv_reads_its_channel_through_an_owned_or_a_borrowed_receiver() {
     memory.write_u64(0x1000, 7); // no such variant
     assert!(decode(&debug, &memory, future, 0x1000).error().is_some());
 }
+
+#[test]
+fn barrier_wait_counts_who_has_arrived_and_set_once_wait_sees_whether_it_is_set() {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let u8 = program.u8();
+    let state = program.structure(
+        "tokio::sync::barrier::BarrierState",
+        24,
+        &[("arrived", 8, usize), ("generation", 16, usize)],
+    );
+    let mutex = program.tokio_mutex("tokio::sync::barrier::BarrierState", state, 24, true);
+    let barrier = program.structure(
+        "tokio::sync::barrier::Barrier",
+        48,
+        &[("state", 0, mutex), ("n", 40, usize)],
+    );
+    let this = program.pointer("&tokio::sync::barrier::Barrier", barrier);
+    let barrier_wait = "tokio::sync::barrier::{impl#0}::wait::{async_fn_env#0}";
+    async_method(&mut program, barrier_wait, 16, 8, &[("self", 0, this)]);
+    let cell = program.structure(
+        "tokio::sync::set_once::SetOnce<u32>",
+        32,
+        &[("value_set", 0, u8)],
+    );
+    let this = program.pointer("&tokio::sync::set_once::SetOnce<u32>", cell);
+    let set_once_wait = "tokio::sync::set_once::{impl#3}::wait::{async_fn_env#0}<u32>";
+    async_method(&mut program, set_once_wait, 16, 8, &[("self", 0, this)]);
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1008, 3);
+    memory.zero(0x2000, 48);
+    memory.write_u64(0x2008 + 8, 2); // arrived
+    memory.write_u64(0x2008 + 16, 1); // generation
+    memory.write_u64(0x2000 + 40, 5); // n
+    let node = decode(&debug, &memory, barrier_wait, 0x1000);
+    let wait = BarrierWait {
+        address: 0x2000,
+        arrived: 2,
+        generation: 1,
+        needed: 5,
+    };
+    assert_eq!(facts(&node), &Detail::BarrierWait(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting at Barrier 0x2000 (2 of 5 arrived)")
+    );
+    memory.write_u64(0x1000, 0xdead_0000);
+    assert_error(
+        &decode(&debug, &memory, barrier_wait, 0x1000),
+        "cannot read",
+    );
+
+    memory.write_u64(0x1000, 0x3000);
+    memory.zero(0x3000, 32);
+    for set in [false, true] {
+        memory.write_u8(0x3000, u8::from(set));
+        let node = decode(&debug, &memory, set_once_wait, 0x1000);
+        let wait = SetOnceWait {
+            address: 0x3000,
+            set,
+        };
+        assert_eq!(facts(&node), &Detail::SetOnceWait(wait));
+        assert_eq!(
+            node.summary.as_deref(),
+            Some("waiting for SetOnce 0x3000 to be set")
+        );
+    }
+}
+
+#[test]
+fn cancelled_reads_the_tokens_node_borrowed_or_owned_and_tracker_wait_its_state_word() {
+    let mut program = Program::new();
+    let u8 = program.u8();
+    let usize = program.usize();
+    let inner = program.structure(
+        "tokio_util::sync::cancellation_token::tree_node::Inner",
+        16,
+        &[("is_cancelled", 8, u8)],
+    );
+    let cell = program.structure(
+        "core::cell::UnsafeCell<tokio_util::sync::cancellation_token::tree_node::Inner>",
+        16,
+        &[("value", 0, inner)],
+    );
+    let mutex = program.structure(
+        "std::sync::poison::mutex::Mutex<tokio_util::sync::cancellation_token::tree_node::Inner>",
+        24,
+        &[("data", 8, cell)],
+    );
+    let node = program.structure(
+        "tokio_util::sync::cancellation_token::tree_node::TreeNode",
+        24,
+        &[("inner", 0, mutex)],
+    );
+    let arc = program.arc(
+        "tokio_util::sync::cancellation_token::tree_node::TreeNode",
+        node,
+        24,
+    );
+    let token = program.structure(
+        "tokio_util::sync::cancellation_token::CancellationToken",
+        8,
+        &[("inner", 0, arc)],
+    );
+    let borrowed = program.pointer(
+        "&tokio_util::sync::cancellation_token::CancellationToken",
+        token,
+    );
+    let waiting = "tokio_util::sync::cancellation_token::WaitForCancellationFuture";
+    program.structure(waiting, 16, &[("cancellation_token", 0, borrowed)]);
+    let owned = "tokio_util::sync::cancellation_token::WaitForCancellationFutureOwned";
+    program.structure(owned, 16, &[("cancellation_token", 0, token)]);
+    let tracker = program.structure(
+        "tokio_util::task::task_tracker::TaskTrackerInner",
+        16,
+        &[("state", 0, usize)],
+    );
+    let reference = program.pointer("&tokio_util::task::task_tracker::TaskTrackerInner", tracker);
+    let option = program.niche_option(
+        "&tokio_util::task::task_tracker::TaskTrackerInner",
+        reference,
+        8,
+    );
+    let tracker_wait = "tokio_util::task::task_tracker::TaskTrackerWaitFuture";
+    program.structure(tracker_wait, 16, &[("inner", 0, option)]);
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    memory.write_u64(0x1000, 0x2000); // the borrowed token
+    memory.write_u64(0x2000, 0x3000); // its Arc
+    memory.write_u64(0x1800, 0x3000); // the owned token's Arc
+    memory.zero(0x3000, 16 + 24);
+    let tree_node = 0x3010;
+    for cancelled in [false, true] {
+        memory.write_u8(tree_node + 8 + 8, u8::from(cancelled));
+        for (future, at) in [(waiting, 0x1000), (owned, 0x1800)] {
+            let node = decode(&debug, &memory, future, at);
+            let wait = CancellationWait {
+                address: tree_node,
+                cancelled,
+            };
+            assert_eq!(facts(&node), &Detail::CancellationToken(wait), "{future}");
+            let it_is = if cancelled { " (it is)" } else { "" };
+            assert_eq!(
+                node.summary.as_deref(),
+                Some(
+                    format!("waiting for CancellationToken {tree_node:#x} to be cancelled{it_is}")
+                        .as_str()
+                )
+            );
+        }
+    }
+    memory.write_u64(0x2000, 0xdead_0000);
+    assert_error(&decode(&debug, &memory, waiting, 0x1000), "cannot read");
+
+    memory.write_u64(0x4000, 0x5000);
+    for (state, closed, tasks, said) in [
+        (
+            3 << 1,
+            false,
+            3,
+            "3 tasks left, open: waits for close() too",
+        ),
+        (1 << 1 | 1, true, 1, "1 task left, closed"),
+    ] {
+        memory.write_u64(0x5000, state);
+        let node = decode(&debug, &memory, tracker_wait, 0x4000);
+        let wait = TrackerWait {
+            address: 0x5000,
+            closed,
+            tasks,
+        };
+        assert_eq!(facts(&node), &Detail::TaskTrackerWait(wait));
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(format!("waiting for TaskTracker 0x5000 ({said})").as_str())
+        );
+    }
+    // Woken and done: the future let its reference go.
+    memory.write_u64(0x4000, 0);
+    let node = decode(&debug, &memory, tracker_wait, 0x4000);
+    assert_eq!(node.summary.as_deref(), Some("TaskTracker wait, done"));
+}

@@ -253,6 +253,14 @@ struct State {
     run_over: Option<Arc<AtomicBool>>,
 }
 
+impl State {
+    /// The seq of a request the proxy sends the adapter itself.
+    fn proxy_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        PROXY_SEQ_BASE + self.next_seq
+    }
+}
+
 enum Waiting {
     Threads(Value),
     Tasks(Value),
@@ -503,7 +511,7 @@ impl Proxy {
                     .as_ref()
                     .is_some_and(|fifo| fifo.interrupt_until(over));
                 let result = match interrupted {
-                    true => Ok(Value::Null),
+                    true => Ok(serde_json::json!({})),
                     false => Err(
                         "cannot interrupt the running command: the script reads no interrupt FIFO"
                             .to_string(),
@@ -514,10 +522,15 @@ impl Proxy {
             }
             "disconnect" | "terminate" => {
                 // The adapter answers once the running command ends: end it first.
-                if self.lock_state().run.is_some() {
-                    if let Some(fifo) = &self.interrupt {
-                        fifo.interrupt();
+                let over = {
+                    let mut state = self.lock_state();
+                    match state.run.is_some() {
+                        true => Some(state.run_over.get_or_insert_with(Default::default).clone()),
+                        false => None,
                     }
+                };
+                if let (Some(over), Some(fifo)) = (over, &self.interrupt) {
+                    fifo.interrupt_until(over);
                 }
                 true
             }
@@ -586,18 +599,27 @@ impl Proxy {
     /// refuses the request).
     fn start_run(&self, origin: Origin, steps: Vec<Step>, falls_back: bool, resumes: bool) {
         let mut run = Run::new(origin, steps, falls_back, resumes);
-        {
-            let state = self.lock_state();
-            if state.run.is_some() {
-                drop(state);
-                let refusal = "an async command is running the program; pause it first".to_string();
-                self.answer_origin(&run.origin, Err(refusal));
-                return;
-            }
-        }
         let Next::Send(step) = run.start() else {
             return;
         };
+        // Checked and taken under one lock: a step that waited for the report may start
+        // from the adapter's thread.
+        let refused = {
+            let mut state = self.lock_state();
+            match state.run.is_some() {
+                true => Some(run),
+                false => {
+                    let seq = state.proxy_seq();
+                    state.run = Some((run, seq));
+                    None
+                }
+            }
+        };
+        if let Some(run) = refused {
+            let refusal = "an async command is running the program; pause it first".to_string();
+            self.answer_origin(&run.origin, Err(refusal));
+            return;
+        }
         if resumes {
             self.stop_is_over(false);
             let thread = self.lock_state().stopped_thread.unwrap_or(0);
@@ -608,38 +630,52 @@ impl Proxy {
                 body: serde_json::json!({"threadId": thread, "allThreadsContinued": true}),
             }));
         }
-        let seq = self.next_proxy_seq();
-        self.lock_state().run = Some((run, seq));
-        self.evaluate_in_adapter(seq, step.command());
+        let seq = self.lock_state().run.as_ref().map(|(_, seq)| *seq);
+        if let Some(seq) = seq {
+            self.evaluate_in_adapter(seq, step.command());
+        }
     }
 
     /// The reply to a run's step: the next step, the editor's request given to the adapter,
     /// or the stop (or exit) the run ended in.
     fn run_replied(&self, response: &Value) {
-        let Some((mut run, _)) = self.lock_state().run.take() else {
+        // The run stays in place while a step is sent, so that a pause meanwhile still
+        // finds it.
+        let (next, over, run) = {
+            let mut state = self.lock_state();
+            let Some((run, _)) = state.run.as_mut() else {
+                return;
+            };
+            match run.replied(response) {
+                Next::Send(step) => {
+                    let seq = state.proxy_seq();
+                    if let Some((_, current)) = state.run.as_mut() {
+                        *current = seq;
+                    }
+                    drop(state);
+                    self.evaluate_in_adapter(seq, step.command());
+                    return;
+                }
+                next => (
+                    next,
+                    state.run_over.take(),
+                    state.run.take().map(|(run, _)| run),
+                ),
+            }
+        };
+        if let Some(over) = over {
+            over.store(true, Ordering::Relaxed);
+        }
+        let Some(run) = run else {
             return;
         };
-        let ended = |proxy: &Proxy| {
-            if let Some(over) = proxy.lock_state().run_over.take() {
-                over.store(true, Ordering::Relaxed);
-            }
-        };
-        match run.replied(response) {
-            Next::Send(step) => {
-                let seq = self.next_proxy_seq();
-                self.lock_state().run = Some((run, seq));
-                self.evaluate_in_adapter(seq, step.command());
-            }
+        match next {
             Next::FallBack => {
-                ended(self);
                 if let Origin::Request { request, .. } = &run.origin {
                     self.to_adapter(request);
                 }
             }
-            Next::Done => {
-                ended(self);
-                self.run_ended(run);
-            }
+            _ => self.run_ended(run),
         }
     }
 
@@ -707,16 +743,10 @@ impl Proxy {
             ),
             Origin::Request { request, answered } => {
                 if !answered {
-                    self.respond(request, result.map(|_| Value::Null));
+                    self.respond(request, result.map(|_| serde_json::json!({})));
                 }
             }
         }
-    }
-
-    fn next_proxy_seq(&self) -> u64 {
-        let mut state = self.lock_state();
-        state.next_seq += 1;
-        PROXY_SEQ_BASE + state.next_seq
     }
 
     /// Runs `command` in the adapter's debugger (its REPL), as request `seq`.
@@ -822,8 +852,7 @@ impl Proxy {
                     if state.asked != Some(state.stop) {
                         let stop = state.stop;
                         state.asked = Some(stop);
-                        state.next_seq += 1;
-                        let seq = PROXY_SEQ_BASE + state.next_seq;
+                        let seq = state.proxy_seq();
                         let file = std::env::temp_dir()
                             .join(format!("tokio-async-dap-{}-{seq}.json", std::process::id()));
                         state.pending.insert(seq, (stop, file.clone()));
@@ -1333,6 +1362,109 @@ mod tests {
         feed(r#"{"seq": 0, "type": "event", "event": "continued", "body": {"threadId": 7}}"#);
         let sent = editor.take();
         assert!(sent.contains(&message(THREADS)), "{sent:?}");
+    }
+
+    /// A proxy at a stop whose report says thread 7 polls task 3.
+    fn stopped_in_task_3() -> (Proxy, Sent, Sent) {
+        let (editor, adapter) = (Sent::default(), Sent::default());
+        let proxy = Proxy {
+            to_editor: Mutex::new(Box::new(editor.clone())),
+            to_adapter: Mutex::new(Some(Box::new(adapter.clone()))),
+            state: Mutex::new(State::default()),
+            interrupt: None,
+        };
+        let raw = serde_json::json!({
+            "tasks": [{"id": 3, "state": "running", "root": {"kind": "async_fn", "type": "T"}}],
+            "threads": [{"tid": 7, "current_task": 3, "future": {"kind": "async_fn"}}]});
+        {
+            let mut state = proxy.lock_state();
+            state.stopped = true;
+            state.stopped_thread = Some(7);
+            state.report = Some(Arc::new(StopReport::new(Ok(raw), 100)));
+        }
+        (proxy, editor, adapter)
+    }
+
+    /// The adapter's reply to the proxy's one evaluate in flight, saying `result`.
+    fn reply(proxy: &Proxy, adapter: &Sent, result: &str) -> String {
+        let [evaluate] = adapter.take().try_into().unwrap();
+        let reply = serde_json::json!({"seq": 0, "type": "response", "command": "evaluate",
+            "request_seq": evaluate["seq"], "success": true, "body": {"result": result}});
+        proxy.pump_adapter(std::io::Cursor::new(framed(&reply.to_string())));
+        evaluate["arguments"]["expression"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    #[test]
+    fn a_step_of_a_thread_in_a_task_follows_it_and_says_where_it_stopped() {
+        let (proxy, editor, adapter) = stopped_in_task_3();
+        let next =
+            r#"{"seq": 9, "type": "request", "command": "next", "arguments": {"threadId": 7}}"#;
+        proxy.pump_editor(std::io::Cursor::new(framed(next)));
+        let [continued] = editor.take().try_into().unwrap();
+        assert_eq!(continued["event"], "continued");
+        assert_eq!(reply(&proxy, &adapter, ""), "`thread select -t 7");
+        assert_eq!(reply(&proxy, &adapter, ""), "`frame select 0");
+        // A pause meanwhile: no FIFO here to interrupt through, which it says.
+        let pause =
+            r#"{"seq": 10, "type": "request", "command": "pause", "arguments": {"threadId": 7}}"#;
+        proxy.pump_editor(std::io::Cursor::new(framed(pause)));
+        let [refused] = editor.take().try_into().unwrap();
+        assert_eq!(
+            (
+                refused["request_seq"].as_u64(),
+                refused["success"].as_bool()
+            ),
+            (Some(10), Some(false))
+        );
+        let said = "(lldb) async next --own-frame\nframe #0: …\ntask 3, async fn app::f at src/main.rs:9\n";
+        assert_eq!(reply(&proxy, &adapter, said), "`async next --own-frame");
+        assert_eq!(
+            reply(&proxy, &adapter, "thread #2: tid = 8, 0x55 app`f"),
+            "`thread info"
+        );
+        assert_eq!(
+            reply(&proxy, &adapter, "Process 1 stopped"),
+            "`process status"
+        );
+        let [output, answer, stopped] = editor.take().try_into().unwrap();
+        assert_eq!(
+            output["body"]["output"],
+            "frame #0: …\ntask 3, async fn app::f at src/main.rs:9\n"
+        );
+        assert_eq!(
+            (answer["request_seq"].as_u64(), answer["success"].as_bool()),
+            (Some(9), Some(true))
+        );
+        assert_eq!(stopped["event"], "stopped");
+        assert_eq!(stopped["body"]["threadId"], 8);
+        assert_eq!(stopped["body"]["reason"], "step");
+        assert!(proxy.lock_state().run.is_none());
+    }
+
+    #[test]
+    fn a_step_outside_async_code_is_the_adapters_own() {
+        let (proxy, editor, adapter) = stopped_in_task_3();
+        let step_in =
+            r#"{"seq": 9, "type": "request", "command": "stepIn", "arguments": {"threadId": 7}}"#;
+        proxy.pump_editor(std::io::Cursor::new(framed(step_in)));
+        editor.take();
+        reply(&proxy, &adapter, "");
+        reply(&proxy, &adapter, "");
+        let said = "(lldb) async step\nerror: tokio-async: line 36 of app::f awaits nothing; `step` steps into calls\n";
+        assert_eq!(reply(&proxy, &adapter, said), "`async step");
+        // The editor's own request goes to the adapter, which answers it.
+        let [forwarded] = adapter.take().try_into().unwrap();
+        assert_eq!(forwarded, message(step_in));
+        assert!(editor.take().is_empty());
+        // A thread running no async code: the adapter's at once.
+        let (proxy, _, adapter) = stopped_in_task_3();
+        let other =
+            r#"{"seq": 4, "type": "request", "command": "next", "arguments": {"threadId": 99}}"#;
+        proxy.pump_editor(std::io::Cursor::new(framed(other)));
+        assert_eq!(adapter.take(), vec![message(other)]);
     }
 
     fn framed(text: &str) -> Vec<u8> {

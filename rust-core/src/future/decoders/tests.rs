@@ -1611,6 +1611,11 @@ fn trivial_futures_say_what_they_are() {
     let mut program = Program::new();
     program.pending();
     program.structure("core::future::ready::Ready<u32>", 8, &[]);
+    program.structure(
+        "futures_util::stream::iter::Iter<core::ops::range::Range<u32>>",
+        8,
+        &[],
+    );
     async_method(
         &mut program,
         "tokio::task::yield_now::yield_now::{async_fn_env#0}",
@@ -1636,6 +1641,11 @@ fn trivial_futures_say_what_they_are() {
             "tokio::task::yield_now::yield_now::{async_fn_env#0}",
             Detail::YieldNow(Empty {}),
             "yield_now (runs again on the next poll)",
+        ),
+        (
+            "futures_util::stream::iter::Iter<core::ops::range::Range<u32>>",
+            Detail::Ready(Empty {}),
+            "stream::iter (yields its next item when polled)",
         ),
     ] {
         let node = decode(&debug, &memory, name, 0x1000);
@@ -2910,4 +2920,62 @@ fn cancelled_reads_the_tokens_node_borrowed_or_owned_and_tracker_wait_its_state_
     memory.write_u64(0x4000, 0);
     let node = decode(&debug, &memory, tracker_wait, 0x4000);
     assert_eq!(node.summary.as_deref(), Some("TaskTracker wait, done"));
+}
+
+#[test]
+fn once_cell_get_or_init_names_the_cell_while_another_task_initializes_it() {
+    let mut program = Program::new();
+    let u8 = program.u8();
+    let cell = program.structure(
+        "tokio::sync::once_cell::OnceCell<u32>",
+        48,
+        &[("value_set", 40, u8)],
+    );
+    let this = program.pointer("&tokio::sync::once_cell::OnceCell<u32>", cell);
+    let acquire = program.structure("tokio::sync::semaphore::Acquire", 8, &[]);
+    let other = program.structure("app::Other", 8, &[]);
+    let env = "tokio::sync::once_cell::{impl#5}::get_or_init::{async_fn_env#0}<u32, app::init>";
+    async_method(
+        &mut program,
+        env,
+        32,
+        24,
+        &[("self", 0, this), ("__awaitee", 8, acquire)],
+    );
+    let elsewhere =
+        "tokio::sync::once_cell::{impl#5}::get_or_try_init::{async_fn_env#0}<u32, app::init>";
+    async_method(
+        &mut program,
+        elsewhere,
+        32,
+        24,
+        &[("self", 0, this), ("__awaitee", 8, other)],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 32);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1000 + 24, 3);
+    memory.zero(0x2000, 48);
+    let node = decode(&debug, &memory, env, 0x1000);
+    let wait = OnceCellWait {
+        address: 0x2000,
+        initialized: false,
+    };
+    assert_eq!(facts(&node), &Detail::OnceCellInit(wait));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for OnceCell 0x2000 to be initialized by another task")
+    );
+    assert_eq!(node.children.len(), 1, "the permit's wait below it");
+    // Not yet started, or awaiting the user's own init future: an async fn like any other.
+    memory.write_u8(0x1000 + 24, 0);
+    assert!(decode(&debug, &memory, env, 0x1000).detail().is_none());
+    memory.write_u8(0x1000 + 24, 3);
+    assert!(decode(&debug, &memory, elsewhere, 0x1000)
+        .detail()
+        .is_none());
+    // The cell itself unreadable.
+    memory.write_u64(0x1000, 0xdead_0000);
+    assert_error(&decode(&debug, &memory, env, 0x1000), "cannot read");
 }

@@ -389,16 +389,24 @@ impl Proxy {
         self.to_editor(&message);
     }
 
-    fn say(&self, line: String) {
+    /// An event of the proxy's own to the editor.
+    fn event(&self, event: &'static str, body: impl Serialize) {
         self.to_editor(&to_value(Event {
             seq: 0,
             kind: "event",
-            event: "output",
-            body: Output {
+            event,
+            body,
+        }));
+    }
+
+    fn say(&self, line: String) {
+        self.event(
+            "output",
+            Output {
                 category: "console",
                 output: format!("tokio-async: {line}\n"),
             },
-        }));
+        );
     }
 
     /// The editor's messages, to the adapter (or answered here).
@@ -623,12 +631,10 @@ impl Proxy {
         if resumes {
             self.stop_is_over(false);
             let thread = self.lock_state().stopped_thread.unwrap_or(0);
-            self.to_editor(&to_value(Event {
-                seq: 0,
-                kind: "event",
-                event: "continued",
-                body: serde_json::json!({"threadId": thread, "allThreadsContinued": true}),
-            }));
+            self.event(
+                "continued",
+                serde_json::json!({"threadId": thread, "allThreadsContinued": true}),
+            );
         }
         let seq = self.lock_state().run.as_ref().map(|(_, seq)| *seq);
         if let Some(seq) = seq {
@@ -684,15 +690,13 @@ impl Proxy {
             Origin::Repl(_) => self.answer_origin(&run.origin, Ok(run.output.clone())),
             Origin::Request { .. } => {
                 if !run.output.is_empty() {
-                    self.to_editor(&to_value(Event {
-                        seq: 0,
-                        kind: "event",
-                        event: "output",
-                        body: Output {
+                    self.event(
+                        "output",
+                        Output {
                             category: "console",
                             output: run.output.clone(),
                         },
-                    }));
+                    );
                 }
                 self.answer_origin(&run.origin, Ok(String::new()));
             }
@@ -705,12 +709,7 @@ impl Proxy {
                 ("exited", serde_json::json!({"exitCode": code})),
                 ("terminated", serde_json::json!({})),
             ] {
-                self.to_editor(&to_value(Event {
-                    seq: 0,
-                    kind: "event",
-                    event,
-                    body,
-                }));
+                self.event(event, body);
             }
             return;
         }
@@ -720,17 +719,15 @@ impl Proxy {
             state.stopped_thread = run.thread.or(state.stopped_thread);
             state.stopped_thread
         };
-        self.to_editor(&to_value(Event {
-            seq: 0,
-            kind: "event",
-            event: "stopped",
-            body: serde_json::json!({
+        self.event(
+            "stopped",
+            serde_json::json!({
                 "reason": run.reason,
                 "threadId": thread,
                 "allThreadsStopped": true,
                 "preserveFocusHint": false,
             }),
-        }));
+        );
     }
 
     /// Answers where the run came from, unless already answered: a REPL line with the

@@ -117,6 +117,16 @@ pub struct TaskWalk {
     pub locked_shards: Vec<usize>,
 }
 
+/// Where the walk of one task list is.
+struct ShardWalk<'a> {
+    index: usize,
+    list: Value<'a>,
+    next: u64,
+    /// Walking back from the tail, after a link forward broke.
+    backward: bool,
+    problems: Vec<String>,
+}
+
 /// Walks tasks and caches per-future-type layouts across tasks.
 pub struct TaskReader<'a> {
     target: &'a Target<'a>,
@@ -180,8 +190,9 @@ impl<'a> TaskReader<'a> {
     }
 
     /// Addresses of every task header in the runtime whose scheduler handle is `handle`,
-    /// and what could not be read. A task whose links are unreadable loses only itself:
-    /// each shard is walked forward from its head and, if that breaks, back from its tail.
+    /// in memory order, and what could not be read. A task whose links are unreadable
+    /// loses only itself: each shard is walked forward from its head and, if that breaks,
+    /// back from its tail.
     pub fn task_addresses(&self, handle: &Value<'a>) -> Result<TaskWalk> {
         let owned = std_values::at(handle, runtime::HANDLE_OWNED_TASKS)
             .context_with(|| "runtime handle")?;
@@ -190,20 +201,14 @@ impl<'a> TaskReader<'a> {
             MAX_SHARDS,
         )?;
         let mut walk = TaskWalk::default();
-        let mut seen = FxHashSet::default();
+        let mut lists = Vec::with_capacity(shards.len());
         for (shard_index, shard) in shards.iter().enumerate() {
             if std_values::tokio_mutex_locked(shard).ok().flatten() == Some(true) {
                 walk.locked_shards.push(shard_index);
             }
-            let list = std_values::at(shard, runtime::SHARD_LIST)?;
-            self.walk_list(&list, shard_index, &mut seen, &mut walk)?;
-            if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
-                walk.problems.push(format!(
-                    "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
-                ));
-                break;
-            }
+            lists.push(std_values::at(shard, runtime::SHARD_LIST)?);
         }
+        self.walk_lists(lists, &mut walk)?;
         Ok(walk)
     }
 
@@ -212,77 +217,118 @@ impl<'a> TaskReader<'a> {
         let owned = std_values::at(shared, runtime::LOCAL_SHARED_OWNED_TASKS)?;
         let list = std_values::at(&owned, runtime::LOCAL_OWNED_LIST)?;
         let mut walk = TaskWalk::default();
-        self.walk_list(&list, 0, &mut FxHashSet::default(), &mut walk)?;
+        self.walk_lists(vec![list], &mut walk)?;
         Ok(walk)
     }
 
-    /// Walks an intrusive task list forward from its head and, if a link breaks, back
-    /// from its tail.
-    fn walk_list(
-        &self,
-        list: &Value<'a>,
-        shard: usize,
-        seen: &mut FxHashSet<u64>,
-        walk: &mut TaskWalk,
-    ) -> Result<()> {
-        let head = list.field(runtime::LINKED_LIST_HEAD)?.read_pointer()?;
-        if self.follow(head, self.layouts.trailer_next, shard, seen, walk) {
-            let tail = list.field(runtime::LINKED_LIST_TAIL)?.read_pointer()?;
-            self.follow(tail, self.layouts.trailer_prev, shard, seen, walk);
+    /// Walks intrusive task lists (shard `index` is `lists[index]`) one link of each in
+    /// turn: tokio puts task N in shard N mod shards, each shard newest first, so the
+    /// walks move down the heap side by side and each page of it is read about once
+    /// (shard by shard, a million tasks' heap would be read once per shard).
+    fn walk_lists(&self, lists: Vec<Value<'a>>, walk: &mut TaskWalk) -> Result<()> {
+        let mut seen = FxHashSet::default();
+        let mut shards = lists
+            .into_iter()
+            .enumerate()
+            .map(|(index, list)| {
+                let head = list.field(runtime::LINKED_LIST_HEAD)?.read_pointer()?;
+                Ok(ShardWalk {
+                    index,
+                    list,
+                    next: head,
+                    backward: false,
+                    problems: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut walking: Vec<usize> = (0..shards.len()).collect();
+        while !walking.is_empty() {
+            let mut failed = None;
+            walking.retain(
+                |&index| match self.step(&mut shards[index], &mut seen, walk) {
+                    Ok(more) => more,
+                    Err(error) => {
+                        failed.get_or_insert(error);
+                        false
+                    }
+                },
+            );
+            if let Some(error) = failed {
+                return Err(error);
+            }
+            if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
+                break;
+            }
         }
+        // Said shard by shard, as a walk of one shard after another says them.
+        for shard in shards {
+            walk.problems.extend(shard.problems);
+        }
+        if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
+            walk.problems.push(format!(
+                "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
+            ));
+        }
+        walk.addresses.sort_unstable();
         Ok(())
     }
 
-    /// Follows one link direction from `start`; true if a link could not be read.
-    fn follow(
+    /// Takes one link of `shard`'s walk; false when it is over.
+    fn step(
         &self,
-        start: u64,
-        link_offset: u64,
-        shard: usize,
+        shard: &mut ShardWalk<'a>,
         seen: &mut FxHashSet<u64>,
         walk: &mut TaskWalk,
-    ) -> bool {
-        let mut next = start;
-        while next != 0 && walk.addresses.len() < MAX_TASKS_PER_RUNTIME {
-            if !seen.insert(next) {
-                return false;
-            }
-            if walk
-                .addresses
-                .len()
-                .is_multiple_of(LINKS_PER_INTERRUPT_CHECK)
-                && !self.target.go_on()
-            {
-                walk.problems.push(format!(
-                    "task list shard {shard}: stopped walking (interrupted or out of budget)"
+    ) -> Result<bool> {
+        let at = shard.next;
+        if at == 0 || walk.addresses.len() >= MAX_TASKS_PER_RUNTIME || !seen.insert(at) {
+            return Ok(false);
+        }
+        if walk
+            .addresses
+            .len()
+            .is_multiple_of(LINKS_PER_INTERRUPT_CHECK)
+            && !self.target.go_on()
+        {
+            shard.problems.push(format!(
+                "task list shard {}: stopped walking (interrupted or out of budget)",
+                shard.index
+            ));
+            return Ok(false);
+        }
+        walk.addresses.push(at);
+        let link_offset = match shard.backward {
+            false => self.layouts.trailer_next,
+            true => self.layouts.trailer_prev,
+        };
+        let link = self.read_vtable(at).and_then(|vtable| {
+            let trailer = self
+                .target
+                .memory
+                .read_u64(offset(vtable, self.layouts.vtable_trailer_offset)?)?;
+            self.target
+                .memory
+                .read_u64(offset(offset(at, trailer)?, link_offset)?)
+        });
+        match link {
+            Ok(next) => shard.next = next,
+            Err(error) => {
+                shard.problems.push(format!(
+                    "task list shard {}: cannot follow the task at {at:#x}: {error}",
+                    shard.index
                 ));
-                return false;
-            }
-            walk.addresses.push(next);
-            let link = self
-                .read_vtable(next)
-                .and_then(|vtable| {
-                    self.target
-                        .memory
-                        .read_u64(offset(vtable, self.layouts.vtable_trailer_offset)?)
-                })
-                .and_then(|trailer| {
-                    self.target
-                        .memory
-                        .read_u64(offset(offset(next, trailer)?, link_offset)?)
-                });
-            match link {
-                Ok(address) => next = address,
-                Err(error) => {
-                    walk.problems.push(format!(
-                        "task list shard {shard}: cannot follow the task at {next:#x}: {error}"
-                    ));
-                    walk.unreadable.insert(next);
-                    return true;
+                walk.unreadable.insert(at);
+                if shard.backward {
+                    return Ok(false);
                 }
+                shard.backward = true;
+                shard.next = shard
+                    .list
+                    .field(runtime::LINKED_LIST_TAIL)?
+                    .read_pointer()?;
             }
         }
-        false
+        Ok(true)
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {

@@ -156,7 +156,7 @@ def test_the_program_runs_on_after_a_look(tmp_path):
         [verbose] = run.stderr.splitlines()
         assert verbose.startswith("tokio-async: process %d was stopped for " % fixture.pid), verbose
         # Stopped only while its memory was copied; read after it ran on.
-        assert re.search(r"3 threads stopped in [\d.]+ ms, [\d.]+ MiB of memory copied in [\d.]+ ms; "
+        assert re.search(r"3 threads stopped in [\d.]+ ms, [\d.]+ MiB of memory copied \(packed into [\d.]+ MiB\) in [\d.]+ ms; "
                          r"then, while it ran on: unwound in [\d.]+ ms, 10,001 tasks read in ", verbose), verbose
         assert_runs_on(fixture, progress)
         assert progress() > before

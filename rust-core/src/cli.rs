@@ -459,10 +459,11 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         match (paused, stopping, &copy) {
             (Some(paused), Some(stopping), Some(copy)) => eprintln!(
                 "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, \
-                 {} of memory copied in {}; then, while it ran on: {read_part}",
+                 {} of memory copied (packed into {}) in {}; then, while it ran on: {read_part}",
                 millis(paused),
                 millis(stopping),
                 mebibytes(copy.copied_bytes()),
+                mebibytes(copy.packed_bytes()),
                 millis(copied),
             ),
             (Some(paused), Some(stopping), None) => eprintln!(

@@ -82,12 +82,25 @@ def test_tasks_are_threads_with_their_await_chains_and_held_locals(tmp_path):
         paged = client.request("stackTrace", {"threadId": TASK_THREAD_BASE + level1, "startFrame": 1, "levels": 2})
         assert paged["stackFrames"] == trace["stackFrames"][1:3] and paged["totalFrames"] == 4
 
-        # The locals level1 keeps across its await.
+        # The locals level1 keeps across its await; before the adapter has shown a stack
+        # of this stop, as the report shows them.
         scopes = client.request("scopes", {"frameId": trace["stackFrames"][3]["id"]})["scopes"]
         assert [scope["name"] for scope in scopes] == ["Held across await"]
         variables = client.request("variables", {"variablesReference": scopes[0]["variablesReference"]})["variables"]
-        assert [(v["name"], v["type"]) for v in variables] == [("rx", "tokio::sync::oneshot::Receiver<u32>")]
-        assert variables[0]["value"].startswith("tokio::sync::oneshot::Receiver<u32> at 0x")
+        assert [(v["name"], v["type"], v["variablesReference"]) for v in variables] == [("rx", "tokio::sync::oneshot::Receiver<u32>", 0)]
+        rx = variables[0]["memoryReference"]
+        assert variables[0]["value"] == "tokio::sync::oneshot::Receiver<u32> at %s" % rx
+
+        # Once it has (an editor asks for the stopped thread's stack first), each value the
+        # report does not spell is the adapter's own, expanded as its variables are.
+        client.request("stackTrace", {"threadId": stopped["body"]["threadId"], "startFrame": 0, "levels": 1})
+        variables = client.request("variables", {"variablesReference": scopes[0]["variablesReference"]})["variables"]
+        assert [(v["name"], v["type"], v["memoryReference"]) for v in variables] == [("rx", "tokio::sync::oneshot::Receiver<u32>", rx)]
+        assert 0 < variables[0]["variablesReference"] < TASK_THREAD_BASE - 1
+        fields = client.request("variables", {"variablesReference": variables[0]["variablesReference"]})["variables"]
+        option = "core::option::Option<alloc::sync::Arc<tokio::sync::oneshot::Inner<u32>, alloc::alloc::Global>>"
+        assert [(field["name"], field["type"]) for field in fields] == [("inner", option)]
+        assert fields[0]["value"] == "%s @ 0x%x" % (option, int(rx, 16)) and fields[0]["variablesReference"] > 0
 
         # The stack of the thread polling the runner task keeps the adapter's frames and
         # names the task below the frame that polls it; pages read alike.

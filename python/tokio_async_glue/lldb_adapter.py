@@ -500,6 +500,53 @@ def _interrupt_when_asked(debugger):
     threading.Thread(target=wait_for_interrupts, name="tokio-async-interrupt", daemon=True).start()
 
 
+def persist_values(debugger, spec):
+    """Under `tokio-async dap` (rust-core/src/dap/held.rs): makes each value a task's frame
+    holds across its await a value of LLDB's own, so that the editor expands it as it does
+    LLDB's variables. `spec` is JSON: for each local, the coroutine holding it (its type,
+    address and await point) and the local's name, address and type. Prints, as JSON, the
+    persistent variable (`$N`) naming each for this stop, or null where LLDB cannot make it.
+    Only memory is read: evaluating `$N` takes the persistent variable as it is."""
+    target = debugger.GetSelectedTarget()
+    names = []
+    for holder_type, holder_address, await_point, name, address, type_name in json.loads(spec):
+        value = _held_in(target, holder_type, holder_address, await_point, name, address)
+        if value is None:
+            # LLDB finds a type by the name Rust gives it only where it spells it alike
+            # (no primitive among its generic arguments).
+            sbtype = target.FindFirstType(type_name)
+            if sbtype.IsValid():
+                value = target.CreateValueFromAddress(name, lldb.SBAddress(address, target), sbtype)
+        if value is None or not value.IsValid() or value.GetError().Fail():
+            names.append(None)
+            continue
+        persisted = value.Persist()
+        names.append(persisted.GetName() if persisted.IsValid() else None)
+    print(json.dumps(names))
+
+
+def _held_in(target, holder_type, holder_address, await_point, name, address):
+    """The local `name` at `address` among the fields of the coroutine holding it: LLDB
+    shows a coroutine's variants as `$variants$` > `$variant$K` > `value`, whose type
+    ends in `::SuspendN` for await N."""
+    sbtype = target.FindFirstType(holder_type) if holder_type else None
+    if sbtype is None or not sbtype.IsValid():
+        return None
+    holder = target.CreateValueFromAddress("holder", lldb.SBAddress(holder_address, target), sbtype)
+    suspended = "::Suspend%d" % await_point
+    found = None
+    variants = holder.GetChildMemberWithName("$variants$")
+    for index in range(min(variants.GetNumChildren(), 4096)):
+        variant = variants.GetChildAtIndex(index).GetChildMemberWithName("value")
+        local = variant.GetChildMemberWithName(name)
+        if not local.IsValid() or local.GetLoadAddress() != address:
+            continue
+        if variant.GetType().GetName().endswith(suspended):
+            return local
+        found = found or local
+    return found
+
+
 # How deep in a thread's stack the wake's state transition may be.
 WAKE_FRAMES = 16
 

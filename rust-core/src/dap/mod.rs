@@ -6,7 +6,8 @@
 //!   by `tokioAsync.taskLimit`, filtered by `tokioAsync.taskFilter`), read from the
 //!   report the debugger's `async bt all full --json` writes;
 //! - `stackTrace`, `scopes` and `variables` of those threads: the task's await chain,
-//!   the locals each coroutine keeps across its await;
+//!   the locals each coroutine keeps across its await, those the report does not spell
+//!   made the adapter's own values, which it expands (held.rs);
 //! - `evaluate` of the `async` commands in the REPL as the debugger's own; those that run
 //!   the program, and `continue`/`next`/`stepIn`/`stepOut` of a task (runs.rs), with the
 //!   `continued`/`stopped` events the adapter does not send for them;
@@ -15,6 +16,7 @@
 //! Everything added is read-only; a failure to read adds one `output` event and keeps the
 //! adapter's own answer.
 
+mod held;
 mod runs;
 mod tasks;
 mod wire;
@@ -30,6 +32,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, ErrorKind, Result};
+use held::HeldVariables;
 use runs::{Next, Origin, Run, RunOn, Step};
 use tasks::{Report, Thread};
 use wire::{read_message, write_message};
@@ -251,6 +254,13 @@ struct State {
     run: Option<(Run, u64)>,
     /// Set when that run ends, for the interrupts asked of it.
     run_over: Option<Arc<AtomicBool>>,
+    /// Task frames' `variables` requests whose values the adapter is making, by id, and
+    /// the proxy's requests for them: seq -> (id, the variable an evaluation is for).
+    held: HashMap<u64, HeldVariables>,
+    held_requests: HashMap<u64, (u64, Option<usize>)>,
+    /// A frame of the adapter's at this stop (the first of a stack it answered), in which
+    /// it evaluates the held values' names.
+    real_frame: Option<u64>,
 }
 
 impl State {
@@ -429,6 +439,7 @@ impl Proxy {
             let mut state = self.lock_state();
             state.stop += 1;
             state.report = None;
+            state.real_frame = None;
             state.asked = None;
             state.stopped = stopped;
             std::mem::take(&mut state.waiting)
@@ -478,8 +489,10 @@ impl Proxy {
                     .as_u64()
                     .is_some_and(|id| id >= FRAME_BASE) =>
             {
-                let result = self.task_variables(request);
-                self.respond(request, result);
+                match self.task_variables(request) {
+                    Ok(held) => self.make_expandable(held),
+                    Err(error) => self.respond::<Value>(request, Err(error)),
+                }
                 false
             }
             "evaluate" => {
@@ -793,6 +806,10 @@ impl Proxy {
                 Some("response") => {
                     let request_seq = message["request_seq"].as_u64().unwrap_or_default();
                     if request_seq >= PROXY_SEQ_BASE {
+                        if self.lock_state().held_requests.contains_key(&request_seq) {
+                            self.held_replied(request_seq, &message);
+                            continue;
+                        }
                         let is_run =
                             matches!(self.lock_state().run, Some((_, seq)) if seq == request_seq);
                         match is_run {
@@ -800,6 +817,12 @@ impl Proxy {
                             false => self.report_arrived(request_seq, &message),
                         }
                         continue;
+                    }
+                    if message["command"] == "stackTrace" && message["success"] == true {
+                        let first = message["body"]["stackFrames"][0]["id"].as_u64();
+                        if let Some(frame) = first.filter(|&frame| frame < FRAME_BASE) {
+                            self.lock_state().real_frame.get_or_insert(frame);
+                        }
                     }
                     if message["command"] == "threads" && message["success"] == true {
                         self.when_reported(Waiting::Threads(message));
@@ -1025,7 +1048,7 @@ impl Proxy {
         })
     }
 
-    fn task_variables(&self, request: &Value) -> std::result::Result<VariablesBody, String> {
+    fn task_variables(&self, request: &Value) -> std::result::Result<HeldVariables, String> {
         let (report, _) = self.current()?;
         let reference = request["arguments"]["variablesReference"]
             .as_u64()
@@ -1035,13 +1058,87 @@ impl Proxy {
             (reference / MAX_DEPTH) as usize,
             (reference % MAX_DEPTH) as usize,
         );
-        let variables = report
+        let task = report
             .report
             .as_ref()
-            .and_then(|read| read.tasks.get(index))
+            .and_then(|read| read.tasks.get(index));
+        let variables = task
             .map(|task| tasks::variables(task, depth))
             .unwrap_or_default();
-        Ok(VariablesBody { variables })
+        let holder = task.and_then(|task| tasks::holder(task, depth));
+        Ok(HeldVariables::new(request.clone(), holder, variables))
+    }
+
+    /// Answers a task frame's `variables` request once the adapter has made the values
+    /// the report does not spell into its own (`held.rs`); at once if there are none.
+    fn make_expandable(&self, held: HeldVariables) {
+        // The adapter evaluates names in a frame of its own: without one of this stop's,
+        // the values stay as the report shows them.
+        if held.asked.is_empty() || self.lock_state().real_frame.is_none() {
+            let HeldVariables {
+                request, variables, ..
+            } = held;
+            self.respond(&request, Ok(VariablesBody { variables }));
+            return;
+        }
+        let script = held.script();
+        let seq = {
+            let mut state = self.lock_state();
+            let seq = state.proxy_seq();
+            state.held.insert(seq, held);
+            state.held_requests.insert(seq, (seq, None));
+            seq
+        };
+        self.evaluate_in_adapter(seq, &script);
+    }
+
+    /// The adapter's answer to one of the proxy's requests for held values.
+    fn held_replied(&self, seq: u64, response: &Value) {
+        let mut state = self.lock_state();
+        let Some((id, variable)) = state.held_requests.remove(&seq) else {
+            return;
+        };
+        let Some(held) = state.held.get_mut(&id) else {
+            return;
+        };
+        let mut evaluations = Vec::new();
+        match variable {
+            // The script's answer: the names to evaluate.
+            None => {
+                let output = response["body"]["result"].as_str().unwrap_or_default();
+                let names = held.names(output);
+                held.unanswered = names.len();
+                for (index, name) in names {
+                    evaluations.push((index, name));
+                }
+            }
+            Some(index) => held.evaluated(index, response),
+        }
+        let asked: Vec<(u64, usize, String)> = evaluations
+            .into_iter()
+            .map(|(index, name)| (state.proxy_seq(), index, name))
+            .collect();
+        for (eval_seq, index, _) in &asked {
+            state.held_requests.insert(*eval_seq, (id, Some(*index)));
+        }
+        let frame = state.real_frame;
+        let done = state.held.get(&id).is_some_and(|held| held.unanswered == 0);
+        let finished = done.then(|| state.held.remove(&id)).flatten();
+        drop(state);
+        for (eval_seq, _, name) in asked {
+            self.to_adapter(&serde_json::json!({
+                "seq": eval_seq,
+                "type": "request",
+                "command": "evaluate",
+                "arguments": {"expression": name, "context": "watch", "frameId": frame},
+            }));
+        }
+        if let Some(held) = finished {
+            let HeldVariables {
+                request, variables, ..
+            } = held;
+            self.respond(&request, Ok(VariablesBody { variables }));
+        }
     }
 
     fn current(&self) -> std::result::Result<(Arc<StopReport>, Vec<String>), String> {

@@ -46,6 +46,8 @@ pub struct Node {
     pub running: bool,
     #[serde(default)]
     pub locals: Vec<HeldLocal>,
+    #[serde(default)]
+    pub address: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,6 +103,10 @@ pub struct Variable {
     pub type_name: String,
     pub variables_reference: u64,
     pub memory_reference: String,
+    /// Whether the report spells the value (a number, a string, `None`); one it does not
+    /// is made expandable through the adapter (`held.rs`).
+    #[serde(skip)]
+    pub spelled: bool,
 }
 
 /// The longest await chain shown (deeper nodes are left out): each depth has a frame id.
@@ -229,6 +235,18 @@ pub fn polled_task_frames(
     frames
 }
 
+/// The coroutine at `depth` of a task's chain whose locals a frame shows: its type, its
+/// address and the await it is suspended at.
+pub fn holder(task: &Task, depth: usize) -> Option<(String, u64, u64)> {
+    let node = *task.root.chain().get(depth)?;
+    let address = node.address.as_deref()?.trim_start_matches("0x");
+    Some((
+        node.type_name.clone(),
+        u64::from_str_radix(address, 16).ok()?,
+        node.await_point?,
+    ))
+}
+
 /// The locals the node at `depth` of a task's chain keeps across its await.
 pub fn variables(task: &Task, depth: usize) -> Vec<Variable> {
     let chain = task.root.chain();
@@ -247,6 +265,7 @@ pub fn variables(task: &Task, depth: usize) -> Vec<Variable> {
             type_name: local.type_name.clone(),
             variables_reference: 0,
             memory_reference: local.address.clone(),
+            spelled: local.value.is_some(),
         })
         .collect()
 }

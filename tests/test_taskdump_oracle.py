@@ -129,6 +129,6 @@ def test_our_async_frames_match_tokios_own_task_dump(debugger, tmp_path, fixture
                 assert function == name
     if fixture == "tokio-app":
         assert untraced == []
-    # The tasks tokio cannot trace, for the record (see the README's oracle notes).
+    # The tasks tokio cannot trace, for the record (see docs/testing.md).
     with open(os.path.join(REPO, "target", "oracle-untraced-%s-%s.txt" % (fixture, debugger.name)), "w") as out:
         out.write("".join("%d %s\n" % (task_id, ours[task_id]) for task_id in sorted(untraced)))

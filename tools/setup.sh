@@ -46,7 +46,7 @@ fi
 
 # Debian's default LLDB (14) conflicts with lldb-19 as a package, so the tests run a
 # private copy unpacked under target/lldb-14 (nothing installed system-wide), through the
-# same Python path fix its users need (see README).
+# same Python path fix its users need (see docs/usage.md, LLDB versions).
 lldb14_root=target/lldb-14/root
 if [ ! -x "$lldb14_root/usr/lib/llvm-14/bin/lldb" ]; then
     echo "setup: unpacking Debian's lldb-14 into target/lldb-14 for the tests"

@@ -472,10 +472,35 @@ pub fn decoder_for(info: &TypeInfo) -> Option<DecodeFn> {
     if boxed::is_dyn_future(info) || boxed::is_dyn_body(info) {
         return Some(boxed::dyn_future);
     }
+    let (entry, (_, decode)) = TABLE
+        .iter()
+        .enumerate()
+        .find(|(_, (pattern, _))| matches(pattern, &info.name))?;
+    #[cfg(test)]
+    USED.with(|used| used.borrow_mut().insert(entry));
+    #[cfg(not(test))]
+    let _ = entry;
+    Some(*decode)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The table's entries this thread's decoding used: which entries the decoder tests
+    /// reach (decoders/tests.rs).
+    pub static USED: std::cell::RefCell<rustc_hash::FxHashSet<usize>> = Default::default();
+}
+
+/// What each entry of the table matches, in order (`module::name()` for an async fn).
+#[cfg(test)]
+pub fn entries() -> Vec<String> {
     TABLE
         .iter()
-        .find(|(pattern, _)| matches(pattern, &info.name))
-        .map(|(_, decode)| *decode)
+        .map(|(pattern, _)| match pattern {
+            Type(prefix) => prefix.to_string(),
+            Exactly(name) => name.to_string(),
+            AsyncFn { module, name } => format!("{module}{name}()"),
+        })
+        .collect()
 }
 
 fn matches(pattern: &Pattern, type_name: &str) -> bool {

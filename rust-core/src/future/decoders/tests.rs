@@ -2979,3 +2979,119 @@ fn once_cell_get_or_init_names_the_cell_while_another_task_initializes_it() {
     memory.write_u64(0x1000, 0xdead_0000);
     assert_error(&decode(&debug, &memory, env, 0x1000), "cannot read");
 }
+
+/// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
+const DECODER_TESTS: &[fn()] = &[
+    mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex,
+    rwlock_read_and_write_need_one_permit_and_every_permit,
+    a_lock_waiter_reads_the_permits_tokio_assigned_it_from_its_acquire_future,
+    guards_and_permits_keep_their_permits_and_see_their_locks_state,
+    semaphore_acquire_many_needs_its_argument_and_a_bare_acquire_its_count,
+    notified_counts_the_waiters_and_sees_a_stored_permit,
+    mpsc_recv_counts_what_is_queued_in_either_kind_of_channel,
+    oneshot_recv_says_whether_a_value_was_sent_or_the_sender_dropped,
+    watch_changed_compares_the_versions_and_broadcast_recv_its_position_with_the_tail,
+    sleep_reads_its_deadline_in_each_version_and_the_time_left_when_live,
+    an_interval_tick_is_its_sleep_with_the_period_and_a_timeout_its_deadline_over_its_future,
+    io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream,
+    an_io_type_the_table_lacks_is_searched_for_its_fd_and_marked_so,
+    futures_unordered_and_ordered_list_their_futures_as_pending_branches,
+    join_all_select_all_and_select_show_each_future_with_its_status,
+    a_stream_map_names_its_streams_by_key_and_a_generator_shows_its_block_until_done,
+    trivial_futures_say_what_they_are,
+    a_join_handle_names_its_task_and_a_join_set_lists_its_handles,
+    wrappers_show_the_future_they_wrap,
+    a_shared_future_shows_the_future_its_clones_poll,
+    hickorys_udp_client_stream_is_ready_whenever_polled,
+    an_instrumented_future_names_its_span,
+    a_boxed_future_is_its_concrete_type_through_its_vtable,
+    http_connections_say_what_they_do_and_a_server_shows_its_handler,
+    a_tower_buffer_request_names_its_channel_and_its_worker_the_one_it_holds,
+    a_grpc_stream_says_whether_it_waits_for_a_message_or_reads_one,
+    a_local_set_awaited_names_its_shared_state_and_is_noted,
+    futures_mpsc_recv_reads_the_state_word_and_an_ended_channel,
+    futures_oneshot_recv_tells_a_sent_value_from_a_dropped_sender,
+    flume_recv_reads_its_channel_through_an_owned_or_a_borrowed_receiver,
+    barrier_wait_counts_who_has_arrived_and_set_once_wait_sees_whether_it_is_set,
+    cancelled_reads_the_tokens_node_borrowed_or_owned_and_tracker_wait_its_state_word,
+    once_cell_get_or_init_names_the_cell_while_another_task_initializes_it,
+];
+
+/// The decoder each entry of the registry's table names (`module::function`), read from
+/// its source: entries that share one are covered by a test of any of them.
+fn registry_decoders() -> Vec<String> {
+    let source = include_str!("../registry.rs");
+    let table = &source[source.find("const TABLE").expect("the table")..];
+    let table = &table[..table.find("\n];").expect("its end")];
+    // The second element of each `(pattern, decoder),`: after a comma (a pattern's own
+    // constant follows a parenthesis).
+    let entry_end = regex::Regex::new(r",\s*(\w+::\w+)\s*,?\s*\),").expect("a regex");
+    entry_end
+        .captures_iter(table)
+        .map(|found| found[1].to_string())
+        .collect()
+}
+
+/// Each decoder of the registry's table is reached by one of the tests above through
+/// one of its entries, but those listed here, which have no test yet (the list only
+/// shrinks: a decoder that gains a test must leave it).
+const NO_UNIT_TEST_YET: &[&str] = &[
+    "channels::broadcast_receiver_held",
+    "channels::mpsc_receiver_held",
+    "channels::watch_receiver_held",
+    "hyper::http2_response",
+    "io::held_io",
+    "io::read_line",
+    "io::reader_stream",
+    "io_util::copy",
+    "io_util::copy_bidirectional",
+    "io_util::copy_buf",
+    "io_util::framed",
+    "io_util::sink_feed",
+    "notify::notify_held",
+    "poll_fn::poll_fn",
+    "process::child_wait",
+    "sets::join_set_join_next",
+    "signals::signal_held",
+    "signals::signal_recv",
+    "tokio_util::tracked_future",
+    "wrappers::futures_and_then",
+    "wrappers::futures_maybe_done",
+    "wrappers::futures_then",
+];
+
+#[test]
+fn every_registry_decoder_is_reached_by_a_test() {
+    crate::future::registry::USED.with(|used| used.borrow_mut().clear());
+    for test in DECODER_TESTS {
+        test();
+    }
+    let used = crate::future::registry::USED.with(|used| used.borrow().clone());
+    let decoders = registry_decoders();
+    assert_eq!(decoders.len(), crate::future::registry::entries().len());
+    let reached: rustc_hash::FxHashSet<&str> =
+        used.iter().map(|&entry| decoders[entry].as_str()).collect();
+    let mut untested: Vec<&str> = decoders
+        .iter()
+        .map(String::as_str)
+        .filter(|decoder| !reached.contains(decoder))
+        .collect();
+    untested.sort_unstable();
+    untested.dedup();
+    let newly_untested: Vec<&&str> = untested
+        .iter()
+        .filter(|decoder| !NO_UNIT_TEST_YET.contains(decoder))
+        .collect();
+    assert!(
+        newly_untested.is_empty(),
+        "registry decoders no test reaches: {newly_untested:#?}"
+    );
+    let tested_now: Vec<&&str> = NO_UNIT_TEST_YET
+        .iter()
+        .filter(|decoder| !untested.contains(decoder))
+        .collect();
+    assert!(
+        tested_now.is_empty(),
+        "tested now, so no longer to be listed: {tested_now:#?}"
+    );
+}

@@ -2980,8 +2980,171 @@ fn once_cell_get_or_init_names_the_cell_while_another_task_initializes_it() {
     assert_error(&decode(&debug, &memory, env, 0x1000), "cannot read");
 }
 
+/// futures-util's `Then` and `AndThen` show the future their `Flatten` (or the newtype
+/// `TryFlatten` around it) runs now, first or second, and its state once it has none;
+/// `MaybeDone` its future while pending, else whether it is done or gone.
+#[test]
+fn then_and_then_and_maybe_done_show_the_future_they_run_or_their_state() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let u64 = program.u64();
+    let flatten_variants = |program: &mut Program, enum_name: &str| {
+        program.rust_enum(
+            enum_name,
+            16,
+            Some((0, u64)),
+            &[
+                Variant::new("First", Some(0), &[("f", 8, pending)]),
+                Variant::new("Second", Some(1), &[("f", 8, pending)]),
+                Variant::new("Empty", Some(2), &[]),
+            ],
+        )
+    };
+    let flatten = flatten_variants(
+        &mut program,
+        &format!("futures_util::future::future::flatten::Flatten<{name}, {name}>"),
+    );
+    let then = format!("futures_util::future::future::Then<{name}, {name}, ()>");
+    program.structure(&then, 16, &[("inner", 0, flatten)]);
+    let try_flatten_enum = flatten_variants(
+        &mut program,
+        &format!("futures_util::future::try_future::try_flatten::TryFlatten<{name}, {name}>"),
+    );
+    let try_flatten = program.structure(
+        &format!("futures_util::future::try_future::TryFlatten<{name}, {name}>"),
+        16,
+        &[("inner", 0, try_flatten_enum)],
+    );
+    let and_then = format!("futures_util::future::try_future::AndThen<{name}, {name}, ()>");
+    program.structure(&and_then, 16, &[("inner", 0, try_flatten)]);
+    let maybe_done = format!("futures_util::future::maybe_done::MaybeDone<{name}>");
+    program.rust_enum(
+        &maybe_done,
+        16,
+        Some((0, u64)),
+        &[
+            Variant::new("Future", Some(0), &[("__0", 8, pending)]),
+            Variant::new("Done", Some(1), &[("__0", 8, u64)]),
+            Variant::new("Gone", Some(2), &[]),
+        ],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    for (discriminant, what) in [(0, "first"), (1, "second")] {
+        memory.write_u64(0x1000, discriminant);
+        for combinator in [&then, &and_then] {
+            let node = decode(&debug, &memory, combinator, 0x1000);
+            assert_eq!(
+                (node.kind, node.type_name()),
+                (NodeKind::Pending, name),
+                "{combinator}, {what} future"
+            );
+        }
+    }
+    memory.write_u64(0x1000, 2);
+    let empty = decode(&debug, &memory, &then, 0x1000);
+    assert_eq!(
+        facts(&empty),
+        &Detail::Future(WrapperState {
+            state: "empty".into()
+        })
+    );
+    assert_eq!(empty.summary.as_deref(), Some("Flatten (empty)"));
+    let empty = decode(&debug, &memory, &and_then, 0x1000);
+    assert_eq!(empty.summary.as_deref(), Some("TryFlatten (empty)"));
+
+    memory.write_u64(0x1000, 0);
+    assert_eq!(
+        decode(&debug, &memory, &maybe_done, 0x1000).kind,
+        NodeKind::Pending
+    );
+    for (discriminant, state) in [(1, "done"), (2, "gone")] {
+        memory.write_u64(0x1000, discriminant);
+        let node = decode(&debug, &memory, &maybe_done, 0x1000);
+        assert_eq!(
+            facts(&node),
+            &Detail::Future(WrapperState {
+                state: state.into()
+            })
+        );
+        assert_eq!(node.summary, Some(format!("MaybeDone ({state})")));
+    }
+    // A discriminant no variant has: one error, not a guess.
+    memory.write_u64(0x1000, 7);
+    assert!(decode(&debug, &memory, &then, 0x1000).error().is_some());
+}
+
+/// A `poll_fn` the program wrote is a node naming its closure, with the futures the
+/// closure captures (through references, `_ref__` names shortened) as children and the
+/// rest left out; a task tracker's `TrackedFuture` is the future it tracks.
+#[test]
+fn a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own() {
+    let mut program = Program::new();
+    let pending = program.pending();
+    let name = "core::future::pending::Pending<()>";
+    let u64 = program.u64();
+    let pending_ref = program.reference(name, pending);
+    let closure = "app::serve::{async_fn#0}::{closure_env#0}";
+    let closure_ty = program.structure(
+        closure,
+        24,
+        &[
+            ("_ref__shutdown", 0, pending_ref),
+            ("polls", 8, u64),
+            ("idle", 16, pending),
+        ],
+    );
+    let poll_fn = format!("core::future::poll_fn::PollFn<{closure}>");
+    program.structure(&poll_fn, 24, &[("f", 0, closure_ty)]);
+    let tracked = format!("tokio_util::task::task_tracker::TrackedFuture<{name}>");
+    program.structure(&tracked, 16, &[("future", 0, pending), ("token", 8, u64)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 24);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1008, 41);
+    memory.zero(0x2000, 8);
+
+    let node = decode(&debug, &memory, &poll_fn, 0x1000);
+    assert_eq!(node.kind, NodeKind::PollFn);
+    assert_eq!(
+        facts(&node),
+        &Detail::PollFn(PollFnClosure {
+            closure: Some("app::serve::{closure#0}".into())
+        })
+    );
+    // No DWARF declaration of the closure here: no line to give.
+    assert_eq!(node.summary.as_deref(), Some("poll_fn"));
+    let children: Vec<(NodeKind, &str, u64)> = node
+        .children
+        .iter()
+        .map(|child| (child.kind, child.type_name(), child.address))
+        .collect();
+    assert_eq!(
+        children,
+        [
+            (NodeKind::Pending, name, 0x2000),
+            (NodeKind::Pending, name, 0x1010)
+        ]
+    );
+    assert_eq!(
+        node.children
+            .iter()
+            .map(|child| child.via())
+            .collect::<Vec<_>>(),
+        [Some("shutdown"), Some("idle")]
+    );
+
+    let node = decode(&debug, &memory, &tracked, 0x1000);
+    assert_eq!((node.kind, node.type_name()), (NodeKind::Pending, name));
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own,
+    then_and_then_and_maybe_done_show_the_future_they_run_or_their_state,
     mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex,
     rwlock_read_and_write_need_one_permit_and_every_permit,
     a_lock_waiter_reads_the_permits_tokio_assigned_it_from_its_acquire_future,
@@ -3049,15 +3212,10 @@ const NO_UNIT_TEST_YET: &[&str] = &[
     "io_util::framed",
     "io_util::sink_feed",
     "notify::notify_held",
-    "poll_fn::poll_fn",
     "process::child_wait",
     "sets::join_set_join_next",
     "signals::signal_held",
     "signals::signal_recv",
-    "tokio_util::tracked_future",
-    "wrappers::futures_and_then",
-    "wrappers::futures_maybe_done",
-    "wrappers::futures_then",
 ];
 
 #[test]

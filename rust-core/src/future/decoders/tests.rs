@@ -713,6 +713,14 @@ fn mpsc_recv_counts_what_is_queued_in_either_kind_of_channel() {
             node.summary.as_deref(),
             Some(format!("recv on mpsc {chan:#x} (2 queued, 3 senders)").as_str())
         );
+        // A receiver a hand-written future keeps in a field reads the same.
+        let receiver = match bounded {
+            true => "tokio::sync::mpsc::bounded::Receiver<u32>",
+            false => "tokio::sync::mpsc::unbounded::UnboundedReceiver<u32>",
+        };
+        let held = decode(&debug, &memory, receiver, 0x1800);
+        assert_eq!(facts(&held), &Detail::MpscRecv(wait.clone()));
+        assert_eq!(held.summary, node.summary);
         if bounded {
             memory.zero(0x5000, 8);
             memory.write_u64(0x5000, 0x2000);
@@ -859,11 +867,14 @@ fn watch_changed_compares_the_versions_and_broadcast_recv_its_position_with_the_
         version_current: 4,
         version_seen: 4,
     };
-    assert_eq!(facts(&node), &Detail::WatchChanged(wait));
+    assert_eq!(facts(&node), &Detail::WatchChanged(wait.clone()));
     assert_eq!(
         node.summary.as_deref(),
         Some("watch changed 0x2010 (version 4 seen, 4 current)")
     );
+    // Kept in a field rather than awaited, the receiver reads the same.
+    let held = decode(&debug, &memory, "tokio::sync::watch::Receiver<u32>", 0x1800);
+    assert_eq!(facts(&held), &Detail::WatchChanged(wait));
 
     memory.write_u64(0x1800, 0x3000);
     memory.write_u64(0x1808, 7);
@@ -882,11 +893,19 @@ fn watch_changed_compares_the_versions_and_broadcast_recv_its_position_with_the_
         senders_held_by: None,
         tail: 9,
     };
-    assert_eq!(facts(&node), &Detail::BroadcastRecv(wait));
+    assert_eq!(facts(&node), &Detail::BroadcastRecv(wait.clone()));
     assert_eq!(
         node.summary.as_deref(),
         Some("recv on broadcast 0x3010 (2 queued, 1 sender, closed)")
     );
+    let held = decode(
+        &debug,
+        &memory,
+        "tokio::sync::broadcast::Receiver<u32>",
+        0x1800,
+    );
+    assert_eq!(facts(&held), &Detail::BroadcastRecv(wait));
+    assert_eq!(held.summary, node.summary);
     // The shared state's Arc is null.
     memory.write_u64(0x1800, 0);
     assert_error(&decode(&debug, &memory, recv, 0x1000), "null pointer");
@@ -3199,9 +3218,6 @@ fn registry_decoders() -> Vec<String> {
 /// one of its entries, but those listed here, which have no test yet (the list only
 /// shrinks: a decoder that gains a test must leave it).
 const NO_UNIT_TEST_YET: &[&str] = &[
-    "channels::broadcast_receiver_held",
-    "channels::mpsc_receiver_held",
-    "channels::watch_receiver_held",
     "hyper::http2_response",
     "io::held_io",
     "io::read_line",

@@ -580,6 +580,7 @@ fn notified_counts_the_waiters_and_sees_a_stored_permit() {
         64,
         &[("notify", 0, raw), ("state", 56, stage)],
     );
+    program.arc("tokio::sync::notify::Notify", notify, 32);
     let debug = program.load();
     let mut memory = TestMemory::default();
     memory.zero(0x1000, 64);
@@ -598,11 +599,30 @@ fn notified_counts_the_waiters_and_sees_a_stored_permit() {
         state: "waiting".into(),
         waiters: 1,
     };
-    assert_eq!(facts(&node), &Detail::Notified(wait));
+    assert_eq!(facts(&node), &Detail::Notified(wait.clone()));
     assert_eq!(
         node.summary.as_deref(),
         Some("waiting for Notify 0x2000 (1 waiter)")
     );
+    // A Notify a future keeps (itself, or through an Arc at 0x1800) waits for nothing
+    // of its own: it says who waits on it.
+    let held = NotifyWait {
+        state: "held".into(),
+        ..wait
+    };
+    memory.zero(0x1800, 8);
+    memory.write_u64(0x1800, 0x2000 - 16);
+    for (kept, at) in [
+        ("tokio::sync::notify::Notify", 0x2000),
+        (
+            "alloc::sync::Arc<tokio::sync::notify::Notify, alloc::alloc::Global>",
+            0x1800,
+        ),
+    ] {
+        let node = decode(&debug, &memory, kept, at);
+        assert_eq!(facts(&node), &Detail::Notified(held.clone()), "{kept}");
+        assert_eq!(node.summary.as_deref(), Some("Notify 0x2000 (1 waiter)"));
+    }
     // A waiter list that loops.
     memory.write_u64(0x3000 + 8, 0x3000);
     assert_error(
@@ -3227,7 +3247,6 @@ const NO_UNIT_TEST_YET: &[&str] = &[
     "io_util::copy_buf",
     "io_util::framed",
     "io_util::sink_feed",
-    "notify::notify_held",
     "process::child_wait",
     "sets::join_set_join_next",
     "signals::signal_held",

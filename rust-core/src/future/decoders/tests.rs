@@ -3180,8 +3180,123 @@ fn a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own
     assert_eq!((node.kind, node.type_name()), (NodeKind::Pending, name));
 }
 
+/// A socket a hand-written future keeps and polls itself: its fd, and the interest its
+/// registration's waiters say (the reader and writer wakers tokio keeps, and the list).
+#[test]
+fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
+    let mut program = Program::new();
+    socket_types(&mut program, "TcpStream");
+    let waker = program.structure("core::task::wake::Waker", 16, &[]);
+    let usize = program.usize();
+    let interest = program.structure("tokio::io::interest::Interest", 8, &[("__0", 0, usize)]);
+    let waiter = program.structure(
+        "tokio::runtime::io::scheduled_io::Waiter",
+        48,
+        &[("interest", 32, interest)],
+    );
+    let pointers = program.pointers("tokio::runtime::io::scheduled_io::Waiter", waiter);
+    program.fields(waiter, &[("pointers", 0, pointers)]);
+    let list = program.linked_list("tokio::runtime::io::scheduled_io::Waiter", waiter);
+    let option = program.option("core::task::wake::Waker", waker, 8, 24);
+    let waiters = program.structure(
+        "tokio::runtime::io::scheduled_io::Waiters",
+        64,
+        &[
+            ("list", 0, list),
+            ("reader", 16, option),
+            ("writer", 40, option),
+        ],
+    );
+    let locked = program.tokio_mutex(
+        "tokio::runtime::io::scheduled_io::Waiters",
+        waiters,
+        64,
+        true,
+    );
+    let scheduled = program.structure(
+        "tokio::runtime::io::scheduled_io::ScheduledIo",
+        72,
+        &[("waiters", 0, locked)],
+    );
+    let arc = program.arc(
+        "tokio::runtime::io::scheduled_io::ScheduledIo",
+        scheduled,
+        72,
+    );
+    let registration = program.structure(
+        "tokio::runtime::io::registration::Registration",
+        8,
+        &[("shared", 0, arc)],
+    );
+    // The registration beside the io (socket_types leaves the first 8 bytes free).
+    let evented = program
+        .find("tokio::io::poll_evented::PollEvented<mio::net::tcp::stream::TcpStream>")
+        .unwrap();
+    program.fields(evented, &[("registration", 0, registration)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_socket(&mut memory, 0x2000, 7);
+    memory.write_u64(0x2000, 0x3000 - 16);
+    // ScheduledIo at 0x3000: its Waiters at +8 (the lock's data); reader Some, writer None.
+    memory.zero(0x3000, 72);
+    let waiters_at = 0x3008;
+    memory.write_u64(waiters_at + 16, 1);
+    let held = decode(
+        &debug,
+        &memory,
+        "tokio::net::tcp::stream::TcpStream",
+        0x2000,
+    );
+    let wait = |interest| IoWait {
+        buffered: None,
+        fd: Some(7),
+        fd_kind: None,
+        interest,
+        operation: Some("poll".into()),
+    };
+    assert_eq!(facts(&held), &Detail::IoReadiness(wait(vec!["read"])));
+    assert_eq!(
+        held.summary.as_deref(),
+        Some("poll on fd 7, waiting for read")
+    );
+    memory.write_u64(waiters_at + 40, 1);
+    let held = decode(
+        &debug,
+        &memory,
+        "tokio::net::tcp::stream::TcpStream",
+        0x2000,
+    );
+    assert_eq!(
+        facts(&held),
+        &Detail::IoReadiness(wait(vec!["read", "write"]))
+    );
+    // Nobody registered: the fd, and no interest.
+    memory.write_u64(waiters_at + 16, 0);
+    memory.write_u64(waiters_at + 40, 0);
+    let held = decode(
+        &debug,
+        &memory,
+        "tokio::net::tcp::stream::TcpStream",
+        0x2000,
+    );
+    assert_eq!(facts(&held), &Detail::IoReadiness(wait(Vec::new())));
+    // A waiter in the list (a `readable()`/`writable()` call) for writing.
+    memory.zero(0x4000, 48);
+    memory.write_u64(0x4000 + 32, 0b10);
+    memory.write_u64(waiters_at, 0x4000);
+    memory.write_u64(waiters_at + 8, 0x4000);
+    let held = decode(
+        &debug,
+        &memory,
+        "tokio::net::tcp::stream::TcpStream",
+        0x2000,
+    );
+    assert_eq!(facts(&held), &Detail::IoReadiness(wait(vec!["write"])));
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it,
     a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own,
     then_and_then_and_maybe_done_show_the_future_they_run_or_their_state,
     mutex_lock_names_the_mutex_its_permits_and_waiters_with_either_tokio_mutex,
@@ -3239,7 +3354,6 @@ fn registry_decoders() -> Vec<String> {
 /// shrinks: a decoder that gains a test must leave it).
 const NO_UNIT_TEST_YET: &[&str] = &[
     "hyper::http2_response",
-    "io::held_io",
     "io::read_line",
     "io::reader_stream",
     "io_util::copy",

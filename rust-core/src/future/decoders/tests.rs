@@ -3294,8 +3294,188 @@ fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
     assert_eq!(facts(&held), &Detail::IoReadiness(wait(vec!["write"])));
 }
 
+/// `io::copy` says both fds, what it copied and holds, and the side it waits for;
+/// `copy_buf` reads what its reader's own buffer holds; `read_line` the bytes appended
+/// so far; tokio-util's `ReaderStream` its reader, or that it ended; futures' `Send` and
+/// `Feed` are the sink they feed.
+#[test]
+fn copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes() {
+    let mut program = Program::new();
+    let stream = socket_types(&mut program, "TcpStream");
+    let stream_name = "tokio::net::tcp::stream::TcpStream";
+    let socket = program.pointer(&format!("&mut {stream_name}"), stream);
+    let u64 = program.u64();
+    let bool = program.bool();
+    let buffer = program.structure(
+        "tokio::io::util::copy::CopyBuffer",
+        48,
+        &[
+            ("read_done", 0, bool),
+            ("need_flush", 1, bool),
+            ("pos", 8, u64),
+            ("cap", 16, u64),
+            ("amt", 24, u64),
+        ],
+    );
+    let copy = format!("tokio::io::util::copy::Copy<{stream_name}, {stream_name}>");
+    program.structure(
+        &copy,
+        64,
+        &[
+            ("reader", 0, socket),
+            ("writer", 8, socket),
+            ("buf", 16, buffer),
+        ],
+    );
+    // A BufReader around the stream: bytes pos..cap unread.
+    let buf_reader_name = format!("tokio::io::util::buf_reader::BufReader<{stream_name}>");
+    let buf_reader = program.structure(
+        &buf_reader_name,
+        48,
+        &[("inner", 0, stream), ("pos", 24, u64), ("cap", 32, u64)],
+    );
+    let buf_reader_ref = program.pointer(&format!("&mut {buf_reader_name}"), buf_reader);
+    let copy_buf = format!("tokio::io::util::copy_buf::CopyBuf<{buf_reader_name}, {stream_name}>");
+    program.structure(
+        &copy_buf,
+        24,
+        &[
+            ("reader", 0, buf_reader_ref),
+            ("writer", 8, socket),
+            ("amt", 16, u64),
+        ],
+    );
+    let read_line = format!("tokio::io::util::read_line::ReadLine<{stream_name}>");
+    program.structure(&read_line, 16, &[("reader", 0, socket), ("read", 8, u64)]);
+    let option = program.option(stream_name, stream, 8, 32);
+    let reader_stream = format!("tokio_util::io::reader_stream::ReaderStream<{stream_name}>");
+    program.structure(&reader_stream, 32, &[("reader", 0, option)]);
+    let pending = program.pending();
+    let pending_name = "core::future::pending::Pending<()>";
+    let sink = program.pointer(&format!("&mut {pending_name}"), pending);
+    let feed = format!("futures_util::sink::feed::Feed<{pending_name}, u64>");
+    let feed_ty = program.structure(&feed, 16, &[("sink", 0, sink), ("item", 8, u64)]);
+    let send = format!("futures_util::sink::send::Send<{pending_name}, u64>");
+    program.structure(&send, 16, &[("feed", 0, feed_ty)]);
+    let debug = program.load();
+
+    let mut memory = TestMemory::default();
+    write_socket(&mut memory, 0x2000, 9);
+    write_socket(&mut memory, 0x2100, 12);
+    memory.zero(0x1000, 64);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1008, 0x2100);
+    memory.write_u64(0x1010 + 8, 100); // pos
+    memory.write_u64(0x1010 + 16, 164); // cap: 64 held
+    memory.write_u64(0x1010 + 24, 4096); // amt
+    let node = decode(&debug, &memory, &copy, 0x1000);
+    let progress = |buffered, waiting| CopyProgress {
+        buffered,
+        copied: 4096,
+        reader_fd: Some(9),
+        waiting,
+        writer_fd: Some(12),
+    };
+    assert_eq!(facts(&node), &Detail::IoCopy(progress(64, CopyWait::Write)));
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("copy fd 9 → fd 12: 4096 bytes copied (64 held), waiting to write fd 12")
+    );
+    // All written: it reads; the reader ended: it flushes.
+    memory.write_u64(0x1010 + 8, 164);
+    assert_eq!(
+        facts(&decode(&debug, &memory, &copy, 0x1000)),
+        &Detail::IoCopy(progress(0, CopyWait::Read))
+    );
+    memory.write_u8(0x1010, 1);
+    assert_eq!(
+        facts(&decode(&debug, &memory, &copy, 0x1000)),
+        &Detail::IoCopy(progress(0, CopyWait::Flush))
+    );
+    // A position past the end is damage, said once.
+    memory.write_u64(0x1010 + 8, 200);
+    assert_error(&decode(&debug, &memory, &copy, 0x1000), "past its end");
+
+    // copy_buf out of a BufReader on fd 9 holding 10 unread bytes.
+    memory.zero(0x3000, 48);
+    memory.write_u64(0x3000 + 8, 1);
+    memory.write_u32(0x3000 + 16, 9);
+    memory.write_u64(0x3000 + 24, 6);
+    memory.write_u64(0x3000 + 32, 16);
+    memory.zero(0x1800, 24);
+    memory.write_u64(0x1800, 0x3000);
+    memory.write_u64(0x1808, 0x2100);
+    memory.write_u64(0x1810, 77);
+    let node = decode(&debug, &memory, &copy_buf, 0x1800);
+    assert_eq!(
+        facts(&node),
+        &Detail::IoCopy(CopyProgress {
+            buffered: 10,
+            copied: 77,
+            reader_fd: Some(9),
+            waiting: CopyWait::Write,
+            writer_fd: Some(12),
+        })
+    );
+    assert!(node
+        .summary
+        .as_deref()
+        .unwrap()
+        .starts_with("copy_buf fd 9 → fd 12: 77 bytes copied (10 held)"));
+
+    // read_line, 5 bytes of its line read.
+    memory.zero(0x1c00, 16);
+    memory.write_u64(0x1c00, 0x2000);
+    memory.write_u64(0x1c08, 5);
+    let node = decode(&debug, &memory, &read_line, 0x1c00);
+    assert_eq!(
+        facts(&node),
+        &Detail::IoReadiness(IoWait {
+            buffered: Some(5),
+            fd: Some(9),
+            fd_kind: None,
+            interest: vec!["read"],
+            operation: Some("read_line".into()),
+        })
+    );
+
+    // ReaderStream over the stream at 0x4000 (its Option's tag at +0, the stream at +8).
+    memory.zero(0x4000, 32);
+    memory.write_u64(0x4000, 1);
+    memory.write_u64(0x4000 + 8 + 8, 1);
+    memory.write_u32(0x4000 + 8 + 16, 14);
+    let node = decode(&debug, &memory, &reader_stream, 0x4000);
+    let Detail::IoReadiness(wait) = facts(&node) else {
+        panic!("{node:?}")
+    };
+    assert_eq!(
+        (wait.fd, wait.operation.as_deref(), wait.interest.clone()),
+        (Some(14), Some("read"), vec!["read"])
+    );
+    memory.write_u64(0x4000, 0);
+    let ended = decode(&debug, &memory, &reader_stream, 0x4000);
+    assert_eq!(
+        ended.summary.as_deref(),
+        Some("ReaderStream at its end (its reader is gone)")
+    );
+
+    // Send and Feed: the sink (a pending future here) they feed.
+    memory.zero(0x5000, 16);
+    memory.write_u64(0x5000, 0x5800);
+    memory.zero(0x5800, 8);
+    for sink_future in [&send, &feed] {
+        let node = decode(&debug, &memory, sink_future, 0x5000);
+        assert_eq!(
+            (node.kind, node.type_name(), node.address),
+            (NodeKind::Pending, pending_name, 0x5800),
+            "{sink_future}"
+        );
+    }
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes,
     a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it,
     a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own,
     then_and_then_and_maybe_done_show_the_future_they_run_or_their_state,
@@ -3354,13 +3534,8 @@ fn registry_decoders() -> Vec<String> {
 /// shrinks: a decoder that gains a test must leave it).
 const NO_UNIT_TEST_YET: &[&str] = &[
     "hyper::http2_response",
-    "io::read_line",
-    "io::reader_stream",
-    "io_util::copy",
     "io_util::copy_bidirectional",
-    "io_util::copy_buf",
     "io_util::framed",
-    "io_util::sink_feed",
     "process::child_wait",
     "sets::join_set_join_next",
     "signals::signal_held",

@@ -1737,11 +1737,14 @@ fn a_join_handle_names_its_task_and_a_join_set_lists_its_handles() {
         16,
         &[("lists", 0, arc)],
     );
-    program.structure(
+    let join_set = program.structure(
         "tokio::task::join_set::JoinSet<u64>",
         16,
         &[("inner", 0, set)],
     );
+    let this = program.pointer("&mut tokio::task::join_set::JoinSet<u64>", join_set);
+    let join_next = "tokio::task::join_set::{impl#1}::join_next::{async_fn_env#0}<u64>";
+    async_method(&mut program, join_next, 16, 8, &[("self", 0, this)]);
     let debug = program.load();
 
     let mut memory = TestMemory::default();
@@ -1778,6 +1781,10 @@ fn a_join_handle_names_its_task_and_a_join_set_lists_its_handles() {
         memory.zero(entry, 32);
         memory.write_u64(entry + 24, header);
     }
+    // A `join_next()` future on it, suspended.
+    memory.zero(0x2800, 16);
+    memory.write_u64(0x2800, 0x2000);
+    memory.write_u8(0x2808, 3);
     let target = Target::new(&debug, &memory, 0);
     let tasks = crate::tokio::tasks::TaskReader::new(&target).unwrap();
     let decoder = FutureDecoder::new(&target).with_tasks(&tasks);
@@ -1802,6 +1809,11 @@ fn a_join_handle_names_its_task_and_a_join_set_lists_its_handles() {
         })
         .collect();
     assert_eq!(ids, [(12, TaskState::Complete), (13, TaskState::Running)]);
+    // `join_next()` on it, suspended: the same set.
+    let next = decoder.decode(die_of(&debug, join_next), 0x2800);
+    assert_eq!(next.detail(), node.detail());
+    assert_eq!(next.children.len(), 2);
+    assert_eq!(next.summary, node.summary);
 
     // A handle to freed memory.
     memory.write_u64(0x1000, 0x7000_0000);
@@ -3537,7 +3549,6 @@ const NO_UNIT_TEST_YET: &[&str] = &[
     "io_util::copy_bidirectional",
     "io_util::framed",
     "process::child_wait",
-    "sets::join_set_join_next",
     "signals::signal_held",
     "signals::signal_recv",
 ];

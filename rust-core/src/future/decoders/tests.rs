@@ -3485,8 +3485,98 @@ fn copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes() {
     }
 }
 
+/// `Child::wait()` names the pid its reaper waits for (SIGCHLD's reaper here), says when
+/// the child has exited already (`FusedChild::Done`) and when the reaper holds no child.
+#[test]
+fn child_wait_names_the_pid_or_says_the_child_exited() {
+    let mut program = Program::new();
+    let i32 = program.base("i32", 4);
+    let u64 = program.u64();
+    let process = program.structure(
+        "std::sys::process::unix::unix::Process",
+        4,
+        &[("pid", 0, i32)],
+    );
+    let std_child = program.structure("std::process::Child", 4, &[("handle", 0, process)]);
+    let option = program.option("std::process::Child", std_child, 8, 16);
+    let reaper = program.structure(
+        "tokio::process::imp::reap::Reaper<std::process::Child>",
+        16,
+        &[("inner", 0, option)],
+    );
+    let imp_child = program.rust_enum(
+        "tokio::process::imp::Child",
+        24,
+        Some((0, u64)),
+        &[
+            Variant::new("SignalReaper", Some(0), &[("__0", 8, reaper)]),
+            Variant::new("PidfdReaper", Some(1), &[]),
+        ],
+    );
+    let guard = program.structure(
+        "tokio::process::ChildDropGuard<tokio::process::imp::Child>",
+        24,
+        &[("inner", 0, imp_child)],
+    );
+    let fused = program.rust_enum(
+        "tokio::process::FusedChild",
+        32,
+        Some((0, u64)),
+        &[
+            Variant::new("Child", Some(0), &[("__0", 8, guard)]),
+            Variant::new("Done", Some(1), &[("__0", 8, u64)]),
+        ],
+    );
+    let child = program.structure("tokio::process::Child", 32, &[("child", 0, fused)]);
+    let this = program.pointer("&mut tokio::process::Child", child);
+    let wait = "tokio::process::{impl#4}::wait::{async_fn_env#0}";
+    async_method(&mut program, wait, 16, 8, &[("self", 0, this)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 16);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u8(0x1008, 3);
+    memory.zero(0x2000, 32);
+    memory.write_u64(0x2010, 1); // the reaper's Option: Some
+    memory.write_u32(0x2018, 4242);
+    let node = decode(&debug, &memory, wait, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::ChildWait(ChildWait {
+            pid: Some(4242),
+            pidfd: None
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for process 4242 to exit (SIGCHLD)")
+    );
+    // The reaper has given its child up.
+    memory.write_u64(0x2010, 0);
+    let node = decode(&debug, &memory, wait, 0x1000);
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for a child process (its pid is gone)")
+    );
+    // Exited: its status is in, `wait` returns it when next polled.
+    memory.write_u64(0x2000, 1);
+    let node = decode(&debug, &memory, wait, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::ChildWait(ChildWait {
+            pid: None,
+            pidfd: None
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("waiting for a child process that has exited")
+    );
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    child_wait_names_the_pid_or_says_the_child_exited,
     copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes,
     a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it,
     a_poll_fn_shows_the_futures_its_closure_captures_and_a_tracked_future_its_own,
@@ -3548,7 +3638,6 @@ const NO_UNIT_TEST_YET: &[&str] = &[
     "hyper::http2_response",
     "io_util::copy_bidirectional",
     "io_util::framed",
-    "process::child_wait",
     "signals::signal_held",
     "signals::signal_recv",
 ];

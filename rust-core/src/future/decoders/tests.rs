@@ -3574,8 +3574,104 @@ fn child_wait_names_the_pid_or_says_the_child_exited() {
     );
 }
 
+/// tokio-util's `Framed` reads a frame while nothing waits to be written, else writes
+/// (the side with bytes to write first); `FramedRead` only reads, `FramedWrite` only
+/// writes; each with the bytes its buffer holds.
+#[test]
+fn framed_codecs_read_or_write_frames_with_the_bytes_they_hold() {
+    let mut program = Program::new();
+    let stream = socket_types(&mut program, "TcpStream");
+    let stream_name = "tokio::net::tcp::stream::TcpStream";
+    let usize = program.usize();
+    let bytes = program.structure("bytes::bytes_mut::BytesMut", 32, &[("len", 8, usize)]);
+    let read_frame = program.structure(
+        "tokio_util::codec::framed_impl::ReadFrame",
+        40,
+        &[("buffer", 0, bytes)],
+    );
+    let write_frame = program.structure(
+        "tokio_util::codec::framed_impl::WriteFrame",
+        40,
+        &[("buffer", 0, bytes)],
+    );
+    let frames = program.structure(
+        "tokio_util::codec::framed_impl::RWFrames",
+        80,
+        &[("read", 0, read_frame), ("write", 40, write_frame)],
+    );
+    let codec = "tokio_util::codec::lines_codec::LinesCodec";
+    let framed_type = |program: &mut Program, outer: &str, state: Ty, state_name: &str| {
+        let inner = program.structure(
+            &format!(
+                "tokio_util::codec::framed_impl::FramedImpl<{stream_name}, {codec}, {state_name}>"
+            ),
+            104,
+            &[("inner", 0, stream), ("state", 24, state)],
+        );
+        let name = format!("{outer}<{stream_name}, {codec}>");
+        program.structure(&name, 104, &[("inner", 0, inner)]);
+        name
+    };
+    let framed = framed_type(
+        &mut program,
+        "tokio_util::codec::framed::Framed",
+        frames,
+        "tokio_util::codec::framed_impl::RWFrames",
+    );
+    let framed_read = framed_type(
+        &mut program,
+        "tokio_util::codec::framed_read::FramedRead",
+        read_frame,
+        "tokio_util::codec::framed_impl::ReadFrame",
+    );
+    let framed_write = framed_type(
+        &mut program,
+        "tokio_util::codec::framed_write::FramedWrite",
+        write_frame,
+        "tokio_util::codec::framed_impl::WriteFrame",
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    memory.zero(0x1000, 104);
+    write_socket(&mut memory, 0x1000, 9);
+    // RWFrames at +24: the read buffer's len at +32, the write buffer's at +72.
+    memory.write_u64(0x1000 + 24 + 8, 3);
+    let wait = |operation: &str, buffered, interest| IoWait {
+        buffered: Some(buffered),
+        fd: Some(9),
+        fd_kind: None,
+        interest: vec![interest],
+        operation: Some(operation.into()),
+    };
+    let node = decode(&debug, &memory, &framed, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::IoReadiness(wait("read frame", 3, "read"))
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some("read frame on fd 9, 3 bytes buffered, waiting for read")
+    );
+    memory.write_u64(0x1000 + 24 + 48, 10);
+    let node = decode(&debug, &memory, &framed, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::IoReadiness(wait("write frames", 10, "write"))
+    );
+    // The halves alone: their one buffer at +24 (len at +32).
+    assert_eq!(
+        facts(&decode(&debug, &memory, &framed_read, 0x1000)),
+        &Detail::IoReadiness(wait("read frame", 3, "read"))
+    );
+    assert_eq!(
+        facts(&decode(&debug, &memory, &framed_write, 0x1000)),
+        &Detail::IoReadiness(wait("write frames", 3, "write"))
+    );
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    framed_codecs_read_or_write_frames_with_the_bytes_they_hold,
     child_wait_names_the_pid_or_says_the_child_exited,
     copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes,
     a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it,
@@ -3637,7 +3733,6 @@ fn registry_decoders() -> Vec<String> {
 const NO_UNIT_TEST_YET: &[&str] = &[
     "hyper::http2_response",
     "io_util::copy_bidirectional",
-    "io_util::framed",
     "signals::signal_held",
     "signals::signal_recv",
 ];

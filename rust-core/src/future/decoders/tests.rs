@@ -3669,8 +3669,107 @@ fn framed_codecs_read_or_write_frames_with_the_bytes_they_hold() {
     );
 }
 
+/// `copy_bidirectional` says both fds and each direction's transfer: running (bytes
+/// copied and held, the side it waits for), shutting down its writer, or done; not yet
+/// started, it has no transfer to show.
+#[test]
+fn copy_bidirectional_says_each_directions_transfer() {
+    let mut program = Program::new();
+    let stream = socket_types(&mut program, "TcpStream");
+    let stream_name = "tokio::net::tcp::stream::TcpStream";
+    let socket = program.pointer(&format!("&mut {stream_name}"), stream);
+    let u64 = program.u64();
+    let bool = program.bool();
+    let buffer = program.structure(
+        "tokio::io::util::copy::CopyBuffer",
+        48,
+        &[
+            ("read_done", 0, bool),
+            ("need_flush", 1, bool),
+            ("pos", 8, u64),
+            ("cap", 16, u64),
+            ("amt", 24, u64),
+        ],
+    );
+    let transfer = program.rust_enum(
+        "tokio::io::util::copy_bidirectional::TransferState",
+        56,
+        Some((0, u64)),
+        &[
+            Variant::new("Running", Some(0), &[("__0", 8, buffer)]),
+            Variant::new("ShuttingDown", Some(1), &[("__0", 8, u64)]),
+            Variant::new("Done", Some(2), &[("__0", 8, u64)]),
+        ],
+    );
+    let env = format!(
+        "tokio::io::util::copy_bidirectional::copy_bidirectional_impl::{{async_fn_env#0}}<{stream_name}, {stream_name}>"
+    );
+    async_method(
+        &mut program,
+        &env,
+        136,
+        128,
+        &[
+            ("a", 0, socket),
+            ("b", 8, socket),
+            ("a_to_b", 16, transfer),
+            ("b_to_a", 72, transfer),
+        ],
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    write_socket(&mut memory, 0x2000, 9);
+    write_socket(&mut memory, 0x2100, 12);
+    memory.zero(0x1000, 136);
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1008, 0x2100);
+    memory.write_u8(0x1000 + 128, 3);
+    // a→b running: 10 bytes read, 4 written of them, 100 copied before.
+    memory.write_u64(0x1010 + 8 + 8, 4);
+    memory.write_u64(0x1010 + 8 + 16, 10);
+    memory.write_u64(0x1010 + 8 + 24, 100);
+    // b→a shutting down after 7 bytes.
+    memory.write_u64(0x1048, 1);
+    memory.write_u64(0x1048 + 8, 7);
+    let node = decode(&debug, &memory, &env, 0x1000);
+    assert_eq!(
+        facts(&node),
+        &Detail::IoCopyBidirectional(CopyBidirectional {
+            a_fd: Some(9),
+            a_to_b: Transfer {
+                buffered: 6,
+                copied: 100,
+                waiting: CopyWait::Write,
+            },
+            b_fd: Some(12),
+            b_to_a: Transfer {
+                buffered: 0,
+                copied: 7,
+                waiting: CopyWait::Shutdown,
+            },
+        })
+    );
+    assert_eq!(
+        node.summary.as_deref(),
+        Some(
+            "copy_bidirectional fd 9 ⇄ fd 12: a→b 100 bytes copied (6 held), waiting to write fd 12; \
+             b→a 7 bytes copied, shutting down fd 9"
+        )
+    );
+    memory.write_u64(0x1048, 2);
+    let Detail::IoCopyBidirectional(both) = facts(&decode(&debug, &memory, &env, 0x1000)).clone()
+    else {
+        panic!("not a bidirectional copy")
+    };
+    assert_eq!(both.b_to_a.waiting, CopyWait::Done);
+    // Not started: no transfer yet, one error.
+    memory.write_u8(0x1000 + 128, 0);
+    assert_error(&decode(&debug, &memory, &env, 0x1000), "is not suspended");
+}
+
 /// The decoder tests, run again by `every_registry_entry_is_decoded_by_a_test`.
 const DECODER_TESTS: &[fn()] = &[
+    copy_bidirectional_says_each_directions_transfer,
     framed_codecs_read_or_write_frames_with_the_bytes_they_hold,
     child_wait_names_the_pid_or_says_the_child_exited,
     copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes,
@@ -3732,7 +3831,6 @@ fn registry_decoders() -> Vec<String> {
 /// shrinks: a decoder that gains a test must leave it).
 const NO_UNIT_TEST_YET: &[&str] = &[
     "hyper::http2_response",
-    "io_util::copy_bidirectional",
     "signals::signal_held",
     "signals::signal_recv",
 ];

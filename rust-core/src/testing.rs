@@ -23,6 +23,8 @@ pub struct Program {
     dwarf: DwarfUnit,
     namespaces: HashMap<String, UnitEntryId>,
     named: HashMap<String, Ty>,
+    /// ELF symbols (name, address) of statics the program has.
+    symbols: Vec<(String, u64)>,
 }
 
 impl Default for Program {
@@ -49,6 +51,7 @@ impl Program {
             dwarf,
             namespaces: HashMap::new(),
             named: HashMap::new(),
+            symbols: Vec::new(),
         }
     }
 
@@ -271,6 +274,11 @@ impl Program {
     }
 
     /// Writes the program to a file of its own and loads it as the tool loads executables.
+    /// An ELF symbol for a static at `address` (absolute: the test program has no data).
+    pub fn symbol(&mut self, name: &str, address: u64) {
+        self.symbols.push((name.to_string(), address));
+    }
+
     pub fn load(mut self) -> DebugInfo {
         let mut sections = Sections::new(EndianVec::new(RunTimeEndian::Little));
         self.dwarf.write(&mut sections).expect("DWARF writes");
@@ -292,6 +300,18 @@ impl Program {
                 Ok(())
             })
             .expect("sections copy");
+        for (name, address) in &self.symbols {
+            object.add_symbol(object::write::Symbol {
+                name: name.as_bytes().to_vec(),
+                value: *address,
+                size: 8,
+                kind: object::SymbolKind::Data,
+                scope: object::SymbolScope::Linkage,
+                weak: false,
+                section: object::write::SymbolSection::Absolute,
+                flags: object::SymbolFlags::None,
+            });
+        }
         let bytes = object.write().expect("ELF writes");
         let path = scratch_file();
         std::fs::write(&path, bytes).expect("test program writes");

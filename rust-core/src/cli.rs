@@ -25,7 +25,7 @@ use crate::format::thousands;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::ClockSource;
 use crate::native::core_notes::CoreNotes;
-use crate::native::memory_copy::CopyRoom;
+use crate::native::memory_copy::{CopyRoom, MemoryCopy};
 use crate::native::modules::Modules;
 use crate::native::registers::{Registers, RETURN_ADDRESS, STACK_POINTER};
 use crate::native::{self, proc, ptrace, NativeThread, AT_ENTRY, AT_SYSINFO_EHDR};
@@ -315,119 +315,31 @@ const HOW_TO_DIFF_HERE: &str = "tokio-async keeps no stops between runs: save on
 
 fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Result<i32> {
     let started = Instant::now();
-    if !proc::exists(pid) {
-        return Err(Error::new(ErrorKind::Binary, format!("no process {pid}")));
-    }
-    // Refused early, before the DWARF is loaded, when another tracer has it.
-    if !invocation.nonblocking {
-        if let Some(tracer) = proc::tracer(pid) {
-            return Err(ptrace::already_traced(pid, tracer));
-        }
-    }
-    let (running, beside) = proc::executable(pid).map_err(|error| {
-        // /proc/PID/exe is ours to read exactly when the process is ours to trace.
-        match std::fs::read_link(format!("/proc/{pid}/exe")) {
-            Err(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
-                ptrace::refused(pid, nix::errno::Errno::EPERM)
-            }
-            _ => error,
-        }
-    })?;
-    let debug = load(
-        beside.as_deref().unwrap_or(&running),
-        &invocation.debug_dirs,
-    )?;
+    let live = LiveProgram::open(invocation, pid)?;
     let loaded = started.elapsed();
-    let auxv = proc::auxv(pid)?;
-    let entry = native::core_notes::auxv_value(&auxv, AT_ENTRY).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Binary,
-            "no AT_ENTRY in the process's auxiliary vector",
-        )
-    })?;
-    let load_bias = entry.wrapping_sub(debug.elf.entry);
-    let memory = PageCache::new(ProcessMemory::open(pid)?);
-    let root = PathBuf::from(format!("/proc/{pid}/root"));
-    let modules = Modules::load(
-        &proc::mappings(pid),
-        Some(&root),
-        (beside.as_deref().unwrap_or(&running), load_bias),
-        native::core_notes::auxv_value(&auxv, AT_SYSINFO_EHDR),
-        &memory,
-    );
     if interrupted() {
         return Err(Error::new(
             ErrorKind::Interrupted,
             "interrupted before the process was stopped",
         ));
     }
-    let style = text_style(&command);
-    command.style = style;
-    let check = || {
-        injected_panic("walk");
-        interrupted()
-    };
-    // Why the copy is not taken, where `--verbose` asks; the process is read in place.
-    let in_place_because = |error: Error| {
-        if invocation.verbose {
-            eprintln!("tokio-async: reading in place, with the process stopped: {error}");
-        }
-    };
-    // Room for the copy of its memory, made while it still runs.
-    let room = match invocation.nonblocking || invocation.in_place {
-        true => None,
-        false => CopyRoom::prepare(pid).map_err(in_place_because).ok(),
-    };
-    let (stopped, threads) = if invocation.nonblocking {
-        (None, nonblocking_threads(pid, &modules, &memory)?)
-    } else {
-        let stopped = ptrace::stop(pid, interruption())?;
-        let threads = stopped
-            .threads
-            .iter()
-            .map(|thread| NativeThread {
-                tid: thread.tid,
-                name: proc::thread_name(pid, thread.tid),
-                fs_base: Some(thread.fs_base),
-                registers: thread.registers,
-            })
-            .collect();
-        (Some(stopped), threads)
-    };
-    let (unix, monotonic) = now_clock();
-    injected_panic("stopped");
-    let thread_count = stopped.as_ref().map_or(0, |stopped| stopped.threads.len());
-    let stopping = stopped.as_ref().map(|stopped| stopped.stopping);
-    // The process is stopped only for the copy of its memory; it is read after it runs
-    // on. Should the copy fail, it is read in place, stopped for as long as that takes.
-    let copy_started = Instant::now();
-    let copy = room.and_then(|room| room.copy().map_err(in_place_because).ok());
-    let copied = copy_started.elapsed();
-    let (mut stopped, mut paused) = match copy {
-        Some(_) => (None, stopped.map(ptrace::Stopped::resume)),
-        None => (stopped, None),
-    };
-    let memory: &dyn Memory = match &copy {
+    command.style = text_style(&command);
+    let mut taken = TakenStop::take(invocation, pid, &live)?;
+    let threads = std::mem::take(&mut taken.threads);
+    let memory: &dyn Memory = match &taken.copy {
         Some(copy) => copy,
         None => {
             // The pages read while stopped are of this stop only.
-            memory.release_cache();
-            &memory
+            live.memory.release_cache();
+            &live.memory
         }
     };
     let unwind_started = Instant::now();
-    let (inputs, ends) = native::thread_inputs(&debug, load_bias, &modules, memory, threads);
-    command.threads = inputs;
+    command.threads = live.unwind(memory, threads, invocation.verbose);
     let unwound = unwind_started.elapsed();
-    if invocation.verbose {
-        for (tid, end) in ends {
-            if let Some(why) = native::unwind::unusual_end(end) {
-                eprintln!("tokio-async: thread {tid}: {why}");
-            }
-        }
-    }
+    let (unix, monotonic) = taken.clock;
     let stop = Stop {
-        load_bias,
+        load_bias: live.load_bias,
         live_pid: Some(pid),
         core_path: None,
         stop_clock: Some((unix, monotonic, ClockSource::StopEvent)),
@@ -436,56 +348,223 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         how_to_diff: HOW_TO_DIFF_HERE,
     };
     let walk_started = Instant::now();
-    let read = Prepared::new(&debug, &stop, command).and_then(|prepared| {
-        let inspection =
-            guarded(|| prepared.read(&debug, load_bias, memory, "process", Some(&check)))?;
+    let check = || {
+        injected_panic("walk");
+        interrupted()
+    };
+    let read = Prepared::new(&live.debug, &stop, command).and_then(|prepared| {
+        let inspection = guarded(|| {
+            prepared.read(&live.debug, live.load_bias, memory, "process", Some(&check))
+        })?;
         Ok((prepared, inspection))
     });
     let walked = walk_started.elapsed();
-    if let Some(stopped) = stopped.take() {
-        paused = Some(stopped.resume());
+    if let Some(stopped) = taken.stopped.take() {
+        taken.paused = Some(stopped.resume());
     }
     if invocation.verbose {
         let tasks = read
             .as_ref()
             .map_or(0, |(_, inspection)| inspection.report.tasks.len());
-        let read_part = format!(
-            "unwound in {}, {} tasks read in {} (DWARF loaded before, in {})",
-            millis(unwound),
-            thousands(tasks as u64),
-            millis(walked),
-            millis(loaded)
-        );
-        match (paused, stopping, &copy) {
-            (Some(paused), Some(stopping), Some(copy)) => eprintln!(
-                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, \
-                 {} of memory copied (packed into {}) in {}; then, while it ran on: {read_part}",
-                millis(paused),
-                millis(stopping),
-                mebibytes(copy.copied_bytes()),
-                mebibytes(copy.packed_bytes()),
-                millis(copied),
-            ),
-            (Some(paused), Some(stopping), None) => eprintln!(
-                "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, {read_part}",
-                millis(paused),
-                millis(stopping),
-            ),
-            _ => eprintln!("tokio-async: process {pid} was read without stopping it: {read_part}"),
-        }
+        let after = [loaded, unwound, walked];
+        eprintln!("{}", verbose_line(pid, &taken, tasks, after));
     }
-    let (prepared, inspection) = read.map_err(|error| match error.kind {
-        ErrorKind::Interrupted => Error::new(
-            ErrorKind::Interrupted,
-            format!("{}; process {pid} was let go and runs on", error.message),
-        ),
-        _ => error,
-    })?;
+    let (prepared, inspection) = read.map_err(|error| let_go(error, pid))?;
     let (output, report) = guarded(|| prepared.write_keeping(inspection))?;
     print(output);
     // The process exits now: freeing each of a million tasks' nodes would only delay it.
     std::mem::forget(report);
     Ok(0)
+}
+
+/// An interrupted read says the process runs on.
+fn let_go(error: Error, pid: u32) -> Error {
+    match error.kind {
+        ErrorKind::Interrupted => Error::new(
+            ErrorKind::Interrupted,
+            format!("{}; process {pid} was let go and runs on", error.message),
+        ),
+        _ => error,
+    }
+}
+
+/// A live process's program, ready to be read: its DWARF, where it was loaded, its memory
+/// and its mapped modules.
+struct LiveProgram {
+    debug: DebugInfo,
+    load_bias: u64,
+    memory: PageCache<ProcessMemory>,
+    modules: Modules,
+}
+
+impl LiveProgram {
+    fn open(invocation: &Invocation, pid: u32) -> Result<Self> {
+        if !proc::exists(pid) {
+            return Err(Error::new(ErrorKind::Binary, format!("no process {pid}")));
+        }
+        // Refused early, before the DWARF is loaded, when another tracer has it.
+        if !invocation.nonblocking {
+            if let Some(tracer) = proc::tracer(pid) {
+                return Err(ptrace::already_traced(pid, tracer));
+            }
+        }
+        let (running, beside) = proc::executable(pid).map_err(|error| {
+            // /proc/PID/exe is ours to read exactly when the process is ours to trace.
+            match std::fs::read_link(format!("/proc/{pid}/exe")) {
+                Err(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+                    ptrace::refused(pid, nix::errno::Errno::EPERM)
+                }
+                _ => error,
+            }
+        })?;
+        let executable = beside.as_deref().unwrap_or(&running);
+        let debug = load(executable, &invocation.debug_dirs)?;
+        let auxv = proc::auxv(pid)?;
+        let entry = native::core_notes::auxv_value(&auxv, AT_ENTRY).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Binary,
+                "no AT_ENTRY in the process's auxiliary vector",
+            )
+        })?;
+        let load_bias = entry.wrapping_sub(debug.elf.entry);
+        let memory = PageCache::new(ProcessMemory::open(pid)?);
+        let root = PathBuf::from(format!("/proc/{pid}/root"));
+        let modules = Modules::load(
+            &proc::mappings(pid),
+            Some(&root),
+            (executable, load_bias),
+            native::core_notes::auxv_value(&auxv, AT_SYSINFO_EHDR),
+            &memory,
+        );
+        Ok(LiveProgram {
+            debug,
+            load_bias,
+            memory,
+            modules,
+        })
+    }
+
+    /// The stopped threads' stacks, unwound in `memory`; `verbose` says where one ended
+    /// unusually.
+    fn unwind(
+        &self,
+        memory: &dyn Memory,
+        threads: Vec<NativeThread>,
+        verbose: bool,
+    ) -> Vec<crate::inspect::ThreadInput> {
+        let (inputs, ends) =
+            native::thread_inputs(&self.debug, self.load_bias, &self.modules, memory, threads);
+        if verbose {
+            for (tid, end) in ends {
+                if let Some(why) = native::unwind::unusual_end(end) {
+                    eprintln!("tokio-async: thread {tid}: {why}");
+                }
+            }
+        }
+        inputs
+    }
+}
+
+/// The stop: its threads, and the copy of the memory taken while it lasted (then the
+/// process already runs on: `paused` is how long it was stopped), or the stop itself,
+/// to be ended once the process is read in place.
+struct TakenStop {
+    stopped: Option<ptrace::Stopped>,
+    paused: Option<Duration>,
+    copy: Option<MemoryCopy>,
+    threads: Vec<NativeThread>,
+    /// When it stopped: the wall clock and CLOCK_MONOTONIC, in seconds.
+    clock: (f64, f64),
+    thread_count: usize,
+    stopping: Option<Duration>,
+    copied: Duration,
+}
+
+impl TakenStop {
+    fn take(invocation: &Invocation, pid: u32, live: &LiveProgram) -> Result<Self> {
+        // Why the copy is not taken, where `--verbose` asks; the process is read in place.
+        let in_place_because = |error: Error| {
+            if invocation.verbose {
+                eprintln!("tokio-async: reading in place, with the process stopped: {error}");
+            }
+        };
+        // Room for the copy of its memory, made while it still runs.
+        let room = match invocation.nonblocking || invocation.in_place {
+            true => None,
+            false => CopyRoom::prepare(pid).map_err(in_place_because).ok(),
+        };
+        let (stopped, threads) = if invocation.nonblocking {
+            (None, nonblocking_threads(pid, &live.modules, &live.memory)?)
+        } else {
+            let stopped = ptrace::stop(pid, interruption())?;
+            let threads = stopped
+                .threads
+                .iter()
+                .map(|thread| NativeThread {
+                    tid: thread.tid,
+                    name: proc::thread_name(pid, thread.tid),
+                    fs_base: Some(thread.fs_base),
+                    registers: thread.registers,
+                })
+                .collect();
+            (Some(stopped), threads)
+        };
+        let clock = now_clock();
+        injected_panic("stopped");
+        let thread_count = stopped.as_ref().map_or(0, |stopped| stopped.threads.len());
+        let stopping = stopped.as_ref().map(|stopped| stopped.stopping);
+        // The process is stopped only for the copy of its memory; it is read after it runs
+        // on. Should the copy fail, it is read in place, stopped for as long as that takes.
+        let copy_started = Instant::now();
+        let copy = room.and_then(|room| room.copy().map_err(in_place_because).ok());
+        let copied = copy_started.elapsed();
+        let (stopped, paused) = match copy {
+            Some(_) => (None, stopped.map(ptrace::Stopped::resume)),
+            None => (stopped, None),
+        };
+        Ok(TakenStop {
+            stopped,
+            paused,
+            copy,
+            threads,
+            clock,
+            thread_count,
+            stopping,
+            copied,
+        })
+    }
+}
+
+/// What `--verbose` says of a read of process `pid`: how long it was stopped, for what,
+/// and what was done after it ran on (`[loaded, unwound, walked]`: the DWARF loaded before
+/// the stop, the stacks unwound and the tasks read after it).
+fn verbose_line(pid: u32, taken: &TakenStop, tasks: usize, after: [Duration; 3]) -> String {
+    let [loaded, unwound, walked] = after;
+    let read_part = format!(
+        "unwound in {}, {} tasks read in {} (DWARF loaded before, in {})",
+        millis(unwound),
+        thousands(tasks as u64),
+        millis(walked),
+        millis(loaded)
+    );
+    let thread_count = taken.thread_count;
+    match (taken.paused, taken.stopping, &taken.copy) {
+        (Some(paused), Some(stopping), Some(copy)) => format!(
+            "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, \
+             {} of memory copied (packed into {}) in {}; then, while it ran on: {read_part}",
+            millis(paused),
+            millis(stopping),
+            mebibytes(copy.copied_bytes()),
+            mebibytes(copy.packed_bytes()),
+            millis(taken.copied),
+        ),
+        (Some(paused), Some(stopping), None) => format!(
+            "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, {read_part}",
+            millis(paused),
+            millis(stopping),
+        ),
+        _ => format!("tokio-async: process {pid} was read without stopping it: {read_part}"),
+    }
 }
 
 /// Threads read without stopping them: the blocked ones' stack and pc from `/proc`

@@ -475,13 +475,7 @@ impl Proxy {
                     .as_u64()
                     .is_some_and(|id| id >= FRAME_BASE) =>
             {
-                let frame = request["arguments"]["frameId"].as_u64().unwrap_or_default();
-                let scopes = vec![Scope {
-                    name: "Held across await",
-                    variables_reference: frame,
-                    expensive: false,
-                }];
-                self.respond(request, Ok(ScopesBody { scopes }));
+                self.task_scopes(request);
                 false
             }
             "variables"
@@ -495,64 +489,17 @@ impl Proxy {
                 }
                 false
             }
-            "evaluate" => {
-                let Some(expression) = request["arguments"]["expression"].as_str() else {
-                    return true;
-                };
-                let trimmed = expression.trim_start().to_string();
-                let mut words = trimmed.split_whitespace();
-                if words.next() != Some("async") {
-                    return true;
-                }
-                // Run in the editor's frame; a command that runs the program (async next,
-                // sample, until-polled, ...) also says when the program runs and stops,
-                // which the adapter does not for a REPL command.
-                let resumes = words
-                    .next()
-                    .is_some_and(|view| crate::command::arguments::view_named(view).is_none());
-                let frame = request["arguments"]["frameId"]
-                    .as_u64()
-                    .filter(|&id| id < FRAME_BASE);
-                let steps = runs::repl_plan(&trimmed, frame, resumes);
-                self.start_run(Origin::Repl(request.clone()), steps, false, resumes);
-                false
-            }
+            "evaluate" => self.evaluate(request),
             "tokioAsync/tasks" => {
                 self.when_reported(Waiting::Tasks(request.clone()));
                 false
             }
             "pause" if self.lock_state().run.is_some() => {
-                let over = self
-                    .lock_state()
-                    .run_over
-                    .get_or_insert_with(Default::default)
-                    .clone();
-                let interrupted = self
-                    .interrupt
-                    .as_ref()
-                    .is_some_and(|fifo| fifo.interrupt_until(over));
-                let result = match interrupted {
-                    true => Ok(serde_json::json!({})),
-                    false => Err(
-                        "cannot interrupt the running command: the script reads no interrupt FIFO"
-                            .to_string(),
-                    ),
-                };
-                self.respond(request, result);
+                self.pause_run(request);
                 false
             }
             "disconnect" | "terminate" => {
-                // The adapter answers once the running command ends: end it first.
-                let over = {
-                    let mut state = self.lock_state();
-                    match state.run.is_some() {
-                        true => Some(state.run_over.get_or_insert_with(Default::default).clone()),
-                        false => None,
-                    }
-                };
-                if let (Some(over), Some(fifo)) = (over, &self.interrupt) {
-                    fifo.interrupt_until(over);
-                }
+                self.end_run_first();
                 true
             }
             "continue" | "next" | "stepIn" | "stepOut" => {
@@ -578,6 +525,77 @@ impl Proxy {
                 false
             }
             _ => true,
+        }
+    }
+
+    /// A task frame's one scope: the locals its coroutine keeps across its await.
+    fn task_scopes(&self, request: &Value) {
+        let frame = request["arguments"]["frameId"].as_u64().unwrap_or_default();
+        let scopes = vec![Scope {
+            name: "Held across await",
+            variables_reference: frame,
+            expensive: false,
+        }];
+        self.respond(request, Ok(ScopesBody { scopes }));
+    }
+
+    /// An `async` command in the REPL runs in the editor's frame; a command that runs the
+    /// program (async next, sample, until-polled, ...) also says when the program runs and
+    /// stops, which the adapter does not for a REPL command. False when answered here.
+    fn evaluate(&self, request: &Value) -> bool {
+        let Some(expression) = request["arguments"]["expression"].as_str() else {
+            return true;
+        };
+        let trimmed = expression.trim_start().to_string();
+        let mut words = trimmed.split_whitespace();
+        if words.next() != Some("async") {
+            return true;
+        }
+        let resumes = words
+            .next()
+            .is_some_and(|view| crate::command::arguments::view_named(view).is_none());
+        let frame = request["arguments"]["frameId"]
+            .as_u64()
+            .filter(|&id| id < FRAME_BASE);
+        let steps = runs::repl_plan(&trimmed, frame, resumes);
+        self.start_run(Origin::Repl(request.clone()), steps, false, resumes);
+        false
+    }
+
+    /// The editor's pause while an `async` command runs the program: the script
+    /// interrupts it (the adapter answers nothing meanwhile).
+    fn pause_run(&self, request: &Value) {
+        let over = self
+            .lock_state()
+            .run_over
+            .get_or_insert_with(Default::default)
+            .clone();
+        let interrupted = self
+            .interrupt
+            .as_ref()
+            .is_some_and(|fifo| fifo.interrupt_until(over));
+        let result = match interrupted {
+            true => Ok(serde_json::json!({})),
+            false => Err(
+                "cannot interrupt the running command: the script reads no interrupt FIFO"
+                    .to_string(),
+            ),
+        };
+        self.respond(request, result);
+    }
+
+    /// Before a disconnect: the adapter answers once the running command ends, so it is
+    /// ended first.
+    fn end_run_first(&self) {
+        let over = {
+            let mut state = self.lock_state();
+            match state.run.is_some() {
+                true => Some(state.run_over.get_or_insert_with(Default::default).clone()),
+                false => None,
+            }
+        };
+        if let (Some(over), Some(fifo)) = (over, &self.interrupt) {
+            fifo.interrupt_until(over);
         }
     }
 

@@ -385,39 +385,89 @@ fn collect_lines(
     lines: &mut Vec<Line>,
 ) {
     if !options.locals {
-        let mut run = vec![node];
-        while let Some(next) = run
-            .last()
-            .filter(|last| is_pass_through(last))
-            .map(|last| &last.children[0])
-        {
-            run.push(next);
-        }
-        // The last node of `run` is the first one worth reading.
-        if run.len() > MIN_FOLDED_RUN {
-            let folded = &run[..run.len() - 1];
-            let mut crates: Vec<&str> = Vec::new();
-            for passed in folded {
-                let krate = crate::names::split_path(
-                    passed.type_name().trim_start_matches(['<', '&', '*']),
-                )[0];
-                if !crates.contains(&krate) {
-                    crates.push(krate);
-                }
-            }
-            let head = format!(
-                "{indent}#{frame} … {} frames in {}",
-                folded.len(),
-                crates.join(", ")
-            );
-            lines.push(Line {
-                head,
-                tail: String::new(),
-            });
-            collect_lines(run[run.len() - 1], frame + 1, indent, options, lines);
+        if let Some((fold, first_worth_reading)) = folded_run(node, frame, indent) {
+            lines.push(fold);
+            collect_lines(first_worth_reading, frame + 1, indent, options, lines);
             return;
         }
     }
+    lines.push(node_line(node, frame, indent, options));
+    if options.locals {
+        for local in node.locals() {
+            let value = local
+                .value
+                .as_ref()
+                .map(|v| format!(" = {v}"))
+                .unwrap_or_default();
+            lines.push(Line {
+                head: format!("{indent}      {}: {}{value}", local.name, local.type_name),
+                tail: String::new(),
+            });
+        }
+    }
+    if let Some(error) = node.error() {
+        lines.push(Line {
+            head: format!("{indent}   error: {error}"),
+            tail: String::new(),
+        });
+    }
+    match node.children.as_slice() {
+        [] => {}
+        [only] if only.branch().is_none() => collect_lines(only, frame + 1, indent, options, lines),
+        branches => {
+            for (i, branch) in branches.iter().enumerate() {
+                lines.push(Line {
+                    head: branch_head(branch, i, indent, options),
+                    tail: String::new(),
+                });
+                collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
+            }
+        }
+    }
+}
+
+/// A run of pass-through nodes from `node` long enough to fold: its one line, and the
+/// first node after it worth reading.
+fn folded_run<'n>(
+    node: &'n FutureNode,
+    frame: usize,
+    indent: &str,
+) -> Option<(Line, &'n FutureNode)> {
+    let mut run = vec![node];
+    while let Some(next) = run
+        .last()
+        .filter(|last| is_pass_through(last))
+        .map(|last| &last.children[0])
+    {
+        run.push(next);
+    }
+    // The last node of `run` is the first one worth reading.
+    if run.len() <= MIN_FOLDED_RUN {
+        return None;
+    }
+    let folded = &run[..run.len() - 1];
+    let mut crates: Vec<&str> = Vec::new();
+    for passed in folded {
+        let krate =
+            crate::names::split_path(passed.type_name().trim_start_matches(['<', '&', '*']))[0];
+        if !crates.contains(&krate) {
+            crates.push(krate);
+        }
+    }
+    let head = format!(
+        "{indent}#{frame} … {} frames in {}",
+        folded.len(),
+        crates.join(", ")
+    );
+    let line = Line {
+        head,
+        tail: String::new(),
+    };
+    Some((line, run[run.len() - 1]))
+}
+
+/// A node's own line: what it is, and for a coroutine where it stands.
+fn node_line(node: &FutureNode, frame: usize, indent: &str, options: &TextOptions) -> Line {
     let coroutine = node.kind.is_coroutine();
     let body = match &node.summary {
         _ if coroutine => format!(
@@ -460,66 +510,39 @@ fn collect_lines(
             tail.push_str(&options.style.state(&state));
         }
     }
-    lines.push(Line { head, tail });
-    if options.locals {
-        for local in node.locals() {
-            let value = local
-                .value
+    Line { head, tail }
+}
+
+/// The line above child `i` of a node with several (or one that is a branch): the
+/// branch, its status and line, or the field a future was found in.
+fn branch_head(branch: &FutureNode, i: usize, indent: &str, options: &TextOptions) -> String {
+    let (index, status, name, at) = match branch.branch() {
+        Some(info) => (
+            info.index,
+            info.status,
+            info.name
+                .as_deref()
+                .map(|n| format!(" `{n}`"))
+                .unwrap_or_default(),
+            info.location
                 .as_ref()
-                .map(|v| format!(" = {v}"))
-                .unwrap_or_default();
-            lines.push(Line {
-                head: format!("{indent}      {}: {}{value}", local.name, local.type_name),
-                tail: String::new(),
-            });
+                .map(|l| {
+                    format!(
+                        " at {}",
+                        options.style.file(&format!("{}:{}", l.file, l.line))
+                    )
+                })
+                .unwrap_or_default(),
+        ),
+        None => (i, BranchStatus::Pending, String::new(), String::new()),
+    };
+    match (branch.branch(), branch.via()) {
+        // A future found in a field: where it is kept, not a branch.
+        (None, Some(via)) => {
+            let held = if branch.held { "held in" } else { "in" };
+            format!("{indent}   {held} `{via}`:")
         }
-    }
-    if let Some(error) = node.error() {
-        lines.push(Line {
-            head: format!("{indent}   error: {error}"),
-            tail: String::new(),
-        });
-    }
-    match node.children.as_slice() {
-        [] => {}
-        [only] if only.branch().is_none() => collect_lines(only, frame + 1, indent, options, lines),
-        branches => {
-            for (i, branch) in branches.iter().enumerate() {
-                let (index, status, name, at) = match branch.branch() {
-                    Some(info) => (
-                        info.index,
-                        info.status,
-                        info.name
-                            .as_deref()
-                            .map(|n| format!(" `{n}`"))
-                            .unwrap_or_default(),
-                        info.location
-                            .as_ref()
-                            .map(|l| {
-                                format!(
-                                    " at {}",
-                                    options.style.file(&format!("{}:{}", l.file, l.line))
-                                )
-                            })
-                            .unwrap_or_default(),
-                    ),
-                    None => (i, BranchStatus::Pending, String::new(), String::new()),
-                };
-                let head = match (branch.branch(), branch.via()) {
-                    // A future found in a field: where it is kept, not a branch.
-                    (None, Some(via)) => {
-                        let held = if branch.held { "held in" } else { "in" };
-                        format!("{indent}   {held} `{via}`:")
-                    }
-                    _ => format!("{indent}   branch {index}{name} ({}){at}:", status.name()),
-                };
-                lines.push(Line {
-                    head,
-                    tail: String::new(),
-                });
-                collect_lines(branch, frame + 1, &format!("{indent}    "), options, lines);
-            }
-        }
+        _ => format!("{indent}   branch {index}{name} ({}){at}:", status.name()),
     }
 }
 

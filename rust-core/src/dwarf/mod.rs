@@ -305,31 +305,7 @@ impl DebugInfo {
     /// units a `.dwp` or `.dwo` files hold. Code, symbols and the TLS segment are always the
     /// executable's.
     pub fn open(path: &Path, options: &LoadOptions<'_>) -> Result<DebugInfo> {
-        let refuse_unless_linked = |elf: &ElfFacts| match options.types_of {
-            Some(krate) if options.only_if_linked && !elf.links_crate(krate) => Err(Error::new(
-                ErrorKind::NotTokio,
-                format!("{} does not link {krate}", path.display()),
-            )),
-            _ => Ok(()),
-        };
-        let file = std::fs::File::open(path).map_err(|error| {
-            Error::new(
-                ErrorKind::Binary,
-                format!("cannot open {}: {error}", path.display()),
-            )
-        })?;
-        // SAFETY: the executable is mapped read-only, and its DWARF is read from the mapping
-        // for the life of the session. Rewriting the file in place would give wrong answers,
-        // which every later step tolerates; truncating it in place would fault, as it would
-        // in GDB and LLDB, which map it too. Builds replace the file (a new inode), and each
-        // command reloads a file whose size or time changed.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|error| {
-            Error::new(
-                ErrorKind::Binary,
-                format!("cannot map {}: {error}", path.display()),
-            )
-        })?;
-        let map = Arc::new(map);
+        let map = Arc::new(map_file(path)?);
         let object = object::File::parse(&**map).map_err(|error| {
             Error::new(
                 ErrorKind::Binary,
@@ -337,42 +313,11 @@ impl DebugInfo {
             )
         })?;
         let mut elf = ElfFacts::read(&object)?;
-        let mut debug_file = None;
-        let main = if elf::has_dwarf(&object) {
-            refuse_unless_linked(&elf)?;
-            elf::load_dwarf(&object, &map)?
-        } else {
-            let search =
-                debug_files::search(path, &object, options.debug_dirs, options.debugger_file);
-            let Some(found) = search.found else {
-                let looked = match search.looked.is_empty() {
-                    true => "it has neither a build id nor a .gnu_debuglink to find a separate debug file by".to_string(),
-                    false => format!("no separate debug file at {}", search.looked.join(", ")),
-                };
-                return Err(no_type_info(
-                    path,
-                    "it has no DWARF debug information",
-                    &looked,
-                ));
-            };
-            let debug_map = Arc::new(found.map);
-            let debug_object = object::File::parse(&**debug_map).map_err(|error| {
-                Error::new(
-                    ErrorKind::Binary,
-                    format!("{} is not an object file: {error}", found.path.display()),
-                )
-            })?;
-            elf.add_symbols_from(&debug_object);
-            refuse_unless_linked(&elf)?;
-            let dwarf = elf::load_dwarf(&debug_object, &debug_map)?;
-            debug_file = Some(found.path);
-            dwarf
-        };
+        let (main, debug_file) = main_dwarf(path, &object, &map, &mut elf, options)?;
         drop(object);
         if main.debug_info.reader().is_empty() {
             return Err(no_type_info(path, "it has no DWARF debug information", ""));
         }
-
         let mut sections = vec![SectionSet {
             base: 0,
             dwarf: main,
@@ -389,14 +334,12 @@ impl DebugInfo {
         }
         let load_problems =
             load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
-
         let unit_starts: Vec<u64> = units
             .iter()
             .map(|unit| view(&sections, unit).start())
             .collect();
         let directory = units::UnitDirectory::new(&sections, &units);
         let unit_count = units.len();
-
         let debug = DebugInfo {
             path: path.to_path_buf(),
             debug_file,
@@ -695,6 +638,76 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// The executable, mapped.
+fn map_file(path: &Path) -> Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path).map_err(|error| {
+        Error::new(
+            ErrorKind::Binary,
+            format!("cannot open {}: {error}", path.display()),
+        )
+    })?;
+    // SAFETY: the executable is mapped read-only, and its DWARF is read from the mapping
+    // for the life of the session. Rewriting the file in place would give wrong answers,
+    // which every later step tolerates; truncating it in place would fault, as it would
+    // in GDB and LLDB, which map it too. Builds replace the file (a new inode), and each
+    // command reloads a file whose size or time changed.
+    unsafe { memmap2::Mmap::map(&file) }.map_err(|error| {
+        Error::new(
+            ErrorKind::Binary,
+            format!("cannot map {}: {error}", path.display()),
+        )
+    })
+}
+
+/// The executable's DWARF, or its separate debug file's (whose symbols `elf` then
+/// takes too), and that file's path; refused when `options` asks for a crate the
+/// program does not link.
+fn main_dwarf(
+    path: &Path,
+    object: &object::File<'_>,
+    map: &Arc<memmap2::Mmap>,
+    elf: &mut ElfFacts,
+    options: &LoadOptions<'_>,
+) -> Result<(gimli::Dwarf<Reader>, Option<PathBuf>)> {
+    let refuse_unless_linked = |elf: &ElfFacts| match options.types_of {
+        Some(krate) if options.only_if_linked && !elf.links_crate(krate) => Err(Error::new(
+            ErrorKind::NotTokio,
+            format!("{} does not link {krate}", path.display()),
+        )),
+        _ => Ok(()),
+    };
+    if elf::has_dwarf(object) {
+        refuse_unless_linked(elf)?;
+        return Ok((elf::load_dwarf(object, map)?, None));
+    }
+    let search = debug_files::search(path, object, options.debug_dirs, options.debugger_file);
+    let Some(found) = search.found else {
+        let looked = match search.looked.is_empty() {
+            true => {
+                "it has neither a build id nor a .gnu_debuglink to find a separate debug file by"
+                    .to_string()
+            }
+            false => format!("no separate debug file at {}", search.looked.join(", ")),
+        };
+        return Err(no_type_info(
+            path,
+            "it has no DWARF debug information",
+            &looked,
+        ));
+    };
+    let debug_map = Arc::new(found.map);
+    let debug_object = object::File::parse(&**debug_map).map_err(|error| {
+        Error::new(
+            ErrorKind::Binary,
+            format!("{} is not an object file: {error}", found.path.display()),
+        )
+    })?;
+    elf.add_symbols_from(&debug_object);
+    refuse_unless_linked(elf)?;
+    let dwarf = elf::load_dwarf(&debug_object, &debug_map)?;
+    Ok((dwarf, Some(found.path)))
 }
 
 /// The one line for an executable without usable DWARF; `looked` says where else it was

@@ -384,11 +384,7 @@ fn search_stack(
     index: usize,
     future_type: DieRef,
 ) -> Result<Found, String> {
-    let SearchedStack {
-        start,
-        end,
-        frame_starts,
-    } = searched_stack(frames, index)?;
+    let stack = searched_stack(frames, index)?;
     let info = target
         .debug
         .type_info(future_type)
@@ -403,58 +399,14 @@ fn search_stack(
             info.name
         ));
     }
-    // rustc aligns a coroutine to its most aligned field, at least its discriminant's.
-    let step = [8, 4, 2, 1]
-        .into_iter()
-        .find(|step| size % step == 0)
-        .unwrap_or(1);
-    let first = start.checked_next_multiple_of(step).unwrap_or(start);
-    // Candidates in address order, so frame by frame from block_on's out; the innermost
-    // frame holding a valid one decides (copies in outer frames are older, and a look-alike
-    // there must not make the answer ambiguous).
-    let frame_of =
-        |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
-    // A local lies inside one frame: bytes that would span a caller's return address (on
-    // x86-64 the word below the caller's stack pointer) are leftovers, not a live value.
-    let return_addresses: Vec<u64> = frame_starts
-        .iter()
-        .filter(|&&frame_start| frame_start > start)
-        .filter_map(|frame_start| frame_start.checked_sub(RETURN_ADDRESS_SIZE))
-        .collect();
-    let spans_a_return_address = |address: u64| {
-        return_addresses
-            .iter()
-            .any(|&slot| slot >= address && slot - address < size)
-    };
     let scratch = scratch_decoder(decoder);
-    let mut decoded = 0;
-    let mut valid: Vec<u64> = Vec::new();
-    for address in (first..end.saturating_sub(size - 1)).step_by(step as usize) {
-        if valid
-            .first()
-            .is_some_and(|&found| frame_of(address) > frame_of(found))
-        {
-            break;
-        }
-        if spans_a_return_address(address) || !is_suspended(target, future_type, address) {
-            continue;
-        }
-        decoded += 1;
-        if decoded > MAX_CANDIDATES {
-            return Err(format!(
-                "stopped after {MAX_CANDIDATES} places on the stack that look like a suspended {}",
-                info.name
-            ));
-        }
-        let mut budget = MAX_PLAUSIBILITY_VALUES;
-        if is_consistent_suspension(&scratch.decode(future_type, address))
-            && target
-                .value(future_type, address)
-                .is_ok_and(|value| plausible(target, &value, 0, &mut budget))
-        {
-            valid.push(address);
-        }
-    }
+    let candidate = Candidate {
+        future_type,
+        name: &info.name,
+        size,
+    };
+    let valid = valid_copies(target, &scratch, &stack, &candidate)?;
+    let SearchedStack { start, end, .. } = stack;
     let many = match valid.as_slice() {
         [address] => {
             return Ok(Found {
@@ -493,6 +445,82 @@ fn search_stack(
         info.name,
         many.iter().map(|address| format!("{address:#x}")).collect::<Vec<_>>().join(", ")
     ))
+}
+
+/// The future type a stack is searched for.
+struct Candidate<'n> {
+    future_type: DieRef,
+    name: &'n str,
+    size: u64,
+}
+
+/// The addresses in `stack` holding a valid suspended copy of the candidate, in the
+/// innermost frame that holds any.
+fn valid_copies(
+    target: &Target<'_>,
+    scratch: &FutureDecoder<'_>,
+    stack: &SearchedStack,
+    candidate: &Candidate<'_>,
+) -> Result<Vec<u64>, String> {
+    let SearchedStack {
+        start,
+        end,
+        frame_starts,
+    } = stack;
+    let (start, end, size) = (*start, *end, candidate.size);
+    // rustc aligns a coroutine to its most aligned field, at least its discriminant's.
+    let step = [8, 4, 2, 1]
+        .into_iter()
+        .find(|step| size % step == 0)
+        .unwrap_or(1);
+    let first = start.checked_next_multiple_of(step).unwrap_or(start);
+    // Candidates in address order, so frame by frame from block_on's out; the innermost
+    // frame holding a valid one decides (copies in outer frames are older, and a look-alike
+    // there must not make the answer ambiguous).
+    let frame_of =
+        |address: u64| frame_starts.partition_point(|&frame_start| frame_start <= address);
+    // A local lies inside one frame: bytes that would span a caller's return address (on
+    // x86-64 the word below the caller's stack pointer) are leftovers, not a live value.
+    let return_addresses: Vec<u64> = frame_starts
+        .iter()
+        .filter(|&&frame_start| frame_start > start)
+        .filter_map(|frame_start| frame_start.checked_sub(RETURN_ADDRESS_SIZE))
+        .collect();
+    let spans_a_return_address = |address: u64| {
+        return_addresses
+            .iter()
+            .any(|&slot| slot >= address && slot - address < size)
+    };
+    let future_type = candidate.future_type;
+    let mut decoded = 0;
+    let mut valid: Vec<u64> = Vec::new();
+    for address in (first..end.saturating_sub(size - 1)).step_by(step as usize) {
+        if valid
+            .first()
+            .is_some_and(|&found| frame_of(address) > frame_of(found))
+        {
+            break;
+        }
+        if spans_a_return_address(address) || !is_suspended(target, future_type, address) {
+            continue;
+        }
+        decoded += 1;
+        if decoded > MAX_CANDIDATES {
+            return Err(format!(
+                "stopped after {MAX_CANDIDATES} places on the stack that look like a suspended {}",
+                candidate.name
+            ));
+        }
+        let mut budget = MAX_PLAUSIBILITY_VALUES;
+        if is_consistent_suspension(&scratch.decode(future_type, address))
+            && target
+                .value(future_type, address)
+                .is_ok_and(|value| plausible(target, &value, 0, &mut budget))
+        {
+            valid.push(address);
+        }
+    }
+    Ok(valid)
 }
 
 /// Bytes of stack read at once while looking for pointers to the candidates.

@@ -13,7 +13,6 @@ LIMIT = 80
 LONGER = {
     ("dwarf/index.rs", "add_unit"): 168,
     ("history/progress.rs", "of"): 155,
-    ("future/mod.rs", "decode_at"): 109,
     ("command/arguments.rs", "parse"): 102,
     ("dwarf/types.rs", "parse_type"): 101,
     ("inspect.rs", "inspect_with_debug_info"): 97,

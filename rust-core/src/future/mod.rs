@@ -166,26 +166,10 @@ impl<'a> FutureDecoder<'a> {
         };
         let head = self.plans.head(self.target().debug, &info);
         let mut node = node_of(&head, address);
-        if let Some(budget) = self.target().budget {
-            if !budget.spend_node() {
-                if let Some(stop) = budget.stopped() {
-                    node.set_error(format!("not decoded: {}", stop.message));
-                }
-                return node;
+        if let Some(refusal) = self.refusal(&info, ty, address, depth, walk) {
+            if !refusal.is_empty() {
+                node.set_error(refusal);
             }
-        }
-        if depth >= MAX_AWAIT_DEPTH {
-            node.set_error(format!(
-                "await chain deeper than {MAX_AWAIT_DEPTH}; stopped"
-            ));
-            return node;
-        }
-        // A future of no size holds nothing, so cannot lead back to itself; many of them
-        // (the members of a set) share one address.
-        if info.size != Some(0) && !walk.seen.insert((address, ty)) {
-            node.set_error(format!(
-                "cycle: this future was already seen at {address:#x}"
-            ));
             return node;
         }
         let value = self.target().value_of_type(info.clone(), address);
@@ -208,35 +192,90 @@ impl<'a> FutureDecoder<'a> {
             }
         }
         if node.kind.is_coroutine() {
-            // The active variant is read once: for the anchors its locals keep, and to step.
-            let stepped = match env::active_variant(&value) {
-                Ok(active) => {
-                    self.note_anchors_kept(&active.fields);
-                    coroutine::step(&self.plans, &value, active, &mut node, self.with_locals)
-                }
-                Err(error) => {
-                    self.note_anchors_in(&value);
-                    Err(error)
-                }
-            };
-            match stepped {
-                Ok(Some(decoded)) => self.apply(&mut node, decoded, depth, walk),
-                Ok(None) => {}
-                Err(error) => {
-                    let error = self.with_path(walk, &node, error.message);
-                    node.set_error(error);
-                }
-            }
-            return node;
+            self.step_coroutine(&mut node, &value, depth, walk);
+        } else {
+            self.decode_unknown(&mut node, &value, depth, walk);
         }
-        // No decoder knows it: look for the futures inside, and what it holds.
-        let holds = holdings::of_fields(&self.plans.holding_types, &value);
+        node
+    }
+
+    /// Why a future is not decoded further: the budget ran out (said only when it says
+    /// why), the chain is too deep, or it leads back to itself; `None` to decode it.
+    fn refusal(
+        &self,
+        info: &TypeInfo,
+        ty: DieRef,
+        address: u64,
+        depth: usize,
+        walk: &mut Walk,
+    ) -> Option<String> {
+        if let Some(budget) = self.target().budget {
+            if !budget.spend_node() {
+                let why = budget
+                    .stopped()
+                    .map(|stop| format!("not decoded: {}", stop.message));
+                return Some(why.unwrap_or_default());
+            }
+        }
+        if depth >= MAX_AWAIT_DEPTH {
+            return Some(format!(
+                "await chain deeper than {MAX_AWAIT_DEPTH}; stopped"
+            ));
+        }
+        // A future of no size holds nothing, so cannot lead back to itself; many of them
+        // (the members of a set) share one address.
+        if info.size != Some(0) && !walk.seen.insert((address, ty)) {
+            return Some(format!(
+                "cycle: this future was already seen at {address:#x}"
+            ));
+        }
+        None
+    }
+
+    /// A coroutine: the await it is suspended at and what that awaits. Its active variant
+    /// is read once: for the anchors its locals keep, and to step.
+    fn step_coroutine(
+        &self,
+        node: &mut FutureNode,
+        value: &crate::value::Value<'a>,
+        depth: usize,
+        walk: &mut Walk,
+    ) {
+        let stepped = match env::active_variant(value) {
+            Ok(active) => {
+                self.note_anchors_kept(&active.fields);
+                coroutine::step(&self.plans, value, active, node, self.with_locals)
+            }
+            Err(error) => {
+                self.note_anchors_in(value);
+                Err(error)
+            }
+        };
+        match stepped {
+            Ok(Some(decoded)) => self.apply(node, decoded, depth, walk),
+            Ok(None) => {}
+            Err(error) => {
+                let error = self.with_path(walk, node, error.message);
+                node.set_error(error);
+            }
+        }
+    }
+
+    /// A type no decoder knows: the futures its fields keep (it polls them from its own
+    /// `poll`), and what it holds; or that it holds no future now.
+    fn decode_unknown(
+        &self,
+        node: &mut FutureNode,
+        value: &crate::value::Value<'a>,
+        depth: usize,
+        walk: &mut Walk,
+    ) {
+        let holds = holdings::of_fields(&self.plans.holding_types, value);
         if !holds.is_empty() {
             node.extras_mut().holds = holds;
         }
-        self.note_anchors_in(&value);
-        let searched = self.inner_futures(&value);
-        // A type no decoder knows polls what its fields keep from its own `poll`.
+        self.note_anchors_in(value);
+        let searched = self.inner_futures(value);
         let children = searched.found.into_iter().map(|found| Child {
             via: Some(found.via),
             held: true,
@@ -246,7 +285,7 @@ impl<'a> FutureDecoder<'a> {
             node.children.push(self.child_node(child, depth, walk));
         }
         if let Some(error) = searched.incomplete {
-            let error = self.with_path(walk, &node, error.message);
+            let error = self.with_path(walk, node, error.message);
             node.set_error(error);
         } else if node.children.is_empty()
             && value
@@ -266,7 +305,6 @@ impl<'a> FutureDecoder<'a> {
                 node.type_name()
             ));
         }
-        node
     }
 
     /// Notes the LocalSets and runtime handles a future keeps: a coroutine's in the locals

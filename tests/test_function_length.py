@@ -15,7 +15,6 @@ LONGER = {
     ("history/progress.rs", "of"): 155,
     ("command/arguments.rs", "parse"): 102,
     ("dwarf/types.rs", "parse_type"): 101,
-    ("inspect.rs", "inspect_with_debug_info"): 97,
     ("cli.rs", "parse_invocation"): 92,
     ("stepping.rs", "plan_for_frames"): 91,
     ("dwarf/mod.rs", "load_split_units"): 89,

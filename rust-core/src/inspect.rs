@@ -234,7 +234,19 @@ fn inspect_with_debug_info(
     }
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
     report.errors.extend(debug.unreadable_units());
-    // Every task, before any filter; not when the budget cut the walk short.
+    select(report, request, &selection, budget)
+}
+
+/// The report as the request wants it, from every task linked: the stop's snapshot (of
+/// every task, before any filter; not when the budget cut the walk short), then the
+/// tasks selected (after linking, so that a selected task reads as it does among all of
+/// them) and grouped.
+fn select(
+    mut report: Report,
+    request: &Request,
+    selection: &Selection,
+    budget: &Budget<'_>,
+) -> Result<Inspection> {
     let wanted = request.snapshot || selection.needs_history();
     let snapshot = (wanted && request.all && budget.stopped().is_none())
         .then(|| Snapshot::of(&report, request.previous.as_deref()));
@@ -245,7 +257,6 @@ fn inspect_with_debug_info(
              stuck is not known",
         ));
     }
-    // Phase 5: after linking, so that a selected task reads as it does among all of them.
     let history = snapshot.as_ref().filter(|_| request.previous.is_some());
     selection.apply(&mut report, history)?;
     if request.group {

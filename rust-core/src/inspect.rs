@@ -1038,86 +1038,112 @@ fn thread_reports(
     running_roots: &FxHashMap<u64, FutureNode>,
     errors: &mut Vec<String>,
 ) -> Vec<ThreadReport> {
-    let mut reports = Vec::new();
-    for (state, block_on_result) in threads.into_iter().zip(block_on_futures) {
-        let blocking = blocking_pool_function(&state.frames);
-        let role = if state.worker.is_some() {
-            ThreadRole::Worker
-        } else if block_on_result.is_some() {
-            ThreadRole::BlockOn
-        } else if blocking.is_some() {
-            ThreadRole::Blocking
-        } else if state.runtime.is_some() || state.local_set.is_some() {
-            ThreadRole::Other
-        } else {
-            // Not shown: a thread whose context could not be read must still be accounted for.
-            if let Some(error) = &state.error {
-                errors.push(format!("thread {}: {error}", state.input.tid));
+    threads
+        .into_iter()
+        .zip(block_on_futures)
+        .filter_map(|(state, block_on_result)| {
+            thread_report(task_reader, state, block_on_result, running_roots, errors)
+        })
+        .collect()
+}
+
+/// One thread's report; `None` for a thread with no part in tokio (whose context, if it
+/// could not be read, is said in `errors`).
+fn thread_report(
+    task_reader: &TaskReader<'_>,
+    state: ThreadState<'_>,
+    block_on_result: BlockOnResult,
+    running_roots: &FxHashMap<u64, FutureNode>,
+    errors: &mut Vec<String>,
+) -> Option<ThreadReport> {
+    let blocking = blocking_pool_function(&state.frames);
+    let Some(role) = thread_role(&state, block_on_result.is_some(), blocking.is_some()) else {
+        // Not shown: a thread whose context could not be read must still be accounted for.
+        if let Some(error) = &state.error {
+            errors.push(format!("thread {}: {error}", state.input.tid));
+        }
+        return None;
+    };
+    let mut error = state.error;
+    let current_task = state
+        .current_task
+        .filter(|id| running_roots.contains_key(id));
+    let (worker_state, queue) = match (&state.worker_context, &state.current_thread_context) {
+        (Some(context), _) => worker_activity(
+            task_reader,
+            context,
+            current_task.is_some(),
+            state.input.tid,
+            errors,
+        ),
+        (None, Some(context)) => (
+            None,
+            current_thread_queue(task_reader, context, state.input.tid, errors),
+        ),
+        (None, None) => (None, None),
+    };
+    let mut block_on_copies = None;
+    let block_on_node = match block_on_result {
+        Some(Ok(BlockOnFuture { mut node, copies })) => {
+            if current_task.is_none() {
+                mark_running(&mut node, &state.frames);
             }
-            continue;
-        };
-        let mut error = state.error;
-        let current_task = state
-            .current_task
-            .filter(|id| running_roots.contains_key(id));
-        let (worker_state, queue) = match (&state.worker_context, &state.current_thread_context) {
-            (Some(context), _) => worker_activity(
-                task_reader,
-                context,
-                current_task.is_some(),
-                state.input.tid,
-                errors,
-            ),
-            (None, Some(context)) => (
-                None,
-                current_thread_queue(task_reader, context, state.input.tid, errors),
-            ),
-            (None, None) => (None, None),
-        };
-        let mut block_on_copies = None;
-        let block_on_node = match block_on_result {
-            Some(Ok(BlockOnFuture { mut node, copies })) => {
-                if current_task.is_none() {
-                    mark_running(&mut node, &state.frames);
-                }
-                block_on_copies = (copies > 1).then_some(copies as u64);
-                Some(node)
-            }
-            Some(Err(message)) => {
-                error = Some(message);
-                None
-            }
-            None => None,
-        };
-        // The future being polled now: the current task's, else the block_on future.
-        let (future, block_on_future_node) = match current_task {
-            Some(id) => (running_roots.get(&id).cloned(), block_on_node),
-            None => (block_on_node, None),
-        };
-        reports.push(ThreadReport {
-            tid: state.input.tid,
-            name: state.input.name.clone(),
-            role,
-            worker: state.worker,
-            current_task,
-            state: worker_state,
-            queue,
-            future,
-            block_on_future: block_on_future_node,
-            // A blocking-pool thread running a closure runs it as the task its context names.
-            // (Workers run as blocking tasks of the pool too: theirs is not shown.)
-            blocking_task: match (&blocking, role) {
-                (Some(Some(_)), ThreadRole::Blocking) => state.current_task,
-                _ => None,
-            },
-            blocking_function: blocking.flatten(),
-            block_on_copies,
-            runtime: state.runtime.map(|runtime| runtime.handle.address),
-            local_set: state.local_set.map(|shared| shared.address),
-            error,
-        });
+            block_on_copies = (copies > 1).then_some(copies as u64);
+            Some(node)
+        }
+        Some(Err(message)) => {
+            error = Some(message);
+            None
+        }
+        None => None,
+    };
+    // The future being polled now: the current task's, else the block_on future.
+    let (future, block_on_future_node) = match current_task {
+        Some(id) => (running_roots.get(&id).cloned(), block_on_node),
+        None => (block_on_node, None),
+    };
+    Some(ThreadReport {
+        tid: state.input.tid,
+        name: state.input.name.clone(),
+        role,
+        worker: state.worker,
+        current_task,
+        state: worker_state,
+        queue,
+        future,
+        block_on_future: block_on_future_node,
+        // A blocking-pool thread running a closure runs it as the task its context names.
+        // (Workers run as blocking tasks of the pool too: theirs is not shown.)
+        blocking_task: match (&blocking, role) {
+            (Some(Some(_)), ThreadRole::Blocking) => state.current_task,
+            _ => None,
+        },
+        blocking_function: blocking.flatten(),
+        block_on_copies,
+        runtime: state.runtime.map(|runtime| runtime.handle.address),
+        local_set: state.local_set.map(|shared| shared.address),
+        error,
+    })
+}
+
+/// What a thread is to tokio, if anything: a worker, a thread inside `block_on`, one of
+/// the blocking pool's, or another inside a runtime or LocalSet.
+fn thread_role(
+    state: &ThreadState<'_>,
+    blocks_on: bool,
+    in_blocking_pool: bool,
+) -> Option<ThreadRole> {
+    if state.worker.is_some() {
+        Some(ThreadRole::Worker)
+    } else if blocks_on {
+        Some(ThreadRole::BlockOn)
+    } else if in_blocking_pool {
+        Some(ThreadRole::Blocking)
+    } else if state.runtime.is_some() || state.local_set.is_some() {
+        Some(ThreadRole::Other)
+    } else {
+        None
     }
-    reports
 }
 
 /// What a worker is doing and what it has queued.

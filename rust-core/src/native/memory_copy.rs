@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::{Mutex, PoisonError};
 
 use super::proc;
 use crate::error::{Error, ErrorKind, Result};
@@ -169,25 +170,38 @@ impl CopyRoom {
         let total = present_bytes(&present);
         let source = Source::open(pid)?;
         let shares = split_runs(&present, rooms.len());
+        // Each share with its room, taken by the thread that packs it: a helper, or this
+        // thread where no helper can be had. (Not moved into the helper's closure: a
+        // refused spawn would take the room with it.)
+        let work: Vec<Mutex<Option<Share>>> = shares
+            .into_iter()
+            .zip(rooms)
+            .map(|share| Mutex::new(Some(share)))
+            .collect();
+        let take = |index: usize| {
+            let (share, room) = work[index]
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+                .expect("each share is packed once");
+            pack(&source, &share, index, room)
+        };
         let packed: Vec<(Vec<Run>, Segment)> = std::thread::scope(|scope| {
-            let mut shares = shares.into_iter().zip(rooms).enumerate();
-            let (index, (mine, my_room)) = shares.next().expect("one share at least");
-            let helpers: Vec<_> = shares
-                .map(|(index, (share, room))| {
-                    let source = &source;
-                    let packing = move || pack(source, &share, index, room);
-                    crate::threads::spawn_scoped(scope, "tokio-async-copy", packing.clone())
-                        .map_err(|_| packing)
+            let helpers: Vec<_> = (1..work.len())
+                .map(|index| {
+                    let take = &take;
+                    crate::threads::spawn_scoped(scope, "tokio-async-copy", move || take(index))
+                        .ok()
                 })
                 .collect();
-            let mut packed = vec![pack(&source, &mine, index, my_room)];
-            for helper in helpers {
+            let mut packed = vec![take(0)];
+            for (index, helper) in (1..).zip(helpers) {
                 packed.push(match helper {
-                    Ok(thread) => thread
+                    Some(thread) => thread
                         .join()
                         .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
                     // No thread to be had: packed here.
-                    Err(packing) => packing(),
+                    None => take(index),
                 });
             }
             packed
@@ -214,6 +228,9 @@ impl CopyRoom {
         })
     }
 }
+
+/// A packing thread's runs and the room it packs them into.
+type Share = (Vec<Run>, Vec<u8>);
 
 /// `runs` cut into `shares` stretches of about as many pages each, in address order (a
 /// run may be cut in two).

@@ -18,8 +18,6 @@ LONGER = {
     ("cli.rs", "parse_invocation"): 92,
     ("stepping.rs", "plan_for_frames"): 91,
     ("dwarf/mod.rs", "load_split_units"): 89,
-    ("render/diff.rs", "render_diff"): 86,
-    ("native/ptrace.rs", "stop"): 83,
     ("dwarf/units.rs", "new"): 81,
 }
 FUNCTION = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:const )?(?:async )?(?:unsafe )?fn (\w+)")

@@ -134,22 +134,27 @@ pub fn stop(pid: u32, interrupted: &AtomicBool) -> Result<Stopped> {
         }
     }
     stopped.stopping = stopped.since.elapsed();
-    let mut threads = Vec::new();
-    for &(thread, _) in &stopped.seized {
-        // A thread that exited while stopping has no registers; it is not listed.
-        let Ok(regs) = ptrace::getregs(thread) else {
-            continue;
-        };
-        let (registers, fs_base) = Registers::from_user_regs_struct(&regs);
-        threads.push(StoppedThread {
-            tid: thread.as_raw() as u64,
-            registers,
-            fs_base,
-        });
-    }
-    threads.sort_by_key(|thread| thread.tid);
-    stopped.threads = threads;
+    stopped.threads = registers_of(&stopped.seized);
     Ok(stopped)
+}
+
+/// The registers of each seized thread, by tid. A thread that exited while stopping has
+/// none; it is not listed.
+fn registers_of(seized: &[(Pid, Option<Signal>)]) -> Vec<StoppedThread> {
+    let mut threads: Vec<StoppedThread> = seized
+        .iter()
+        .filter_map(|&(thread, _)| {
+            let regs = ptrace::getregs(thread).ok()?;
+            let (registers, fs_base) = Registers::from_user_regs_struct(&regs);
+            Some(StoppedThread {
+                tid: thread.as_raw() as u64,
+                registers,
+                fs_base,
+            })
+        })
+        .collect();
+    threads.sort_by_key(|thread| thread.tid);
+    threads
 }
 
 /// Waits until `thread` is stopped. A signal that stopped it instead of our interrupt is

@@ -60,26 +60,7 @@ pub fn render_diff(out: &mut String, report: &Report, diff: &Diff, style: &Style
         );
     }
     let moved = of(Change::Moved);
-    if !moved.is_empty() {
-        let _ = writeln!(out, "{} moved:", counted_tasks(moved.len()));
-        for change in moved.iter().take(MOVED_SHOWN) {
-            let difference = change
-                .first_difference
-                .as_ref()
-                .map(|first| {
-                    format!(
-                        "{} -> {}",
-                        first.before.as_deref().unwrap_or("(nothing)"),
-                        first.after.as_deref().unwrap_or("(nothing)")
-                    )
-                })
-                .unwrap_or_default();
-            let _ = writeln!(out, "  task {}: {difference}", change.id);
-        }
-        if moved.len() > MOVED_SHOWN {
-            let _ = writeln!(out, "  ... and {} more", moved.len() - MOVED_SHOWN);
-        }
-    }
+    render_moved(out, &moved);
     for (change, word) in [(Change::New, "new"), (Change::Finished, "finished")] {
         let ids: Vec<u64> = of(change).iter().map(|task| task.id).collect();
         if !ids.is_empty() {
@@ -100,6 +81,32 @@ pub fn render_diff(out: &mut String, report: &Report, diff: &Diff, style: &Style
         thousands(of(Change::New).len() as u64),
         thousands(of(Change::Finished).len() as u64)
     );
+}
+
+/// The tasks that moved, each with the first place its tree differs (the first
+/// `MOVED_SHOWN`).
+fn render_moved(out: &mut String, moved: &[&TaskChange]) {
+    if moved.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{} moved:", counted_tasks(moved.len()));
+    for change in moved.iter().take(MOVED_SHOWN) {
+        let difference = change
+            .first_difference
+            .as_ref()
+            .map(|first| {
+                format!(
+                    "{} -> {}",
+                    first.before.as_deref().unwrap_or("(nothing)"),
+                    first.after.as_deref().unwrap_or("(nothing)")
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(out, "  task {}: {difference}", change.id);
+    }
+    if moved.len() > MOVED_SHOWN {
+        let _ = writeln!(out, "  ... and {} more", moved.len() - MOVED_SHOWN);
+    }
 }
 
 fn counted_tasks(count: usize) -> String {

@@ -146,7 +146,11 @@ def test_diff_tells_stuck_moved_new_and_finished(debugger, tmp_path, lines):
         if change["change"] == "moved":
             first_difference = change["first_difference"]
             assert first_difference["before"] != first_difference["after"], change
-            assert re.match(r"sleep \(deadline |mpsc_recv \(.*received |join_handle \(task_id ", first_difference["before"]), change
+            # Caught between its rounds, the spawner stands where it stood and only its
+            # progress differs: said so.
+            same_place = first_difference["after"] == first_difference["before"] + " (its progress changed)"
+            assert same_place or re.match(r"sleep \(deadline |mpsc_recv \(.*received |join_handle \(task_id ",
+                                          first_difference["before"]), change
     # The text leads with the stuck, grouped, with how long.
     header, _, body = text.partition("\n\n")
     assert header == "tokio 1.54.1: 1 runtime (MultiThread), %d tasks" % len(diff["tasks"]) or header.startswith("tokio "), text

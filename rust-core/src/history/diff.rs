@@ -86,9 +86,60 @@ fn first_difference(before: &TaskMark, after: &TaskMark) -> FirstDifference {
         .find(|&at| before.nodes.get(at) != after.nodes.get(at))
         .unwrap_or(0);
     let (was, now) = (before.nodes.get(at), after.nodes.get(at));
+    let mut after_label = label(now);
+    // The node stands where it stood, but what counts beside its place (its progress
+    // fields, its values) changed: said, rather than the same text twice.
+    if after_label.is_some() && after_label == label(was) {
+        after_label = after_label.map(|same| format!("{same} (its progress changed)"));
+    }
     FirstDifference {
         depth: now.or(was).map_or(0, |node| node.depth as usize),
         before: label(was),
-        after: label(now),
+        after: after_label,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TaskState;
+
+    fn mark(fingerprints: &[u64]) -> TaskMark {
+        TaskMark {
+            id: 14,
+            state: TaskState::Idle,
+            nodes: fingerprints
+                .iter()
+                .enumerate()
+                .map(|(depth, &fingerprint)| NodeMark {
+                    depth: depth as u16,
+                    fingerprint,
+                    label: format!("app::spawner at main.rs:{}", 73 + depth).into(),
+                })
+                .collect(),
+            since: None,
+        }
+    }
+
+    /// The first node that differs is named before and after; where only what it keeps
+    /// changed (its place is the same), the after side says so.
+    #[test]
+    fn a_moved_task_names_the_first_node_that_differs() {
+        let before = mark(&[1, 2]);
+        let moved_inside = first_difference(&before, &mark(&[1, 3]));
+        assert_eq!(moved_inside.depth, 1);
+        assert_eq!(
+            moved_inside.before.as_deref(),
+            Some("app::spawner at main.rs:74")
+        );
+        assert_eq!(
+            moved_inside.after.as_deref(),
+            Some("app::spawner at main.rs:74 (its progress changed)")
+        );
+        let deeper = first_difference(&before, &mark(&[1, 2, 5]));
+        assert_eq!(
+            (deeper.before, deeper.after.as_deref()),
+            (None, Some("app::spawner at main.rs:75"))
+        );
     }
 }

@@ -3306,6 +3306,23 @@ fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
     assert_eq!(facts(&held), &Detail::IoReadiness(wait(vec!["write"])));
 }
 
+/// tokio's `CopyBuffer{read_done@0, need_flush@1, pos@8, cap@16, amt@24}`, 48 bytes.
+fn copy_buffer(program: &mut Program) -> Ty {
+    let u64 = program.u64();
+    let bool = program.bool();
+    program.structure(
+        "tokio::io::util::copy::CopyBuffer",
+        48,
+        &[
+            ("read_done", 0, bool),
+            ("need_flush", 1, bool),
+            ("pos", 8, u64),
+            ("cap", 16, u64),
+            ("amt", 24, u64),
+        ],
+    )
+}
+
 /// `io::copy` says both fds, what it copied and holds, and the side it waits for;
 /// `copy_buf` reads what its reader's own buffer holds; `read_line` the bytes appended
 /// so far; tokio-util's `ReaderStream` its reader, or that it ended; futures' `Send` and
@@ -3317,18 +3334,7 @@ fn copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes() {
     let stream_name = "tokio::net::tcp::stream::TcpStream";
     let socket = program.pointer(&format!("&mut {stream_name}"), stream);
     let u64 = program.u64();
-    let bool = program.bool();
-    let buffer = program.structure(
-        "tokio::io::util::copy::CopyBuffer",
-        48,
-        &[
-            ("read_done", 0, bool),
-            ("need_flush", 1, bool),
-            ("pos", 8, u64),
-            ("cap", 16, u64),
-            ("amt", 24, u64),
-        ],
-    );
+    let buffer = copy_buffer(&mut program);
     let copy = format!("tokio::io::util::copy::Copy<{stream_name}, {stream_name}>");
     program.structure(
         &copy,
@@ -3679,18 +3685,7 @@ fn copy_bidirectional_says_each_directions_transfer() {
     let stream_name = "tokio::net::tcp::stream::TcpStream";
     let socket = program.pointer(&format!("&mut {stream_name}"), stream);
     let u64 = program.u64();
-    let bool = program.bool();
-    let buffer = program.structure(
-        "tokio::io::util::copy::CopyBuffer",
-        48,
-        &[
-            ("read_done", 0, bool),
-            ("need_flush", 1, bool),
-            ("pos", 8, u64),
-            ("cap", 16, u64),
-            ("amt", 24, u64),
-        ],
-    );
+    let buffer = copy_buffer(&mut program);
     let transfer = program.rust_enum(
         "tokio::io::util::copy_bidirectional::TransferState",
         56,

@@ -199,6 +199,7 @@ fn inspect_with_debug_info(
             memory: program_memory,
             load_bias,
             settings,
+            list_lengths: &target.list_lengths,
         };
         let mut walker = TaskWalker::new(&task_reader, &decoder, &threads, request.all)
             .with_second_threads(second_threads);

@@ -5,6 +5,7 @@
 //! anchors and budget.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 
@@ -18,7 +19,7 @@ use crate::panics;
 use crate::stack::ResolvedFrame;
 use crate::tokio::anchors::Anchor;
 use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader};
-use crate::value::{Target, WithExecutable};
+use crate::value::{ListLengths, Target, WithExecutable};
 
 /// Tasks decoded between two emptyings of a reader's page cache.
 pub const TASKS_PER_CACHE_GENERATION: usize = 1000;
@@ -130,6 +131,7 @@ pub struct SecondThread<'m> {
     pub memory: Box<dyn Memory + Send + 'm>,
     pub load_bias: u64,
     pub settings: DecoderSettings,
+    pub list_lengths: Arc<ListLengths>,
 }
 
 impl SecondThread<'_> {
@@ -153,7 +155,9 @@ impl SecondThread<'_> {
             inner: &memory,
             budget: &budget,
         };
-        let target = Target::new(self.debug, &metered, self.load_bias).with_budget(&budget);
+        let target = Target::new(self.debug, &metered, self.load_bias)
+            .with_budget(&budget)
+            .sharing_list_lengths(&self.list_lengths);
         let Ok(task_reader) = TaskReader::new(&target) else {
             return Vec::new();
         };
@@ -206,6 +210,8 @@ pub struct SecondThreads<'m> {
     pub memory: &'m dyn Memory,
     pub load_bias: u64,
     pub settings: DecoderSettings,
+    /// The walk's own, so that a list both threads meet is counted once.
+    pub list_lengths: &'m Arc<ListLengths>,
 }
 
 impl<'m> SecondThreads<'m> {
@@ -216,6 +222,7 @@ impl<'m> SecondThreads<'m> {
             memory: self.memory.second_reader()?,
             load_bias: self.load_bias,
             settings: self.settings,
+            list_lengths: Arc::clone(self.list_lengths),
         })
     }
 }

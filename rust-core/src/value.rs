@@ -4,7 +4,7 @@
 //! this module knows no type but pointers, enums and scalars.
 
 use std::cell::{Cell, RefCell};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
@@ -19,10 +19,8 @@ pub struct Target<'a> {
     pub memory: &'a dyn Memory,
     /// Runtime address minus the executable's link-time address (PIE load bias).
     pub load_bias: u64,
-    /// Lengths of intrusive lists already counted, by the list's address: every waiter
-    /// queued on one Mutex reports the same queue, and counting it once per waiter is
-    /// quadratic. Valid while the inferior stays stopped, like the memory.
-    pub list_lengths: RefCell<FxHashMap<u64, u64>>,
+    /// Lengths of intrusive lists already counted, shared with the walk's second thread.
+    pub list_lengths: Arc<ListLengths>,
     /// What the command may still spend, and whether it was interrupted (none: no limit).
     pub budget: Option<&'a Budget<'a>>,
     /// How many times a field was found by searching below a value (`Value::search_field`),
@@ -32,6 +30,38 @@ pub struct Target<'a> {
     /// and type it ends at, or why the type has no such field. Keyed by the type and the
     /// steps' place in the layout table, so each run is worked out once per type.
     pub layout_runs: RefCell<FxHashMap<LayoutRunKey, LayoutRun>>,
+}
+
+/// Lengths of intrusive lists already counted, by the list's address: every waiter queued
+/// on one Mutex reports the same queue, and counting it once per waiter is quadratic.
+/// Shared by the threads of a walk: a queue of 250,000 waiters spread over the heap costs
+/// as much to count as reading every page once. Valid while the inferior stays stopped,
+/// like the memory.
+#[derive(Default)]
+pub struct ListLengths {
+    by_list: Mutex<FxHashMap<u64, Arc<Mutex<Option<u64>>>>>,
+}
+
+impl ListLengths {
+    /// The length of the list at `address`, counted by `count` the first time; a thread
+    /// asking while another counts it waits for that count. A failed count is not kept.
+    pub fn get_or_count(&self, address: u64, count: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        // A poisoned lock holds lengths counted before the panic, which stay true.
+        let slot = Arc::clone(
+            self.by_list
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(address)
+                .or_default(),
+        );
+        let mut length = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(length) = *length {
+            return Ok(length);
+        }
+        let counted = count()?;
+        *length = Some(counted);
+        Ok(counted)
+    }
 }
 
 /// A type and a run of steps of the layout table (its address and length: the table is
@@ -69,11 +99,17 @@ impl<'a> Target<'a> {
             debug,
             memory,
             load_bias,
-            list_lengths: RefCell::default(),
+            list_lengths: Arc::default(),
             budget: None,
             field_searches: Cell::new(0),
             layout_runs: RefCell::default(),
         }
+    }
+
+    /// Counts lists together with another target over the same stop (a second thread's).
+    pub fn sharing_list_lengths(mut self, lengths: &Arc<ListLengths>) -> Self {
+        self.list_lengths = Arc::clone(lengths);
+        self
     }
 
     pub fn with_budget(mut self, budget: &'a Budget<'a>) -> Self {
@@ -380,5 +416,36 @@ impl<M: Memory + ?Sized> Memory for WithExecutable<'_, M> {
                 })
                 .ok_or(error)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Two threads asking for one list's length count it once, the one waiting for the
+    /// other's count; a count that failed is tried again.
+    #[test]
+    fn a_list_is_counted_once_by_the_threads_of_a_walk() {
+        let lengths = ListLengths::default();
+        let counts = AtomicU32::new(0);
+        let count = || {
+            counts.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(250_000)
+        };
+        let (first, second) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| lengths.get_or_count(0x1000, count));
+            let here = lengths.get_or_count(0x1000, count);
+            (here.unwrap(), other.join().unwrap().unwrap())
+        });
+        assert_eq!((first, second), (250_000, 250_000));
+        assert_eq!(counts.load(Ordering::SeqCst), 1);
+
+        let failed = lengths.get_or_count(0x2000, || Err(Error::memory(0x2000, 8)));
+        assert!(failed.is_err());
+        assert_eq!(lengths.get_or_count(0x2000, || Ok(3)).unwrap(), 3);
+        assert_eq!(lengths.get_or_count(0x2000, || Ok(4)).unwrap(), 3);
     }
 }

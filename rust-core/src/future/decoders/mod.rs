@@ -72,15 +72,9 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
 
 /// How many nodes a tokio `LinkedList` holds (counted once per list and command).
 pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
-    if let Some(&length) = list.target.list_lengths.borrow().get(&list.address) {
-        return Ok(length);
-    }
-    let length = linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64;
-    list.target
-        .list_lengths
-        .borrow_mut()
-        .insert(list.address, length);
-    Ok(length)
+    list.target.list_lengths.get_or_count(list.address, || {
+        Ok(linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64)
+    })
 }
 
 /// The length of the tokio `LinkedList` at `paths` from `value`.

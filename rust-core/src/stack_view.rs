@@ -464,17 +464,17 @@ mod tests {
         let (kind, names) = match function.strip_suffix("::{async_block#1}") {
             Some(scope) => (
                 NodeKind::AsyncBlock,
-                NodeNames {
-                    type_name: format!("{scope}::{{async_block_env#1}}").into(),
-                    function: Some(function.into()),
-                },
+                NodeNames::new(
+                    format!("{scope}::{{async_block_env#1}}"),
+                    Some(function.into()),
+                ),
             ),
             None => (
                 NodeKind::AsyncFn,
-                NodeNames {
-                    type_name: format!("{function}::{{async_fn_env#0}}").into(),
-                    function: Some(format!("{function}::{{async_fn#0}}").into()),
-                },
+                NodeNames::new(
+                    format!("{function}::{{async_fn_env#0}}"),
+                    Some(format!("{function}::{{async_fn#0}}").into()),
+                ),
             ),
         };
         let mut node = FutureNode::named(kind, Arc::new(names), 0x1000 + line);

@@ -62,10 +62,7 @@ impl Plans {
             .flatten();
         let head = Rc::new(NodeHead {
             kind,
-            names: Arc::new(NodeNames {
-                type_name: info.name.as_str().into(),
-                function: function.map(Into::into),
-            }),
+            names: Arc::new(NodeNames::new(info.name.as_str(), function.map(Into::into))),
             decoder: registry::decoder_for(info),
         });
         self.heads.borrow_mut().insert(info.die, head.clone());

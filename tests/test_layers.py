@@ -28,6 +28,7 @@ LAYERS = [
     ["render", "stack_view"],
     ["output"],
     ["command"],
+    ["top"],
     ["python", "cli", "dap"],
 ]
 LAYER_OF = {module: index for index, layer in enumerate(LAYERS) for module in layer}

@@ -29,6 +29,11 @@ if ! "$python" -c 'import xdist' >/dev/null 2>&1; then
     echo "setup: installing pytest-xdist"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pytest-xdist
 fi
+# tests/test_top.py drives `tokio-async top` in a pseudo-terminal and reads its screen.
+if ! "$python" -c 'import pexpect, pyte' >/dev/null 2>&1; then
+    echo "setup: installing pexpect and pyte"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore pexpect pyte
+fi
 # make lint: Python's linter, and the toolchain's formatter and linter.
 if ! "$python" -m ruff --version >/dev/null 2>&1; then
     echo "setup: installing ruff"

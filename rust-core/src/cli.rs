@@ -22,6 +22,7 @@ use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
+use crate::inspect::Inspection;
 use crate::memory::{Memory, PageCache, ProcessMemory};
 use crate::model::ClockSource;
 use crate::native::core_notes::CoreNotes;
@@ -36,6 +37,8 @@ const USAGE: &str = "usage: tokio-async PID [COMMAND] [--verbose] [--nonblocking
        tokio-async BINARY CORE [COMMAND]
        tokio-async BINARY CORE... --output-dir DIR [--json]
        tokio-async dap [--] ADAPTER [ARGS...]   (a DAP adapter with the tasks as threads)
+       tokio-async top PID [--interval SECS] [--since FILE.json] [--nonblocking]
+       tokio-async top BINARY CORE              (a live view of every task; `?` lists its keys)
 
 COMMAND is what follows `async` in GDB and LLDB (`backtrace` when none, with `all`):
   backtrace [all] [full]   every thread's future and await stack; `all`: every task
@@ -234,6 +237,9 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
 }
 
 fn run(arguments: &[String]) -> Result<i32> {
+    if arguments.first().map(String::as_str) == Some("top") {
+        return run_top(&arguments[1..]);
+    }
     let invocation = parse_invocation(arguments)?;
     // The words are checked before anything is loaded or stopped.
     let command = arguments::parse(invocation.view, &invocation.words, "")?;
@@ -324,7 +330,45 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
         ));
     }
     command.style = text_style(&command);
-    let mut taken = TakenStop::take(invocation, pid, &live)?;
+    let LiveRead {
+        read,
+        taken,
+        unwound,
+        walked,
+    } = read_live(invocation, pid, &live, command)?;
+    if invocation.verbose {
+        let tasks = read
+            .as_ref()
+            .map_or(0, |(_, inspection)| inspection.report.tasks.len());
+        let after = [loaded, unwound, walked];
+        eprintln!("{}", verbose_line(pid, &taken, tasks, after));
+    }
+    let (prepared, inspection) = read.map_err(|error| let_go(error, pid))?;
+    let (output, report) = guarded(|| prepared.write_keeping(inspection))?;
+    print(output);
+    // The process exits now: freeing each of a million tasks' nodes would only delay it.
+    std::mem::forget(report);
+    Ok(0)
+}
+
+/// One stop of a live process, read: the command's inspection (or why it failed), the
+/// stop (the process already let go) and how long unwinding and walking took.
+struct LiveRead {
+    read: Result<(Prepared, Inspection)>,
+    taken: TakenStop,
+    unwound: Duration,
+    walked: Duration,
+}
+
+/// Stops process `pid` as `invocation` asks (or not, `--nonblocking`), reads `command`
+/// and lets the process go, whatever the read gave.
+fn read_live(
+    invocation: &Invocation,
+    pid: u32,
+    live: &LiveProgram,
+    mut command: Command,
+) -> Result<LiveRead> {
+    let mut taken = TakenStop::take(invocation, pid, live)?;
     let threads = std::mem::take(&mut taken.threads);
     let memory: &dyn Memory = match &taken.copy {
         Some(copy) => copy,
@@ -362,19 +406,137 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     if let Some(stopped) = taken.stopped.take() {
         taken.paused = Some(stopped.resume());
     }
-    if invocation.verbose {
-        let tasks = read
-            .as_ref()
-            .map_or(0, |(_, inspection)| inspection.report.tasks.len());
-        let after = [loaded, unwound, walked];
-        eprintln!("{}", verbose_line(pid, &taken, tasks, after));
+    Ok(LiveRead {
+        read,
+        taken,
+        unwound,
+        walked,
+    })
+}
+
+/// `top PID [--interval SECS] [--since FILE] [--nonblocking]`, `top BINARY CORE`.
+fn run_top(arguments: &[String]) -> Result<i32> {
+    let mut interval = Duration::from_secs(1);
+    let mut since = None;
+    let mut rest = Vec::new();
+    let mut iterator = arguments.iter();
+    while let Some(argument) = iterator.next() {
+        match argument.as_str() {
+            "--interval" => {
+                let seconds: f64 = iterator
+                    .next()
+                    .and_then(|value| value.parse().ok())
+                    .filter(|seconds: &f64| seconds.is_finite() && *seconds >= 0.1)
+                    .ok_or_else(|| usage_error("--interval needs seconds, 0.1 or more"))?;
+                interval = Duration::from_secs_f64(seconds);
+            }
+            "--since" => {
+                let path = iterator
+                    .next()
+                    .ok_or_else(|| usage_error("--since needs a saved --json report"))?;
+                since = Some(crate::history::saved::snapshot_from_file(Path::new(path))?);
+            }
+            _ => rest.push(argument.clone()),
+        }
     }
-    let (prepared, inspection) = read.map_err(|error| let_go(error, pid))?;
-    let (output, report) = guarded(|| prepared.write_keeping(inspection))?;
-    print(output);
-    // The process exits now: freeing each of a million tasks' nodes would only delay it.
-    std::mem::forget(report);
+    let invocation = parse_invocation(&rest)?;
+    let terminal = || match std::io::stdout().is_terminal() {
+        true => Ok(()),
+        false => Err(usage_error(
+            "top draws on a terminal; for a report, leave out `top`",
+        )),
+    };
+    let options = crate::top::Options {
+        interval,
+        since,
+        colour: std::env::var_os("NO_COLOR").is_none(),
+    };
+    match &invocation.target {
+        Target::Process(pid) => {
+            let live = LiveProgram::open(&invocation, *pid)?;
+            terminal()?;
+            let mut source = LiveSource {
+                invocation: &invocation,
+                pid: *pid,
+                live,
+            };
+            crate::top::run(&mut source, options, &interrupted)?;
+        }
+        Target::Cores { binary, cores } => {
+            let [core] = cores.as_slice() else {
+                return Err(usage_error("top shows one core at a time"));
+            };
+            let mut source = CoreSource {
+                debug: load(binary, &invocation.debug_dirs)?,
+                core: core.clone(),
+            };
+            terminal()?;
+            crate::top::run(&mut source, options, &interrupted)?;
+        }
+    }
     Ok(0)
+}
+
+/// The command each refresh reads: every task with its locals, and the wait-for graph.
+fn top_command() -> Result<Command> {
+    let mut command = arguments::parse(View::Waits, &[], "")?;
+    command.full = true;
+    Ok(command)
+}
+
+/// `top`'s refreshes of a live process: one read each, as `tokio-async PID` makes it.
+struct LiveSource<'a> {
+    invocation: &'a Invocation,
+    pid: u32,
+    live: LiveProgram,
+}
+
+impl crate::top::Source for LiveSource<'_> {
+    fn read(&mut self) -> Result<crate::top::Refresh> {
+        let started = Instant::now();
+        let LiveRead { read, taken, .. } =
+            read_live(self.invocation, self.pid, &self.live, top_command()?)?;
+        let (_, inspection) = read.map_err(|error| let_go(error, self.pid))?;
+        Ok(crate::top::Refresh {
+            report: inspection.report,
+            paused: taken.paused,
+            took: started.elapsed(),
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("process {}", self.pid)
+    }
+
+    fn live(&self) -> bool {
+        true
+    }
+}
+
+/// `top` of a core: one refresh, a still picture.
+struct CoreSource {
+    debug: DebugInfo,
+    core: PathBuf,
+}
+
+impl crate::top::Source for CoreSource {
+    fn read(&mut self) -> Result<crate::top::Refresh> {
+        let started = Instant::now();
+        let (_, inspection) = read_core(&self.debug, &self.core, top_command()?)?;
+        Ok(crate::top::Refresh {
+            report: inspection.report,
+            paused: None,
+            took: started.elapsed(),
+        })
+    }
+
+    fn name(&self) -> String {
+        format!("core {}", self.core.display())
+    }
+
+    fn live(&self) -> bool {
+        false
+    }
 }
 
 /// An interrupted read says the process runs on.
@@ -616,6 +778,22 @@ fn core_report(
     command: Command,
     output: Option<PathBuf>,
 ) -> Result<(String, Counts)> {
+    let mut command = command;
+    if output.is_some() {
+        command.output = output;
+    }
+    let (prepared, inspection) = read_core(debug, core, command)?;
+    let report = &inspection.report;
+    let counts = Counts {
+        tasks: report.tasks.len(),
+        deadlocks: report.deadlocks.len(),
+        errors: report.errors.len(),
+    };
+    Ok((guarded(|| prepared.write(inspection))?, counts))
+}
+
+/// One core read for `command`.
+fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepared, Inspection)> {
     let notes = CoreNotes::read(core)?;
     let entry = notes.auxv_value(AT_ENTRY).ok_or_else(|| {
         Error::new(
@@ -667,9 +845,6 @@ fn core_report(
         .collect();
     let mut command = command;
     command.threads = native::thread_inputs(debug, load_bias, &modules, &memory, threads).0;
-    if output.is_some() {
-        command.output = output;
-    }
     let stop = Stop {
         load_bias,
         live_pid: None,
@@ -682,13 +857,7 @@ fn core_report(
     let check = interrupted;
     let inspection =
         guarded(|| prepared.read(debug, load_bias, &memory, "core_file", Some(&check)))?;
-    let report = &inspection.report;
-    let counts = Counts {
-        tasks: report.tasks.len(),
-        deadlocks: report.deadlocks.len(),
-        errors: report.errors.len(),
-    };
-    Ok((guarded(|| prepared.write(inspection))?, counts))
+    Ok((prepared, inspection))
 }
 
 fn run_on_cores(

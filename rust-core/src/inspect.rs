@@ -208,17 +208,7 @@ fn inspect_with_debug_info(
     };
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
-    if let Some(stop) = budget.stopped() {
-        if stop.kind == ErrorKind::Interrupted {
-            return Err(Error::new(
-                ErrorKind::Interrupted,
-                format!(
-                    "interrupted (Ctrl-C) after decoding {} tasks",
-                    thousands(report.tasks.len() as u64)
-                ),
-            ));
-        }
-    }
+    interrupted_walk(budget, report.tasks.len())?;
     report.threads = thread_reports(
         &task_reader,
         threads,
@@ -236,6 +226,20 @@ fn inspect_with_debug_info(
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
     report.errors.extend(debug.unreadable_units());
     select(report, request, &selection, budget)
+}
+
+/// Where an interrupt (Ctrl-C) ended the walk, the error saying after how many tasks.
+fn interrupted_walk(budget: &Budget<'_>, decoded: usize) -> Result<()> {
+    match budget.stopped() {
+        Some(stop) if stop.kind == ErrorKind::Interrupted => Err(Error::new(
+            ErrorKind::Interrupted,
+            format!(
+                "interrupted (Ctrl-C) after decoding {} tasks",
+                thousands(decoded as u64)
+            ),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The report as the request wants it, from every task linked: the stop's snapshot (of

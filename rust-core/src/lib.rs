@@ -20,7 +20,8 @@
 //! - `native`: what a debugger gives the core (threads, registers, frames), read without
 //!   one, for the `tokio-async` executable;
 //! - `render`, `output`: text and JSON; `command`: one report command, request to output;
-//! - `python`: the boundary with the debuggers' glue; `cli`: the `tokio-async` executable.
+//! - `python`: the boundary with the debuggers' glue; `top`: the live terminal view;
+//!   `cli`: the `tokio-async` executable.
 
 pub mod arch;
 pub mod block_on;
@@ -54,6 +55,7 @@ pub mod stepping;
 pub mod task_decode;
 pub mod threads;
 pub mod tokio;
+pub mod top;
 pub mod value;
 pub mod waits;
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::history::Snapshot;
-use crate::model::{FutureNode, NodeKind, Report, TaskState};
+use crate::model::{FutureNode, NodeKind, Report, TaskReport, TaskState};
 
 /// The selection as the glue sends it; every given criterion must hold.
 #[derive(Debug, Default, Deserialize)]
@@ -120,30 +120,41 @@ impl Selection {
             (Some(seconds), Some(history)) => Some((seconds, history)),
             (None, _) => None,
         };
-        report.tasks.retain(|task| {
-            stuck_for.is_none_or(|(seconds, history)| {
-                history
-                    .stuck_secs(task.id)
-                    .is_some_and(|stuck| stuck >= seconds)
-            }) && self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
-                && self.state.is_none_or(|state| task.state == state)
-                && self.runtime.is_none_or(|runtime| task.runtime == runtime)
-                && self
-                    .waiting_on
-                    .is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
-                && self.name.as_ref().is_none_or(|name| {
-                    any_node(&task.root, &|node| {
-                        name.is_match(node.type_name())
-                            || node
-                                .function()
-                                .is_some_and(|function| name.is_match(function))
-                    })
-                })
-        });
+        report.tasks.retain(|task| self.selects(task, stuck_for));
         if let Some(limit) = self.limit {
             report.tasks.truncate(limit);
         }
         Ok(())
+    }
+}
+
+impl Selection {
+    /// Whether every criterion but the limit holds for `task`; `stuck_for` is the
+    /// `--stuck-for` seconds with the history that tells them.
+    pub fn selects(&self, task: &TaskReport, stuck_for: Option<(f64, &Snapshot)>) -> bool {
+        stuck_for.is_none_or(|(seconds, history)| {
+            history
+                .stuck_secs(task.id)
+                .is_some_and(|stuck| stuck >= seconds)
+        }) && self.ids.as_ref().is_none_or(|ids| ids.contains(&task.id))
+            && self.state.is_none_or(|state| task.state == state)
+            && self.runtime.is_none_or(|runtime| task.runtime == runtime)
+            && self
+                .waiting_on
+                .is_none_or(|kind| any_leaf(&task.root, &|leaf| leaf.kind == kind))
+            && self.name.as_ref().is_none_or(|name| {
+                any_node(&task.root, &|node| {
+                    name.is_match(node.type_name())
+                        || node
+                            .function()
+                            .is_some_and(|function| name.is_match(function))
+                })
+            })
+    }
+
+    /// The `--stuck-for` seconds asked, if any.
+    pub fn stuck_for(&self) -> Option<f64> {
+        self.stuck_for
     }
 }
 

@@ -7,6 +7,7 @@ mod diff;
 mod sample;
 mod style;
 mod table;
+pub(crate) use table::where_it_stands;
 mod waits;
 
 use std::fmt::Write;
@@ -272,6 +273,13 @@ fn render_thread(out: &mut String, thread: &ThreadReport, options: &TextOptions)
         render_stack(out, future, options);
     }
     out.push('\n');
+}
+
+/// One task as `async task ID` shows it.
+pub fn render_one_task(task: &TaskReport, options: &TextOptions) -> String {
+    let mut out = String::new();
+    render_task(&mut out, task, options);
+    out
 }
 
 fn render_task(out: &mut String, task: &TaskReport, options: &TextOptions) {

@@ -162,7 +162,7 @@ fn push_spaces(out: &mut String, count: usize) {
 }
 
 /// [root, deepest user frame with its line, what the task waits on].
-pub(super) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
+pub(crate) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
     let mut chain = vec![root];
     while let Some(next) = chain.last().and_then(|node| single_child(node)) {
         chain.push(next);

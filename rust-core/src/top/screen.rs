@@ -1,0 +1,689 @@
+//! The terminal side of `top`: the loop of refreshes and keys, and the views drawn with
+//! ratatui on crossterm.
+
+use std::time::{Duration, Instant};
+
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style as Paint, Stylize};
+use ratatui::text::{Line, Span, Text};
+use ratatui::widgets::{Block, Clear, Paragraph, Row as TableRow, Table};
+use ratatui::{DefaultTerminal, Frame};
+
+use super::tasks::{duration, parse_filter, Column, Row, Tasks};
+use super::{next_interval, Options, Refresh, Source};
+use crate::error::{Error, ErrorKind, Result};
+use crate::format::thousands;
+use crate::model::{Party, ResourceKind, TaskState};
+use crate::render::{render_one_task, state_name, Style, TextOptions, View};
+use crate::selection::Selection;
+
+/// How often keys and signals are looked at while waiting for the next refresh.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What the screen shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Tasks,
+    /// One task's tree (Enter), scrolled by this many lines.
+    Task(u64, u16),
+    Resources,
+    Help,
+    /// Typing a filter after `/`.
+    Filter,
+}
+
+struct Screen {
+    tasks: Tasks,
+    mode: Mode,
+    /// The mode `?` or `/` return to.
+    under: Mode,
+    sort: Column,
+    descending: bool,
+    grouped: bool,
+    paused: bool,
+    filter: Selection,
+    filter_text: String,
+    typing: String,
+    /// The message of the last failed refresh.
+    problem: Option<String>,
+    /// Why the filter being typed was refused.
+    filter_problem: Option<String>,
+    selected: usize,
+    offset: usize,
+    rows: Vec<Row>,
+    last: Option<(Option<Duration>, Duration)>,
+    interval: Duration,
+    asked: Duration,
+    source_name: String,
+    live: bool,
+    colour: bool,
+}
+
+pub fn run(
+    source: &mut dyn Source,
+    options: Options,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<()> {
+    let mut terminal = ratatui::try_init()
+        .map_err(|error| Error::new(ErrorKind::Usage, format!("top needs a terminal: {error}")))?;
+    let outcome = Screen::new(source, options)
+        .and_then(|mut screen| screen.run(&mut terminal, source, interrupted));
+    // Restored whatever happened; a panic is restored by ratatui's hook as it unwinds.
+    let _ = ratatui::try_restore();
+    outcome
+}
+
+impl Screen {
+    fn new(source: &dyn Source, options: Options) -> Result<Screen> {
+        Ok(Screen {
+            tasks: options.since.map(Tasks::since).unwrap_or_default(),
+            mode: Mode::Tasks,
+            under: Mode::Tasks,
+            sort: Column::Id,
+            descending: false,
+            grouped: false,
+            paused: false,
+            filter: parse_filter("")?,
+            filter_text: String::new(),
+            typing: String::new(),
+            problem: None,
+            filter_problem: None,
+            selected: 0,
+            offset: 0,
+            rows: Vec::new(),
+            last: None,
+            interval: options.interval,
+            asked: options.interval,
+            source_name: source.name(),
+            live: source.live(),
+            colour: options.colour,
+        })
+    }
+
+    fn run(
+        &mut self,
+        terminal: &mut DefaultTerminal,
+        source: &mut dyn Source,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<()> {
+        let mut due = Instant::now();
+        let mut refreshed = false;
+        loop {
+            if interrupted() {
+                return Ok(());
+            }
+            let wanted = !refreshed || (self.live && !self.paused);
+            if wanted && Instant::now() >= due {
+                self.refresh(source);
+                refreshed = true;
+                due = Instant::now() + self.interval;
+            }
+            terminal
+                .draw(|frame| self.draw(frame))
+                .map_err(|error| Error::new(ErrorKind::Output, format!("cannot draw: {error}")))?;
+            let refreshing = self.live && !self.paused;
+            let wait = match refreshing {
+                true => due.saturating_duration_since(Instant::now()).min(TICK),
+                false => TICK,
+            };
+            if event::poll(wait).unwrap_or(false) {
+                match event::read() {
+                    Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => {
+                        if self.key(key) {
+                            return Ok(());
+                        }
+                    }
+                    // A resize is drawn on the next turn.
+                    Ok(_) => {}
+                    // The terminal is gone (closed): the program is let go as we leave.
+                    Err(_) => return Ok(()),
+                }
+            }
+        }
+    }
+
+    fn refresh(&mut self, source: &mut dyn Source) {
+        match source.read() {
+            Ok(Refresh {
+                report,
+                paused,
+                took,
+            }) => {
+                self.tasks.update(report);
+                self.last = Some((paused, took));
+                self.interval = next_interval(self.asked, paused);
+                self.problem = None;
+                self.update_rows();
+            }
+            Err(error) => self.problem = Some(error.message),
+        }
+    }
+
+    fn update_rows(&mut self) {
+        let selected_id = self.rows.get(self.selected).map(|row| row.id);
+        self.rows = self
+            .tasks
+            .rows(&self.filter, self.sort, self.descending, self.grouped);
+        // The selection follows its task across refreshes and sorts.
+        self.selected = selected_id
+            .and_then(|id| self.rows.iter().position(|row| row.id == id))
+            .unwrap_or(0)
+            .min(self.rows.len().saturating_sub(1));
+    }
+
+    /// Takes a key; true to quit.
+    fn key(&mut self, key: KeyEvent) -> bool {
+        let control = key.modifiers.contains(KeyModifiers::CONTROL);
+        if control && matches!(key.code, KeyCode::Char('c')) {
+            return true;
+        }
+        if self.mode == Mode::Filter {
+            self.filter_key(key.code);
+            return false;
+        }
+        match key.code {
+            KeyCode::Char('q') => return true,
+            KeyCode::Char('?') => {
+                self.under = self.mode;
+                self.mode = Mode::Help;
+            }
+            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => self.mode = Mode::Tasks,
+            KeyCode::Char('p') => self.paused = !self.paused,
+            KeyCode::Char('r') => self.mode = Mode::Resources,
+            KeyCode::Char('t') => self.mode = Mode::Tasks,
+            KeyCode::Char('s') => {
+                let shown = self.columns();
+                self.sort = self.sort.next();
+                while !shown.contains(&self.sort) {
+                    self.sort = self.sort.next();
+                }
+                self.update_rows();
+            }
+            KeyCode::Char('S') => {
+                self.descending = !self.descending;
+                self.update_rows();
+            }
+            KeyCode::Char('g') => {
+                self.grouped = !self.grouped;
+                self.update_rows();
+            }
+            KeyCode::Char('/') => {
+                self.under = Mode::Tasks;
+                self.typing = self.filter_text.clone();
+                self.mode = Mode::Filter;
+            }
+            KeyCode::Enter | KeyCode::Right if self.mode == Mode::Tasks => {
+                if let Some(row) = self.rows.get(self.selected) {
+                    self.mode = Mode::Task(row.id, 0);
+                }
+            }
+            code => self.move_by(code),
+        }
+        false
+    }
+
+    fn filter_key(&mut self, code: KeyCode) {
+        match code {
+            KeyCode::Enter => match parse_filter(&self.typing) {
+                Ok(selection) => {
+                    self.filter = selection;
+                    self.filter_text = self.typing.trim().to_string();
+                    self.filter_problem = None;
+                    self.mode = Mode::Tasks;
+                    self.update_rows();
+                }
+                Err(error) => self.filter_problem = Some(error.message),
+            },
+            KeyCode::Esc => {
+                self.filter_problem = None;
+                self.mode = Mode::Tasks;
+            }
+            KeyCode::Backspace => {
+                self.typing.pop();
+            }
+            KeyCode::Char(c) => self.typing.push(c),
+            _ => {}
+        }
+    }
+
+    fn move_by(&mut self, code: KeyCode) {
+        const PAGE: usize = 20;
+        if let Mode::Task(id, scroll) = self.mode {
+            let scroll = match code {
+                KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+                KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+                KeyCode::PageDown => scroll.saturating_add(PAGE as u16),
+                KeyCode::PageUp => scroll.saturating_sub(PAGE as u16),
+                KeyCode::Home => 0,
+                _ => scroll,
+            };
+            self.mode = Mode::Task(id, scroll);
+            return;
+        }
+        let last = self.rows.len().saturating_sub(1);
+        self.selected = match code {
+            KeyCode::Down | KeyCode::Char('j') => self.selected.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => self.selected.saturating_sub(1),
+            KeyCode::PageDown => self.selected.saturating_add(PAGE),
+            KeyCode::PageUp => self.selected.saturating_sub(PAGE),
+            KeyCode::Home => 0,
+            KeyCode::End => last,
+            _ => self.selected,
+        }
+        .min(last);
+    }
+
+    fn paint(&self, style: Paint) -> Paint {
+        if self.colour {
+            style
+        } else {
+            Paint::default()
+        }
+    }
+
+    fn draw(&mut self, frame: &mut Frame<'_>) {
+        let [header, body, footer] = Layout::vertical([
+            Constraint::Length(3),
+            Constraint::Min(1),
+            Constraint::Length(1),
+        ])
+        .areas(frame.area());
+        frame.render_widget(Paragraph::new(self.header_lines()), header);
+        match self.mode {
+            Mode::Task(id, scroll) => self.draw_task(frame, body, id, scroll),
+            Mode::Resources => self.draw_resources(frame, body),
+            Mode::Help => {
+                match self.under {
+                    Mode::Resources => self.draw_resources(frame, body),
+                    _ => self.draw_table(frame, body),
+                }
+                self.draw_help(frame, body);
+            }
+            Mode::Tasks | Mode::Filter => self.draw_table(frame, body),
+        }
+        frame.render_widget(Paragraph::new(self.footer_line()), footer);
+    }
+
+    /// Tasks per runtime and state; stuck tasks, deadlocks and futurelocks; then what the
+    /// last refresh cost and how the rows are chosen.
+    fn header_lines(&self) -> Text<'static> {
+        let report = &self.tasks.report;
+        let alarm = !report.deadlocks.is_empty() || !report.futurelocks.is_empty();
+        let warning_style = match alarm {
+            true => self.paint(Paint::default().red().add_modifier(Modifier::BOLD)),
+            false => Paint::default(),
+        };
+        Text::from(vec![
+            Line::from(self.runtimes_line()).add_modifier(Modifier::BOLD),
+            Line::styled(self.warnings_line(), warning_style),
+            Line::from(self.refresh_line()),
+        ])
+    }
+
+    /// `tokio-async top · process 1234 · rt0 MultiThread: 13 tasks (12 idle, 1 running)`.
+    fn runtimes_line(&self) -> String {
+        let report = &self.tasks.report;
+        let mut line = format!("tokio-async top · {}", self.source_name);
+        for (index, runtime) in report.runtimes.iter().enumerate() {
+            let mut counts: Vec<(TaskState, usize)> = Vec::new();
+            for task in report
+                .tasks
+                .iter()
+                .filter(|task| task.runtime == runtime.address)
+            {
+                match counts.iter_mut().find(|(state, _)| *state == task.state) {
+                    Some((_, count)) => *count += 1,
+                    None => counts.push((task.state, 1)),
+                }
+            }
+            let total: usize = counts.iter().map(|(_, count)| count).sum();
+            let states = counts
+                .iter()
+                .map(|(state, count)| {
+                    format!("{} {}", thousands(*count as u64), state_name(*state))
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            line.push_str(&format!(
+                " · rt{index} {}: {} tasks ({states})",
+                runtime.flavor,
+                thousands(total as u64)
+            ));
+        }
+        line
+    }
+
+    /// Deadlocks, futurelocks, tasks stuck long, and a refresh that failed.
+    fn warnings_line(&self) -> String {
+        let report = &self.tasks.report;
+        let stuck_long = self
+            .rows_all_stuck()
+            .filter(|&seconds| seconds >= STUCK_WARNING_SECS)
+            .count();
+        let mut warnings = vec![
+            format!("deadlocks {}", report.deadlocks.len()),
+            format!("futurelocks {}", report.futurelocks.len()),
+            format!(
+                "stuck ≥{}: {}",
+                duration(STUCK_WARNING_SECS),
+                thousands(stuck_long as u64)
+            ),
+        ];
+        if let Some(problem) = &self.problem {
+            warnings.push(format!("error: {problem}"));
+        }
+        warnings.join(" · ")
+    }
+
+    /// `#12 · stopped 1.3 ms (read 13 ms) · every 1.0 s, 0.13% stopped · sort ID▲`.
+    fn refresh_line(&self) -> String {
+        let cost = match self.last {
+            Some((Some(paused), took)) => format!(
+                "stopped {:.1} ms (read {:.0} ms)",
+                paused.as_secs_f64() * 1e3,
+                took.as_secs_f64() * 1e3
+            ),
+            Some((None, took)) => format!("not stopped (read {:.0} ms)", took.as_secs_f64() * 1e3),
+            None => "reading…".into(),
+        };
+        let every = match (self.live, self.paused) {
+            (false, _) => "a still picture".to_string(),
+            (true, true) => "paused (p)".to_string(),
+            (true, false) => {
+                let stopped_share = self
+                    .last
+                    .and_then(|(paused, _)| paused)
+                    .map_or(0.0, |paused| {
+                        paused.as_secs_f64() / self.interval.as_secs_f64()
+                    });
+                format!(
+                    "every {:.1} s, {:.2}% stopped",
+                    self.interval.as_secs_f64(),
+                    stopped_share * 100.0
+                )
+            }
+        };
+        let order = if self.descending { "▼" } else { "▲" };
+        let mut line = format!(
+            "#{} · {cost} · {every} · sort {}{order}",
+            self.tasks.refreshes,
+            self.sort.title()
+        );
+        if self.grouped {
+            line.push_str(" · grouped");
+        }
+        if !self.filter_text.is_empty() {
+            line.push_str(&format!(" · filter {}", self.filter_text));
+        }
+        line
+    }
+
+    fn rows_all_stuck(&self) -> impl Iterator<Item = f64> + '_ {
+        let snapshot = self.tasks.snapshot.as_ref();
+        self.tasks
+            .report
+            .tasks
+            .iter()
+            .filter_map(move |task| snapshot?.stuck_secs(task.id))
+    }
+
+    fn footer_line(&self) -> Line<'static> {
+        let text = match self.mode {
+            Mode::Filter => match &self.filter_problem {
+                Some(problem) => format!("filter: {}▏ {problem}", self.typing),
+                None => format!(
+                    "filter (--name R --state S --waiting-on K, or a name; Enter, Esc): {}▏",
+                    self.typing
+                ),
+            },
+            Mode::Task(..) => "Esc back  ↑↓ scroll  q quit  ? help".into(),
+            _ => "q quit  ↑↓ move  Enter task  s/S sort  / filter  g group  r resources  p pause  ? help"
+                .into(),
+        };
+        Line::styled(text, self.paint(Paint::default().reversed()))
+    }
+
+    fn draw_table(&mut self, frame: &mut Frame<'_>, area: Rect) {
+        let height = area.height.saturating_sub(1) as usize;
+        if self.selected < self.offset {
+            self.offset = self.selected;
+        } else if height > 0 && self.selected >= self.offset + height {
+            self.offset = self.selected + 1 - height;
+        }
+        if self.rows.is_empty() {
+            let empty = match self.tasks.refreshes {
+                0 => "reading the program…",
+                _ => "No task matches.",
+            };
+            frame.render_widget(Paragraph::new(empty), area);
+            return;
+        }
+        let columns = self.columns();
+        let visible = self.rows.iter().enumerate().skip(self.offset).take(height);
+        let rows: Vec<TableRow<'static>> = visible
+            .map(|(index, row)| {
+                let cells = columns.iter().map(|&column| self.cell(row, column));
+                let table_row = TableRow::new(cells);
+                match index == self.selected {
+                    true => table_row.style(Paint::default().reversed()),
+                    false => table_row,
+                }
+            })
+            .collect();
+        let widths = columns.iter().map(|&column| match column_width(column) {
+            (min, 0) => Constraint::Length(min),
+            (_, share) => Constraint::Fill(share),
+        });
+        let header = TableRow::new(columns.iter().map(|column| {
+            let mut title = column.title().to_string();
+            if *column == self.sort {
+                title.push_str(if self.descending { "▼" } else { "▲" });
+            }
+            title
+        }))
+        .style(Paint::default().add_modifier(Modifier::BOLD));
+        let table = Table::new(rows, widths).header(header).column_spacing(1);
+        frame.render_widget(table, area);
+    }
+
+    /// The columns worth their room: the runtime where there are several or a worker
+    /// runs a task, the spawn location where tokio records one.
+    fn columns(&self) -> Vec<Column> {
+        let spawned = self.rows.iter().any(|row| row.spawned_at != "-");
+        let runtimes = self.tasks.report.runtimes.len() > 1
+            || self.rows.iter().any(|row| row.runtime.contains(' '));
+        Column::ALL
+            .into_iter()
+            .filter(|&column| match column {
+                Column::Spawned => spawned,
+                Column::Runtime => runtimes,
+                _ => true,
+            })
+            .collect()
+    }
+
+    fn cell(&self, row: &Row, column: Column) -> Span<'static> {
+        let text = row.cell(column);
+        let style = match column {
+            Column::Root => Paint::default().yellow(),
+            Column::WaitingAt | Column::Spawned => Paint::default().green(),
+            Column::State if row.state != "idle" => Paint::default().cyan(),
+            Column::Stuck
+                if row
+                    .stuck_secs
+                    .is_some_and(|stuck| stuck >= STUCK_WARNING_SECS) =>
+            {
+                Paint::default().red()
+            }
+            _ => Paint::default(),
+        };
+        Span::styled(text, self.paint(style))
+    }
+
+    /// The whole tree (locals held across each await), who it waits for and who waits for
+    /// it, and how long it has been as it is.
+    fn draw_task(&self, frame: &mut Frame<'_>, area: Rect, id: u64, scroll: u16) {
+        let Some(task) = self.tasks.task(id) else {
+            frame.render_widget(
+                Paragraph::new(format!("Task {id} is gone (finished since).")),
+                area,
+            );
+            return;
+        };
+        let options = TextOptions {
+            locals: true,
+            view: View::Task,
+            style: Style::default(),
+        };
+        let mut lines: Vec<Line<'static>> = render_one_task(task, &options)
+            .lines()
+            .map(|line| Line::from(line.to_string()))
+            .collect();
+        let (waits_for, waited_by) = self.tasks.neighbours(id);
+        let parties = |parties: &[Party]| match parties {
+            [] => "nobody".to_string(),
+            parties => parties
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        lines.push(Line::from(format!("Waits for: {}", parties(&waits_for))));
+        lines.push(Line::from(format!("Waited on by: {}", parties(&waited_by))));
+        let stuck = self
+            .tasks
+            .snapshot
+            .as_ref()
+            .and_then(|snapshot| snapshot.stuck_secs(id));
+        lines.push(Line::from(match stuck {
+            Some(stuck) => format!(
+                "Unchanged for {} (over the last {} refreshes)",
+                duration(stuck),
+                self.tasks.refreshes
+            ),
+            None => "Unchanged since: not known yet".to_string(),
+        }));
+        let block = Block::bordered().title(format!(" task {id} "));
+        frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
+    }
+
+    /// The resources tasks wait on, as the wait-for graph names them: holders and waiters.
+    fn draw_resources(&self, frame: &mut Frame<'_>, area: Rect) {
+        let mut resources: Vec<(ResourceKind, u64, Vec<Party>, Vec<Party>)> = Vec::new();
+        for edge in self.tasks.report.waits.iter().flatten() {
+            let key = (edge.resource.kind, edge.resource.address);
+            let at = match resources
+                .iter()
+                .position(|(kind, address, _, _)| (*kind, *address) == key)
+            {
+                Some(at) => at,
+                None => {
+                    resources.push((key.0, key.1, Vec::new(), Vec::new()));
+                    resources.len() - 1
+                }
+            };
+            let (_, _, holders, waiters) = &mut resources[at];
+            if !edge.possible {
+                holders.push(edge.to);
+            }
+            waiters.push(edge.from);
+        }
+        let listed = |parties: &mut Vec<Party>| {
+            parties.sort();
+            parties.dedup();
+            match parties.as_slice() {
+                [] => "-".to_string(),
+                [one] => one.to_string(),
+                [first, rest @ ..] => format!("{first} +{}", rest.len()),
+            }
+        };
+        let rows: Vec<TableRow<'static>> = resources
+            .iter_mut()
+            .map(|(kind, address, holders, waiters)| {
+                let waiting = {
+                    let mut unique = waiters.clone();
+                    unique.sort();
+                    unique.dedup();
+                    unique.len()
+                };
+                TableRow::new(vec![
+                    format!("{kind:?}").to_lowercase(),
+                    format!("{address:#x}"),
+                    listed(holders),
+                    thousands(waiting as u64),
+                    listed(waiters),
+                ])
+            })
+            .collect();
+        if rows.is_empty() {
+            frame.render_widget(
+                Paragraph::new("No task waits on a lock, channel or task."),
+                area,
+            );
+            return;
+        }
+        let widths = [
+            Constraint::Length(10),
+            Constraint::Length(16),
+            Constraint::Fill(1),
+            Constraint::Length(8),
+            Constraint::Fill(1),
+        ];
+        let header = TableRow::new(["KIND", "ADDRESS", "HELD BY", "WAITERS", "WAITING"])
+            .style(Paint::default().add_modifier(Modifier::BOLD));
+        frame.render_widget(Table::new(rows, widths).header(header), area);
+    }
+
+    fn draw_help(&self, frame: &mut Frame<'_>, area: Rect) {
+        let width = area.width.min(64);
+        let height = area.height.min(HELP.len() as u16 + 2);
+        let popup = Rect {
+            x: area.x + (area.width - width) / 2,
+            y: area.y + (area.height - height) / 2,
+            width,
+            height,
+        };
+        frame.render_widget(Clear, popup);
+        let lines: Vec<Line<'static>> = HELP.iter().map(|line| Line::from(*line)).collect();
+        frame.render_widget(
+            Paragraph::new(lines).block(Block::bordered().title(" keys (Esc closes) ")),
+            popup,
+        );
+    }
+}
+
+/// Tasks unchanged this long are counted and shown in red.
+const STUCK_WARNING_SECS: f64 = 10.0;
+
+/// A column's width: fixed (share 0), or a share of what is left.
+fn column_width(column: Column) -> (u16, u16) {
+    match column {
+        Column::Id => (6, 0),
+        Column::State => (9, 0),
+        Column::Runtime => (6, 0),
+        Column::Root => (0, 3),
+        Column::WaitingAt => (0, 4),
+        Column::WaitingOn => (0, 5),
+        Column::Stuck => (6, 0),
+        Column::Busy => (4, 0),
+        Column::Spawned => (0, 3),
+    }
+}
+
+const HELP: [&str; 14] = [
+    "↑ ↓ PgUp PgDn Home End   move (scroll in a task)",
+    "Enter                    the task: its tree, locals, neighbours",
+    "Esc                      back to the tasks",
+    "s / S                    sort on the next column / reverse",
+    "/                        filter: --name R --state S --waiting-on K",
+    "g                        group tasks of the same stack",
+    "r                        resources: locks, channels, tasks waited on",
+    "t                        tasks",
+    "p                        pause refreshing",
+    "q, Ctrl-C                quit (the program runs on)",
+    "",
+    "STUCK: since the task's tree last changed.",
+    "BUSY: the share of refreshes it was running or scheduled in.",
+    "Refreshes stop the program at most 1% of the time.",
+];

@@ -24,12 +24,14 @@ RESTORED = (b"\x1b[?1049l", b"\x1b[?25h")
 class Top:
     """`tokio-async top ARGS` in a pseudo-terminal of `rows` x `columns`."""
 
-    def __init__(self, *arguments, rows=30, columns=150):
+    def __init__(self, *arguments, rows=30, columns=150, colour=False):
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.written = b""
-        self.child = pexpect.spawn(EXECUTABLE, ["top", *map(str, arguments)], dimensions=(rows, columns),
-                                   env=dict(os.environ, NO_COLOR="1"))
+        env = {name: value for name, value in os.environ.items() if name != "NO_COLOR"}
+        if not colour:
+            env["NO_COLOR"] = "1"
+        self.child = pexpect.spawn(EXECUTABLE, ["top", *map(str, arguments)], dimensions=(rows, columns), env=env)
 
     def pump(self, seconds=0.2):
         """Reads what it draws for `seconds`, then until a frame is whole (no byte for
@@ -157,6 +159,9 @@ def test_stuck_grows_for_parked_tasks_and_stays_zero_for_a_task_that_moves(parke
         assert int(later[id][4].rstrip("s")) > int(first[id][4].rstrip("s")), (id, first[id], later[id])
     # The ticker sleeps 5 ms at a time: each refresh finds it changed.
     assert later[ticker][4] == "0s", later[ticker]
+    top.press("/tick\r", lambda top: list(top.rows()) == [ticker], "the ticker alone")
+    top.press("\r", lambda top: "Last change, seen at refresh #" in top.text(), "the ticker's last change")
+    assert re.search(r"Last change, seen at refresh #\d+: sleep \(deadline [\d.]+s\) -> sleep \(deadline [\d.]+s\)", top.text()), top.text()
     assert re.fullmatch(r"\d+%", later[ticker][5]), later[ticker]
     assert top.quit_with("q") == 0
 
@@ -195,6 +200,7 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     assert "Waits for: task 3" in text
     assert "Waited on by: nobody" in text
     assert re.search(r"Unchanged for \d+s", text)
+    assert "Last change: none seen" in text
     top.press("\x1b", lambda top: "Task 7 (idle)" not in top.text())
     top.press("r", lambda top: top.lines()[3].startswith("KIND"), "the resources view")
     mutex = [line for line in top.lines() if line.startswith("mutex")]
@@ -207,6 +213,31 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     top.pump(1.0)
     assert top.lines()[2].split(" · ")[0] == paused_at
     assert top.quit_with("q") == 0
+
+
+def test_nonblocking_never_stops_the_program(parked):
+    fixture, progress = parked
+    top = Top(fixture.pid, "--interval", "0.3", "--nonblocking")
+    top.wait_for(refreshed_at_least(2), "two refreshes")
+    assert re.fullmatch(r"#\d+ · not stopped \(read \d+ ms\) · every 0\.3 s, 0\.00% stopped · sort ID▲",
+                        top.lines()[2]), top.lines()[2]
+    assert top.rows()["10"][3] == "JoinHandle -> task 9 (idle)"
+    assert top.quit_with("q") == 0
+    assert_runs_on(fixture, progress)
+
+
+def test_colours_follow_the_debuggers_and_no_color_turns_them_off(parked):
+    fixture, _ = parked
+    # Yellow functions and green files (pyte names ANSI yellow and green by their RGB).
+    for colour, (function, file) in [(True, ("cdcd00", "00cd00")), (False, ("default", "default"))]:
+        top = Top(fixture.pid, "--interval", "0.3", colour=colour)
+        top.wait_for(lambda top: "10" in top.rows(), "task 10's row")
+        row = next(y for y, line in enumerate(top.lines()) if line.startswith("10 "))
+        header = top.lines()[3]
+        cells = top.screen.buffer[row]
+        assert cells[header.index("ROOT")].fg == function, colour
+        assert cells[header.index("WAITING AT")].fg == file, colour
+        assert top.quit_with("q") == 0
 
 
 def test_a_resize_redraws_the_screen_to_its_new_size(parked):

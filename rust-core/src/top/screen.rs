@@ -564,6 +564,13 @@ impl Screen {
             ),
             None => "Unchanged since: not known yet".to_string(),
         }));
+        lines.push(Line::from(match self.tasks.last_move(id) {
+            Some(last) => format!(
+                "Last change, seen at refresh #{}: {}",
+                last.refresh, last.what
+            ),
+            None => "Last change: none seen".to_string(),
+        }));
         let block = Block::bordered().title(format!(" task {id} "));
         frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
     }

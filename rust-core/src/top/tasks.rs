@@ -148,7 +148,18 @@ pub struct Tasks {
     pub snapshot: Option<Snapshot>,
     /// Per task: the refreshes that saw it, and those that saw it running or scheduled.
     seen: FxHashMap<u64, (u32, u32)>,
+    /// Per task: the last refresh that found its tree changed, and the first change.
+    moves: FxHashMap<u64, Move>,
     pub refreshes: u64,
+}
+
+/// The last change refreshes saw in a task's tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    /// The refresh that saw it (counted from 1).
+    pub refresh: u64,
+    /// `Sleep until +1.0s -> Sleep until +1.0s (its progress changed)`, as `async diff`.
+    pub what: String,
 }
 
 impl Default for Tasks {
@@ -157,6 +168,7 @@ impl Default for Tasks {
             report: Report::empty(None),
             snapshot: None,
             seen: FxHashMap::default(),
+            moves: FxHashMap::default(),
             refreshes: 0,
         }
     }
@@ -174,16 +186,25 @@ impl Tasks {
     /// Takes in a refresh's report.
     pub fn update(&mut self, report: Report) {
         let snapshot = Snapshot::of(&report, self.snapshot.as_ref());
+        self.refreshes += 1;
+        if let Some(before) = self.snapshot.take() {
+            note_moves(&mut self.moves, self.refreshes, &before, &snapshot);
+        }
         let mut seen = FxHashMap::default();
         for task in &report.tasks {
             let (times, busy) = self.seen.get(&task.id).copied().unwrap_or((0, 0));
             let now_busy = matches!(task.state, TaskState::Running | TaskState::Scheduled);
             seen.insert(task.id, (times + 1, busy + u32::from(now_busy)));
         }
+        self.moves.retain(|id, _| seen.contains_key(id));
         self.seen = seen;
         self.snapshot = Some(snapshot);
         self.report = report;
-        self.refreshes += 1;
+    }
+
+    /// The last change refreshes saw in task `id`'s tree, if they saw one.
+    pub fn last_move(&self, id: u64) -> Option<&Move> {
+        self.moves.get(&id)
     }
 
     /// The tasks the view's filter selects, as rows sorted on `column` (`descending`), or
@@ -326,6 +347,22 @@ impl Tasks {
     }
 }
 
+/// Keeps, for each task that moved between two refreshes, what `async diff` says of it.
+fn note_moves(moves: &mut FxHashMap<u64, Move>, refresh: u64, before: &Snapshot, after: &Snapshot) {
+    let changes = crate::history::diff(before, after, String::new());
+    for change in changes.tasks {
+        let Some(first) = change.first_difference else {
+            continue;
+        };
+        let what = format!(
+            "{} -> {}",
+            first.before.as_deref().unwrap_or("(nothing)"),
+            first.after.as_deref().unwrap_or("(nothing)")
+        );
+        moves.insert(change.id, Move { refresh, what });
+    }
+}
+
 /// What `/` was given, as the command line's filters (`--name R --state S
 /// --waiting-on K`); a bare word is a `--name`.
 pub fn parse_filter(text: &str) -> Result<Selection> {
@@ -446,6 +483,31 @@ mod tests {
                 ("2×2".to_string(), "1 idle, 1 scheduled".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn a_task_whose_tree_changed_keeps_the_refresh_and_the_first_change() {
+        let mut tasks = Tasks::default();
+        tasks.update(report(vec![
+            task(1, "app::a", TaskState::Idle),
+            task(2, "app::b", TaskState::Idle),
+        ]));
+        tasks.update(report(vec![
+            task(1, "app::a", TaskState::Idle),
+            task(2, "app::b", TaskState::Idle),
+        ]));
+        assert_eq!(tasks.last_move(1), None);
+        let mut moved = task(1, "app::a", TaskState::Idle);
+        moved.root.children[0] =
+            FutureNode::new(NodeKind::YieldNow, "tokio::task::YieldNow", 0x300);
+        tasks.update(report(vec![moved, task(2, "app::b", TaskState::Idle)]));
+        let last = tasks.last_move(1).expect("task 1 moved");
+        assert_eq!(last.refresh, 3);
+        assert_eq!(last.what, "sleep -> yield_now");
+        assert_eq!(tasks.last_move(2), None);
+        // A task gone takes its history with it.
+        tasks.update(report(vec![task(2, "app::b", TaskState::Idle)]));
+        assert_eq!(tasks.last_move(1), None);
     }
 
     #[test]

@@ -47,6 +47,10 @@ struct Screen {
     typing: String,
     /// The message of the last failed refresh.
     problem: Option<String>,
+    /// The header's tasks per runtime and state, and its count of tasks stuck long: made
+    /// once per refresh, not per frame (100,000 tasks).
+    runtimes_text: String,
+    stuck_long: usize,
     /// Why the filter being typed was refused.
     filter_problem: Option<String>,
     selected: usize,
@@ -88,6 +92,8 @@ impl Screen {
             filter_text: String::new(),
             typing: String::new(),
             problem: None,
+            runtimes_text: format!("tokio-async top · {}", source.name()),
+            stuck_long: 0,
             filter_problem: None,
             selected: 0,
             offset: 0,
@@ -109,6 +115,8 @@ impl Screen {
     ) -> Result<()> {
         let mut due = Instant::now();
         let mut refreshed = false;
+        // Drawn when something changed: a refresh, a key, a resize.
+        let mut changed = true;
         loop {
             if interrupted() {
                 return Ok(());
@@ -117,17 +125,21 @@ impl Screen {
             if wanted && Instant::now() >= due {
                 self.refresh(source);
                 refreshed = true;
+                changed = true;
                 due = Instant::now() + self.interval;
             }
-            terminal
-                .draw(|frame| self.draw(frame))
-                .map_err(|error| Error::new(ErrorKind::Output, format!("cannot draw: {error}")))?;
+            if std::mem::take(&mut changed) {
+                terminal.draw(|frame| self.draw(frame)).map_err(|error| {
+                    Error::new(ErrorKind::Output, format!("cannot draw: {error}"))
+                })?;
+            }
             let refreshing = self.live && !self.paused;
             let wait = match refreshing {
                 true => due.saturating_duration_since(Instant::now()).min(TICK),
                 false => TICK,
             };
             if event::poll(wait).unwrap_or(false) {
+                changed = true;
                 match event::read() {
                     Ok(Event::Key(key)) if key.kind != KeyEventKind::Release => {
                         if self.key(key) {
@@ -151,6 +163,11 @@ impl Screen {
                 took,
             }) => {
                 self.tasks.update(report);
+                self.runtimes_text = self.runtimes_line();
+                self.stuck_long = self
+                    .rows_all_stuck()
+                    .filter(|&seconds| seconds >= STUCK_WARNING_SECS)
+                    .count();
                 self.last = Some((paused, took));
                 self.interval = next_interval(self.asked, paused);
                 self.problem = None;
@@ -315,7 +332,7 @@ impl Screen {
             false => Paint::default(),
         };
         Text::from(vec![
-            Line::from(self.runtimes_line()).add_modifier(Modifier::BOLD),
+            Line::from(self.runtimes_text.clone()).add_modifier(Modifier::BOLD),
             Line::styled(self.warnings_line(), warning_style),
             Line::from(self.refresh_line()),
         ])
@@ -357,10 +374,7 @@ impl Screen {
     /// Deadlocks, futurelocks, tasks stuck long, and a refresh that failed.
     fn warnings_line(&self) -> String {
         let report = &self.tasks.report;
-        let stuck_long = self
-            .rows_all_stuck()
-            .filter(|&seconds| seconds >= STUCK_WARNING_SECS)
-            .count();
+        let stuck_long = self.stuck_long;
         let mut warnings = vec![
             format!("deadlocks {}", report.deadlocks.len()),
             format!("futurelocks {}", report.futurelocks.len()),

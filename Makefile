@@ -11,6 +11,7 @@
 # make bench - the speed benchmark: prints its tables and writes bench/RESULTS.md (with the
 #              scale table at 10,000 and 100,000 tasks)
 # make bench-scale - the scale table with a million tasks too (slow; a few GB of memory)
+# make bench-top - what each refresh of `tokio-async top` costs at 10,000 and 100,000 tasks
 # make bench-stepping - what async next/step/finish take while 50 tasks run the same code
 # make bench-sampling - what async sample takes over 10,000 tasks (20 samples)
 # make bench-dap - what threads and a task's stackTrace take through `tokio-async dap` at
@@ -31,7 +32,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -101,6 +102,10 @@ bench: setup build
 # The executable, GDB and LLDB at 10,000, 100,000 and 1,000,000 tasks (bench/scale.py).
 bench-scale: setup build
 	$(PYTHON) bench/scale.py --tasks 10000,100000,1000000 --write bench/RESULTS.md
+
+# What each refresh of `tokio-async top` costs the program and the machine (bench/top.py).
+bench-top: setup build
+	$(PYTHON) bench/top.py --write bench/RESULTS.md
 
 # What following a task costs while 50 tasks run the same code (bench/stepping.py).
 bench-stepping: setup build

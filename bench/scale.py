@@ -109,11 +109,11 @@ def format_row(figures):
     return "| " + " | ".join(cells) + " |"
 
 
-def write_section(path, lines):
+def write_section(path, lines, begin=BEGIN, end=END):
     text = open(path).read() if os.path.exists(path) else "# Benchmark results\n"
-    section = "\n".join([BEGIN] + lines + [END])
-    if BEGIN in text and END in text:
-        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    section = "\n".join([begin] + lines + [end])
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
     with open(path, "w") as out:

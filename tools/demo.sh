@@ -31,3 +31,6 @@ trap 'kill $app 2>/dev/null; rm -f "$manifest"' EXIT
 for _ in $(seq 200); do [ -f "$manifest" ] && break; sleep 0.05; done
 echo
 target/release/tokio-async "$app" tasks --verbose
+echo
+echo "demo: next, watch a program live, every task refreshed in a full-screen view (q quits; docs/top.md):"
+echo "  target/fixtures/debug/tokio-app hang & target/release/tokio-async top \$!"

@@ -17,18 +17,26 @@ import pytest
 from support import build
 from test_standalone import EXECUTABLE, assert_runs_on, ticking_fixture
 
-# What leaving the alternate screen and showing the cursor again write.
-RESTORED = (b"\x1b[?1049l", b"\x1b[?25h")
+# Entering and leaving the alternate screen; hiding and showing the cursor.
+ALTERNATE, MAIN = b"\x1b[?1049h", b"\x1b[?1049l"
+HIDDEN, SHOWN = b"\x1b[?25l", b"\x1b[?25h"
+
+
+def assert_restored(written):
+    """The terminal left as it was found: back on the main screen, the cursor shown again
+    if it was hidden."""
+    assert written.rfind(MAIN) > written.rfind(ALTERNATE) >= 0, written[-300:]
+    assert written.rfind(SHOWN) >= written.rfind(HIDDEN), written[-300:]
 
 
 class Top:
     """`tokio-async top ARGS` in a pseudo-terminal of `rows` x `columns`."""
 
-    def __init__(self, *arguments, rows=30, columns=150, colour=False):
+    def __init__(self, *arguments, rows=30, columns=150, colour=False, env=None):
         self.screen = pyte.Screen(columns, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.written = b""
-        env = {name: value for name, value in os.environ.items() if name != "NO_COLOR"}
+        env = {name: value for name, value in dict(os.environ, **(env or {})).items() if name != "NO_COLOR"}
         if not colour:
             env["NO_COLOR"] = "1"
         self.child = pexpect.spawn(EXECUTABLE, ["top", *map(str, arguments)], dimensions=(rows, columns), env=env)
@@ -73,7 +81,10 @@ class Top:
     def rows(self):
         """The table's rows, as {id: [cells]}, cut where the header's titles start."""
         lines = self.lines()
-        at = next(index for index, line in enumerate(lines) if line.startswith("ID"))
+        at = next((index for index, line in enumerate(lines) if line.startswith("ID")), None)
+        if at is None:
+            # Not drawn yet, or another view.
+            return {}
         header = lines[at]
         # Titles are one or two words; columns are at least two blanks apart.
         starts = [match.start() for match in re.finditer(r"(?:^|(?<=  ))\S", header)]
@@ -205,6 +216,12 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     top.press("r", lambda top: top.lines()[3].startswith("KIND"), "the resources view")
     mutex = [line for line in top.lines() if line.startswith("mutex")]
     assert len(mutex) == 1 and re.fullmatch(r"mutex\s+0x[0-9a-f]+\s+task 3\s+2\s+task 7 \+1", mutex[0]), mutex
+    # The most waited on first; each JoinHandle's task; the timers last: ten sleeps (the
+    # holder's, the ticker's, two queries', two select!s' and two join!s' pairs).
+    kinds = [line.split()[0] for line in top.lines()[4:] if line.strip() and not line.startswith("q quit")]
+    assert kinds == ["mutex", "mpsc", "mpsc", "oneshot", "oneshot", "task", "timer"], kinds
+    assert any(re.fullmatch(r"task\s+0x[0-9a-f]+\s+task 9\s+1\s+task 10", line) for line in top.lines())
+    assert any(re.fullmatch(r"timer\s+-\s+next in \d+s\s+10\s+-", line) for line in top.lines()), top.text()
     top.press("?", lambda top: "keys (Esc closes)" in top.text(), "the help")
     assert "pause refreshing" in top.text()
     top.press("\x1b", lambda top: "keys (Esc closes)" not in top.text())
@@ -262,9 +279,21 @@ def test_every_way_out_leaves_the_program_running_and_the_terminal_restored(park
     sent = {"SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP}.get(how)
     status = top.quit_with(keys, sent)
     assert status == 0, (how, top.written[-400:])
-    last_draw = top.written.rfind(b"\x1b[?1049h")
-    for sequence in RESTORED:
-        assert top.written.rfind(sequence) > last_draw, (how, sequence)
+    assert_restored(top.written)
+    assert_runs_on(fixture, progress)
+
+
+def test_a_panic_while_the_program_is_stopped_lets_it_go_and_restores_the_terminal(parked):
+    """A panic of ours while a refresh has the program stopped ends top in one line (exit
+    70): the stop is undone as it unwinds, and the terminal restored."""
+    fixture, progress = parked
+    top = Top(fixture.pid, "--interval", "0.3", env={"TOKIO_ASYNC_TEST_PANIC": "stopped"})
+    top.child.expect(pexpect.EOF, timeout=30)
+    top.written += top.child.before
+    top.child.close()
+    assert top.child.exitstatus == 70, top.written[-400:]
+    assert b"tokio-async: " in top.written and b"a panic injected for a test" in top.written
+    assert_restored(top.written)
     assert_runs_on(fixture, progress)
 
 
@@ -288,7 +317,7 @@ def test_a_core_opens_as_a_still_picture(tmp_path):
         subprocess.run(["gcore", "-o", prefix, str(fixture.pid)], check=True, capture_output=True, timeout=120)
     core = "%s.%d" % (prefix, fixture.pid)
     top = Top(build.fixture("many-tasks", "dev"), core, columns=240)
-    top.wait_for(refreshed_at_least(1), "the core's one refresh")
+    top.wait_for(lambda top: refreshed_at_least(1)(top) and "10" in top.rows(), "the core's one refresh")
     lines = top.lines()
     assert lines[0].startswith("tokio-async top · core %s · rt0 MultiThread: 13 tasks" % core), lines[0]
     assert re.fullmatch(r"#1 · not stopped \(read \d+ ms\) · a still picture · sort ID▲", lines[2]), lines[2]

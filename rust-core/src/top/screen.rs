@@ -14,7 +14,7 @@ use super::tasks::{duration, parse_filter, Column, Row, Tasks};
 use super::{next_interval, Options, Refresh, Source};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
-use crate::model::{Party, ResourceKind, TaskState};
+use crate::model::{Party, TaskState};
 use crate::render::{render_one_task, state_name, Style, TextOptions, View};
 use crate::selection::Selection;
 
@@ -589,57 +589,41 @@ impl Screen {
         frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
     }
 
-    /// The resources tasks wait on, as the wait-for graph names them: holders and waiters.
+    /// The resources tasks wait on, their holders and waiters; then the timers.
     fn draw_resources(&self, frame: &mut Frame<'_>, area: Rect) {
-        let mut resources: Vec<(ResourceKind, u64, Vec<Party>, Vec<Party>)> = Vec::new();
-        for edge in self.tasks.report.waits.iter().flatten() {
-            let key = (edge.resource.kind, edge.resource.address);
-            let at = match resources
-                .iter()
-                .position(|(kind, address, _, _)| (*kind, *address) == key)
-            {
-                Some(at) => at,
-                None => {
-                    resources.push((key.0, key.1, Vec::new(), Vec::new()));
-                    resources.len() - 1
-                }
-            };
-            let (_, _, holders, waiters) = &mut resources[at];
-            if !edge.possible {
-                holders.push(edge.to);
-            }
-            waiters.push(edge.from);
-        }
-        let listed = |parties: &mut Vec<Party>| {
-            parties.sort();
-            parties.dedup();
-            match parties.as_slice() {
-                [] => "-".to_string(),
-                [one] => one.to_string(),
-                [first, rest @ ..] => format!("{first} +{}", rest.len()),
-            }
+        let (resources, timers) = self.tasks.resources();
+        let listed = |parties: &[Party]| match parties {
+            [] => "-".to_string(),
+            [one] => one.to_string(),
+            [first, rest @ ..] => format!("{first} +{}", rest.len()),
         };
-        let rows: Vec<TableRow<'static>> = resources
-            .iter_mut()
-            .map(|(kind, address, holders, waiters)| {
-                let waiting = {
-                    let mut unique = waiters.clone();
-                    unique.sort();
-                    unique.dedup();
-                    unique.len()
-                };
+        let mut rows: Vec<TableRow<'static>> = resources
+            .iter()
+            .map(|row| {
                 TableRow::new(vec![
-                    format!("{kind:?}").to_lowercase(),
-                    format!("{address:#x}"),
-                    listed(holders),
-                    thousands(waiting as u64),
-                    listed(waiters),
+                    row.resource.kind.name().to_string(),
+                    format!("{:#x}", row.resource.address),
+                    listed(&row.holders),
+                    thousands(row.waiters.len() as u64),
+                    listed(&row.waiters),
                 ])
             })
             .collect();
+        if timers.waiting > 0 {
+            let soonest = timers.soonest_secs.map_or("-".to_string(), |secs| {
+                format!("next in {}", duration(secs))
+            });
+            rows.push(TableRow::new(vec![
+                "timer".to_string(),
+                "-".to_string(),
+                soonest,
+                thousands(timers.waiting as u64),
+                "-".to_string(),
+            ]));
+        }
         if rows.is_empty() {
             frame.render_widget(
-                Paragraph::new("No task waits on a lock, channel or task."),
+                Paragraph::new("No task waits on a lock, channel, timer or task."),
                 area,
             );
             return;

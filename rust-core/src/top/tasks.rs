@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use crate::error::Result;
 use crate::groups::group_tasks;
 use crate::history::Snapshot;
-use crate::model::{Party, Report, TaskReport, TaskState};
+use crate::model::{Detail, FutureNode, Party, Report, Resource, TaskReport, TaskState};
 use crate::render::{state_name, where_it_stands, Style};
 use crate::selection::{Selection, TaskFilter};
 
@@ -113,6 +113,23 @@ impl Row {
         }
         .then(self.id.cmp(&other.id))
     }
+}
+
+/// A resource tasks wait on, with who holds it and who waits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRow {
+    pub resource: Resource,
+    /// Who holds it (a lock's guards, a channel's senders), as the wait-for graph found.
+    pub holders: Vec<Party>,
+    /// Who waits on it.
+    pub waiters: Vec<Party>,
+}
+
+/// The timers tasks wait on: how many, and the soonest due (seconds from the stop).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Timers {
+    pub waiting: usize,
+    pub soonest_secs: Option<f64>,
 }
 
 /// `42s`, `3m05s`, `2h10m`: how long, in the fewest characters that stay exact enough.
@@ -327,6 +344,60 @@ impl Tasks {
         self.report.tasks.iter().find(|task| task.id == id)
     }
 
+    /// The resources tasks wait on (from their leaves), with the wait-for graph's holders
+    /// and waiters, by kind and address; and the timers.
+    pub fn resources(&self) -> (Vec<ResourceRow>, Timers) {
+        let mut timers = Timers::default();
+        let mut waited: Vec<(Resource, Party)> = Vec::new();
+        for task in &self.report.tasks {
+            for_each_leaf(&task.root, &mut |leaf| {
+                if let Some(resource) = crate::waits::resource_waited(leaf) {
+                    waited.push((resource, Party::Task(task.id)));
+                }
+                if let Some(Detail::Sleep(deadline)) = leaf.detail() {
+                    timers.waiting += 1;
+                    timers.soonest_secs = match (timers.soonest_secs, deadline.remaining_secs) {
+                        (Some(soonest), Some(remaining)) => Some(soonest.min(remaining)),
+                        (soonest, remaining) => soonest.or(remaining),
+                    };
+                }
+            });
+        }
+        let mut rows: FxHashMap<Resource, ResourceRow> = FxHashMap::default();
+        fn entry(
+            rows: &mut FxHashMap<Resource, ResourceRow>,
+            resource: Resource,
+        ) -> &mut ResourceRow {
+            rows.entry(resource).or_insert_with(|| ResourceRow {
+                resource,
+                holders: Vec::new(),
+                waiters: Vec::new(),
+            })
+        }
+        for (resource, waiter) in waited {
+            entry(&mut rows, resource).waiters.push(waiter);
+        }
+        for edge in self.report.waits.iter().flatten() {
+            let row = entry(&mut rows, edge.resource);
+            row.waiters.push(edge.from);
+            if !edge.possible {
+                row.holders.push(edge.to);
+            }
+        }
+        let mut rows: Vec<ResourceRow> = rows.into_values().collect();
+        for row in &mut rows {
+            for parties in [&mut row.holders, &mut row.waiters] {
+                parties.sort();
+                parties.dedup();
+            }
+        }
+        // The most waited on first.
+        rows.sort_by(|a, b| {
+            (b.waiters.len().cmp(&a.waiters.len())).then(a.resource.cmp(&b.resource))
+        });
+        (rows, timers)
+    }
+
     /// Who task `id` waits for, and who waits for it: the wait-for graph's neighbours.
     pub fn neighbours(&self, id: u64) -> (Vec<Party>, Vec<Party>) {
         let edges = self.report.waits.iter().flatten();
@@ -344,6 +415,16 @@ impl Tasks {
             parties.dedup();
         }
         (waits_for, waited_by)
+    }
+}
+
+/// Calls `visit` on each leaf of the tree (a node without children).
+fn for_each_leaf<'a>(node: &'a FutureNode, visit: &mut dyn FnMut(&'a FutureNode)) {
+    if node.children.is_empty() {
+        visit(node);
+    }
+    for child in &node.children {
+        for_each_leaf(child, visit);
     }
 }
 

@@ -239,6 +239,18 @@ impl Waiting {
     }
 }
 
+/// The resource a leaf waits on: a lock, semaphore, channel or Notify, or the task a
+/// `JoinHandle` waits for.
+pub fn resource_waited(node: &FutureNode) -> Option<Resource> {
+    match node.detail()? {
+        Detail::JoinHandle(target) => Some(Resource {
+            kind: ResourceKind::Task,
+            address: target.task_address,
+        }),
+        _ => waiting(node).map(|waiting| waiting.resource),
+    }
+}
+
 fn waiting(node: &FutureNode) -> Option<Waiting> {
     use Relation::{AllOf, AnyOf, Possibly};
     Some(match node.detail()? {

@@ -17,8 +17,6 @@ LONGER = {
     ("dwarf/types.rs", "parse_type"): 101,
     ("cli.rs", "parse_invocation"): 92,
     ("stepping.rs", "plan_for_frames"): 91,
-    ("dwarf/mod.rs", "load_split_units"): 89,
-    ("dwarf/units.rs", "new"): 81,
 }
 FUNCTION = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:const )?(?:async )?(?:unsafe )?fn (\w+)")
 

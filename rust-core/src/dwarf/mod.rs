@@ -598,38 +598,53 @@ fn load_split_units(
         units.push(split);
     }
     units.sort_by_key(|loaded| view(sections, loaded).start());
-    if found.missing.is_empty() {
+    missing_split_units(
+        executable,
+        &found.missing,
+        found.package.as_deref(),
+        &packages[0],
+        skeleton_positions.len(),
+    )
+}
+
+/// What the split units not found cost: nothing when all were found, a problem line
+/// when some were, the error when none was (`looked_for`: the package looked for first).
+fn missing_split_units(
+    executable: &Path,
+    missing: &[PathBuf],
+    package: Option<&Path>,
+    looked_for: &Path,
+    skeletons: usize,
+) -> Result<Vec<String>> {
+    if missing.is_empty() {
         return Ok(Vec::new());
     }
-    let package = match &found.package {
+    let package = match package {
         Some(package) => format!("not in {}", package.display()),
-        None => format!("no {}", packages[0].display()),
+        None => format!("no {}", looked_for.display()),
     };
-    let mut dwo_files: Vec<String> = found
-        .missing
+    let mut dwo_files: Vec<String> = missing
         .iter()
         .take(MISSING_NAMED)
         .map(|path| path.display().to_string())
         .collect();
-    if found.missing.len() > MISSING_NAMED {
-        dwo_files.push(format!("and {} more", found.missing.len() - MISSING_NAMED));
+    if missing.len() > MISSING_NAMED {
+        dwo_files.push(format!("and {} more", missing.len() - MISSING_NAMED));
     }
     let looked = format!("{package}, no {}", dwo_files.join(", "));
-    if found.missing.len() == skeleton_positions.len() {
+    if missing.len() == skeletons {
         return Err(Error::new(
             ErrorKind::NoDebugInfo,
             format!(
-                "{} cannot be inspected: its DWARF is split (-C split-debuginfo) and none of its {} split units was found: \
+                "{} cannot be inspected: its DWARF is split (-C split-debuginfo) and none of its {skeletons} split units was found: \
                  {looked}; keep the .dwp next to the executable, or the .dwo files where the build wrote them",
                 executable.display(),
-                skeleton_positions.len()
             ),
         ));
     }
     Ok(vec![format!(
-        "split DWARF: {} of {} units not found: {looked}",
-        found.missing.len(),
-        skeleton_positions.len()
+        "split DWARF: {} of {skeletons} units not found: {looked}",
+        missing.len(),
     )])
 }
 

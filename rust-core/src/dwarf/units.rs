@@ -12,7 +12,7 @@ use gimli::{Reader as _, Section as _};
 use rustc_hash::FxHashMap;
 
 use super::index::{Index, StaticVariable, TlsVariable};
-use super::{DebugInfo, DieRef, LoadedUnit, SectionSet};
+use super::{DebugInfo, DieRef, LoadedUnit, Reader, SectionSet};
 
 /// Threads that index every unit (behind the commands, or for a question no directed
 /// search answered).
@@ -49,6 +49,42 @@ pub(super) struct UnitDirectory {
 /// -> ("unary", 1)), each with its demangled path.
 type BodySymbols = FxHashMap<(String, usize), Vec<(String, u64)>>;
 
+/// A unit's name (its own, or its skeleton's for a split unit).
+fn unit_name(loaded: &LoadedUnit) -> Option<String> {
+    [Some(&loaded.unit), loaded.skeleton.as_ref()]
+        .into_iter()
+        .flatten()
+        .find_map(|unit| {
+            unit.name
+                .as_ref()
+                .and_then(|name| name.to_string_lossy().ok().map(|name| name.into_owned()))
+        })
+}
+
+/// Adds the ranges `.debug_aranges` gives each unit (by its offset in the main sections)
+/// to `ranges`, marking the units placed.
+fn add_arange_ranges(
+    main: &gimli::Dwarf<Reader>,
+    by_main_offset: &FxHashMap<usize, usize>,
+    ranges: &mut Vec<(u64, u64, usize)>,
+    placed: &mut [bool],
+) {
+    let mut headers = main.debug_aranges.headers();
+    while let Ok(Some(header)) = headers.next() {
+        let Some(&position) = by_main_offset.get(&header.debug_info_offset().0) else {
+            continue;
+        };
+        let mut entries = header.entries();
+        while let Ok(Some(entry)) = entries.next() {
+            let range = entry.range();
+            if range.begin != 0 && range.begin < range.end {
+                ranges.push((range.begin, range.end, position));
+                placed[position] = true;
+            }
+        }
+    }
+}
+
 impl UnitDirectory {
     pub(super) fn new(sections: &[SectionSet], units: &[LoadedUnit]) -> UnitDirectory {
         let mut by_crate: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
@@ -63,14 +99,7 @@ impl UnitDirectory {
         for (position, loaded) in units.iter().enumerate() {
             let main_unit = loaded.skeleton.as_ref().unwrap_or(&loaded.unit);
             by_main_offset.insert(main_unit.header.offset().0, position);
-            let name = [Some(&loaded.unit), loaded.skeleton.as_ref()]
-                .into_iter()
-                .flatten()
-                .find_map(|unit| {
-                    unit.name
-                        .as_ref()
-                        .and_then(|name| name.to_string_lossy().ok().map(|name| name.into_owned()))
-                });
+            let name = unit_name(loaded);
             let krate: Arc<str> = Arc::from(crate_of_unit(name.as_deref().unwrap_or("")));
             by_crate.entry(krate.clone()).or_default().push(position);
             crate_of.push(krate);
@@ -90,20 +119,7 @@ impl UnitDirectory {
                 }
             }
         }
-        let mut headers = main.debug_aranges.headers();
-        while let Ok(Some(header)) = headers.next() {
-            let Some(&position) = by_main_offset.get(&header.debug_info_offset().0) else {
-                continue;
-            };
-            let mut entries = header.entries();
-            while let Ok(Some(entry)) = entries.next() {
-                let range = entry.range();
-                if range.begin != 0 && range.begin < range.end {
-                    ranges.push((range.begin, range.end, position));
-                    placed[position] = true;
-                }
-            }
-        }
+        add_arange_ranges(main, &by_main_offset, &mut ranges, &mut placed);
         ranges.sort_unstable();
         ranges.dedup();
         let ranges_end_max = ranges

@@ -177,36 +177,7 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
             },
         }
     }
-    let target = match positional.as_slice() {
-        [] => return Err(usage_error("which process, or which binary and core?")),
-        [pid, rest @ ..] if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new(pid).exists() => {
-            if let Some(word) = rest.first() {
-                return Err(usage_error(format!(
-                    "unknown command '{word}': the commands are backtrace (bt), tasks, task, waits and diff"
-                )));
-            }
-            Target::Process(
-                pid.parse()
-                    .map_err(|_| usage_error(format!("{pid} is no process id")))?,
-            )
-        }
-        [binary] => {
-            return Err(usage_error(format!(
-                "{binary}: a process id, or a binary followed by its core file"
-            )))
-        }
-        [binary, cores @ ..] => Target::Cores {
-            binary: PathBuf::from(binary),
-            cores: cores.iter().map(PathBuf::from).collect(),
-        },
-    };
-    if let Target::Cores { cores, .. } = &target {
-        if cores.len() > 1 && output_dir.is_none() {
-            return Err(usage_error(
-                "several cores need --output-dir DIR (one report per core goes there)",
-            ));
-        }
-    }
+    let target = target_of(&positional, output_dir.is_some())?;
     for (given, name) in [(nonblocking, "--nonblocking"), (in_place, "--in-place")] {
         if given && !matches!(target, Target::Process(_)) {
             return Err(usage_error(format!(
@@ -234,6 +205,42 @@ fn parse_invocation(arguments: &[String]) -> Result<Invocation> {
         debug_dirs,
         output_dir,
     })
+}
+
+/// What the positional words name: a process, or a binary and its cores (several only
+/// with `--output-dir`).
+fn target_of(positional: &[String], output_dir: bool) -> Result<Target> {
+    let target = match positional {
+        [] => return Err(usage_error("which process, or which binary and core?")),
+        [pid, rest @ ..] if pid.bytes().all(|b| b.is_ascii_digit()) && !Path::new(pid).exists() => {
+            if let Some(word) = rest.first() {
+                return Err(usage_error(format!(
+                    "unknown command '{word}': the commands are backtrace (bt), tasks, task, waits and diff"
+                )));
+            }
+            Target::Process(
+                pid.parse()
+                    .map_err(|_| usage_error(format!("{pid} is no process id")))?,
+            )
+        }
+        [binary] => {
+            return Err(usage_error(format!(
+                "{binary}: a process id, or a binary followed by its core file"
+            )))
+        }
+        [binary, cores @ ..] => Target::Cores {
+            binary: PathBuf::from(binary),
+            cores: cores.iter().map(PathBuf::from).collect(),
+        },
+    };
+    if let Target::Cores { cores, .. } = &target {
+        if cores.len() > 1 && !output_dir {
+            return Err(usage_error(
+                "several cores need --output-dir DIR (one report per core goes there)",
+            ));
+        }
+    }
+    Ok(target)
 }
 
 fn run(arguments: &[String]) -> Result<i32> {

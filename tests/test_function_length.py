@@ -15,7 +15,6 @@ LONGER = {
     ("history/progress.rs", "of"): 155,
     ("command/arguments.rs", "parse"): 102,
     ("dwarf/types.rs", "parse_type"): 101,
-    ("stepping.rs", "plan_for_frames"): 91,
 }
 FUNCTION = re.compile(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:const )?(?:async )?(?:unsafe )?fn (\w+)")
 

@@ -121,55 +121,14 @@ pub fn plan_for_frames(
         if index < selected {
             continue;
         }
-        let Some(link_pc) = frame.pc.checked_sub(load_bias) else {
+        let place = FramePlace {
+            index,
+            physical_index,
+            position_in_group,
+        };
+        let Some(target) = coroutine_of_frame(debug, memory, load_bias, frame, place)? else {
             continue;
         };
-        // A caller's pc is its return address: the call is the instruction before.
-        let lookup = if physical_index > 0 {
-            link_pc.saturating_sub(1)
-        } else {
-            link_pc
-        };
-        let functions = debug.functions_at(lookup)?;
-        let Some(function) = functions.iter().rev().nth(position_in_group) else {
-            continue;
-        };
-        let path = names::strip_last_generics(&function.path);
-        if !names::is_coroutine_body_path(&path) {
-            continue;
-        }
-        let Some(subprogram) = functions.first().map(|outermost| outermost.code) else {
-            continue;
-        };
-        let Some(env) = env_of_resume_function(debug, function.code)? else {
-            continue;
-        };
-        let address = debug.first_parameter_value(
-            function.code,
-            subprogram,
-            lookup,
-            &frame.registers,
-            memory,
-            load_bias,
-        )?;
-        let mut target = coroutine_at(debug, &env, address.unwrap_or(0), load_bias);
-        if address.is_none() {
-            target.stops.clear();
-            target.unstoppable = Some(format!(
-                "the debug info does not say where {}'s address is in frame #{index} of this build",
-                target.function
-            ));
-        }
-        target.users_own = frame.file.as_deref().is_some_and(names::is_users_own);
-        target.file = frame.file.as_deref().map(|file| {
-            // As the report spells the coroutine's own file, whichever debugger gave it.
-            match &target.declared_file {
-                Some(home) if file.ends_with(home.as_str()) => home.clone(),
-                _ => names::short_path(file),
-            }
-        });
-        target.line = frame.line;
-        target.frame = Some(index);
         plan.chain.push(target);
     }
     // No coroutine: the glue says what that means for its command.
@@ -188,6 +147,75 @@ pub fn plan_for_frames(
         }
     }
     Ok(plan)
+}
+
+/// Where a frame stands: its index among the frames, the physical frame it is part of, and
+/// its place in that frame's group of inlined calls (0: the innermost).
+#[derive(Clone, Copy)]
+struct FramePlace {
+    index: usize,
+    physical_index: usize,
+    position_in_group: usize,
+}
+
+/// The coroutine whose body frame `frame` runs, if it runs one, with where it stands.
+fn coroutine_of_frame(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    frame: &FrameState,
+    place: FramePlace,
+) -> Result<Option<Coroutine>> {
+    let Some(link_pc) = frame.pc.checked_sub(load_bias) else {
+        return Ok(None);
+    };
+    // A caller's pc is its return address: the call is the instruction before.
+    let lookup = if place.physical_index > 0 {
+        link_pc.saturating_sub(1)
+    } else {
+        link_pc
+    };
+    let functions = debug.functions_at(lookup)?;
+    let Some(function) = functions.iter().rev().nth(place.position_in_group) else {
+        return Ok(None);
+    };
+    let path = names::strip_last_generics(&function.path);
+    if !names::is_coroutine_body_path(&path) {
+        return Ok(None);
+    }
+    let Some(subprogram) = functions.first().map(|outermost| outermost.code) else {
+        return Ok(None);
+    };
+    let Some(env) = env_of_resume_function(debug, function.code)? else {
+        return Ok(None);
+    };
+    let address = debug.first_parameter_value(
+        function.code,
+        subprogram,
+        lookup,
+        &frame.registers,
+        memory,
+        load_bias,
+    )?;
+    let mut target = coroutine_at(debug, &env, address.unwrap_or(0), load_bias);
+    if address.is_none() {
+        target.stops.clear();
+        target.unstoppable = Some(format!(
+            "the debug info does not say where {}'s address is in frame #{} of this build",
+            target.function, place.index
+        ));
+    }
+    target.users_own = frame.file.as_deref().is_some_and(names::is_users_own);
+    target.file = frame.file.as_deref().map(|file| {
+        // As the report spells the coroutine's own file, whichever debugger gave it.
+        match &target.declared_file {
+            Some(home) if file.ends_with(home.as_str()) => home.clone(),
+            _ => names::short_path(file),
+        }
+    });
+    target.line = frame.line;
+    target.frame = Some(place.index);
+    Ok(Some(target))
 }
 
 /// The coroutine type a resume function (copy) resumes: its first parameter is

@@ -334,6 +334,10 @@ def test_top_refuses_what_it_cannot_show_in_one_line(tmp_path):
     for arguments, message in [
         (["1", "--interval", "0"], "tokio-async: --interval needs seconds, 0.1 or more (tokio-async --help)"),
         (["999999999"], "tokio-async: no process 999999999"),
+        (["1", "--name", "x"], "tokio-async: top takes no command nor filter (--name): filter with / once it runs"
+                               " (tokio-async --help)"),
+        (["1", "--verbose"], "tokio-async: top says what each refresh stopped the program for in its header: no"
+                             " --verbose (tokio-async --help)"),
     ]:
         run = top(*arguments)
         assert run.returncode != 0 and run.stderr.splitlines() == [message], (arguments, run.stderr)

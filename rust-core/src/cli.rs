@@ -447,6 +447,16 @@ fn run_top(arguments: &[String]) -> Result<i32> {
         }
     }
     let invocation = parse_invocation(&rest)?;
+    if let Some(word) = invocation.words.iter().find(|word| *word != "all") {
+        return Err(usage_error(format!(
+            "top takes no command nor filter ({word}): filter with / once it runs"
+        )));
+    }
+    if invocation.verbose {
+        return Err(usage_error(
+            "top says what each refresh stopped the program for in its header: no --verbose",
+        ));
+    }
     let terminal = || match std::io::stdout().is_terminal() {
         true => Ok(()),
         false => Err(usage_error(

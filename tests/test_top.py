@@ -224,7 +224,10 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     assert any(re.fullmatch(r"timer\s+-\s+next in \d+s\s+10\s+-", line) for line in top.lines()), top.text()
     top.press("?", lambda top: "keys (Esc closes)" in top.text(), "the help")
     assert "pause refreshing" in top.text()
+    # It closes onto the view it was opened on.
     top.press("\x1b", lambda top: "keys (Esc closes)" not in top.text())
+    assert top.lines()[3].startswith("KIND"), top.text()
+    top.press("t", lambda top: top.lines()[3].startswith("ID"), "the tasks again")
     top.press("p", lambda top: "paused (p)" in top.lines()[2], "pausing")
     paused_at = top.lines()[2].split(" · ")[0]
     top.pump(1.0)

@@ -201,9 +201,15 @@ impl Screen {
         }
         match key.code {
             KeyCode::Char('q') => return true,
-            KeyCode::Char('?') => {
+            KeyCode::Char('?') if self.mode != Mode::Help => {
                 self.under = self.mode;
                 self.mode = Mode::Help;
+            }
+            // The help closes onto the view it was opened on; the others go back to tasks.
+            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left | KeyCode::Char('?')
+                if self.mode == Mode::Help =>
+            {
+                self.mode = self.under;
             }
             KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => self.mode = Mode::Tasks,
             KeyCode::Char('p') => self.paused = !self.paused,
@@ -313,6 +319,7 @@ impl Screen {
             Mode::Help => {
                 match self.under {
                     Mode::Resources => self.draw_resources(frame, body),
+                    Mode::Task(id, scroll) => self.draw_task(frame, body, id, scroll),
                     _ => self.draw_table(frame, body),
                 }
                 self.draw_help(frame, body);

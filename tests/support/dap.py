@@ -44,8 +44,12 @@ class DapClient:
                 if not line:
                     break
                 name, _, value = line.partition(b":")
-                if name.lower() == b"content-length":
+                if name.lower() == b"content-length" and value.strip().isdigit():
                     length = int(value)
+            if length is None:
+                # The adapter went away in the middle of a header (killed by a test).
+                self.events.put(None)
+                return
             message = json.loads(stream.read(length))
             if message.get("type") == "response":
                 with self.condition:

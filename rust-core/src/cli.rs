@@ -404,9 +404,16 @@ fn read_live(
         interrupted()
     };
     let read = Prepared::new(&live.debug, &stop, command).and_then(|prepared| {
-        let inspection = guarded(|| {
-            prepared.read(&live.debug, live.load_bias, memory, "process", Some(&check))
+        let read = guarded(|| {
+            prepared.read_memory(&live.debug, live.load_bias, memory, "process", Some(&check))
         })?;
+        Ok((prepared, read))
+    });
+    // Nothing reads the copy after this: its room goes back before the tasks are linked,
+    // analysed and written (a million tasks' copy is a quarter of a GB).
+    drop(taken.copy.take());
+    let read = read.and_then(|(prepared, read)| {
+        let inspection = guarded(|| prepared.analyse(&live.debug, read))?;
         Ok((prepared, inspection))
     });
     let walked = walk_started.elapsed();
@@ -650,7 +657,10 @@ impl LiveProgram {
 struct TakenStop {
     stopped: Option<ptrace::Stopped>,
     paused: Option<Duration>,
+    /// Let go once the tasks are read; `copy_size` says what it held.
     copy: Option<MemoryCopy>,
+    /// The bytes copied and what they were packed into.
+    copy_size: Option<(usize, usize)>,
     threads: Vec<NativeThread>,
     /// When it stopped: the wall clock and CLOCK_MONOTONIC, in seconds.
     clock: (f64, f64),
@@ -696,6 +706,9 @@ impl TakenStop {
         // on. Should the copy fail, it is read in place, stopped for as long as that takes.
         let copy_started = Instant::now();
         let copy = room.and_then(|room| room.copy().map_err(in_place_because).ok());
+        let copy_size = copy
+            .as_ref()
+            .map(|copy| (copy.copied_bytes(), copy.packed_bytes()));
         let copied = copy_started.elapsed();
         let (stopped, paused) = match copy {
             Some(_) => (None, stopped.map(ptrace::Stopped::resume)),
@@ -705,6 +718,7 @@ impl TakenStop {
             stopped,
             paused,
             copy,
+            copy_size,
             threads,
             clock,
             thread_count,
@@ -727,14 +741,14 @@ fn verbose_line(pid: u32, taken: &TakenStop, tasks: usize, after: [Duration; 3])
         millis(loaded)
     );
     let thread_count = taken.thread_count;
-    match (taken.paused, taken.stopping, &taken.copy) {
-        (Some(paused), Some(stopping), Some(copy)) => format!(
+    match (taken.paused, taken.stopping, taken.copy_size) {
+        (Some(paused), Some(stopping), Some((copied, packed))) => format!(
             "tokio-async: process {pid} was stopped for {}: {thread_count} threads stopped in {}, \
              {} of memory copied (packed into {}) in {}; then, while it ran on: {read_part}",
             millis(paused),
             millis(stopping),
-            mebibytes(copy.copied_bytes()),
-            mebibytes(copy.packed_bytes()),
+            mebibytes(copied),
+            mebibytes(packed),
             millis(taken.copied),
         ),
         (Some(paused), Some(stopping), None) => format!(

@@ -143,26 +143,73 @@ pub fn inspect_over_time(
     request: &Request,
     budget: &Budget<'_>,
 ) -> Result<Inspection> {
-    // Split units not found, or units unreadable, may be why nothing could be read: say so.
-    inspect_with_debug_info(debug, memory, load_bias, request, budget).map_err(|error| {
-        let problems = debug.problems();
-        match problems.is_empty() {
-            true => error,
-            false => Error {
-                kind: error.kind,
-                message: format!("{} ({})", error.message, problems.join("; ")),
-            },
-        }
-    })
+    read_stop(debug, memory, load_bias, request, budget)
+        .and_then(|read| analyse_stop(read, debug, request, budget))
 }
 
-fn inspect_with_debug_info(
+/// What the memory of a stop gave, before the tasks are linked and their waits analysed:
+/// nothing after this reads the memory, which its reader may let go of (the executable
+/// frees its copy of the process).
+pub struct ReadStop {
+    report: Report,
+    selection: Selection,
+}
+
+/// Split units not found, or units unreadable, may be why nothing could be read: say so.
+fn with_debug_problems(debug: &DebugInfo, error: Error) -> Error {
+    let problems = debug.problems();
+    match problems.is_empty() {
+        true => error,
+        false => Error {
+            kind: error.kind,
+            message: format!("{} ({})", error.message, problems.join("; ")),
+        },
+    }
+}
+
+/// The first half of `inspect_over_time`: every task and thread read from `memory`.
+pub fn read_stop(
     debug: &DebugInfo,
     memory: &dyn Memory,
     load_bias: u64,
     request: &Request,
     budget: &Budget<'_>,
+) -> Result<ReadStop> {
+    read_with_debug_info(debug, memory, load_bias, request, budget)
+        .map_err(|error| with_debug_problems(debug, error))
+}
+
+/// The second half of `inspect_over_time`: the tasks read, linked, their waits analysed,
+/// and selected as the request asks. Reads no memory.
+pub fn analyse_stop(
+    read: ReadStop,
+    debug: &DebugInfo,
+    request: &Request,
+    budget: &Budget<'_>,
 ) -> Result<Inspection> {
+    let ReadStop {
+        mut report,
+        selection,
+    } = read;
+    crate::links::link_tasks(&mut report);
+    crate::links::link_blocking_threads(&mut report);
+    crate::links::link_local_sets(&mut report);
+    crate::waits::analyse(&mut report, request.wait_edges);
+    if let Some(stop) = budget.stopped() {
+        say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
+    }
+    // Units the walk (or the indexing behind it) could not read: what the report may lack.
+    report.errors.extend(debug.unreadable_units());
+    select(report, request, &selection, budget).map_err(|error| with_debug_problems(debug, error))
+}
+
+fn read_with_debug_info(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+    budget: &Budget<'_>,
+) -> Result<ReadStop> {
     let selection = Selection::new(&request.filter)?;
     let program_memory = memory;
     let memory = WithExecutable {
@@ -216,16 +263,7 @@ fn inspect_with_debug_info(
         &running_roots,
         &mut report.errors,
     );
-    crate::links::link_tasks(&mut report);
-    crate::links::link_blocking_threads(&mut report);
-    crate::links::link_local_sets(&mut report);
-    crate::waits::analyse(&mut report, request.wait_edges);
-    if let Some(stop) = budget.stopped() {
-        say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
-    }
-    // Units the walk (or the indexing behind it) could not read: what the report may lack.
-    report.errors.extend(debug.unreadable_units());
-    select(report, request, &selection, budget)
+    Ok(ReadStop { report, selection })
 }
 
 /// Where an interrupt (Ctrl-C) ended the walk, the error saying after how many tasks.

@@ -15,7 +15,7 @@ use crate::budget::{Budget, InterruptCheck, Limits};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::history::{self, ProcessKey, Snapshot};
-use crate::inspect::{self, inspect_over_time, Inspection, StopClock, ThreadInput};
+use crate::inspect::{self, Inspection, ReadStop, StopClock, ThreadInput};
 use crate::memory::Memory;
 use crate::model::{ClockSource, Diff, Report, TakenAt};
 use crate::output::{self, Format};
@@ -117,6 +117,13 @@ impl Stop {
     }
 }
 
+/// What `Prepared::read_memory` read, waiting for `Prepared::analyse`.
+pub struct ReadMemory<'i> {
+    stop: ReadStop,
+    budget: Budget<'i>,
+    memory_source: &'static str,
+}
+
 /// A command checked and ready to read a stop.
 pub struct Prepared {
     request: inspect::Request,
@@ -192,14 +199,48 @@ impl Prepared {
         memory_source: &'static str,
         interrupted: Option<&InterruptCheck<'_>>,
     ) -> Result<Inspection> {
+        let read = self.read_memory(debug, load_bias, memory, memory_source, interrupted)?;
+        self.analyse(debug, read)
+    }
+
+    /// The first half of `read`: all it reads of `memory`, which the caller may then let go.
+    pub fn read_memory<'i>(
+        &self,
+        debug: &DebugInfo,
+        load_bias: u64,
+        memory: &dyn Memory,
+        memory_source: &'static str,
+        interrupted: Option<&'i InterruptCheck<'i>>,
+    ) -> Result<ReadMemory<'i>> {
         let budget = Budget::new(self.request.limits, interrupted);
-        let mut done = inspect_over_time(debug, memory, load_bias, &self.request, &budget)
-            .map_err(|error| match &self.truncated {
-                Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
-                None => error,
-            })?;
+        let stop = inspect::read_stop(debug, memory, load_bias, &self.request, &budget)
+            .map_err(|error| self.with_truncation(error))?;
+        Ok(ReadMemory {
+            stop,
+            budget,
+            memory_source,
+        })
+    }
+
+    /// The second half of `read`: what was read, linked, analysed and selected.
+    pub fn analyse(&self, debug: &DebugInfo, read: ReadMemory<'_>) -> Result<Inspection> {
+        let ReadMemory {
+            stop,
+            budget,
+            memory_source,
+        } = read;
+        let mut done = inspect::analyse_stop(stop, debug, &self.request, &budget)
+            .map_err(|error| self.with_truncation(error))?;
         done.report.memory_source = Some(memory_source);
         Ok(done)
+    }
+
+    /// An error, saying where the command's output was cut short.
+    fn with_truncation(&self, error: Error) -> Error {
+        match &self.truncated {
+            Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
+            None => error,
+        }
     }
 
     /// The command's output from what `read` read: the report as text or JSON, or the one

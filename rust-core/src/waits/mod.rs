@@ -58,7 +58,9 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
             edges: &mut edges,
         };
         let condition = walk.visit(&mut task.root, None);
-        if idle {
+        // A task free to go on is none of the deadlock search's business: it frees its
+        // waiters as a task missing from the conditions does (most tasks wait on a timer).
+        if idle && !matches!(condition, Condition::Free) {
             if let Party::Task(id) = party {
                 conditions.push((id, condition));
             }

@@ -163,123 +163,14 @@ impl Index {
             let name = name_bytes
                 .as_ref()
                 .and_then(|bytes| bytes.to_string_lossy().ok());
-            let mut child_scope: Option<(Arc<str>, bool)> = None;
-            match tag {
-                constants::DW_TAG_namespace => {
-                    let path: Arc<str> = match &name {
-                        Some(name) => paths.join(&parent, name),
-                        None => parent.clone(),
-                    };
-                    child_scope = Some((path, in_function));
-                }
-                constants::DW_TAG_structure_type
-                | constants::DW_TAG_union_type
-                | constants::DW_TAG_enumeration_type
-                | constants::DW_TAG_base_type => {
-                    let path: Arc<str> = match &name {
-                        Some(name) => paths.join(&parent, name),
-                        None => parent.clone(),
-                    };
-                    let declaration = entry.attr_value(constants::DW_AT_declaration).is_some();
-                    if !declaration && !path.is_empty() {
-                        self.types.entry(path.clone()).or_insert(die);
-                        self.type_names.insert(die, path.clone());
-                    }
-                    child_scope = Some((path, in_function));
-                }
-                constants::DW_TAG_subprogram => {
-                    // `attr_address` reads DW_FORM_addr and, through .debug_addr, addrx.
-                    if let Some(address) = entry
-                        .attr_value(constants::DW_AT_low_pc)
-                        .and_then(|value| unit.dwarf.attr_address(unit.unit, value).ok().flatten())
-                        .filter(|&address| address != 0)
-                    {
-                        self.subprograms.entry(address).or_insert(die);
-                    }
-                    for (start, end) in unit.code_ranges(entry) {
-                        self.code_ranges.push((start, end, die));
-                    }
-                    let origin = unit.origin_of(entry);
-                    if let Some(origin) = origin {
-                        self.subprogram_origins.insert(die, origin);
-                    }
-                    if let Some(name) = &name {
-                        self.subprogram_paths.insert(die, paths.join(&parent, name));
-                        if crate::names::is_coroutine_body_name(name) {
-                            if let Some(linkage) = entry
-                                .attr_value(constants::DW_AT_linkage_name)
-                                .and_then(|value| unit.attr_string(value))
-                            {
-                                // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
-                                let base = name.split('<').next().unwrap_or(name);
-                                self.coroutine_linkage
-                                    .entry(paths.join(&parent, base).to_string())
-                                    .or_insert(linkage);
-                            }
-                        }
-                    }
-                    child_scope = Some((parent.clone(), true));
-                }
-                constants::DW_TAG_variable if !in_function => {
-                    let vtable_trait = name.as_deref().and_then(vtable_trait);
-                    if let (None, Some(name), Some(address), Some(ty)) = (
-                        vtable_trait,
-                        &name,
-                        static_address(unit, entry),
-                        entry
-                            .attr_value(constants::DW_AT_type)
-                            .and_then(|value| unit.attr_die(value)),
-                    ) {
-                        self.statics.push(StaticVariable {
-                            path: paths.join(&parent, name),
-                            ty,
-                            address,
-                        });
-                    }
-                    if let Some(vtable_trait) = vtable_trait {
-                        if let (Some(address), Some(ty)) = (
-                            static_address(unit, entry),
-                            entry
-                                .attr_value(constants::DW_AT_type)
-                                .and_then(|value| unit.attr_die(value)),
-                        ) {
-                            let vtable_trait = paths.intern(vtable_trait);
-                            self.vtables
-                                .entry(address)
-                                .or_default()
-                                .push((vtable_trait, ty));
-                        }
-                    }
-                    if let Some(tls_offset) = tls_offset(unit, entry) {
-                        if let Some(name) = &name {
-                            let path = paths.join(&parent, name).to_string();
-                            {
-                                let linkage_name = entry
-                                    .attr_value(constants::DW_AT_linkage_name)
-                                    .and_then(|value| unit.attr_string(value));
-                                let ty = entry
-                                    .attr_value(constants::DW_AT_type)
-                                    .and_then(|value| unit.attr_die(value));
-                                self.tls_variables.push(TlsVariable {
-                                    path,
-                                    linkage_name,
-                                    ty,
-                                    tls_offset,
-                                });
-                            }
-                        }
-                    }
-                }
-                constants::DW_TAG_inlined_subroutine => {
-                    if let Some(origin) = entry
-                        .attr_value(constants::DW_AT_abstract_origin)
-                        .and_then(|value| unit.attr_die(value))
-                    {
-                        self.inlined_subroutines.push((origin, die));
-                    }
-                }
-                _ => {}
-            }
+            let found = Found {
+                unit,
+                entry,
+                die,
+                name: name.as_deref(),
+                parent: &parent,
+            };
+            let child_scope = self.add_entry(tag, &found, in_function, paths);
             if let Some((path, in_function)) = child_scope.filter(|_| entry.has_children()) {
                 scopes.push(Scope {
                     depth,
@@ -289,6 +180,139 @@ impl Index {
             }
         }
         Ok(())
+    }
+
+    /// Indexes one DIE of an indexed tag; returns the scope its children are in (its
+    /// path, and whether inside a function), where it starts one.
+    fn add_entry(
+        &mut self,
+        tag: gimli::DwTag,
+        found: &Found<'_, '_>,
+        in_function: bool,
+        paths: &mut Paths,
+    ) -> Option<(Arc<str>, bool)> {
+        match tag {
+            constants::DW_TAG_namespace => Some((found.path(paths), in_function)),
+            constants::DW_TAG_structure_type
+            | constants::DW_TAG_union_type
+            | constants::DW_TAG_enumeration_type
+            | constants::DW_TAG_base_type => Some((self.add_type(found, paths), in_function)),
+            constants::DW_TAG_subprogram => {
+                self.add_subprogram(found, paths);
+                Some((found.parent.clone(), true))
+            }
+            constants::DW_TAG_variable if !in_function => {
+                self.add_static_variable(found, paths);
+                None
+            }
+            constants::DW_TAG_inlined_subroutine => {
+                self.inlined_subroutines.extend(
+                    found
+                        .entry
+                        .attr_value(constants::DW_AT_abstract_origin)
+                        .and_then(|value| found.unit.attr_die(value))
+                        .map(|origin| (origin, found.die)),
+                );
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// A type: indexed by its path, unless only declared. Its children's scope is its path.
+    fn add_type(&mut self, found: &Found<'_, '_>, paths: &mut Paths) -> Arc<str> {
+        let path = found.path(paths);
+        let declaration = found
+            .entry
+            .attr_value(constants::DW_AT_declaration)
+            .is_some();
+        if !declaration && !path.is_empty() {
+            self.types.entry(path.clone()).or_insert(found.die);
+            self.type_names.insert(found.die, path.clone());
+        }
+        path
+    }
+
+    /// A function: by its address, its code ranges, its origin, its path, and for a
+    /// coroutine body its linkage name.
+    fn add_subprogram(&mut self, found: &Found<'_, '_>, paths: &mut Paths) {
+        let Found {
+            unit, entry, die, ..
+        } = *found;
+        // `attr_address` reads DW_FORM_addr and, through .debug_addr, addrx.
+        if let Some(address) = entry
+            .attr_value(constants::DW_AT_low_pc)
+            .and_then(|value| unit.dwarf.attr_address(unit.unit, value).ok().flatten())
+            .filter(|&address| address != 0)
+        {
+            self.subprograms.entry(address).or_insert(die);
+        }
+        for (start, end) in unit.code_ranges(entry) {
+            self.code_ranges.push((start, end, die));
+        }
+        if let Some(origin) = unit.origin_of(entry) {
+            self.subprogram_origins.insert(die, origin);
+        }
+        let Some(name) = found.name else {
+            return;
+        };
+        self.subprogram_paths
+            .insert(die, paths.join(found.parent, name));
+        if !crate::names::is_coroutine_body_name(name) {
+            return;
+        }
+        if let Some(linkage) = entry
+            .attr_value(constants::DW_AT_linkage_name)
+            .and_then(|value| unit.attr_string(value))
+        {
+            // Generic resume fns are named `{async_fn#0}<T>`; envs are looked up without.
+            let base = name.split('<').next().unwrap_or(name);
+            self.coroutine_linkage
+                .entry(paths.join(found.parent, base).to_string())
+                .or_insert(linkage);
+        }
+    }
+
+    /// A variable outside any function: a static, a vtable, or a thread-local.
+    fn add_static_variable(&mut self, found: &Found<'_, '_>, paths: &mut Paths) {
+        let Found {
+            unit, entry, name, ..
+        } = *found;
+        let vtable_trait = name.and_then(vtable_trait);
+        let ty = || {
+            entry
+                .attr_value(constants::DW_AT_type)
+                .and_then(|value| unit.attr_die(value))
+        };
+        if let (None, Some(name), Some(address), Some(ty)) =
+            (vtable_trait, name, static_address(unit, entry), ty())
+        {
+            self.statics.push(StaticVariable {
+                path: paths.join(found.parent, name),
+                ty,
+                address,
+            });
+        }
+        if let (Some(vtable_trait), Some(address), Some(ty)) =
+            (vtable_trait, static_address(unit, entry), ty())
+        {
+            let vtable_trait = paths.intern(vtable_trait);
+            self.vtables
+                .entry(address)
+                .or_default()
+                .push((vtable_trait, ty));
+        }
+        if let (Some(tls_offset), Some(name)) = (tls_offset(unit, entry), name) {
+            let linkage_name = entry
+                .attr_value(constants::DW_AT_linkage_name)
+                .and_then(|value| unit.attr_string(value));
+            self.tls_variables.push(TlsVariable {
+                path: paths.join(found.parent, name).to_string(),
+                linkage_name,
+                ty: ty(),
+                tls_offset,
+            });
+        }
     }
 
     /// Every inlined call: (the DIE of the function inlined, the inlined copy).
@@ -384,6 +408,25 @@ fn vtable_trait(name: &str) -> Option<&str> {
     let inside = name.strip_suffix(">::{vtable}")?;
     let at = inside.rfind(" as ")?;
     Some(&inside[at + " as ".len()..])
+}
+
+/// An indexed DIE being added, with what `add_unit` found of it.
+struct Found<'u, 'e> {
+    unit: UnitView<'u>,
+    entry: &'e gimli::DebuggingInformationEntry<Reader>,
+    die: DieRef,
+    name: Option<&'e str>,
+    parent: &'e Arc<str>,
+}
+
+impl Found<'_, '_> {
+    /// Its path: its parent's joined with its name (a nameless one shares its parent's).
+    fn path(&self, paths: &mut Paths) -> Arc<str> {
+        match self.name {
+            Some(name) => paths.join(self.parent, name),
+            None => self.parent.clone(),
+        }
+    }
 }
 
 /// The link-time address of a static variable (`DW_OP_addr`, or `DW_OP_addrx` through

@@ -15,11 +15,10 @@ use crate::format::thousands;
 use crate::future::{mark_running, FutureDecoder, LiveProcess};
 use crate::groups::group_tasks;
 use crate::history::Snapshot;
-use crate::layouts::tokio as runtime;
 use crate::memory::Memory;
 use crate::model::{
     list_word, FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState,
-    ThreadReport, ThreadRole, WorkerQueue, WorkerState,
+    ThreadReport, ThreadRole,
 };
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
@@ -28,6 +27,9 @@ use crate::task_decode::{
     read_task, DecoderSettings, ReadElsewhere, SecondThreads, TASKS_FOR_TWO_THREADS,
     TASKS_PER_CACHE_GENERATION,
 };
+use crate::tokio::activity::{
+    blocking_pool_function, current_thread_queue, task_ids, worker_activity,
+};
 use crate::tokio::anchors::Anchor;
 use crate::tokio::context::{
     find_context_variable, find_local_set_variable, read_local_set_context, read_thread_context,
@@ -35,7 +37,7 @@ use crate::tokio::context::{
 };
 use crate::tokio::sources::{TaskList, TaskSource};
 use crate::tokio::tasks::{TaskHeader, TaskReader, TaskWalk};
-use crate::tokio::workers::{self, inject_queue, worker_core};
+use crate::tokio::workers::{self, inject_queue};
 use crate::value::{Target, Value, WithExecutable};
 
 /// What the debugger knows about one thread.
@@ -1187,132 +1189,6 @@ fn thread_role(
     } else {
         None
     }
-}
-
-/// What a worker is doing and what it has queued.
-fn worker_activity(
-    task_reader: &TaskReader<'_>,
-    context: &Value<'_>,
-    running: bool,
-    tid: u64,
-    errors: &mut Vec<String>,
-) -> (Option<WorkerState>, Option<WorkerQueue>) {
-    match worker_core(context) {
-        Ok(Some(core)) => {
-            let state = if running {
-                WorkerState::Running
-            } else if core.searching {
-                WorkerState::Searching
-            } else if core.parked {
-                WorkerState::Parked
-            } else {
-                WorkerState::Idle
-            };
-            let what = format!("thread {tid}: run queue");
-            let lifo_slot = core.lifo_slot.and_then(|header| {
-                task_ids(task_reader, &[header], &what, errors)
-                    .first()
-                    .copied()
-            });
-            let local = task_ids(task_reader, &core.run_queue, &what, errors);
-            (Some(state), Some(WorkerQueue { lifo_slot, local }))
-        }
-        Ok(None) => (
-            Some(if running {
-                WorkerState::Running
-            } else {
-                WorkerState::Idle
-            }),
-            None,
-        ),
-        Err(error) => {
-            errors.push(format!(
-                "thread {tid}: cannot read its worker's core: {error}"
-            ));
-            (None, None)
-        }
-    }
-}
-
-/// A current_thread runtime's local run queue, as a queue without LIFO slot.
-fn current_thread_queue(
-    task_reader: &TaskReader<'_>,
-    context: &Value<'_>,
-    tid: u64,
-    errors: &mut Vec<String>,
-) -> Option<WorkerQueue> {
-    match workers::current_thread_queue(context) {
-        Ok(headers) => headers.map(|headers| WorkerQueue {
-            lifo_slot: None,
-            local: task_ids(
-                task_reader,
-                &headers,
-                &format!("thread {tid}: run queue"),
-                errors,
-            ),
-        }),
-        Err(error) => {
-            errors.push(format!(
-                "thread {tid}: cannot read its current_thread run queue: {error}"
-            ));
-            None
-        }
-    }
-}
-
-/// The ids of the tasks whose headers these are; unreadable ones become errors.
-fn task_ids(
-    task_reader: &TaskReader<'_>,
-    headers: &[u64],
-    what: &str,
-    errors: &mut Vec<String>,
-) -> Vec<u64> {
-    headers
-        .iter()
-        .filter_map(|&header| match task_reader.read_header(header) {
-            Ok(task) => Some(task.id),
-            Err(error) => {
-                errors.push(format!("{what}: task at {header:#x}: {error}"));
-                None
-            }
-        })
-        .collect()
-}
-
-/// For a blocking-pool thread: `Some(the closure it runs)`, `Some(None)` when idle; `None`
-/// for other threads.
-fn blocking_pool_function(frames: &[ResolvedFrame<'_>]) -> Option<Option<String>> {
-    let paths: Vec<Option<String>> = frames
-        .iter()
-        .map(ResolvedFrame::path_without_generics)
-        .collect();
-    if !paths
-        .iter()
-        .flatten()
-        .any(|path| path == runtime::BLOCKING_POOL_RUN)
-    {
-        return None;
-    }
-    // Frames are innermost first: the closure is the nearest frame inside the poll.
-    let poll = paths.iter().position(|path| {
-        path.as_deref().is_some_and(|path| {
-            path.starts_with(runtime::BLOCKING_TASK_MODULE)
-                && path.rsplit("::").next() == Some(runtime::BLOCKING_TASK_POLL)
-        })
-    });
-    let closure = poll.and_then(|poll| {
-        paths[..poll]
-            .iter()
-            .rev()
-            .flatten()
-            .find(|path| {
-                !runtime::CALL_SHIMS
-                    .iter()
-                    .any(|shim| path.starts_with(shim))
-            })
-            .cloned()
-    });
-    Some(closure)
 }
 
 /// Once the budget is spent every read fails alike: keep one line, the one saying where.

@@ -10,10 +10,10 @@ use crate::dwarf::{AddressAtEntry, DebugInfo, FrameRegisters, TypeInfo};
 use crate::error::{Error, ErrorKind, Result};
 use crate::future::coroutine_function;
 use crate::layouts::rust::{coroutine, PIN_POINTER_FIELDS, PIN_PREFIX};
-use crate::layouts::tokio::{state_bits, HEADER_STATE, HEADER_TYPE, WAKE_TRANSITIONS};
-use crate::memory::{Memory, MemoryExt};
+use crate::memory::Memory;
 use crate::model::{FutureNode, Report, TaskState};
 use crate::names;
+pub use crate::tokio::tasks::WakeWatch;
 
 /// How deep `step` looks inside an awaited future for the async fns it polls, and how many.
 const MAX_AWAITEE_DEPTH: usize = 6;
@@ -83,17 +83,6 @@ pub struct StepPlan {
     pub awaitees: Vec<Coroutine>,
     /// The type the line awaits, when it awaits one.
     pub awaited: Option<String>,
-}
-
-/// Where task N's wake shows: its header's state word and the bit a wake sets.
-#[derive(Debug, Clone)]
-pub struct WakeWatch {
-    pub address: u64,
-    pub size: u64,
-    pub notified_mask: u64,
-    pub notified_now: bool,
-    /// A thread that wakes the task runs one of these (part of a function's path).
-    pub waking_functions: Vec<&'static str>,
 }
 
 /// The coroutines the frames from `selected` outward run, innermost first, and what the
@@ -460,25 +449,5 @@ pub fn wake_watch(
         .iter()
         .find(|task| task.id == id)
         .ok_or_else(|| Error::new(ErrorKind::Usage, format!("no task {id} in the program")))?;
-    let header = debug
-        .type_named(HEADER_TYPE)?
-        .ok_or_else(|| Error::layout(format!("no type {HEADER_TYPE} in the DWARF")))?;
-    let offset = header
-        .field(HEADER_STATE)
-        .map(|field| field.offset)
-        .ok_or_else(|| Error::layout(format!("{HEADER_TYPE} has no field `{HEADER_STATE}`")))?;
-    let address = task.address.checked_add(offset).ok_or_else(|| {
-        Error::new(
-            ErrorKind::Layout,
-            format!("task {id}'s header address overflows"),
-        )
-    })?;
-    let word = memory.read_uint(address, 8)?;
-    Ok(WakeWatch {
-        address,
-        size: 8,
-        notified_mask: state_bits::NOTIFIED,
-        notified_now: word & state_bits::NOTIFIED != 0,
-        waking_functions: WAKE_TRANSITIONS.to_vec(),
-    })
+    crate::tokio::tasks::wake_watch(debug, memory, task.address, id)
 }

@@ -3,6 +3,7 @@
 //! runtimes values and statics keep (`anchors`, `statics`), and each list with the count
 //! tokio keeps of it (`sources`).
 
+pub mod activity;
 pub mod anchors;
 pub mod context;
 pub mod sources;

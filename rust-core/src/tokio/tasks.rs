@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::dwarf::{DieRef, TypeInfo};
+use crate::dwarf::{DebugInfo, DieRef, TypeInfo};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::layouts::rust;
 use crate::layouts::tokio::{self as runtime, state_bits};
-use crate::memory::MemoryExt;
+use crate::memory::{Memory, MemoryExt};
 use crate::model::{Location, TaskState};
 use crate::names;
 use crate::std_values;
@@ -517,4 +517,52 @@ impl<'a> TaskReader<'a> {
             stage: stage.ty,
         })
     }
+}
+
+/// Where task N's wake shows: its header's state word and the bit a wake sets.
+#[derive(Debug, Clone)]
+pub struct WakeWatch {
+    pub address: u64,
+    pub size: u64,
+    pub notified_mask: u64,
+    pub notified_now: bool,
+    /// A thread that wakes the task runs one of these (part of a function's path).
+    pub waking_functions: Vec<&'static str>,
+}
+
+/// Task `id`'s wake watch, from its header at `task_address`: where its state word is, and
+/// the bit a wake sets in it.
+pub fn wake_watch(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    task_address: u64,
+    id: u64,
+) -> Result<WakeWatch> {
+    let header = debug
+        .type_named(runtime::HEADER_TYPE)?
+        .ok_or_else(|| Error::layout(format!("no type {} in the DWARF", runtime::HEADER_TYPE)))?;
+    let offset = header
+        .field(runtime::HEADER_STATE)
+        .map(|field| field.offset)
+        .ok_or_else(|| {
+            Error::layout(format!(
+                "{} has no field `{}`",
+                runtime::HEADER_TYPE,
+                runtime::HEADER_STATE
+            ))
+        })?;
+    let address = task_address.checked_add(offset).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Layout,
+            format!("task {id}'s header address overflows"),
+        )
+    })?;
+    let word = memory.read_uint(address, 8)?;
+    Ok(WakeWatch {
+        address,
+        size: 8,
+        notified_mask: state_bits::NOTIFIED,
+        notified_now: word & state_bits::NOTIFIED != 0,
+        waking_functions: runtime::WAKE_TRANSITIONS.to_vec(),
+    })
 }

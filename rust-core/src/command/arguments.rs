@@ -165,45 +165,7 @@ pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
                 .cloned()
                 .ok_or_else(|| bad(format!("{name} needs {}; {usage}", a(value_name))))?,
         };
-        match flag.long {
-            "output" => command.output = Some(absolute(&value)),
-            "since" => command.since = Some(absolute(&value)),
-            "stuck-for" => {
-                command.filter.stuck_for = Some(seconds(&value).ok_or_else(|| {
-                    bad(format!(
-                        "--stuck-for needs a number of seconds, not {}",
-                        quoted(&value)
-                    ))
-                })?);
-                filtered = true;
-            }
-            "limit" => {
-                let limit = number(&value).ok_or_else(|| {
-                    bad(format!(
-                        "--limit needs a number of tasks, not {}",
-                        quoted(&value)
-                    ))
-                })?;
-                command.filter.limit = Some(limit as usize);
-                filtered = true;
-            }
-            "max-nodes" | "max-bytes" => {
-                let limit = number(&value).filter(|&limit| limit > 0).ok_or_else(|| {
-                    bad(format!(
-                        "{name} needs a positive number, not {}",
-                        quoted(&value)
-                    ))
-                })?;
-                match flag.long {
-                    "max-nodes" => command.limits.nodes = Some(limit),
-                    _ => command.limits.bytes = Some(limit),
-                }
-            }
-            "name" => (command.filter.name, filtered) = (Some(value), true),
-            "state" => (command.filter.state, filtered) = (Some(value), true),
-            "waiting-on" => (command.filter.waiting_on, filtered) = (Some(value), true),
-            _ => (command.filter.runtime, filtered) = (Some(value), true),
-        }
+        filtered |= set_value(&mut command, flag.long, &name, value)?;
     }
     if view == View::Task && command.filter.ids.is_none() {
         return Err(bad(format!("which task? {usage}")));
@@ -212,6 +174,52 @@ pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
         command.all = true;
     }
     Ok(command)
+}
+
+/// Sets the value `value` of flag `--long` (given as `name`); says whether it filters the
+/// tasks (every filter lists them all).
+fn set_value(command: &mut Command, long: &str, name: &str, value: String) -> Result<bool> {
+    match long {
+        "output" => command.output = Some(absolute(&value)),
+        "since" => command.since = Some(absolute(&value)),
+        "stuck-for" => {
+            command.filter.stuck_for = Some(seconds(&value).ok_or_else(|| {
+                bad(format!(
+                    "--stuck-for needs a number of seconds, not {}",
+                    quoted(&value)
+                ))
+            })?);
+        }
+        "limit" => {
+            let limit = number(&value).ok_or_else(|| {
+                bad(format!(
+                    "--limit needs a number of tasks, not {}",
+                    quoted(&value)
+                ))
+            })?;
+            command.filter.limit = Some(limit as usize);
+        }
+        "max-nodes" | "max-bytes" => {
+            let limit = number(&value).filter(|&limit| limit > 0).ok_or_else(|| {
+                bad(format!(
+                    "{name} needs a positive number, not {}",
+                    quoted(&value)
+                ))
+            })?;
+            match long {
+                "max-nodes" => command.limits.nodes = Some(limit),
+                _ => command.limits.bytes = Some(limit),
+            }
+        }
+        "name" => command.filter.name = Some(value),
+        "state" => command.filter.state = Some(value),
+        "waiting-on" => command.filter.waiting_on = Some(value),
+        _ => command.filter.runtime = Some(value),
+    }
+    Ok(!matches!(
+        long,
+        "output" | "since" | "max-nodes" | "max-bytes"
+    ))
 }
 
 fn a(value_name: &str) -> String {

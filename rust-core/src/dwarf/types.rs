@@ -158,6 +158,16 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
     if !entry.has_children() {
         return Ok(info);
     }
+    add_children(unit, offset, &mut info)?;
+    Ok(info)
+}
+
+/// A type's members, variant part, template parameters, array bound and enumerators.
+fn add_children(
+    unit: UnitView<'_>,
+    offset: gimli::UnitOffset<usize>,
+    info: &mut TypeInfo,
+) -> Result<()> {
     let mut tree = unit.entries_tree(Some(offset))?;
     let root = tree.root()?;
     let mut children = root.children();
@@ -200,7 +210,7 @@ pub(super) fn parse_type(debug: &DebugInfo, die: DieRef, chain: u32) -> Result<T
             _ => {}
         }
     }
-    Ok(info)
+    Ok(())
 }
 
 fn parse_variant_part(

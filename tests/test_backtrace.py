@@ -55,7 +55,7 @@ def threads_by_role(report):
 
 
 def assert_breakpoint_report(report, manifest, profile, thread_names=True):
-    assert report["version"] == 1
+    assert report["version"] == 2
     assert_tasks(report, manifest, "breakpoint")
     roles = threads_by_role(report)
     assert sorted(roles) == ["block_on", "worker"]

@@ -197,9 +197,10 @@ def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
     assert ids["level1"] not in by_id
     assert sorted(by_id) == sorted(ids[n] for n in ["sleeper", "notify_block", "closure_caller", "service", "runner", "child"])
     [error] = report["errors"]
-    assert error.endswith(
+    assert error["message"].endswith(
         "cannot follow the task at %s: vtable of task %s: cannot read 8 bytes at 0x10" % (level1_address, level1_address)
     )
+    assert error["kind"] == "layout" and error["runtime"] == report["runtimes"][0]["address"], error
     # The task with a corrupt state byte shows why, and nothing below it.
     sleeper = by_id[ids["sleeper"]]["root"]
     assert sleeper["function"] == "tokio_app::sleeper"
@@ -241,7 +242,7 @@ def test_an_unreadable_task_hides_no_other_task_of_its_list(debugger, tmp_path):
     before, victim, after, errors = json.loads(line[len("@@ids "):])
     assert len(before) > 16  # more tasks than shards: some share a list with the victim
     assert sorted(after) == sorted(id_ for id_ in before if id_ != victim)
-    assert len(errors) == 1 and "cannot read 8 bytes at 0x10" in errors[0]
+    assert len(errors) == 1 and "cannot read 8 bytes at 0x10" in errors[0]["message"]
 
 
 def test_an_executable_replaced_or_deleted_after_the_program_started(debugger, tmp_path):

@@ -147,13 +147,14 @@ def test_truncated_core(debugger, kernel_core, percent):
     [thread] = report["threads"]
     assert thread["role"] == "worker" and thread["state"] == "parked" and thread["tid"] in workers
     [lost_worker] = [tid for tid in workers if tid != thread["tid"]]
-    assert report["errors"][0] == note
+    assert report["errors"][0] == {"kind": "memory", "message": note}
     assert len(report["errors"]) == 3
     for error, tid in zip(report["errors"][1:], [main, lost_worker]):
-        assert re.fullmatch(UNREADABLE_CONTEXT % tid, error), error
+        assert re.fullmatch(UNREADABLE_CONTEXT % tid, error["message"]), error
+        assert (error["kind"], error["thread"]) == ("memory", tid), error
     assert text.startswith("tokio %s: 1 runtime (MultiThread), 7 tasks\n\nThread %d: worker %d, parked\n"
                            % (locked_version("tokio"), thread["tid"], thread["worker"])), text
-    assert text.rstrip().endswith("\n".join("error: " + error for error in report["errors"])), text
+    assert text.rstrip().endswith("\n".join("error: " + error["message"] for error in report["errors"])), text
 
 
 # --- A task freed while still listed --------------------------------------------------
@@ -218,7 +219,8 @@ def test_task_freed_while_listed(debugger, tmp_path):
     assert sorted(by_id["cleared"]) == sorted(every)
     assert freed["state"] == "idle" and same_tree(freed["root"], every[victim]["root"])
     assert freed["error"] == "its reference count is 0, yet its runtime lists it (freed or corrupt memory?)"
-    errors = ["task %d at %s: %s" % (victim, address[victim], freed["error"])]
+    # Each about its task, as its memory says.
+    errors = [{"kind": "memory", "message": "task %d at %s: %s" % (victim, address[victim], freed["error"]), "task": victim}]
     assert reports["cleared"]["errors"] == errors
 
     # glibc's tcache words: its state word is `address >> 12`, a large reference count.
@@ -231,7 +233,8 @@ def test_task_freed_while_listed(debugger, tmp_path):
     if (int(address[victim], 16) >> 12) & 2:
         assert freed["state"] == "complete"
         assert freed["error"] == "its state says complete, but its future is still in place (freed or corrupt memory?)"
-        errors.append("task %d at %s: %s" % (victim, address[victim], freed["error"]))
+        errors.append({"kind": "memory", "message": "task %d at %s: %s" % (victim, address[victim], freed["error"]),
+                       "task": victim})
     else:
         assert freed["state"] != "complete" and "error" not in freed
     assert reports["tcache"]["errors"] == errors
@@ -244,18 +247,20 @@ def test_task_freed_while_listed(debugger, tmp_path):
     # tokio counts 7 tasks; one could not be read, and the report says which and why.
     [runtime] = reused["runtimes"]
     assert (runtime["task_count"], runtime["tasks_read"]) == (7, 6)
-    assert runtime["missing"] == reused["errors"][0].split(": ", 1)[1]
-    assert len(reused["errors"]) == len(errors) + 1 and reused["errors"][1:] == errors
+    [list_error, *task_errors] = reused["errors"]
+    assert runtime["missing"] == list_error["message"].split(": ", 1)[1]
+    assert task_errors == errors
+    assert (list_error["kind"], list_error["runtime"]) == ("layout", runtime["address"]), list_error
     assert re.fullmatch(
         r"runtime 0x[0-9a-f]+: task list shard \d+: cannot follow the task at %s: vtable of task %s: "
-        r"cannot read 8 bytes at 0xa5a5a5a5a5a5a5a5" % (address[victim], address[victim]), reused["errors"][0]), reused["errors"]
+        r"cannot read 8 bytes at 0xa5a5a5a5a5a5a5a5" % (address[victim], address[victim]), list_error["message"]), reused["errors"]
     for task_id, task in by_id["reused"].items():
         if task_id not in victims.values():
             assert same_tree(task, every[task_id])
     text = result["text"]
     assert text.startswith("tokio %s: 1 runtime (MultiThread), 6 of 7 tasks\nruntime %s: tokio counts 7 tasks; 6 read (%s)\n"
                            % (locked_version("tokio"), runtime["address"], runtime["missing"])), text
-    assert text.rstrip().endswith("\n".join("error: " + error for error in reused["errors"])), text
+    assert text.rstrip().endswith("\n".join("error: " + error["message"] for error in reused["errors"])), text
 
 
 # --- Stopped while tokio changes a task list ------------------------------------------

@@ -127,14 +127,17 @@ def test_budgets_end_a_command_with_one_line(debugger, tmp_path):
     decoded = len(report["tasks"])
     assert 0 < decoded < 600
     runtime = report["runtimes"][0]["address"]
-    assert error == (
-        "runtime %s: stopped after 1,000 nodes (the budget; --max-nodes N raises it) at task %d of 600 "
-        "(in memory order); the tasks before it are listed" % (runtime, decoded + 1)
-    )
+    assert error == {
+        "kind": "budget",
+        "message": "runtime %s: stopped after 1,000 nodes (the budget; --max-nodes N raises it) at task %d of 600 "
+                   "(in memory order); the tasks before it are listed" % (runtime, decoded + 1),
+        "runtime": runtime,
+    }
+    error = error["message"]
     assert text.splitlines()[0] == "tokio 1.54.1: 1 runtime (MultiThread), %d of 600 tasks" % decoded
     assert text.rstrip("\n").splitlines()[-1] == "error: " + error
     report = json.loads(by_bytes)
     [error] = report["errors"]
-    assert "stopped after reading 50,000 bytes (the budget; --max-bytes N raises it)" in error
+    assert "stopped after reading 50,000 bytes (the budget; --max-bytes N raises it)" in error["message"]
     assert len(report["tasks"]) < 600
     assert run.traceback_free()

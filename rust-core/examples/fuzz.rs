@@ -130,7 +130,7 @@ fn record(name: &str, program: &str, profile: &str, stop_json: &str, core: &str,
         report
             .errors
             .iter()
-            .map(|e| format!("\n  error: {e}"))
+            .map(|e| format!("\n  error: {}", e.message))
             .collect::<String>()
     );
 }

@@ -17,8 +17,8 @@ use crate::groups::group_tasks;
 use crate::history::Snapshot;
 use crate::memory::Memory;
 use crate::model::{
-    list_word, FoundBy, FutureNode, Report, RuntimeReport, TakenAt, TaskReport, TaskState,
-    ThreadReport, ThreadRole,
+    list_word, FoundBy, FutureNode, Report, ReportError, RuntimeReport, TakenAt, TaskReport,
+    TaskState, ThreadReport, ThreadRole,
 };
 use crate::panics;
 use crate::selection::{Selection, TaskFilter};
@@ -198,10 +198,15 @@ pub fn analyse_stop(
     crate::links::link_local_sets(&mut report);
     crate::waits::analyse(&mut report, request.wait_edges);
     if let Some(stop) = budget.stopped() {
-        say_once_where_the_budget_ran_out(&mut report.errors, &stop.message);
+        say_once_where_the_budget_ran_out(&mut report.errors, &stop);
     }
     // Units the walk (or the indexing behind it) could not read: what the report may lack.
-    report.errors.extend(debug.unreadable_units());
+    report.errors.extend(
+        debug
+            .unreadable_units()
+            .into_iter()
+            .map(|unit| ReportError::new(ErrorKind::Binary, unit)),
+    );
     select(report, request, &selection, budget).map_err(|error| with_debug_problems(debug, error))
 }
 
@@ -241,7 +246,12 @@ fn read_with_debug_info(
         Discovery::start(&target, &task_reader, &decoder, &threads)?;
     let mut report = Report::empty(request.clock.taken_at);
     // Split units whose files are missing: the report is still made, without their types.
-    report.errors.extend(debug.load_problems.iter().cloned());
+    report.errors.extend(
+        debug
+            .load_problems
+            .iter()
+            .map(|problem| ReportError::new(ErrorKind::NoDebugInfo, problem.clone())),
+    );
     let running_roots = {
         let second_threads = SecondThreads {
             debug,
@@ -379,7 +389,8 @@ struct ThreadState<'t> {
     worker_context: Option<Value<'t>>,
     current_thread_context: Option<Value<'t>>,
     current_task: Option<u64>,
-    error: Option<String>,
+    /// Why its tokio context could not be read, as an error of its kind.
+    error: Option<Error>,
 }
 
 /// Phase 1: each thread's tokio context (sorted by tid): the runtime it is in, the
@@ -404,8 +415,9 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<Vec<
             error: None,
         };
         let Some(fs_base) = input.fs_base else {
-            state.error =
-                Some("the debugger gave no thread pointer (fs_base) for this thread".into());
+            state.error = Some(Error::layout(
+                "the debugger gave no thread pointer (fs_base) for this thread",
+            ));
             threads.push(state);
             continue;
         };
@@ -418,15 +430,15 @@ fn read_threads<'t>(target: &'t Target<'t>, request: &'t Request) -> Result<Vec<
                 state.current_task = context.current_task;
             }
             Ok(None) => {}
-            Err(error) => state.error = Some(format!("cannot read its tokio context: {error}")),
+            Err(error) => state.error = Some(error.context("cannot read its tokio context")),
         }
         if let Some(variable) = &local_set_variable {
             match read_local_set_context(target, variable, fs_base) {
                 Ok(shared) => state.local_set = shared,
                 Err(error) => {
-                    state.error.get_or_insert_with(|| {
-                        format!("cannot read which LocalSet it runs: {error}")
-                    });
+                    state
+                        .error
+                        .get_or_insert_with(|| error.context("cannot read which LocalSet it runs"));
                 }
             }
         }
@@ -478,7 +490,7 @@ struct Discovery<'a> {
     /// The lists a task may be off without damage: closed (their owner is shutting their
     /// tasks down, taking each off first) or being changed (a shard locked).
     unsettled: FxHashSet<u64>,
-    problems: Vec<String>,
+    problems: Vec<ReportError>,
 }
 
 /// The most task lists one command walks: each runtime and LocalSet is one.
@@ -559,7 +571,11 @@ impl<'a> Discovery<'a> {
     /// Runtimes and LocalSets kept in the program's statics.
     fn add_statics(&mut self) {
         let (anchors, problems) = crate::tokio::statics::anchors_in_statics(self.target);
-        self.problems.extend(problems);
+        self.problems.extend(
+            problems
+                .into_iter()
+                .map(|problem| ReportError::new(ErrorKind::Layout, problem)),
+        );
         for (name, anchor) in anchors {
             self.add_anchors(vec![anchor], &FoundBy::Static { name });
         }
@@ -609,18 +625,24 @@ impl<'a> Discovery<'a> {
                     if self.add(owner, FoundBy::TaskOwner { task: task.id }) {
                         added = true;
                     } else if !self.unsettled.contains(&address) {
-                        self.problems.push(format!(
+                        let message = format!(
                             "task {} at {header:#x} is named by a JoinHandle and owned by {address:#x}, \
                              but its list does not hold it (freed, or the list is damaged)",
                             task.id
-                        ));
+                        );
+                        self.problems
+                            .push(ReportError::new(ErrorKind::Layout, message).of_task(task.id));
                     }
                 }
                 Ok(None) => {}
-                Err(error) => self.problems.push(format!(
-                    "task {} at {header:#x}, named by a JoinHandle: cannot read which list owns it: {error}",
-                    task.id
-                )),
+                Err(error) => {
+                    let what = format!(
+                        "task {} at {header:#x}, named by a JoinHandle: cannot read which list owns it",
+                        task.id
+                    );
+                    self.problems
+                        .push(ReportError::from_error(what, &error).of_task(task.id));
+                }
             }
         }
         added
@@ -635,7 +657,7 @@ impl<'a> Discovery<'a> {
             Some(format!(
                 "thread {}: {}",
                 state.input.tid,
-                state.error.as_ref()?
+                state.error.as_ref()?.message
             ))
         }) {
             return Err(Error::new(ErrorKind::Memory, error));
@@ -719,11 +741,17 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let list = match self.task_reader.task_list(source) {
             Ok(list) => list,
             Err(error) => {
-                report.errors.push(format!(
-                    "{} {address:#x}: cannot walk its task list: {}",
-                    list_word(source.flavor()),
-                    with_build_shape(debug, &error)
-                ));
+                report.errors.push(
+                    ReportError::new(
+                        error.kind,
+                        format!(
+                            "{} {address:#x}: cannot walk its task list: {}",
+                            list_word(source.flavor()),
+                            with_build_shape(debug, &error)
+                        ),
+                    )
+                    .of_runtime(address),
+                );
                 TaskList::default()
             }
         };
@@ -732,11 +760,10 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             counted,
             closed,
         } = list;
-        report.errors.extend(
-            walk.problems
-                .iter()
-                .map(|problem| format!("{} {address:#x}: {problem}", list_word(source.flavor()))),
-        );
+        report.errors.extend(walk.problems.iter().map(|problem| {
+            let message = format!("{} {address:#x}: {problem}", list_word(source.flavor()));
+            ReportError::new(ErrorKind::Layout, message).of_runtime(address)
+        }));
         let inject = source
             .runtime_handle()
             .and_then(|handle| self.inject_queue(address, handle, report));
@@ -784,20 +811,26 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 );
                 if let Ok(counted) = workers::inject_len(handle) {
                     if counted != headers.len() as u64 {
-                        report.errors.push(format!(
+                        let message = format!(
                             "runtime {address:#x}: tokio counts {} in its inject queue; {} read",
                             counted_tasks(counted),
                             headers.len()
-                        ));
+                        );
+                        report
+                            .errors
+                            .push(ReportError::new(ErrorKind::Layout, message).of_runtime(address));
                     }
                 }
                 Some(ids)
             }
             Err(error) => {
-                report.errors.push(format!(
+                let message = format!(
                     "runtime {address:#x}: cannot read its inject queue: {}",
                     with_build_shape(debug, &error)
-                ));
+                );
+                report
+                    .errors
+                    .push(ReportError::new(error.kind, message).of_runtime(address));
                 None
             }
         }
@@ -889,7 +922,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 Ok(header) => header,
                 Err(error) => {
                     if !walk.unreadable.contains(&address) {
-                        report.errors.push(format!("task at {address:#x}: {error}"));
+                        let what = format!("task at {address:#x}");
+                        report.errors.push(ReportError::from_error(what, &error));
                     }
                     continue;
                 }
@@ -919,6 +953,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             .target()
             .budget
             .and_then(|budget| budget.stopped());
+        let kind = stop.as_ref().map_or(ErrorKind::Budget, |stop| stop.kind);
         let at = format!(
             "{} at task {} of {} (in memory order); the tasks before it are listed",
             stop.map(|stop| stop.message)
@@ -926,7 +961,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             thousands(index as u64 + 1),
             thousands(walk.addresses.len() as u64)
         );
-        report.errors.push(format!("runtime {source:#x}: {at}"));
+        report
+            .errors
+            .push(ReportError::new(kind, format!("runtime {source:#x}: {at}")).of_runtime(source));
         at
     }
 
@@ -974,7 +1011,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 (ReadElsewhere::Unreadable { error, .. }, _) => {
                     let address = walk.addresses[index];
                     if !walk.unreadable.contains(&address) {
-                        report.errors.push(format!("task at {address:#x}: {error}"));
+                        let what = format!("task at {address:#x}");
+                        report.errors.push(ReportError::from_error(what, &error));
                     }
                 }
                 (
@@ -1081,7 +1119,7 @@ fn thread_reports(
     threads: Vec<ThreadState<'_>>,
     block_on_futures: Vec<BlockOnResult>,
     running_roots: &FxHashMap<u64, FutureNode>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> Vec<ThreadReport> {
     threads
         .into_iter()
@@ -1099,17 +1137,18 @@ fn thread_report(
     state: ThreadState<'_>,
     block_on_result: BlockOnResult,
     running_roots: &FxHashMap<u64, FutureNode>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> Option<ThreadReport> {
     let blocking = blocking_pool_function(&state.frames);
     let Some(role) = thread_role(&state, block_on_result.is_some(), blocking.is_some()) else {
         // Not shown: a thread whose context could not be read must still be accounted for.
         if let Some(error) = &state.error {
-            errors.push(format!("thread {}: {error}", state.input.tid));
+            let what = format!("thread {}", state.input.tid);
+            errors.push(ReportError::from_error(what, error).of_thread(state.input.tid));
         }
         return None;
     };
-    let mut error = state.error;
+    let mut error = state.error.map(|error| error.message);
     let current_task = state
         .current_task
         .filter(|id| running_roots.contains_key(id));
@@ -1192,19 +1231,18 @@ fn thread_role(
 }
 
 /// Once the budget is spent every read fails alike: keep one line, the one saying where.
-fn say_once_where_the_budget_ran_out(errors: &mut Vec<String>, stop: &str) {
-    let mentions: Vec<usize> = (0..errors.len())
-        .filter(|&i| errors[i].contains(stop))
-        .collect();
+fn say_once_where_the_budget_ran_out(errors: &mut Vec<ReportError>, stop: &Error) {
+    let says = |error: &ReportError| error.message.contains(&stop.message);
+    let mentions: Vec<usize> = (0..errors.len()).filter(|&i| says(&errors[i])).collect();
     let kept = mentions
         .iter()
         .copied()
-        .find(|&i| errors[i].contains(" at task "))
+        .find(|&i| errors[i].message.contains(" at task "))
         .or(mentions.first().copied());
     let line = kept
         .map(|i| errors[i].clone())
-        .unwrap_or_else(|| stop.to_string());
-    errors.retain(|error| !error.contains(stop));
+        .unwrap_or_else(|| ReportError::new(stop.kind, stop.message.clone()));
+    errors.retain(|error| !says(error));
     errors.push(line);
 }
 

@@ -11,10 +11,10 @@ use rustc_hash::FxHashSet;
 
 use crate::budget::{Budget, Metered};
 use crate::dwarf::DebugInfo;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
 use crate::memory::Memory;
-use crate::model::TaskReport;
+use crate::model::{ReportError, TaskReport};
 use crate::panics;
 use crate::stack::ResolvedFrame;
 use crate::tokio::anchors::Anchor;
@@ -56,7 +56,7 @@ pub fn read_task(
     source: u64,
     header: &TaskHeader,
     running_on: Option<&[ResolvedFrame<'_>]>,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> TaskReport {
     let address = header.address;
     let task = TaskRef {
@@ -86,16 +86,15 @@ pub fn read_task(
         ),
     };
     if let Some(problem) = header.freed_problem(future_in_place) {
-        errors.push(format!("task {} at {address:#x}: {problem}", header.id));
+        let message = format!("task {} at {address:#x}: {problem}", header.id);
+        errors.push(ReportError::new(ErrorKind::Memory, message).of_task(header.id));
         error.get_or_insert_with(|| problem.to_string());
     }
     let spawned_at = task_reader
         .spawn_location(header)
         .unwrap_or_else(|problem| {
-            errors.push(format!(
-                "task {}: cannot read where it was spawned: {problem}",
-                header.id
-            ));
+            let what = format!("task {}: cannot read where it was spawned", header.id);
+            errors.push(ReportError::from_error(what, &problem).of_task(header.id));
             None
         });
     TaskReport {
@@ -119,7 +118,7 @@ pub enum ReadElsewhere {
     Running,
     Read {
         task: TaskReport,
-        errors: Vec<String>,
+        errors: Vec<ReportError>,
         anchors: Vec<Anchor>,
         spent: (u64, u64),
     },

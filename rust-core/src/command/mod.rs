@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::history::{self, ProcessKey, Snapshot};
 use crate::inspect::{self, Inspection, ReadStop, StopClock, ThreadInput};
 use crate::memory::Memory;
-use crate::model::{ClockSource, Diff, Report, TakenAt};
+use crate::model::{ClockSource, Diff, Report, ReportError, TakenAt};
 use crate::output::{self, Format};
 use crate::render::{Style, TextOptions, View};
 use crate::selection::TaskFilter;
@@ -271,7 +271,10 @@ impl Prepared {
         }
         report.diff = diff.transpose()?;
         if let Some(note) = self.truncated {
-            report.errors.insert(0, note);
+            // Every read past the core's end fails as memory does.
+            report
+                .errors
+                .insert(0, ReportError::new(ErrorKind::Memory, note));
         }
         let format = match self.json {
             true => Format::Json(self.view),

@@ -9,7 +9,9 @@ use serde::Deserialize;
 use super::progress::Progress;
 use super::snapshot::{MarkedNode, Snapshot};
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::{BranchStatus, CoroutineState, NodeKind, TakenAt, TaskState, REPORT_VERSION};
+use crate::model::{
+    BranchStatus, CoroutineState, NodeKind, TakenAt, TaskState, READABLE_VERSIONS, REPORT_VERSION,
+};
 
 #[derive(Deserialize)]
 struct SavedReport {
@@ -96,9 +98,9 @@ impl MarkedNode for SavedNode {
 /// A saved report's text as a snapshot.
 pub fn snapshot_from_json(text: &str) -> std::result::Result<Snapshot, String> {
     let saved: SavedReport = serde_json::from_str(text).map_err(|error| error.to_string())?;
-    if saved.version != REPORT_VERSION {
+    if !READABLE_VERSIONS.contains(&saved.version) {
         return Err(format!(
-            "it is a report of version {}, this tokio-async reads version {REPORT_VERSION}",
+            "it is a report of version {}, this tokio-async reads versions 1 to {REPORT_VERSION}",
             saved.version
         ));
     }
@@ -122,4 +124,36 @@ pub fn snapshot_from_file(path: &Path) -> Result<Snapshot> {
     };
     let text = std::fs::read_to_string(path).map_err(|error| unreadable(error.to_string()))?;
     snapshot_from_json(&text).map_err(unreadable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(version: u32, errors: &str) -> String {
+        format!(
+            r#"{{"version":{version},"threads":[],"tasks":[{{"id":7,"state":"idle","root":
+            {{"kind":"async_fn","type":"app::f::{{async_fn_env#0}}","function":"app::f",
+            "state":"suspended","await_point":1,"children":[],"address":"0x10"}}}}],
+            "runtimes":[],"errors":{errors}}}"#
+        )
+    }
+
+    /// Version 1 (errors as strings) and 2 (errors as objects) read alike; a later one is
+    /// refused with a line saying which it reads.
+    #[test]
+    fn reports_of_both_versions_read_back() {
+        let one = snapshot_from_json(&report(1, r#"["task 3: cannot read"]"#)).unwrap();
+        let two = snapshot_from_json(&report(
+            2,
+            r#"[{"kind":"memory","message":"task 3: cannot read","task":3}]"#,
+        ))
+        .unwrap();
+        assert!(one.task(7).is_some());
+        assert_eq!(format!("{one:?}"), format!("{two:?}"));
+        assert_eq!(
+            snapshot_from_json(&report(3, "[]")).err().unwrap(),
+            "it is a report of version 3, this tokio-async reads versions 1 to 2"
+        );
+    }
 }

@@ -1,10 +1,13 @@
 //! The report: what the commands print, as serde types. Its JSON form is the contract
-//! documented in the issue tracker (version 1); new keys may be added, none removed.
+//! documented in docs/schema.md (version 2: `errors` are objects, they were strings in
+//! version 1); new keys may be added, none removed.
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+
+use crate::error::{Error, ErrorKind};
 
 mod detail;
 mod history;
@@ -12,7 +15,9 @@ mod tasks_json;
 pub use detail::*;
 pub use history::*;
 
-pub const REPORT_VERSION: u32 = 1;
+pub const REPORT_VERSION: u32 = 2;
+/// The versions whose tasks read alike (`--since`): version 1 differs in `errors` alone.
+pub const READABLE_VERSIONS: [u32; 2] = [1, REPORT_VERSION];
 
 #[derive(Debug, Serialize)]
 pub struct Report {
@@ -22,7 +27,7 @@ pub struct Report {
     pub tasks: Vec<TaskReport>,
     pub runtimes: Vec<RuntimeReport>,
     /// Problems that did not stop the report (a runtime whose task list was unreadable).
-    pub errors: Vec<String>,
+    pub errors: Vec<ReportError>,
     /// Where the inferior's memory was read: `process` (/proc/PID/mem), `core_file` (the
     /// core, mapped) or `debugger` (the debugger's read call).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -43,6 +48,63 @@ pub struct Report {
     /// With `async diff`: how each task changed since an earlier stop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<Diff>,
+}
+
+/// A problem that did not stop the report: of which kind, the one line the text output
+/// shows, and what it is about (a task, a thread, a runtime) where it is about one.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReportError {
+    #[serde(serialize_with = "error_kind")]
+    pub kind: ErrorKind,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "hex_option")]
+    pub runtime: Option<u64>,
+}
+
+fn error_kind<S: serde::Serializer>(kind: &ErrorKind, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(kind.as_str())
+}
+
+impl ReportError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        ReportError {
+            kind,
+            message: message.into(),
+            task: None,
+            thread: None,
+            runtime: None,
+        }
+    }
+
+    /// `error`, its message after `what` (`task 5 at 0x…: cannot read …`).
+    pub fn from_error(what: impl std::fmt::Display, error: &Error) -> Self {
+        ReportError::new(error.kind, format!("{what}: {}", error.message))
+    }
+
+    pub fn of_task(self, id: u64) -> Self {
+        ReportError {
+            task: Some(id),
+            ..self
+        }
+    }
+
+    pub fn of_thread(self, tid: u64) -> Self {
+        ReportError {
+            thread: Some(tid),
+            ..self
+        }
+    }
+
+    pub fn of_runtime(self, address: u64) -> Self {
+        ReportError {
+            runtime: Some(address),
+            ..self
+        }
+    }
 }
 
 impl Report {

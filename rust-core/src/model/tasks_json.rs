@@ -103,7 +103,7 @@ mod tests {
             let one_thread = serde_json::to_string(&report.tasks).unwrap();
             let json = serde_json::to_string(&report).unwrap();
             let expected =
-                format!(r#"{{"version":1,"threads":[],"tasks":{one_thread},"runtimes":[]"#);
+                format!(r#"{{"version":2,"threads":[],"tasks":{one_thread},"runtimes":[]"#);
             assert!(json.starts_with(&expected), "{count} tasks");
         }
     }

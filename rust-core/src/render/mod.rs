@@ -110,7 +110,7 @@ pub fn render_text_to(
     }
     waits::render_locks(&mut out, report, &options.style);
     for error in &report.errors {
-        let _ = writeln!(out, "error: {error}");
+        let _ = writeln!(out, "error: {}", error.message);
     }
     if report.threads.is_empty() && report.tasks.is_empty() {
         out.push_str("No tokio threads or tasks found.\n");

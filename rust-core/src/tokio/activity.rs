@@ -3,7 +3,7 @@
 //! and the closure a blocking-pool thread runs.
 
 use crate::layouts::tokio as runtime;
-use crate::model::{WorkerQueue, WorkerState};
+use crate::model::{ReportError, WorkerQueue, WorkerState};
 use crate::stack::ResolvedFrame;
 use crate::value::Value;
 
@@ -15,7 +15,7 @@ pub fn worker_activity(
     context: &Value<'_>,
     running: bool,
     tid: u64,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> (Option<WorkerState>, Option<WorkerQueue>) {
     match super::workers::worker_core(context) {
         Ok(Some(core)) => {
@@ -46,9 +46,8 @@ pub fn worker_activity(
             None,
         ),
         Err(error) => {
-            errors.push(format!(
-                "thread {tid}: cannot read its worker's core: {error}"
-            ));
+            let what = format!("thread {tid}: cannot read its worker's core");
+            errors.push(ReportError::from_error(what, &error).of_thread(tid));
             (None, None)
         }
     }
@@ -59,7 +58,7 @@ pub fn current_thread_queue(
     task_reader: &TaskReader<'_>,
     context: &Value<'_>,
     tid: u64,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> Option<WorkerQueue> {
     match super::workers::current_thread_queue(context) {
         Ok(headers) => headers.map(|headers| WorkerQueue {
@@ -72,9 +71,8 @@ pub fn current_thread_queue(
             ),
         }),
         Err(error) => {
-            errors.push(format!(
-                "thread {tid}: cannot read its current_thread run queue: {error}"
-            ));
+            let what = format!("thread {tid}: cannot read its current_thread run queue");
+            errors.push(ReportError::from_error(what, &error).of_thread(tid));
             None
         }
     }
@@ -85,14 +83,15 @@ pub fn task_ids(
     task_reader: &TaskReader<'_>,
     headers: &[u64],
     what: &str,
-    errors: &mut Vec<String>,
+    errors: &mut Vec<ReportError>,
 ) -> Vec<u64> {
     headers
         .iter()
         .filter_map(|&header| match task_reader.read_header(header) {
             Ok(task) => Some(task.id),
             Err(error) => {
-                errors.push(format!("{what}: task at {header:#x}: {error}"));
+                let what = format!("{what}: task at {header:#x}");
+                errors.push(ReportError::from_error(what, &error));
                 None
             }
         })

@@ -627,7 +627,7 @@ fn outcome(report: &Result<Report>) -> Outcome {
     match report {
         Err(error) => format!("error {}", shape(&error.message)),
         Ok(report) => {
-            let mut errors: Vec<String> = report.errors.iter().map(|e| shape(e)).collect();
+            let mut errors: Vec<String> = report.errors.iter().map(|e| shape(&e.message)).collect();
             errors.sort();
             errors.dedup();
             let node_errors = report

@@ -116,18 +116,6 @@ def _user_error(error) -> UserError:
     return user_error
 
 
-class Arguments(NamedTuple):
-    command: str = BACKTRACE
-    show_all: bool = False
-    full: bool = False
-    as_json: bool = False
-    output: Optional[str] = None
-    group: bool = False
-    filter: dict = {}
-    limits: dict = {}
-    since: Optional[str] = None
-
-
 def _option_named(command: str, word: str) -> Optional[Option]:
     for option in OPTIONS:
         if command in option.commands and word in ("--" + option.long, "-" + option.short):
@@ -135,10 +123,11 @@ def _option_named(command: str, word: str) -> Optional[Option]:
     return None
 
 
-def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments:
+def parse_arguments(argument_string: str, command: str = BACKTRACE):
     """The command's words, split as a shell splits them, read by the core's parser (the
     `tokio-async` executable's too: one set of rules; OPTIONS here only helps and
-    completes, and a test keeps it to the flags the parser takes)."""
+    completes, and a test keeps it to the flags the parser takes): the core's
+    `ParsedCommand`, handed to `Request.of_command` whole."""
     usage = USAGES[command]
     try:
         words = shlex.split(argument_string)
@@ -146,13 +135,9 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE) -> Arguments
         raise UserError("%s; %s" % (error, usage)) from None
     core = _core()
     try:
-        fields = core.parse_command(command, words)
+        return core.parse_command(command, words)
     except core.Error as error:
         raise _user_error(error) from None
-    return Arguments(
-        command=command, show_all=fields["all"], full=fields["full"], as_json=fields["json"], output=fields["output"],
-        group=fields["group"], filter=dict(fields["filter"]), limits=dict(fields["limits"]), since=fields["since"],
-    )
 
 
 def _binary_key(path: str, debug_dirs, debugger_file=None):
@@ -290,24 +275,12 @@ def _process(adapter: DebuggerAdapter, load_bias: int):
 
 def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
     """Runs `async <command>` and returns its output; raises UserError with one line."""
-    arguments = parse_arguments(argument_string, command)
+    parsed = parse_arguments(argument_string, command)
     adapter.check_process()
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
-    style = None if arguments.as_json or arguments.output else adapter.text_style()
-    request = core.Request(
-        threads=[t.to_request() for t in threads],
-        all=arguments.show_all,
-        full=arguments.full,
-        filter=arguments.filter,
-        group=arguments.group,
-        limits=arguments.limits,
-        view=command,
-        json=arguments.as_json,
-        output=arguments.output,
-        style=style,
-        since=arguments.since,
-    )
+    style = None if parsed.json or parsed.output else adapter.text_style()
+    request = core.Request.of_command(parsed, [t.to_request() for t in threads], style)
     try:
         return core.backtrace(binary, _process(adapter, load_bias), request)
     except core.Error as error:

@@ -4,35 +4,35 @@
 //! the whole report.
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::history::Snapshot;
 use crate::model::{FutureNode, NodeKind, Report, TaskReport, TaskState};
 
 /// The selection as the glue sends it; every given criterion must hold.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskFilter {
     /// Only these task ids (`async task N`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ids: Option<Vec<u64>>,
     /// A regex searched in every frame's function and type name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
     /// The `kind` of a leaf of the task's tree (any leaf of a `select!`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_on: Option<String>,
     /// A runtime's (or LocalSet's) address, as the report prints it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
     /// At most this many tasks, lowest ids first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<usize>,
     /// Only tasks unchanged for at least this many seconds (`history`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck_for: Option<f64>,
 }
 

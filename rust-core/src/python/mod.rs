@@ -105,6 +105,42 @@ impl Request {
             fields: Mutex::new(Some(parsed)),
         })
     }
+
+    /// The request of a parsed command (`parse_command`), at a stop with these threads
+    /// (as `Request(threads=...)` takes them) and colours for text (none: plain).
+    #[staticmethod]
+    #[pyo3(signature = (parsed, threads, style=None))]
+    fn of_command(
+        py: Python<'_>,
+        parsed: &ParsedCommand,
+        threads: &Bound<'_, PyAny>,
+        style: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Request> {
+        let bad = |error: pythonize::PythonizeError| {
+            raise(
+                py,
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("bad request from the glue: {error}"),
+                ),
+            )
+        };
+        let threads = pythonize::depythonize(threads).map_err(bad)?;
+        let style = style.map(pythonize::depythonize).transpose().map_err(bad)?;
+        let command = parsed
+            .command
+            .lock()
+            .ok()
+            .and_then(|mut command| command.take())
+            .ok_or_else(used_twice)?;
+        Ok(Request {
+            fields: Mutex::new(Some(Command {
+                threads,
+                style,
+                ..command
+            })),
+        })
+    }
 }
 
 impl Request {
@@ -483,16 +519,56 @@ fn debugger_memory<'py>(py: Python<'py>, process: &Process) -> PythonMemory<'py>
     }
 }
 
+/// One command's words as the core's parser read them (`parse_command`): kept whole for
+/// `Request.of_command`, so that no field crosses the boundary by name. The glue reads
+/// what it decides on (`json`, `output`); `filter` is for its tests.
+#[pyclass(frozen, module = "tokio_async_glue._core")]
+struct ParsedCommand {
+    command: Mutex<Option<Command>>,
+}
+
+impl ParsedCommand {
+    fn read<T>(&self, read: impl FnOnce(&Command) -> T) -> PyResult<T> {
+        let command = self.command.lock().map_err(|_| used_twice())?;
+        command.as_ref().map(read).ok_or_else(used_twice)
+    }
+}
+
+fn used_twice() -> PyErr {
+    CoreError::new_err("internal error (a bug in tokio-async): a parsed command used twice")
+}
+
+#[pymethods]
+impl ParsedCommand {
+    /// JSON rather than text.
+    #[getter]
+    fn json(&self) -> PyResult<bool> {
+        self.read(|command| command.json)
+    }
+
+    /// The file `--output` names, made absolute.
+    #[getter]
+    fn output(&self) -> PyResult<Option<String>> {
+        self.read(|command| {
+            command
+                .output
+                .as_ref()
+                .map(|path| path.display().to_string())
+        })
+    }
+
+    /// The task selection, with the criteria given (as the JSON of the core's filter).
+    #[getter]
+    fn filter<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let filter = self.read(|command| command.filter.clone())?;
+        pythonize::pythonize(py, &filter).map_err(|error| CoreError::new_err(error.to_string()))
+    }
+}
+
 /// One command's words (`async tasks --limit 10`, split as a shell does) read by the core's
-/// parser, the executable's too: the request fields they give, as a dict (`all`, `full`,
-/// `json`, `group`, `output`, `since`, and `filter` and `limits` with the keys given).
-/// Raises `Error` of kind `usage` with the one line to show.
+/// parser, the executable's too. Raises `Error` of kind `usage` with the one line to show.
 #[pyfunction]
-fn parse_command<'py>(
-    py: Python<'py>,
-    command: &str,
-    words: Vec<String>,
-) -> PyResult<Bound<'py, PyDict>> {
+fn parse_command(py: Python<'_>, command: &str, words: Vec<String>) -> PyResult<ParsedCommand> {
     let view = crate::command::arguments::view_named(command).ok_or_else(|| {
         raise(
             py,
@@ -501,45 +577,9 @@ fn parse_command<'py>(
     })?;
     let parsed = crate::command::arguments::parse(view, &words, "async ")
         .map_err(|error| raise(py, error))?;
-    let fields = PyDict::new(py);
-    fields.set_item("all", parsed.all)?;
-    fields.set_item("full", parsed.full)?;
-    fields.set_item("json", parsed.json)?;
-    fields.set_item("group", parsed.group)?;
-    let text = |path: Option<PathBuf>| path.map(|path| path.display().to_string());
-    fields.set_item("output", text(parsed.output))?;
-    fields.set_item("since", text(parsed.since))?;
-    let filter = PyDict::new(py);
-    let given = &parsed.filter;
-    if let Some(ids) = &given.ids {
-        filter.set_item("ids", ids.clone())?;
-    }
-    for (key, value) in [
-        ("name", &given.name),
-        ("state", &given.state),
-        ("waiting_on", &given.waiting_on),
-        ("runtime", &given.runtime),
-    ] {
-        if let Some(value) = value {
-            filter.set_item(key, value)?;
-        }
-    }
-    if let Some(limit) = given.limit {
-        filter.set_item("limit", limit)?;
-    }
-    if let Some(seconds) = given.stuck_for {
-        filter.set_item("stuck_for", seconds)?;
-    }
-    fields.set_item("filter", filter)?;
-    let limits = PyDict::new(py);
-    if let Some(nodes) = parsed.limits.nodes {
-        limits.set_item("nodes", nodes)?;
-    }
-    if let Some(bytes) = parsed.limits.bytes {
-        limits.set_item("bytes", bytes)?;
-    }
-    fields.set_item("limits", limits)?;
-    Ok(fields)
+    Ok(ParsedCommand {
+        command: Mutex::new(Some(parsed)),
+    })
 }
 
 /// `{tid: thread pointer}` from glibc's own thread list (`native::glibc`), for debuggers
@@ -640,6 +680,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Binary>()?;
     module.add_class::<PendingBinary>()?;
     module.add_class::<Request>()?;
+    module.add_class::<ParsedCommand>()?;
     module.add_class::<Process>()?;
     module.add("Error", module.py().get_type::<CoreError>())?;
     module.add_function(wrap_pyfunction!(start_loading, module)?)?;

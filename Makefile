@@ -68,7 +68,7 @@ lint: setup
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
 test-rust:
-	$(CARGO) test --no-default-features -p tokio-async-core
+	$(CARGO) test --no-default-features --features cli -p tokio-async-core
 
 # Two pytest workers (pytest-xdist), one per core: the debuggers mostly run one thread. A
 # file's tests stay on one worker, which builds that file's fixture variants once.

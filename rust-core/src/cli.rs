@@ -502,9 +502,9 @@ fn run_top(arguments: &[String]) -> Result<i32> {
 }
 
 /// The command each refresh reads: every task with its locals, and the wait-for graph.
-fn top_command() -> Result<Command> {
+fn top_command(with_locals: bool) -> Result<Command> {
     let mut command = arguments::parse(View::Waits, &[], "")?;
-    command.full = true;
+    command.full = with_locals;
     Ok(command)
 }
 
@@ -516,10 +516,11 @@ struct LiveSource<'a> {
 }
 
 impl crate::top::Source for LiveSource<'_> {
-    fn read(&mut self) -> Result<crate::top::Refresh> {
+    fn read(&mut self, with_locals: bool) -> Result<crate::top::Refresh> {
         let started = Instant::now();
+        let command = top_command(with_locals)?;
         let LiveRead { read, taken, .. } =
-            read_live(self.invocation, self.pid, &self.live, top_command()?)?;
+            read_live(self.invocation, self.pid, &self.live, command)?;
         let (_, inspection) = read.map_err(|error| let_go(error, self.pid))?;
         Ok(crate::top::Refresh {
             report: inspection.report,
@@ -544,9 +545,10 @@ struct CoreSource {
 }
 
 impl crate::top::Source for CoreSource {
-    fn read(&mut self) -> Result<crate::top::Refresh> {
+    /// A core is read once: with its locals, whatever the view.
+    fn read(&mut self, _: bool) -> Result<crate::top::Refresh> {
         let started = Instant::now();
-        let (_, inspection) = read_core(&self.debug, &self.core, top_command()?)?;
+        let (_, inspection) = read_core(&self.debug, &self.core, top_command(true)?)?;
         Ok(crate::top::Refresh {
             report: inspection.report,
             paused: None,

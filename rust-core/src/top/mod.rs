@@ -15,8 +15,10 @@ use crate::model::Report;
 
 /// Where the reports come from: a live process, or a core (read once).
 pub trait Source {
-    /// One refresh: every task of the program now.
-    fn read(&mut self) -> Result<Refresh>;
+    /// One refresh: every task of the program now; with the locals each coroutine holds
+    /// across its await when `with_locals` (a third of a refresh's cost: read only while
+    /// a task view shows them).
+    fn read(&mut self, with_locals: bool) -> Result<Refresh>;
     /// `process 1234`, `core FILE`.
     fn name(&self) -> String;
     /// False for a core: one refresh, a still picture.

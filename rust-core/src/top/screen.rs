@@ -62,6 +62,8 @@ struct Screen {
     source_name: String,
     live: bool,
     colour: bool,
+    /// Whether the last refresh read the locals (only while a task view wants them).
+    locals_read: bool,
 }
 
 pub fn run(
@@ -104,6 +106,7 @@ impl Screen {
             source_name: source.name(),
             live: source.live(),
             colour: options.colour,
+            locals_read: false,
         })
     }
 
@@ -122,7 +125,9 @@ impl Screen {
                 return Ok(());
             }
             let wanted = !refreshed || (self.live && !self.paused);
-            if wanted && Instant::now() >= due {
+            // A task view opened on a refresh without locals reads them now.
+            let locals_missing = refreshed && self.wants_locals() && !self.locals_read;
+            if wanted && (Instant::now() >= due || locals_missing) {
                 self.refresh(source);
                 refreshed = true;
                 changed = true;
@@ -155,13 +160,25 @@ impl Screen {
         }
     }
 
+    /// A task view is open (under the help, too): it shows the locals.
+    fn wants_locals(&self) -> bool {
+        let shown = match self.mode {
+            Mode::Help => self.under,
+            mode => mode,
+        };
+        matches!(shown, Mode::Task(..))
+    }
+
     fn refresh(&mut self, source: &mut dyn Source) {
-        match source.read() {
+        let with_locals = self.wants_locals();
+        match source.read(with_locals) {
             Ok(Refresh {
                 report,
                 paused,
                 took,
             }) => {
+                // A core is read once, with its locals, whatever is asked.
+                self.locals_read = with_locals || !self.live;
                 self.tasks.update(report);
                 self.runtimes_text = self.runtimes_line();
                 self.stuck_long = self
@@ -561,6 +578,13 @@ impl Screen {
             .lines()
             .map(|line| Line::from(line.to_string()))
             .collect();
+        if !self.locals_read {
+            // Refreshes read locals only while a task view is open: this one's come next.
+            lines.push(Line::from(match self.paused {
+                true => "Locals: read at the next refresh (paused: p resumes)",
+                false => "Locals: being read",
+            }));
+        }
         let (waits_for, waited_by) = self.tasks.neighbours(id);
         let parties = |parties: &[Party]| match parties {
             [] => "nobody".to_string(),
@@ -699,3 +723,60 @@ const HELP: [&str; 14] = [
     "BUSY: the share of refreshes it was running or scheduled in.",
     "Refreshes stop the program at most 1% of the time.",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Report;
+
+    /// A live program whose refreshes say whether they were asked for locals.
+    #[derive(Default)]
+    struct Recording {
+        asked: Vec<bool>,
+    }
+
+    impl Source for Recording {
+        fn read(&mut self, with_locals: bool) -> Result<Refresh> {
+            self.asked.push(with_locals);
+            Ok(Refresh {
+                report: Report::empty(None),
+                paused: None,
+                took: Duration::ZERO,
+            })
+        }
+
+        fn name(&self) -> String {
+            "process 1".into()
+        }
+
+        fn live(&self) -> bool {
+            true
+        }
+    }
+
+    /// Refreshes read locals only while a task view is open, under the help too.
+    #[test]
+    fn locals_are_read_only_for_a_task_view() {
+        let mut source = Recording::default();
+        let options = Options {
+            interval: Duration::from_secs(1),
+            since: None,
+            colour: false,
+        };
+        let mut screen = Screen::new(&source, options).unwrap();
+        screen.refresh(&mut source);
+        assert!(!screen.locals_read);
+        screen.mode = Mode::Task(7, 0);
+        assert!(screen.wants_locals());
+        screen.refresh(&mut source);
+        assert!(screen.locals_read);
+        (screen.mode, screen.under) = (Mode::Help, Mode::Task(7, 0));
+        screen.refresh(&mut source);
+        for mode in [Mode::Tasks, Mode::Resources, Mode::Filter] {
+            (screen.mode, screen.under) = (mode, Mode::Tasks);
+            screen.refresh(&mut source);
+        }
+        assert_eq!(source.asked, [false, true, true, false, false, false]);
+        assert!(!screen.locals_read);
+    }
+}

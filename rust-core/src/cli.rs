@@ -409,17 +409,18 @@ fn read_live(
         })?;
         Ok((prepared, read))
     });
-    // Nothing reads the copy after this: its room goes back before the tasks are linked,
-    // analysed and written (a million tasks' copy is a quarter of a GB).
+    // Nothing reads the process after this: its copy goes back before the tasks are
+    // linked, analysed and written (a million tasks' copy is a quarter of a GB), and a
+    // process read in place runs on meanwhile.
     drop(taken.copy.take());
+    if let Some(stopped) = taken.stopped.take() {
+        taken.paused = Some(stopped.resume());
+    }
     let read = read.and_then(|(prepared, read)| {
         let inspection = guarded(|| prepared.analyse(&live.debug, read))?;
         Ok((prepared, inspection))
     });
     let walked = walk_started.elapsed();
-    if let Some(stopped) = taken.stopped.take() {
-        taken.paused = Some(stopped.resume());
-    }
     Ok(LiveRead {
         read,
         taken,
@@ -501,7 +502,8 @@ fn run_top(arguments: &[String]) -> Result<i32> {
     Ok(0)
 }
 
-/// The command each refresh reads: every task with its locals, and the wait-for graph.
+/// The command each refresh reads: every task (with its locals where asked), and the
+/// wait-for graph.
 fn top_command(with_locals: bool) -> Result<Command> {
     let mut command = arguments::parse(View::Waits, &[], "")?;
     command.full = with_locals;

@@ -155,12 +155,16 @@ impl CopyRoom {
         }
         // Each packing thread's room: a quarter more than a sample of its share packs
         // into, never more than heap pages ever take (the room before any sample).
+        let source = Source::open(pid).ok();
         let rooms = split_runs(&present, PACKING_THREADS)
             .iter()
             .map(|share| {
                 let bytes = present_bytes(share);
                 let most = bytes / 2 + bytes / 16;
-                let packed = packed_share(pid, share).map_or(most, |ratio| {
+                let sampled = source
+                    .as_ref()
+                    .and_then(|source| packed_share(source, share));
+                let packed = sampled.map_or(most, |ratio| {
                     (bytes as f64 * ratio * 1.25) as u64 + bytes / 64
                 });
                 touched_room(packed.min(most) as usize + (2 << 20))
@@ -414,8 +418,7 @@ const SAMPLED_EVERY: usize = 64;
 /// read while the process runs (about 20 ms for 700 MB): the room then takes what the copy
 /// will, not the most heap pages ever take, and this VM makes each MB of room slowly.
 /// `None` where too few pages read to tell.
-fn packed_share(pid: u32, runs: &[Run]) -> Option<f64> {
-    let source = Source::open(pid).ok()?;
+fn packed_share(source: &Source, runs: &[Run]) -> Option<f64> {
     let mut page = Vec::with_capacity(PAGE);
     let mut packed_page = vec![0; lz4_flex::block::get_maximum_output_size(PAGE)];
     let (mut sampled, mut packed) = (0usize, 0usize);
@@ -425,7 +428,7 @@ fn packed_share(pid: u32, runs: &[Run]) -> Option<f64> {
         .step_by(SAMPLED_EVERY);
     for address in pages {
         page.clear();
-        if !read_into_spare(&source, address, PAGE, &mut page) {
+        if !read_into_spare(source, address, PAGE, &mut page) {
             continue;
         }
         sampled += 1;
@@ -806,14 +809,17 @@ mod tests {
                 first_page: 0,
             }]
         };
-        let pid = std::process::id();
+        let source = Source::open(std::process::id()).unwrap();
         let repeated = vec![1u8; 2048 * PAGE];
-        let share = packed_share(pid, &whole_pages(&repeated)).unwrap();
+        let share = packed_share(&source, &whole_pages(&repeated)).unwrap();
         assert!(share < 0.05, "{share}");
         let noise = noise(2048 * PAGE);
-        let share = packed_share(pid, &whole_pages(&noise)).unwrap();
+        let share = packed_share(&source, &whole_pages(&noise)).unwrap();
         assert!(share > 0.99, "{share}");
-        assert_eq!(packed_share(pid, &whole_pages(&noise[..8 * PAGE])), None);
+        assert_eq!(
+            packed_share(&source, &whole_pages(&noise[..8 * PAGE])),
+            None
+        );
     }
 
     /// Runs are cut into shares of as many pages each, in address order.

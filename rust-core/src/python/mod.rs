@@ -92,15 +92,8 @@ impl Request {
     fn new(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Request> {
         let empty = PyDict::new(py);
         let fields = fields.unwrap_or(&empty);
-        let parsed: RequestFields = pythonize::depythonize(fields.as_any()).map_err(|error| {
-            raise(
-                py,
-                Error::new(
-                    ErrorKind::Internal,
-                    format!("bad request from the glue: {error}"),
-                ),
-            )
-        })?;
+        let parsed: RequestFields =
+            pythonize::depythonize(fields.as_any()).map_err(|error| bad_request(py, error))?;
         Ok(Request {
             fields: Mutex::new(Some(parsed)),
         })
@@ -116,15 +109,7 @@ impl Request {
         threads: &Bound<'_, PyAny>,
         style: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Request> {
-        let bad = |error: pythonize::PythonizeError| {
-            raise(
-                py,
-                Error::new(
-                    ErrorKind::Internal,
-                    format!("bad request from the glue: {error}"),
-                ),
-            )
-        };
+        let bad = |error| bad_request(py, error);
         let threads = pythonize::depythonize(threads).map_err(bad)?;
         let style = style.map(pythonize::depythonize).transpose().map_err(bad)?;
         let command = parsed
@@ -141,6 +126,17 @@ impl Request {
             })),
         })
     }
+}
+
+/// A request the glue made with a field the core does not take, or of the wrong type.
+fn bad_request(py: Python<'_>, error: pythonize::PythonizeError) -> PyErr {
+    raise(
+        py,
+        Error::new(
+            ErrorKind::Internal,
+            format!("bad request from the glue: {error}"),
+        ),
+    )
 }
 
 impl Request {

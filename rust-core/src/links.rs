@@ -44,10 +44,13 @@ pub fn link_blocking_threads(report: &mut Report) {
             .as_deref()
             .map(|function| format!(": {function}"))
             .unwrap_or_default();
-        node.summary = Some(format!(
-            "JoinHandle -> blocking task {} (running on thread {tid}{what})",
-            target.task_id
-        ));
+        node.summary = Some(
+            format!(
+                "JoinHandle -> blocking task {} (running on thread {tid}{what})",
+                target.task_id
+            )
+            .into(),
+        );
     });
 }
 
@@ -87,10 +90,7 @@ pub fn link_local_sets(report: &mut Report) {
                     .join(", ")
             ),
         };
-        node.summary = Some(format!(
-            "LocalSet {:#x} running {listed}",
-            local_set.address
-        ));
+        node.summary = Some(format!("LocalSet {:#x} running {listed}", local_set.address).into());
     });
 }
 
@@ -139,7 +139,7 @@ fn link_node(node: &mut FutureNode, holders: &FxHashMap<u64, u64>) {
             };
             request.worker_task = Some(holder);
             node.summary =
-                Some(format!("request held by the tower Buffer worker, task {holder}, until its service is ready"));
+                Some(format!("request held by the tower Buffer worker, task {holder}, until its service is ready").into());
             return;
         }
         Some(Detail::OneshotRecv(wait)) => {
@@ -152,7 +152,7 @@ fn link_node(node: &mut FutureNode, holders: &FxHashMap<u64, u64>) {
         _ => return,
     };
     if node.summary.is_none() {
-        node.summary = Some("recv on oneshot".to_string());
+        node.summary = Some("recv on oneshot".into());
     }
     node.add_note(&note);
 }

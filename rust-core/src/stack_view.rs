@@ -326,10 +326,7 @@ fn node_title(node: &FutureNode) -> String {
         0 | 1 => String::new(),
         count => format!(" (branch 1 of {count} shown)"),
     };
-    let what = node
-        .summary
-        .clone()
-        .unwrap_or_else(|| node.type_name().to_string());
+    let what = node.summary.as_deref().unwrap_or_else(|| node.type_name());
     format!("{what}{branches}")
 }
 
@@ -491,7 +488,7 @@ mod tests {
 
     fn leaf(summary: &str) -> FutureNode {
         let mut node = FutureNode::new(NodeKind::Notified, "tokio::sync::notify::Notified", 0x2000);
-        node.summary = Some(summary.to_string());
+        node.summary = Some(summary.into());
         node
     }
 

@@ -48,7 +48,7 @@ pub fn step<'a>(
     );
     node.location = plan.location.clone();
     if let Some(at) = &plan.macro_location {
-        node.extras_mut().macro_location = Some(at.clone());
+        node.set_macro_location(at.clone());
     }
     if state != CoroutineState::Suspended {
         return Ok(None);
@@ -67,10 +67,11 @@ pub fn step<'a>(
             macros::TOKIO_SELECT_DISABLED,
         ],
     );
-    if !saved_locals.is_empty() || !holds.is_empty() {
-        let extras = node.extras_mut();
-        extras.locals = saved_locals;
-        extras.holds = holds;
+    if !saved_locals.is_empty() {
+        node.set_locals(saved_locals);
+    }
+    if !holds.is_empty() {
+        node.set_holds(holds);
     }
     let Some(awaitee) = awaitee else {
         return Ok(None);
@@ -303,7 +304,7 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     node.await_point = None;
     node.children.clear();
     if !node.locals().is_empty() {
-        node.extras_mut().locals.clear();
+        node.set_locals(Vec::new());
     }
     // The file as DWARF names it for this coroutine (debuggers spell paths differently);
     // the line is where the thread is.

@@ -272,7 +272,7 @@ impl<'a> FutureDecoder<'a> {
     ) {
         let holds = holdings::of_fields(&self.plans.holding_types, value);
         if !holds.is_empty() {
-            node.extras_mut().holds = holds;
+            node.set_holds(holds);
         }
         self.note_anchors_in(value);
         let searched = self.inner_futures(value);
@@ -300,10 +300,13 @@ impl<'a> FutureDecoder<'a> {
             node.set_detail(Detail::Future(WrapperState {
                 state: EMPTY_STATE.to_string(),
             }));
-            node.summary = Some(format!(
-                "{} (holds no future now: finished or not begun)",
-                node.type_name()
-            ));
+            node.summary = Some(
+                format!(
+                    "{} (holds no future now: finished or not begun)",
+                    node.type_name()
+                )
+                .into(),
+            );
         }
     }
 
@@ -381,7 +384,7 @@ impl<'a> FutureDecoder<'a> {
         if let Some(detail) = decoded.detail {
             node.set_detail(detail);
         }
-        node.summary = decoded.summary;
+        node.summary = decoded.summary.map(String::into_boxed_str);
         let mut children = decoded.children;
         if let Some(location) = decoded.location {
             node.location = Some(Arc::new(location));
@@ -424,11 +427,11 @@ impl<'a> FutureDecoder<'a> {
         };
         node.boxed |= child.boxed;
         if let Some(via) = child.via {
-            node.extras_mut().via = Some(via);
+            node.set_via(via);
         }
         node.held |= child.held;
         if let Some(branch) = child.branch {
-            node.extras_mut().branch = Some(branch);
+            node.set_branch(branch);
         }
         node
     }

@@ -34,7 +34,7 @@ pub struct AwaitPlan {
 }
 
 /// Branch lines by (env type, state, branch types).
-type BranchLines = FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Location>>>>;
+type BranchLines = FxHashMap<(DieRef, u64, Vec<DieRef>), Rc<Vec<Option<Arc<Location>>>>>;
 
 #[derive(Default)]
 pub struct Plans {
@@ -110,7 +110,7 @@ impl Plans {
         raw_state: u64,
         macro_line: Option<&Location>,
         branches: &[&TypeInfo],
-    ) -> Rc<Vec<Option<Location>>> {
+    ) -> Rc<Vec<Option<Arc<Location>>>> {
         let key = (
             env.die,
             raw_state,
@@ -119,9 +119,12 @@ impl Plans {
         if let Some(lines) = self.branches.borrow().get(&key) {
             return lines.clone();
         }
-        let lines = Rc::new(await_lines::branch_locations(
-            debug, env, macro_line, branches,
-        ));
+        let lines: Rc<Vec<_>> = Rc::new(
+            await_lines::branch_locations(debug, env, macro_line, branches)
+                .into_iter()
+                .map(|line| line.map(Arc::new))
+                .collect(),
+        );
         self.branches.borrow_mut().insert(key, lines.clone());
         lines
     }

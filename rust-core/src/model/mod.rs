@@ -728,9 +728,10 @@ pub struct Branch {
     /// The local the branch's future lives in, where the macro names it (`futures::select!`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// Where the branch's future is written in the user's macro call, when the code shows it.
+    /// Where the branch's future is written in the user's macro call, when the code shows
+    /// it: shared by the branches at one place of a macro (the decoder's plan for it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
+    pub location: Option<Arc<Location>>,
 }
 
 impl Branch {
@@ -838,7 +839,7 @@ pub struct FutureNode {
     /// Boxed: most nodes (coroutines) have none.
     detail: Option<Box<Detail>>,
     /// One line saying what the node waits for, as the text output shows it.
-    pub summary: Option<String>,
+    pub summary: Option<Box<str>>,
     /// Reached through a `Box<dyn Future>` / `Pin<Box<dyn Future>>` / `&mut dyn Future`.
     pub boxed: bool,
     /// Kept in that field by a future that polls it from its own `poll` (a hand-written
@@ -851,8 +852,8 @@ pub struct FutureNode {
     /// fallback where the layout table has no path for a type), which may have bound the
     /// wrong field.
     pub field_search: bool,
-    /// What few nodes have; boxed, so that the million nodes without any carry one pointer.
-    extras: Option<Box<NodeExtras>>,
+    /// What few nodes have (see `Extra`); empty for most.
+    extras: Box<[Extra]>,
 }
 
 /// A future type's name and, for a coroutine, the function it belongs to.
@@ -893,21 +894,23 @@ fn raw_json(value: &(impl Serialize + ?Sized)) -> Box<RawValue> {
         .unwrap_or_else(|_| RawValue::from_string("null".to_string()).unwrap_or_default())
 }
 
-/// The facts of a node that most nodes lack.
-#[derive(Debug, Clone, Default)]
-pub struct NodeExtras {
+/// One of the facts few nodes have. A node keeps a list of those it has, each once: a
+/// million nodes carry one pointer, and a node with one such fact (a `select!` branch, a
+/// macro's await) one small allocation.
+#[derive(Debug, Clone)]
+enum Extra {
     /// For an await written inside a macro (`select!`, `join!`): the macro's own source
     /// line, which DWARF gives; `location` is then the user's line of the macro call.
-    pub macro_location: Option<Location>,
-    pub branch: Option<Branch>,
+    MacroLocation(Location),
+    Branch(Branch),
     /// The field path from the parent, for a future found by searching its fields
     /// (`inner.conn.dispatch.in_flight`).
-    pub via: Option<String>,
+    Via(Box<str>),
     /// Locals saved across the await (suspended coroutines).
-    pub locals: Vec<Local>,
+    Locals(Vec<Local>),
     /// Guards, permits, senders and Notify handles among those locals.
-    pub holds: Vec<Holding>,
-    pub error: Option<String>,
+    Holds(Vec<Holding>),
+    Error(Box<str>),
 }
 
 /// Written field by field as the schema orders them (docs/schema.md), the extras among
@@ -915,7 +918,6 @@ pub struct NodeExtras {
 impl Serialize for FutureNode {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let extras = self.extras.as_deref();
         let mut node = serializer.serialize_struct("FutureNode", 20)?;
         node.serialize_field("kind", &self.kind)?;
         node.serialize_field("type", &*self.names.type_json)?;
@@ -946,11 +948,11 @@ impl Serialize for FutureNode {
         if self.held {
             node.serialize_field("held", &true)?;
         }
-        if let Some(extras) = extras.filter(|extras| !extras.locals.is_empty()) {
-            node.serialize_field("locals", &extras.locals)?;
+        if !self.locals().is_empty() {
+            node.serialize_field("locals", self.locals())?;
         }
-        if let Some(extras) = extras.filter(|extras| !extras.holds.is_empty()) {
-            node.serialize_field("holds", &extras.holds)?;
+        if !self.holds().is_empty() {
+            node.serialize_field("holds", self.holds())?;
         }
         if self.running {
             node.serialize_field("running", &true)?;
@@ -994,8 +996,8 @@ impl FutureNode {
             .summary
             .take()
             .map(|summary| match summary.strip_suffix(')') {
-                Some(open) => format!("{open}; {note})"),
-                None => format!("{summary} ({note})"),
+                Some(open) => format!("{open}; {note})").into(),
+                None => format!("{summary} ({note})").into(),
             });
     }
 
@@ -1020,7 +1022,7 @@ impl FutureNode {
             held: false,
             running: false,
             field_search: false,
-            extras: None,
+            extras: Box::default(),
         }
     }
 
@@ -1041,52 +1043,115 @@ impl FutureNode {
             .unwrap_or_else(|| self.names.type_name.clone())
     }
 
-    /// The node's rarer facts, made on first use.
-    pub fn extras_mut(&mut self) -> &mut NodeExtras {
-        self.extras.get_or_insert_default()
+    fn extra<T: ?Sized>(&self, pick: impl Fn(&Extra) -> Option<&T>) -> Option<&T> {
+        self.extras.iter().find_map(pick)
     }
 
-    pub fn macro_location(&self) -> Option<&Location> {
-        self.extras.as_ref()?.macro_location.as_ref()
+    fn extra_mut<T: ?Sized>(
+        &mut self,
+        pick: impl Fn(&mut Extra) -> Option<&mut T>,
+    ) -> Option<&mut T> {
+        self.extras.iter_mut().find_map(pick)
     }
 
-    pub fn branch(&self) -> Option<&Branch> {
-        self.extras.as_ref()?.branch.as_ref()
-    }
-
-    pub fn branch_mut(&mut self) -> Option<&mut Branch> {
-        self.extras.as_mut()?.branch.as_mut()
-    }
-
-    pub fn via(&self) -> Option<&str> {
-        self.extras.as_ref()?.via.as_deref()
-    }
-
-    pub fn locals(&self) -> &[Local] {
-        self.extras
-            .as_ref()
-            .map_or(&[], |extras| extras.locals.as_slice())
-    }
-
-    pub fn holds(&self) -> &[Holding] {
-        self.extras
-            .as_ref()
-            .map_or(&[], |extras| extras.holds.as_slice())
-    }
-
-    pub fn holds_mut(&mut self) -> &mut [Holding] {
-        match &mut self.extras {
-            Some(extras) => extras.holds.as_mut_slice(),
-            None => &mut [],
+    /// Sets `extra`, in place of the one of its kind the node has.
+    fn set_extra(&mut self, extra: Extra) {
+        let kind = std::mem::discriminant(&extra);
+        match self
+            .extras
+            .iter_mut()
+            .find(|kept| std::mem::discriminant(*kept) == kind)
+        {
+            Some(kept) => *kept = extra,
+            None => {
+                let mut extras = std::mem::take(&mut self.extras).into_vec();
+                extras.push(extra);
+                self.extras = extras.into_boxed_slice();
+            }
         }
     }
 
+    pub fn macro_location(&self) -> Option<&Location> {
+        self.extra(|extra| match extra {
+            Extra::MacroLocation(at) => Some(at),
+            _ => None,
+        })
+    }
+
+    pub fn set_macro_location(&mut self, at: Location) {
+        self.set_extra(Extra::MacroLocation(at));
+    }
+
+    pub fn branch(&self) -> Option<&Branch> {
+        self.extra(|extra| match extra {
+            Extra::Branch(branch) => Some(branch),
+            _ => None,
+        })
+    }
+
+    pub fn branch_mut(&mut self) -> Option<&mut Branch> {
+        self.extra_mut(|extra| match extra {
+            Extra::Branch(branch) => Some(branch),
+            _ => None,
+        })
+    }
+
+    pub fn set_branch(&mut self, branch: Branch) {
+        self.set_extra(Extra::Branch(branch));
+    }
+
+    pub fn via(&self) -> Option<&str> {
+        self.extra(|extra| match extra {
+            Extra::Via(via) => Some(&**via),
+            _ => None,
+        })
+    }
+
+    pub fn set_via(&mut self, via: impl Into<Box<str>>) {
+        self.set_extra(Extra::Via(via.into()));
+    }
+
+    pub fn locals(&self) -> &[Local] {
+        self.extra(|extra| match extra {
+            Extra::Locals(locals) => Some(locals.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    pub fn set_locals(&mut self, locals: Vec<Local>) {
+        self.set_extra(Extra::Locals(locals));
+    }
+
+    pub fn holds(&self) -> &[Holding] {
+        self.extra(|extra| match extra {
+            Extra::Holds(holds) => Some(holds.as_slice()),
+            _ => None,
+        })
+        .unwrap_or(&[])
+    }
+
+    pub fn holds_mut(&mut self) -> &mut [Holding] {
+        self.extra_mut(|extra| match extra {
+            Extra::Holds(holds) => Some(holds.as_mut_slice()),
+            _ => None,
+        })
+        .unwrap_or(&mut [])
+    }
+
+    pub fn set_holds(&mut self, holds: Vec<Holding>) {
+        self.set_extra(Extra::Holds(holds));
+    }
+
     pub fn error(&self) -> Option<&str> {
-        self.extras.as_ref()?.error.as_deref()
+        self.extra(|extra| match extra {
+            Extra::Error(error) => Some(&**error),
+            _ => None,
+        })
     }
 
     pub fn set_error(&mut self, error: impl Into<String>) {
-        self.extras_mut().error = Some(error.into());
+        self.set_extra(Extra::Error(error.into().into_boxed_str()));
     }
 }
 
@@ -1119,6 +1184,9 @@ mod tests {
     fn a_node_keeps_its_rare_facts_out_of_line() {
         let size = std::mem::size_of::<FutureNode>();
         assert!(size <= 112, "FutureNode is {size} bytes");
+        // A select! branch or a macro's await: one allocation of one small entry.
+        let size = std::mem::size_of::<Extra>();
+        assert!(size <= 56, "Extra is {size} bytes");
     }
 
     /// The extras are written among the other fields in the schema's order, each only when
@@ -1141,17 +1209,17 @@ mod tests {
         node.held = true;
         node.running = true;
         node.field_search = true;
-        let extras = node.extras_mut();
-        extras.macro_location = Some(at(4));
-        extras.branch = Some(Branch::new(1, BranchStatus::Pending));
-        extras.via = Some("inner".into());
-        extras.locals.push(Local {
+        // Set out of the schema's order, as the decoders come to them.
+        node.set_error("cannot read");
+        node.set_locals(vec![Local {
             name: "n".into(),
             type_name: "u8".into(),
             address: 0x20,
             value: None,
-        });
-        node.set_error("cannot read");
+        }]);
+        node.set_via("inner");
+        node.set_branch(Branch::new(1, BranchStatus::Pending));
+        node.set_macro_location(at(4));
         let json = serde_json::to_string(&node).unwrap();
         // Each key's first appearance is its own (the nested ones come after it).
         let positions: Vec<Option<usize>> = [

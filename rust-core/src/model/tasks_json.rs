@@ -68,7 +68,7 @@ mod tests {
 
     fn task(id: u64) -> TaskReport {
         let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x9000 + id);
-        root.summary = Some(format!("task {id} \"waits\""));
+        root.summary = Some(format!("task {id} \"waits\"").into());
         if id.is_multiple_of(7) {
             root.set_error(format!("cannot read {id}"));
         }

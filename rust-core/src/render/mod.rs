@@ -485,7 +485,7 @@ fn node_line(node: &FutureNode, frame: usize, indent: &str, options: &TextOption
                 .style
                 .function(node.function().unwrap_or(node.type_name()))
         ),
-        Some(summary) => summary.clone(),
+        Some(summary) => summary.to_string(),
         None => node.type_name().to_string(),
     };
     let boxed = if node.boxed { " [boxed]" } else { "" };

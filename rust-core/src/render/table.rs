@@ -189,7 +189,7 @@ pub(crate) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
     let leaf = chain.last().copied().unwrap_or(root);
     let waits_on = match (leaf.error(), &leaf.summary) {
         (Some(error), _) => format!("error: {error}"),
-        (None, Some(summary)) => summary.clone(),
+        (None, Some(summary)) => summary.to_string(),
         (None, None) if leaf.running => format!("{} (running)", frame_name(leaf)),
         (None, None) => frame_name(leaf),
     };

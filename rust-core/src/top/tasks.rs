@@ -466,7 +466,7 @@ mod tests {
 
     fn task(id: u64, function: &str, state: TaskState) -> TaskReport {
         let mut leaf = FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x100 + id);
-        leaf.summary = Some(format!("Sleep until +{id}.0s"));
+        leaf.summary = Some(format!("Sleep until +{id}.0s").into());
         let mut root = FutureNode::new(NodeKind::Future, function, 0x9000 + id);
         root.children.push(leaf);
         TaskReport {

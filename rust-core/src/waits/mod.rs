@@ -784,7 +784,7 @@ mod tests {
             semaphore: wait.lock,
             waiters: 1,
         }));
-        node.summary = Some(format!("waiting for {:#x} (1 waiter)", wait.lock));
+        node.summary = Some(format!("waiting for {:#x} (1 waiter)", wait.lock).into());
         node
     }
 
@@ -794,7 +794,7 @@ mod tests {
         let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x9000 + id * 0x100);
         root.location = Some(Arc::new(at(line)));
         if !holds.is_empty() {
-            root.extras_mut().holds = holds;
+            root.set_holds(holds);
         }
         root.children.push(match waits {
             Some(wait) => leaf(wait),
@@ -858,7 +858,7 @@ mod tests {
         (
             holders,
             wait.holders_certainty,
-            leaf.summary.clone().unwrap_or_default(),
+            leaf.summary.as_deref().unwrap_or_default().to_string(),
         )
     }
 

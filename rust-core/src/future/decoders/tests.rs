@@ -3120,7 +3120,10 @@ fn then_and_then_and_maybe_done_show_the_future_they_run_or_their_state() {
                 state: state.into()
             })
         );
-        assert_eq!(node.summary, Some(format!("MaybeDone ({state})")));
+        assert_eq!(
+            node.summary.as_deref(),
+            Some(&*format!("MaybeDone ({state})"))
+        );
     }
     // A discriminant no variant has: one error, not a guess.
     memory.write_u64(0x1000, 7);

@@ -537,9 +537,10 @@ pub struct TaskReport {
     pub root: FutureNode,
     #[serde(serialize_with = "hex_address")]
     pub runtime: u64,
-    /// Where the task was spawned, where tokio records it (`tokio_unstable` builds).
+    /// Where the task was spawned, where tokio records it (`tokio_unstable` builds):
+    /// shared by the tasks spawned at one place.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub spawned_at: Option<Location>,
+    pub spawned_at: Option<Arc<Location>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

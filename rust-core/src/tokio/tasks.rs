@@ -135,7 +135,7 @@ pub struct TaskReader<'a> {
     /// `poll` function address (unbiased) -> where that future type sits in its task.
     by_poll_fn: std::cell::RefCell<FxHashMap<u64, Result<CoreLayout>>>,
     /// `&'static Location` -> what it says: tasks spawned at one place share it.
-    spawn_locations: std::cell::RefCell<FxHashMap<u64, Option<Location>>>,
+    spawn_locations: std::cell::RefCell<FxHashMap<u64, Option<Arc<Location>>>>,
 }
 
 impl<'a> TaskReader<'a> {
@@ -427,7 +427,7 @@ impl<'a> TaskReader<'a> {
     }
 
     /// Where the task was spawned, in builds whose tokio records it (`tokio_unstable`).
-    pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Location>> {
+    pub fn spawn_location(&self, header: &TaskHeader) -> Result<Option<Arc<Location>>> {
         let layout = self.layout_of(header)?;
         if !layout.records_spawn_location {
             return Ok(None);
@@ -451,10 +451,12 @@ impl<'a> TaskReader<'a> {
         };
         let spawned_at = read
             .and_then(|bytes| String::from_utf8(bytes).ok())
-            .map(|file| Location {
-                file: names::short_path(&file).into(),
-                line,
-                path: file.into(),
+            .map(|file| {
+                Arc::new(Location {
+                    file: names::short_path(&file).into(),
+                    line,
+                    path: file.into(),
+                })
             });
         self.spawn_locations
             .borrow_mut()

@@ -118,6 +118,18 @@ fn advise_huge_pages(bytes: &mut Vec<u8>) {
     }
 }
 
+/// A packing thread's room for `share`: a quarter more than a sample of it packs into,
+/// never more than heap pages ever take (the room before any sample).
+fn room_for_share(source: Option<&Source>, share: &[Run]) -> Result<Vec<u8>> {
+    let bytes = present_bytes(share);
+    let most = bytes / 2 + bytes / 16;
+    let sampled = source.and_then(|source| packed_share(source, share));
+    let packed = sampled.map_or(most, |ratio| {
+        (bytes as f64 * ratio * 1.25) as u64 + bytes / 64
+    });
+    touched_room(packed.min(most) as usize + (2 << 20))
+}
+
 /// A touched, empty vector of `capacity` bytes.
 fn touched_room(capacity: usize) -> Result<Vec<u8>> {
     let mut bytes = Vec::new();
@@ -153,23 +165,33 @@ impl CopyRoom {
                 ));
             }
         }
-        // Each packing thread's room: a quarter more than a sample of its share packs
-        // into, never more than heap pages ever take (the room before any sample).
+        // Each packing thread's room, sampled and touched by a thread of its own: the
+        // kernel zeroes the fresh pages of both at once (a million tasks' room takes
+        // most of a second on one thread).
         let source = Source::open(pid).ok();
-        let rooms = split_runs(&present, PACKING_THREADS)
-            .iter()
-            .map(|share| {
-                let bytes = present_bytes(share);
-                let most = bytes / 2 + bytes / 16;
-                let sampled = source
-                    .as_ref()
-                    .and_then(|source| packed_share(source, share));
-                let packed = sampled.map_or(most, |ratio| {
-                    (bytes as f64 * ratio * 1.25) as u64 + bytes / 64
+        let shares = split_runs(&present, PACKING_THREADS);
+        let room_for = |share: &[Run]| room_for_share(source.as_ref(), share);
+        let rooms = std::thread::scope(|scope| {
+            let helpers: Vec<_> = shares[1..]
+                .iter()
+                .map(|share| {
+                    crate::threads::spawn_scoped(scope, "tokio-async-room", move || room_for(share))
+                        .ok()
+                })
+                .collect();
+            let mut rooms = vec![room_for(&shares[0])];
+            for (share, helper) in shares[1..].iter().zip(helpers) {
+                rooms.push(match helper {
+                    Some(thread) => thread
+                        .join()
+                        .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
+                    // No thread to be had: made here.
+                    None => room_for(share),
                 });
-                touched_room(packed.min(most) as usize + (2 << 20))
-            })
-            .collect::<Result<Vec<_>>>()?;
+            }
+            rooms
+        });
+        let rooms = rooms.into_iter().collect::<Result<Vec<_>>>()?;
         Ok(CopyRoom { pid, rooms })
     }
 

@@ -19,8 +19,9 @@ pub trait Memory {
     fn release_cache(&self) {}
 
     /// A reader of the same bytes for another thread, where one can be had: memory that
-    /// does not change while it is read (a copy, a core file). The task walk then decodes
-    /// on two threads; other memory (a debugger's) is read by one.
+    /// does not change while it is read (a copy, a core file, a process a debugger keeps
+    /// stopped). The task walk then decodes on two threads; other memory (read through a
+    /// debugger's own calls) is read by one.
     fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
         None
     }
@@ -71,6 +72,26 @@ impl Memory for ProcessMemory {
             Ok(()) => Ok(()),
             Err(_) => Err(Error::memory(address, buf.len())),
         }
+    }
+}
+
+/// A stopped process's memory, cached by the page (what a debugger's command reads: the
+/// debugger keeps every thread stopped while it runs). Unchanging while read, it gives a
+/// second thread a reader of its own: another handle, with its own cache.
+pub struct StoppedProcess(pub PageCache<ProcessMemory>);
+
+impl Memory for StoppedProcess {
+    fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
+        self.0.read(address, buf)
+    }
+
+    fn release_cache(&self) {
+        self.0.release_cache();
+    }
+
+    fn second_reader(&self) -> Option<Box<dyn Memory + Send + '_>> {
+        let handle = self.0.inner().try_clone().ok()?;
+        Some(Box::new(PageCache::new(handle)))
     }
 }
 
@@ -236,5 +257,39 @@ pub mod testing {
         assert!(cache.read(0x2030, &mut [0u8; 16]).is_err());
         // A pointer read from the target can point into the last page of the address space.
         assert!(cache.read(u64::MAX - 200, &mut [0u8; 1]).is_err());
+    }
+
+    /// A stopped process gives a second thread a reader of its own, which reads what the
+    /// first reads (here, this test's own memory, which does not change).
+    #[test]
+    fn a_stopped_process_reads_the_same_on_a_second_reader() {
+        static BYTES: [u8; 6000] = {
+            let mut bytes = [0u8; 6000];
+            let mut index = 0;
+            while index < bytes.len() {
+                bytes[index] = (index % 251) as u8;
+                index += 1;
+            }
+            bytes
+        };
+        let memory = StoppedProcess(PageCache::new(
+            ProcessMemory::open(std::process::id()).unwrap(),
+        ));
+        let second = memory.second_reader().expect("a second reader");
+        let address = BYTES.as_ptr() as u64;
+        let mut first_read = vec![0u8; 6000];
+        memory.read(address, &mut first_read).unwrap();
+        let second_read = std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let mut bytes = vec![0u8; 6000];
+                    second.read(address, &mut bytes).map(|()| bytes)
+                })
+                .join()
+                .unwrap()
+        })
+        .unwrap();
+        assert_eq!(first_read, BYTES);
+        assert_eq!(second_read, BYTES);
     }
 }

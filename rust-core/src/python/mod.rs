@@ -22,7 +22,7 @@ use crate::core_file::CoreFileMemory;
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{self, all_task_ids};
-use crate::memory::{Memory, PageCache, ProcessMemory};
+use crate::memory::{Memory, PageCache, ProcessMemory, StoppedProcess};
 use crate::model::{ClockSource, NodeKind};
 use crate::panics::guarded;
 use crate::selection::TaskFilter;
@@ -457,7 +457,7 @@ fn with_memory<T>(
         .filter(|_| direct && live.is_none())
         .and_then(|path| CoreFileMemory::open(path).ok());
     match (live, core) {
-        (Some(live), _) => body(&PageCache::new(live), "process"),
+        (Some(live), _) => body(&StoppedProcess(PageCache::new(live)), "process"),
         // Mapped: no page cache needed.
         (None, Some(core)) => body(&core, "core_file"),
         (None, None) => body(&PageCache::new(read_memory), "debugger"),

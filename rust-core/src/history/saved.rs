@@ -87,11 +87,11 @@ impl MarkedNode for SavedNode {
             .as_ref()
             .map(|branch| (branch.index, branch.status))
     }
-    fn progress(&self) -> Progress {
-        self.detail.clone().unwrap_or_default()
+    fn progress(&self) -> Option<Progress> {
+        self.detail.clone()
     }
-    fn children(&self) -> Vec<&Self> {
-        self.children.iter().collect()
+    fn children(&self) -> &[Self] {
+        &self.children
     }
 }
 

@@ -14,7 +14,7 @@ use crate::model::{BranchStatus, CoroutineState, NodeKind, Report, TakenAt, Task
 pub const MAX_DEPTH: usize = 256;
 
 /// What a snapshot reads of a node, from a report's tree or a saved report's.
-pub trait MarkedNode {
+pub trait MarkedNode: Sized {
     fn kind(&self) -> NodeKind;
     fn type_name(&self) -> &str;
     fn function(&self) -> Option<&str>;
@@ -23,8 +23,9 @@ pub trait MarkedNode {
     /// The short file and the line.
     fn place(&self) -> Option<(&str, u64)>;
     fn branch(&self) -> Option<(usize, BranchStatus)>;
-    fn progress(&self) -> Progress;
-    fn children(&self) -> Vec<&Self>;
+    /// What says it made progress, for a node with facts (`None`: none to say).
+    fn progress(&self) -> Option<Progress>;
+    fn children(&self) -> &[Self];
 }
 
 /// One node as it was: where it sits and what it showed.
@@ -138,21 +139,22 @@ fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
         if depth >= MAX_DEPTH {
             continue;
         }
-        let progress = node.progress();
-        let fingerprint = fingerprint(node, depth, &progress);
+        // Facts that say nothing count as none (a coroutine's absent facts, mostly).
+        let progress = node.progress().filter(|progress| !progress.is_empty());
+        let fingerprint = fingerprint(node, depth, progress.as_ref());
         marks.push(NodeMark {
             depth: depth as u16,
             fingerprint,
-            label: labels.intern(fingerprint, || label(node, &progress)),
+            label: labels.intern(fingerprint, || label(node, progress.as_ref())),
         });
-        for child in node.children().into_iter().rev() {
+        for child in node.children().iter().rev() {
             pending.push((child, depth + 1));
         }
     }
     marks
 }
 
-fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: &Progress) -> u64 {
+fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: Option<&Progress>) -> u64 {
     let mut hasher = FxHasher::default();
     depth.hash(&mut hasher);
     node.kind().hash(&mut hasher);
@@ -167,7 +169,7 @@ fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: &Progress) -> u6
 }
 
 /// `app::serve at main.rs:88`, `[1 pending] mutex_lock (permits_available 0, ...)`.
-pub fn label<N: MarkedNode>(node: &N, progress: &Progress) -> String {
+pub fn label<N: MarkedNode>(node: &N, progress: Option<&Progress>) -> String {
     let mut text = String::new();
     if let Some((index, status)) = node.branch() {
         text.push_str(&format!("[{index} {}] ", status.name()));
@@ -182,7 +184,7 @@ pub fn label<N: MarkedNode>(node: &N, progress: &Progress) -> String {
     if node.coroutine_state() == Some(CoroutineState::Unresumed) {
         text.push_str(" (not started)");
     }
-    if !progress.is_empty() {
+    if let Some(progress) = progress {
         text.push_str(&format!(" ({})", progress.describe()));
     }
     text
@@ -212,10 +214,10 @@ impl MarkedNode for crate::model::FutureNode {
     fn branch(&self) -> Option<(usize, BranchStatus)> {
         crate::model::FutureNode::branch(self).map(|branch| (branch.index, branch.status))
     }
-    fn progress(&self) -> Progress {
-        self.detail().map(Progress::of).unwrap_or_default()
+    fn progress(&self) -> Option<Progress> {
+        self.detail().map(Progress::of)
     }
-    fn children(&self) -> Vec<&Self> {
-        self.children.iter().collect()
+    fn children(&self) -> &[Self] {
+        &self.children
     }
 }

@@ -1168,6 +1168,15 @@ impl Program {
     }
 }
 
+const TCP_STREAM: &str = "tokio::net::tcp::stream::TcpStream";
+
+/// tokio's `TcpStream` (`socket_types`) and a `&mut` to one, as the io futures hold it.
+fn tcp_stream(program: &mut Program) -> (Ty, Ty) {
+    let stream = socket_types(program, "TcpStream");
+    let reference = program.pointer(&format!("&mut {TCP_STREAM}"), stream);
+    (stream, reference)
+}
+
 /// A TCP value at `at` whose fd is `fd` (its `Option` says `Some`).
 fn write_socket(memory: &mut TestMemory, at: u64, fd: u32) {
     memory.zero(at, 24);
@@ -1179,15 +1188,14 @@ fn write_socket(memory: &mut TestMemory, at: u64, fd: u32) {
 fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
     let mut program = Program::new();
     let listener = socket_types(&mut program, "TcpListener");
-    let stream = socket_types(&mut program, "TcpStream");
+    let (_, reader) = tcp_stream(&mut program);
     let this = program.reference("tokio::net::tcp::listener::TcpListener", listener);
     let accept = "tokio::net::tcp::listener::{impl#0}::accept::{async_fn_env#0}";
     async_method(&mut program, accept, 16, 8, &[("self", 0, this)]);
-    let reader = program.pointer("&mut tokio::net::tcp::stream::TcpStream", stream);
-    let read = "tokio::io::util::read::Read<tokio::net::tcp::stream::TcpStream>";
-    program.structure(read, 24, &[("reader", 0, reader)]);
-    let write = "tokio::io::util::write::Write<tokio::net::tcp::stream::TcpStream>";
-    program.structure(write, 24, &[("writer", 0, reader)]);
+    let read = format!("tokio::io::util::read::Read<{TCP_STREAM}>");
+    program.structure(&read, 24, &[("reader", 0, reader)]);
+    let write = format!("tokio::io::util::write::Write<{TCP_STREAM}>");
+    program.structure(&write, 24, &[("writer", 0, reader)]);
     let wrapper = "tokio_stream::wrappers::tcp_listener::TcpListenerStream";
     program.structure(wrapper, 24, &[("inner", 0, listener)]);
     let usize = program.usize();
@@ -1236,7 +1244,7 @@ fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
     memory.zero(0x3000, 24);
     memory.write_u64(0x3000, 0x2100);
     for (name, operation, interest) in [(read, "read", "read"), (write, "write", "write")] {
-        let node = decode(&debug, &memory, name, 0x3000);
+        let node = decode(&debug, &memory, &name, 0x3000);
         let wait = IoWait {
             buffered: None,
             fd: Some(12),
@@ -3256,12 +3264,7 @@ fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
     memory.zero(0x3000, 72);
     let waiters_at = 0x3008;
     memory.write_u64(waiters_at + 16, 1);
-    let held = decode(
-        &debug,
-        &memory,
-        "tokio::net::tcp::stream::TcpStream",
-        0x2000,
-    );
+    let held = decode(&debug, &memory, TCP_STREAM, 0x2000);
     let wait = |interest| IoWait {
         buffered: None,
         fd: Some(7),
@@ -3275,12 +3278,7 @@ fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
         Some("poll on fd 7, waiting for read")
     );
     memory.write_u64(waiters_at + 40, 1);
-    let held = decode(
-        &debug,
-        &memory,
-        "tokio::net::tcp::stream::TcpStream",
-        0x2000,
-    );
+    let held = decode(&debug, &memory, TCP_STREAM, 0x2000);
     assert_eq!(
         facts(&held),
         &Detail::IoReadiness(wait(vec!["read", "write"]))
@@ -3288,24 +3286,14 @@ fn a_socket_kept_in_a_field_names_its_fd_and_the_interest_registered_on_it() {
     // Nobody registered: the fd, and no interest.
     memory.write_u64(waiters_at + 16, 0);
     memory.write_u64(waiters_at + 40, 0);
-    let held = decode(
-        &debug,
-        &memory,
-        "tokio::net::tcp::stream::TcpStream",
-        0x2000,
-    );
+    let held = decode(&debug, &memory, TCP_STREAM, 0x2000);
     assert_eq!(facts(&held), &Detail::IoReadiness(wait(Vec::new())));
     // A waiter in the list (a `readable()`/`writable()` call) for writing.
     memory.zero(0x4000, 48);
     memory.write_u64(0x4000 + 32, 0b10);
     memory.write_u64(waiters_at, 0x4000);
     memory.write_u64(waiters_at + 8, 0x4000);
-    let held = decode(
-        &debug,
-        &memory,
-        "tokio::net::tcp::stream::TcpStream",
-        0x2000,
-    );
+    let held = decode(&debug, &memory, TCP_STREAM, 0x2000);
     assert_eq!(facts(&held), &Detail::IoReadiness(wait(vec!["write"])));
 }
 
@@ -3333,9 +3321,8 @@ fn copy_buffer(program: &mut Program) -> Ty {
 #[test]
 fn copies_read_line_a_reader_stream_and_a_sink_feed_name_their_fds_and_bytes() {
     let mut program = Program::new();
-    let stream = socket_types(&mut program, "TcpStream");
-    let stream_name = "tokio::net::tcp::stream::TcpStream";
-    let socket = program.pointer(&format!("&mut {stream_name}"), stream);
+    let (stream, socket) = tcp_stream(&mut program);
+    let stream_name = TCP_STREAM;
     let u64 = program.u64();
     let buffer = copy_buffer(&mut program);
     let copy = format!("tokio::io::util::copy::Copy<{stream_name}, {stream_name}>");
@@ -3590,7 +3577,7 @@ fn child_wait_names_the_pid_or_says_the_child_exited() {
 fn framed_codecs_read_or_write_frames_with_the_bytes_they_hold() {
     let mut program = Program::new();
     let stream = socket_types(&mut program, "TcpStream");
-    let stream_name = "tokio::net::tcp::stream::TcpStream";
+    let stream_name = TCP_STREAM;
     let usize = program.usize();
     let bytes = program.structure("bytes::bytes_mut::BytesMut", 32, &[("len", 8, usize)]);
     let read_frame = program.structure(
@@ -3684,9 +3671,8 @@ fn framed_codecs_read_or_write_frames_with_the_bytes_they_hold() {
 #[test]
 fn copy_bidirectional_says_each_directions_transfer() {
     let mut program = Program::new();
-    let stream = socket_types(&mut program, "TcpStream");
-    let stream_name = "tokio::net::tcp::stream::TcpStream";
-    let socket = program.pointer(&format!("&mut {stream_name}"), stream);
+    let (_, socket) = tcp_stream(&mut program);
+    let stream_name = TCP_STREAM;
     let u64 = program.u64();
     let buffer = copy_buffer(&mut program);
     let transfer = program.rust_enum(

@@ -7,6 +7,8 @@
 //! JSON has always had (report version 1), which `every_detail_writes_its_keys_sorted`
 //! keeps.
 
+use std::sync::Arc;
+
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -575,7 +577,7 @@ pub struct LocalSetRun {
 pub struct HolderNote {
     pub party: Party,
     /// The await line of the coroutine keeping it.
-    pub location: Option<Location>,
+    pub location: Option<Arc<Location>>,
     /// The local keeping it.
     pub local: String,
     pub idle_future: bool,

@@ -223,12 +223,12 @@ pub struct WaitEdge {
     pub from: Party,
     pub to: Party,
     pub resource: Resource,
-    /// Where `from` waits: its deepest coroutine's await line.
+    /// Where `from` waits: its deepest coroutine's await line (shared with its node).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
+    pub location: Option<Arc<Location>>,
     /// Where `to` holds it: the await line of the coroutine keeping the guard or sender.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub held_at: Option<Location>,
+    pub held_at: Option<Arc<Location>>,
     /// A Notify's holders may notify, or may not: not evidence of waiting.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub possible: bool,
@@ -259,7 +259,7 @@ pub struct Futurelock {
     pub local: String,
     /// The await line of the coroutine keeping it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub location: Option<Location>,
+    pub location: Option<Arc<Location>>,
     /// Tasks waiting for the resource.
     pub blocked: Vec<u64>,
 }

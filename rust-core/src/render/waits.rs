@@ -3,6 +3,7 @@
 //! deadlock lines too.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
 use super::style::Style;
 use crate::model::{
@@ -39,9 +40,9 @@ pub fn render_locks(out: &mut String, report: &Report, style: &Style) {
     }
 }
 
-fn at(location: &Option<Location>, style: &Style) -> String {
+fn at(location: &Option<Arc<Location>>, style: &Style) -> String {
     location
-        .as_ref()
+        .as_deref()
         .map(|at| style.file(&format!("{}:{}", at.file, at.line)))
         .unwrap_or_else(|| "?".into())
 }

@@ -334,14 +334,14 @@ struct Walk<'w> {
 impl<'w> Walk<'w> {
     /// What the party is blocked on below `node` (the await path: pending branches only),
     /// adding the edges it finds and each waiting node's holders.
-    fn visit(&mut self, node: &mut FutureNode, at: Option<&Location>) -> Condition {
+    fn visit(&mut self, node: &mut FutureNode, at: Option<&Arc<Location>>) -> Condition {
         if node.running {
             return Condition::Free;
         }
         // The await line of the innermost coroutine: a field apart from the children, so
         // it is borrowed down the walk and copied only into the edges made.
         let at = if node.kind.is_coroutine() {
-            node.location.as_deref().or(at)
+            node.location.as_ref().or(at)
         } else {
             at
         };
@@ -380,7 +380,7 @@ impl<'w> Walk<'w> {
         }
     }
 
-    fn join_handle(&mut self, node: &FutureNode, at: Option<Location>) -> Condition {
+    fn join_handle(&mut self, node: &FutureNode, at: Option<Arc<Location>>) -> Condition {
         let Some(Detail::JoinHandle(target)) = node.detail() else {
             return Condition::Free;
         };
@@ -408,7 +408,7 @@ impl<'w> Walk<'w> {
         &mut self,
         node: &mut FutureNode,
         waiting: Waiting,
-        at: Option<Location>,
+        at: Option<Arc<Location>>,
     ) -> Condition {
         self.labels.insert(waiting.key, waiting.resource);
         let counted = self
@@ -431,7 +431,7 @@ impl<'w> Walk<'w> {
                 to: entry.holder.party,
                 resource: waiting.resource,
                 location: at.clone(),
-                held_at: entry.holder.location.as_deref().cloned(),
+                held_at: entry.holder.location.clone(),
                 possible,
                 idle_future: entry.holder.holding.idle_future,
                 uncertain: entry.share == Share::MayHold,
@@ -542,7 +542,7 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>)
         .iter()
         .map(|entry| HolderNote {
             party: entry.holder.party,
-            location: entry.holder.location.as_deref().cloned(),
+            location: entry.holder.location.clone(),
             local: entry.holder.holding.local.clone(),
             idle_future: entry.holder.holding.idle_future,
             permits: entry.permits,
@@ -689,7 +689,7 @@ fn futurelocks(
                 task,
                 resource,
                 local: holder.holding.local.clone(),
-                location: holder.location.as_deref().cloned(),
+                location: holder.location.clone(),
                 blocked,
             });
         }

@@ -145,3 +145,26 @@ def test_bad_words_are_the_cores_one_line():
             commands.parse_arguments(words, commands.TASKS)
         assert str(raised.value).startswith(says), str(raised.value)
     assert commands.parse_arguments("--output ~/report.json", commands.TASKS).output == os.path.expanduser("~/report.json")
+
+
+def test_sample_and_stepping_words_are_read_by_the_cores_parser_too():
+    """`async sample` and the stepping commands are parsed once, by the core, with the
+    usage lines the help shows."""
+    options = commands.parse_sample("-i 0.25s --count=3 --svg ~/s.svg")
+    assert (options.interval, options.count, options.folded) == (0.25, 3, None)
+    assert str(options.svg) == os.path.expanduser("~/s.svg")
+    assert commands.parse_stepping("until-polled", "42").task == 42
+    assert commands.parse_stepping("finish", "--own-frame").own_frame
+    for parse, says in (
+        (lambda: commands.parse_sample("--bad"),
+         "unknown argument '--bad'; usage: async sample [--interval SECONDS] [--count N] [--output FILE.folded] "
+         "[--svg FILE.svg]"),
+        (lambda: commands.parse_sample("--count 0"), "--count needs a number of samples from 1 to 100000, not '0'"),
+        (lambda: commands.parse_sample("'open"), "No closing quotation; usage: async sample"),
+        (lambda: commands.parse_stepping("until-woken", ""), "which task? usage: async until-woken TASK"),
+        (lambda: commands.parse_stepping("step", "now"), "step takes no arguments; usage: async step"),
+    ):
+        with pytest.raises(commands.UserError) as raised:
+            parse()
+        assert str(raised.value).startswith(says), str(raised.value)
+    assert commands.help_text("Help.", "next") == "Help.\nusage: async next [--own-frame]"

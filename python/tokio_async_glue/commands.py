@@ -49,14 +49,6 @@ OPTIONS = (
 )
 FILTERS = ("name", "state", "waiting-on", "runtime", "limit", "stuck-for")
 WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: (), DIFF: ()}
-USAGES = {
-    BACKTRACE: "usage: async backtrace [all] [full] [--json] [--output FILE] [--group] [FILTERS]",
-    TASKS: "usage: async tasks [--json] [--output FILE] [--group] [FILTERS]",
-    TASK: "usage: async task ID [full] [--json] [--output FILE]",
-    WAITS: "usage: async waits [--json] [--output FILE]",
-    DIFF: "usage: async diff [--since FILE.json] [--json] [--output FILE]",
-}
-USAGE = USAGES[BACKTRACE]
 _FILTER_HELP = ("FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, "
                 "--limit N, --stuck-for SECONDS.")
 HELPS = {
@@ -128,16 +120,48 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE):
     `tokio-async` executable's too: one set of rules; OPTIONS here only helps and
     completes, and a test keeps it to the flags the parser takes): the core's
     `ParsedCommand`, handed to `Request.of_command` whole."""
-    usage = USAGES[command]
+    core = _core()
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
-        raise UserError("%s; %s" % (error, usage)) from None
-    core = _core()
+        raise UserError("%s; %s" % (error, core.usage(command))) from None
     try:
         return core.parse_command(command, words)
     except core.Error as error:
         raise _user_error(error) from None
+
+
+def parse_sample(argument_string: str):
+    """`async sample`'s words, split as a shell splits them, read by the core's parser:
+    its `SampleOptions` (interval, count, folded, svg)."""
+    core = _core()
+    try:
+        words = shlex.split(argument_string)
+    except ValueError as error:
+        raise UserError("%s; %s" % (error, core.usage("sample"))) from None
+    try:
+        return core.parse_sample(words)
+    except core.Error as error:
+        raise _user_error(error) from None
+
+
+def parse_stepping(command: str, argument_string: str):
+    """A stepping command's words read by the core's parser: its `SteppingArguments`
+    (task, own_frame)."""
+    core = _core()
+    try:
+        return core.parse_stepping(command, argument_string.split())
+    except core.Error as error:
+        raise _user_error(error) from None
+
+
+def help_text(help: str, command: str) -> str:
+    """A command's help and, where the extension is built, its usage line from the core's
+    parser (the debuggers ask for help before any command runs)."""
+    try:
+        return help + "\n" + _core().usage(command)
+    except UserError:
+        return help
 
 
 def _binary_key(path: str, debug_dirs, debugger_file=None):

@@ -262,7 +262,7 @@ class AsyncCommand(gdb.Command):
     """One `async` subcommand; its help is set per instance from commands.HELPS."""
 
     def __init__(self, name, command):
-        self.__doc__ = commands.HELPS[command] + "\n" + commands.USAGES[command]
+        self.__doc__ = commands.help_text(commands.HELPS[command], command)
         super().__init__("async " + name, gdb.COMMAND_STACK)
         self.command = command
 
@@ -585,7 +585,7 @@ class AsyncSteppingCommand(gdb.Command):
     """One of the commands that run the program to follow a task; help from stepping.HELPS."""
 
     def __init__(self, name, command):
-        self.__doc__ = stepping.HELPS[command] + "\n" + stepping.USAGES[command]
+        self.__doc__ = commands.help_text(stepping.HELPS[command], command)
         super().__init__("async " + name, gdb.COMMAND_RUNNING)
         self.command = command
 
@@ -613,7 +613,7 @@ class AsyncSampleCommand(gdb.Command):
     """Sample where the tasks wait; help from sampling.HELP."""
 
     def __init__(self):
-        self.__doc__ = sampling.HELP + "\n" + sampling.USAGE
+        self.__doc__ = commands.help_text(sampling.HELP, sampling.SAMPLE)
         super().__init__("async " + sampling.SAMPLE, gdb.COMMAND_RUNNING)
 
     def invoke(self, argument, from_tty):

@@ -313,7 +313,7 @@ class _Help:
         return commands.HELPS[self.command]
 
     def get_long_help(self):
-        return commands.HELPS[self.command] + "\n" + commands.USAGES[self.command]
+        return commands.help_text(commands.HELPS[self.command], self.command)
 
 
 class _RawCommand(_Help):
@@ -832,7 +832,7 @@ class _SteppingCommand(_Help):
         return stepping.HELPS[self.command]
 
     def get_long_help(self):
-        return stepping.HELPS[self.command] + "\n" + stepping.USAGES[self.command]
+        return commands.help_text(stepping.HELPS[self.command], self.command)
 
     def __call__(self, debugger, argument, exe_ctx, result):
         output, error = commands.execute_stepping(
@@ -863,7 +863,7 @@ class AsyncSampleCommand(_Help):
         return sampling.HELP
 
     def get_long_help(self):
-        return sampling.HELP + "\n" + sampling.USAGE
+        return commands.help_text(sampling.HELP, sampling.SAMPLE)
 
     def __call__(self, debugger, argument, exe_ctx, result):
         output, error = commands.execute_sampling(

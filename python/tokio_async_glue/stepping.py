@@ -11,20 +11,11 @@ import os
 import re
 from typing import List, NamedTuple, Optional
 
+from . import commands
 from .adapter import UserError
 
 NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN = "next", "step", "finish", "until-polled", "until-woken"
-# Only where the selected frame is the async fn's own code, not a function it calls (as an
-# editor's `next`/`stepOut` means it; `tokio-async dap` passes it).
-OWN_FRAME = "--own-frame"
 COMMANDS = (NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN)
-USAGES = {
-    NEXT: "usage: async next [--own-frame]",
-    STEP: "usage: async step",
-    FINISH: "usage: async finish [--own-frame]",
-    UNTIL_POLLED: "usage: async until-polled TASK",
-    UNTIL_WOKEN: "usage: async until-woken TASK",
-}
 HELPS = {
     NEXT: "Run to the next line of the selected async fn in the same task: across awaits that yield, "
     "whichever worker polls the task next; when the fn returns, stop in its awaiter. With --own-frame, only "
@@ -126,24 +117,6 @@ class Stepper:
 
     def check_can_sample(self) -> None:
         """Raise UserError if stopping the program every interval would harm it."""
-
-
-class Arguments(NamedTuple):
-    task: Optional[int] = None
-    own_frame: bool = False
-
-
-def parse(command: str, argument_string: str) -> Arguments:
-    words = argument_string.split()
-    if command in (UNTIL_POLLED, UNTIL_WOKEN):
-        if len(words) != 1 or not words[0].isdigit():
-            raise UserError("which task? %s" % USAGES[command])
-        return Arguments(task=int(words[0]))
-    if command in (NEXT, FINISH) and words == [OWN_FRAME]:
-        return Arguments(own_frame=True)
-    if words:
-        raise UserError("%s takes no arguments; %s" % (command, USAGES[command]))
-    return Arguments()
 
 
 class Session:
@@ -353,7 +326,7 @@ def _to_awaiter(session: Session, command: str, plan, follow) -> str:
 
 def run_command(stepper: Stepper, core_calls, command: str, argument_string: str) -> str:
     """Runs one stepping command; returns what to print, raises UserError with one line."""
-    arguments = parse(command, argument_string)
+    arguments = commands.parse_stepping(command, argument_string)
     session = Session(stepper, core_calls)
     try:
         return _run(session, command, arguments)
@@ -363,7 +336,7 @@ def run_command(stepper: Stepper, core_calls, command: str, argument_string: str
         session.close()
 
 
-def _run(session: Session, command: str, arguments: Arguments) -> str:
+def _run(session: Session, command: str, arguments) -> str:
     stepper = session.stepper
     task = arguments.task
     if command in (NEXT, FINISH):

@@ -78,7 +78,7 @@ pub fn flags_of(view: View) -> Vec<(&'static str, &'static str, Option<&'static 
 }
 
 /// A word as the messages quote it (as Python's `repr` does a plain string).
-fn quoted(word: &str) -> String {
+pub(super) fn quoted(word: &str) -> String {
     match word.contains('\'') {
         true => format!("\"{word}\""),
         false => format!("'{word}'"),
@@ -105,7 +105,7 @@ pub fn view_named(word: &str) -> Option<View> {
     })
 }
 
-fn bad(message: String) -> Error {
+pub(super) fn bad(message: String) -> Error {
     Error::new(ErrorKind::Usage, message)
 }
 
@@ -232,7 +232,7 @@ fn a(value_name: &str) -> String {
 }
 
 /// `~/` is the home directory (a debugger's command line has no shell to expand it).
-fn absolute(path: &str) -> PathBuf {
+pub(super) fn absolute(path: &str) -> PathBuf {
     let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
         _ => PathBuf::from(path),

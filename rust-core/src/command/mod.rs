@@ -5,6 +5,7 @@
 //! and renders it.
 
 pub mod arguments;
+pub mod run_arguments;
 
 use std::path::PathBuf;
 use std::sync::Arc;

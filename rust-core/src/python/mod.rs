@@ -625,6 +625,22 @@ fn is_thread_pointer(value: u64, read_memory: Bound<'_, PyAny>) -> bool {
     guarded(|| Ok(crate::native::glibc::is_thread_pointer(value, &memory))).unwrap_or(false)
 }
 
+/// How `async COMMAND` is typed (`usage: async ...`): any command, the report commands,
+/// `sample` and the stepping commands. Raises `Error` for a command there is not.
+#[pyfunction]
+fn usage(py: Python<'_>, command: &str) -> PyResult<String> {
+    use crate::command::{arguments, run_arguments};
+    if let Some(view) = arguments::view_named(command) {
+        return Ok(arguments::usage(view, "async "));
+    }
+    if command == "sample" {
+        return Ok(run_arguments::SAMPLE_USAGE.to_string());
+    }
+    run_arguments::stepping_usage(command)
+        .map(str::to_string)
+        .map_err(|error| raise(py, error))
+}
+
 /// `[(long, short, value name or None)]`: the flags the parser takes for `command`.
 #[pyfunction]
 fn command_flags(command: &str) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
@@ -686,6 +702,7 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(parse_command, module)?)?;
     module.add_function(wrap_pyfunction!(command_flags, module)?)?;
+    module.add_function(wrap_pyfunction!(usage, module)?)?;
     module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
     module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;
@@ -697,10 +714,14 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(frames::stack_views, module)?)?;
     module.add_class::<sampling::Sampler>()?;
     module.add_function(wrap_pyfunction!(sampling::sample, module)?)?;
+    module.add_class::<sampling::SampleOptions>()?;
+    module.add_function(wrap_pyfunction!(sampling::parse_sample, module)?)?;
     module.add_class::<stepping::Coroutine>()?;
     module.add_class::<stepping::StepPlan>()?;
     module.add_class::<stepping::WakeWatch>()?;
     module.add_function(wrap_pyfunction!(stepping::step_plan, module)?)?;
+    module.add_class::<stepping::SteppingArguments>()?;
+    module.add_function(wrap_pyfunction!(stepping::parse_stepping, module)?)?;
     module.add_function(wrap_pyfunction!(stepping::poll_targets, module)?)?;
     module.add_function(wrap_pyfunction!(stepping::wake_watch, module)?)?;
     Ok(())

@@ -19,6 +19,31 @@ use crate::panics::guarded;
 use crate::render::render_sample;
 use crate::selection::TaskFilter;
 
+/// `async sample`'s options, as the core's parser read them (`parse_sample`).
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+pub struct SampleOptions {
+    interval: f64,
+    count: u64,
+    /// Where folded stacks go (`--output`), absolute.
+    folded: Option<PathBuf>,
+    /// Where a flamegraph goes (`--svg`), absolute.
+    svg: Option<PathBuf>,
+}
+
+/// `async sample`'s words (split as a shell splits them). Raises `Error` of kind `usage`
+/// with the one line to show.
+#[pyfunction]
+pub fn parse_sample(py: Python<'_>, words: Vec<String>) -> PyResult<SampleOptions> {
+    let options =
+        crate::command::run_arguments::parse_sample(&words).map_err(|error| raise(py, error))?;
+    Ok(SampleOptions {
+        interval: options.interval,
+        count: options.count,
+        folded: options.folded,
+        svg: options.svg,
+    })
+}
+
 /// The samples of one `async sample`.
 #[pyclass(frozen, module = "tokio_async_glue._core")]
 pub struct Sampler {

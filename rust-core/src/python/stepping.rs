@@ -17,6 +17,29 @@ use crate::panics::guarded;
 use crate::selection::TaskFilter;
 use crate::stepping::{self, FrameState};
 
+/// A stepping command's arguments, as the core's parser read them (`parse_stepping`).
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+pub struct SteppingArguments {
+    task: Option<u64>,
+    own_frame: bool,
+}
+
+/// Stepping command `command`'s words (split at whitespace). Raises `Error` of kind
+/// `usage` with the one line to show.
+#[pyfunction]
+pub fn parse_stepping(
+    py: Python<'_>,
+    command: &str,
+    words: Vec<String>,
+) -> PyResult<SteppingArguments> {
+    let arguments = crate::command::run_arguments::parse_stepping(command, &words)
+        .map_err(|error| raise(py, error))?;
+    Ok(SteppingArguments {
+        task: arguments.task,
+        own_frame: arguments.own_frame,
+    })
+}
+
 /// One coroutine instance to stop at: `stops` is `[(address, [register, ...])]`, a
 /// breakpoint at `address` on the condition that one of the registers holds `address`.
 #[pyclass(frozen, get_all, module = "tokio_async_glue._core")]

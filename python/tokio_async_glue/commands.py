@@ -25,49 +25,11 @@ class Option(NamedTuple):
     choices: tuple = ()
 
 
-STATES = ("idle", "scheduled", "running", "complete", "cancelled")
 # How GDB names a file it read through the target (a container's, or gdbserver's), and
 # how the kernel names a deleted one in /proc/PID/exe.
 TARGET_PREFIX = "target:"
 DELETED = " (deleted)"
-ALL_COMMANDS = (BACKTRACE, TASKS, TASK, WAITS, DIFF)
-LISTING_COMMANDS = (BACKTRACE, TASKS)
-OPTIONS = (
-    Option("json", "j", None, "print JSON (docs/schema.md)", ALL_COMMANDS),
-    Option("output", "o", "FILE", "write the report to FILE and print one line", ALL_COMMANDS),
-    Option("group", "g", None, "merge tasks whose trees have the same shape, largest group first", LISTING_COMMANDS),
-    Option("name", "n", "REGEX", "only tasks with a frame whose function or type matches REGEX", LISTING_COMMANDS),
-    Option("state", "s", "STATE", "only tasks in STATE", LISTING_COMMANDS, STATES),
-    Option("waiting-on", "w", "KIND", "only tasks with a leaf of KIND (mutex_lock, sleep, mpsc_recv, ...)", LISTING_COMMANDS),
-    Option("runtime", "r", "ADDRESS", "only tasks of the runtime (or LocalSet) at ADDRESS", LISTING_COMMANDS),
-    Option("limit", "l", "N", "at most N tasks, lowest ids first", LISTING_COMMANDS),
-    Option("stuck-for", "S", "SECONDS", "only tasks unchanged for at least SECONDS since an earlier stop", LISTING_COMMANDS),
-    Option("since", "f", "FILE", "compare with a report saved with --json (an earlier stop, another core); with "
-           "--stuck-for, the stop it counts from", (DIFF, BACKTRACE, TASKS)),
-    Option("max-nodes", "N", "N", "stop after decoding N future nodes (default 2,000,000)", ALL_COMMANDS),
-    Option("max-bytes", "B", "N", "stop after reading N bytes of the program's memory (default 1 GiB)", ALL_COMMANDS),
-)
 FILTERS = ("name", "state", "waiting-on", "runtime", "limit", "stuck-for")
-WORDS = {BACKTRACE: ("all", "full"), TASKS: (), TASK: ("full",), WAITS: (), DIFF: ()}
-_FILTER_HELP = ("FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, --waiting-on KIND, --runtime ADDRESS, "
-                "--limit N, --stuck-for SECONDS.")
-HELPS = {
-    BACKTRACE: "Print each tokio thread's current future and await stack; `all` adds every task, `full` the locals "
-    "kept across each await, `--json` prints JSON; `--output FILE` writes the report to FILE and prints one line; "
-    "`--group` prints tasks of the same shape once. " + _FILTER_HELP,
-    TASKS: "List the tokio tasks, one line each: id, state, runtime, root, the deepest frame in your code with its "
-    "await line, and what the task waits on; `--group` gives one line per shape. " + _FILTER_HELP,
-    TASK: "Print one task's whole async backtrace, as `async backtrace all` prints it; `full` adds saved locals.",
-    WAITS: "Print who waits for whom: each lock, semaphore, channel, Notify and JoinHandle with the tasks "
-    "waiting on it and the tasks holding it, then every deadlock (tasks waiting in a cycle) and futurelock "
-    "(an idle future holding what others wait for).",
-    DIFF: "Compare this stop with the previous one (each report keeps a snapshot of its stop) or with a report "
-    "saved with --json (--since FILE): each task is stuck (the same state and tree, node for node, progress "
-    "included), moved (with the first node that differs), new or finished; stuck tasks first, grouped by "
-    "shape, with how long they have been stuck.",
-}
-HELP_BACKTRACE = HELPS[BACKTRACE]
-
 # The parsed executable, by what it is valid for (`_binary_key`); loads started ahead of
 # any command (`preload_for`), by the same key. LLDB starts those from a thread of its own
 # (`lldb_adapter._preload_on_module_loads`), so both are touched only under `_lock`.
@@ -87,6 +49,52 @@ def _core():
             "the Rust extension is not built (%s); run `make build` in the tokio-async checkout" % error
         ) from None
     return core
+
+
+NO_EXTENSION_HELP = "(the Rust extension is not built: run `make build` in the tokio-async checkout)"
+
+
+def _command_table():
+    """Every `async` command as the core's parser takes it (help, usage, words, flags);
+    none without the extension, whose commands then say so when run."""
+    try:
+        return tuple(_core().command_table())
+    except UserError:
+        return ()
+
+
+_TABLE = {entry.name: entry for entry in _command_table()}
+# Each report command's words besides flags (`all`, `full`), and every flag of the report
+# commands with the commands that take it: help, completion and LLDB's parsed options.
+WORDS = {name: tuple(entry.words) for name, entry in _TABLE.items() if entry.runs_in == "report"}
+
+
+def _options():
+    commands_of = {}
+    flags = {}
+    for name, entry in _TABLE.items():
+        for flag in entry.flags:
+            flags.setdefault(flag.long, flag)
+            commands_of.setdefault(flag.long, []).append(name)
+    return tuple(
+        Option(flag.long, flag.short, flag.value, flag.help, tuple(commands_of[flag.long]), tuple(flag.choices))
+        for flag in flags.values()
+    )
+
+
+OPTIONS = _options()
+
+
+def short_help(command: str) -> str:
+    """What `async COMMAND` does, from the core's table."""
+    entry = _TABLE.get(command)
+    return entry.help if entry is not None else NO_EXTENSION_HELP
+
+
+def help_text(command: str) -> str:
+    """A command's help and usage line, from the core's table."""
+    entry = _TABLE.get(command)
+    return entry.help + "\n" + entry.usage if entry is not None else NO_EXTENSION_HELP
 
 
 @functools.lru_cache(maxsize=None)
@@ -153,15 +161,6 @@ def parse_stepping(command: str, argument_string: str):
         return core.parse_stepping(command, argument_string.split())
     except core.Error as error:
         raise _user_error(error) from None
-
-
-def help_text(help: str, command: str) -> str:
-    """A command's help and, where the extension is built, its usage line from the core's
-    parser (the debuggers ask for help before any command runs)."""
-    try:
-        return help + "\n" + _core().usage(command)
-    except UserError:
-        return help
 
 
 def _binary_key(path: str, debug_dirs, debugger_file=None):

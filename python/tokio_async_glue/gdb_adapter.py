@@ -259,10 +259,10 @@ class AsyncPrefix(gdb.Command):
 
 
 class AsyncCommand(gdb.Command):
-    """One `async` subcommand; its help is set per instance from commands.HELPS."""
+    """One `async` subcommand; its help is set per instance from the core's table."""
 
     def __init__(self, name, command):
-        self.__doc__ = commands.help_text(commands.HELPS[command], command)
+        self.__doc__ = commands.help_text(command)
         super().__init__("async " + name, gdb.COMMAND_STACK)
         self.command = command
 
@@ -582,10 +582,10 @@ class _c_language:
 
 
 class AsyncSteppingCommand(gdb.Command):
-    """One of the commands that run the program to follow a task; help from stepping.HELPS."""
+    """One of the commands that run the program to follow a task; help from the core's table."""
 
     def __init__(self, name, command):
-        self.__doc__ = commands.help_text(stepping.HELPS[command], command)
+        self.__doc__ = commands.help_text(command)
         super().__init__("async " + name, gdb.COMMAND_RUNNING)
         self.command = command
 
@@ -610,10 +610,10 @@ def _run_quietly(execute):
 
 
 class AsyncSampleCommand(gdb.Command):
-    """Sample where the tasks wait; help from sampling.HELP."""
+    """Sample where the tasks wait; help from the core's table."""
 
     def __init__(self):
-        self.__doc__ = commands.help_text(sampling.HELP, sampling.SAMPLE)
+        self.__doc__ = commands.help_text(sampling.SAMPLE)
         super().__init__("async " + sampling.SAMPLE, gdb.COMMAND_RUNNING)
 
     def invoke(self, argument, from_tty):

@@ -305,15 +305,15 @@ def _run(command, debugger, argument, exe_ctx, result):
 
 
 class _Help:
-    """Help for the `async` subcommand `command`, from commands.HELPS."""
+    """Help for the `async` subcommand `command`, from the core's table."""
 
     command = commands.BACKTRACE
 
     def get_short_help(self):
-        return commands.HELPS[self.command]
+        return commands.short_help(self.command)
 
     def get_long_help(self):
-        return commands.help_text(commands.HELPS[self.command], self.command)
+        return commands.help_text(self.command)
 
 
 class _RawCommand(_Help):
@@ -828,12 +828,6 @@ class _SteppingCommand(_Help):
     def __init__(self, debugger, internal_dict):
         pass
 
-    def get_short_help(self):
-        return stepping.HELPS[self.command]
-
-    def get_long_help(self):
-        return commands.help_text(stepping.HELPS[self.command], self.command)
-
     def __call__(self, debugger, argument, exe_ctx, result):
         output, error = commands.execute_stepping(
             lambda: LldbAdapter(debugger, exe_ctx), lambda: LldbStepper(debugger, exe_ctx), self.command, argument
@@ -856,14 +850,10 @@ for _command, _name in _STEPPING_CLASSES.items():
 class AsyncSampleCommand(_Help):
     """`async sample` (sampling.py), its arguments as one string."""
 
+    command = sampling.SAMPLE
+
     def __init__(self, debugger, internal_dict):
         pass
-
-    def get_short_help(self):
-        return sampling.HELP
-
-    def get_long_help(self):
-        return commands.help_text(sampling.HELP, sampling.SAMPLE)
 
     def __call__(self, debugger, argument, exe_ctx, result):
         output, error = commands.execute_sampling(

@@ -8,11 +8,6 @@ from . import commands
 from .adapter import UserError
 
 SAMPLE = "sample"
-HELP = (
-    "Sample where the tasks wait: run the program, stop it every --interval seconds (default 0.5), --count times "
-    "(default 20), and read every task at each stop; then print each await point's share of the task-samples and "
-    "the tasks that never moved. --output writes folded stacks (inferno-flamegraph, speedscope), --svg a flamegraph."
-)
 
 
 def _why_it_ended(stop, taken: int) -> str:

@@ -16,18 +16,6 @@ from .adapter import UserError
 
 NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN = "next", "step", "finish", "until-polled", "until-woken"
 COMMANDS = (NEXT, STEP, FINISH, UNTIL_POLLED, UNTIL_WOKEN)
-HELPS = {
-    NEXT: "Run to the next line of the selected async fn in the same task: across awaits that yield, "
-    "whichever worker polls the task next; when the fn returns, stop in its awaiter. With --own-frame, only "
-    "where the selected frame is the async fn's own code.",
-    STEP: "Run into the async fn the current line awaits, in the same task: its first line on its first "
-    "poll, its await line when it resumes.",
-    FINISH: "Run until the selected async fn returns to its awaiter in the same task, and print the value "
-    "it returned. With --own-frame, only where the selected frame is the async fn's own code.",
-    UNTIL_POLLED: "Continue until task TASK is next polled; stop where its innermost async fn resumes.",
-    UNTIL_WOKEN: "Continue until something wakes task TASK; stop in the thread that wakes it (its `bt` shows "
-    "the waking code) and name the waker.",
-}
 
 # How many polls and line steps one command follows before it gives up: a bound on every
 # walk, far above what a real next or finish takes.

@@ -1,44 +1,109 @@
 //! The report commands' words and flags, as `tokio-async PID COMMAND` takes them: what
 //! follows `async` in the debuggers (`backtrace [all] [full]`, `tasks`, `task N`, `waits`,
 //! `diff`, with `--json`, `--output`, `--group`, the filters and the budget), read into a
-//! `Command`. The debuggers' glue reads the same language (`commands.py`, its table of
-//! options spells the same flags).
+//! `Command`; and their help, which the debuggers' glue shows and completes from
+//! (`command_table` in `python/`).
 
 use std::path::PathBuf;
 
 use crate::command::Command;
 use crate::error::{Error, ErrorKind, Result};
+use crate::model::TaskState;
 use crate::render::View;
 
-/// One flag: its long and short names, and the name of its value (`None`: a switch).
+/// One flag: its long and short names, the name of its value (`None`: a switch), and the
+/// help and completion the debuggers show for it.
 struct Flag {
     long: &'static str,
     short: &'static str,
     value: Option<&'static str>,
     /// Only in listing commands (`backtrace`, `tasks`), or only in `diff`.
     only: Option<&'static [View]>,
+    help: &'static str,
 }
 
 const LISTING: &[View] = &[View::Backtrace, View::Tasks];
 const FLAGS: &[Flag] = &[
-    flag("json", "j", None, None),
-    flag("output", "o", Some("FILE"), None),
-    flag("group", "g", None, Some(LISTING)),
-    flag("name", "n", Some("REGEX"), Some(LISTING)),
-    flag("state", "s", Some("STATE"), Some(LISTING)),
-    flag("waiting-on", "w", Some("KIND"), Some(LISTING)),
-    flag("runtime", "r", Some("ADDRESS"), Some(LISTING)),
-    flag("limit", "l", Some("N"), Some(LISTING)),
-    flag("stuck-for", "S", Some("SECONDS"), Some(LISTING)),
+    flag("json", "j", None, None, "print JSON (docs/schema.md)"),
+    flag(
+        "output",
+        "o",
+        Some("FILE"),
+        None,
+        "write the report to FILE and print one line",
+    ),
+    flag(
+        "group",
+        "g",
+        None,
+        Some(LISTING),
+        "merge tasks whose trees have the same shape, largest group first",
+    ),
+    flag(
+        "name",
+        "n",
+        Some("REGEX"),
+        Some(LISTING),
+        "only tasks with a frame whose function or type matches REGEX",
+    ),
+    flag(
+        "state",
+        "s",
+        Some("STATE"),
+        Some(LISTING),
+        "only tasks in STATE",
+    ),
+    flag(
+        "waiting-on",
+        "w",
+        Some("KIND"),
+        Some(LISTING),
+        "only tasks with a leaf of KIND (mutex_lock, sleep, mpsc_recv, ...)",
+    ),
+    flag(
+        "runtime",
+        "r",
+        Some("ADDRESS"),
+        Some(LISTING),
+        "only tasks of the runtime (or LocalSet) at ADDRESS",
+    ),
+    flag(
+        "limit",
+        "l",
+        Some("N"),
+        Some(LISTING),
+        "at most N tasks, lowest ids first",
+    ),
+    flag(
+        "stuck-for",
+        "S",
+        Some("SECONDS"),
+        Some(LISTING),
+        "only tasks unchanged for at least SECONDS since an earlier stop",
+    ),
     // With --stuck-for, the earlier stop it counts from.
     flag(
         "since",
         "f",
         Some("FILE"),
         Some(&[View::Diff, View::Backtrace, View::Tasks]),
+        "compare with a report saved with --json (an earlier stop, another core); with \
+         --stuck-for, the stop it counts from",
     ),
-    flag("max-nodes", "N", Some("N"), None),
-    flag("max-bytes", "B", Some("N"), None),
+    flag(
+        "max-nodes",
+        "N",
+        Some("N"),
+        None,
+        "stop after decoding N future nodes (default 2,000,000)",
+    ),
+    flag(
+        "max-bytes",
+        "B",
+        Some("N"),
+        None,
+        "stop after reading N bytes of the program's memory (default 1 GiB)",
+    ),
 ];
 
 const fn flag(
@@ -46,14 +111,96 @@ const fn flag(
     short: &'static str,
     value: Option<&'static str>,
     only: Option<&'static [View]>,
+    help: &'static str,
 ) -> Flag {
     Flag {
         long,
         short,
         value,
         only,
+        help,
     }
 }
+
+/// One flag of a command as the debuggers' help and completion show it.
+pub struct FlagHelp {
+    pub long: &'static str,
+    pub short: &'static str,
+    pub value: Option<&'static str>,
+    pub help: &'static str,
+    /// What its value may be, where the list is fixed (`--state`).
+    pub choices: Vec<&'static str>,
+}
+
+const FILTER_HELP: &str = "FILTERS select tasks (they imply `all`): --name REGEX, --state STATE, \
+     --waiting-on KIND, --runtime ADDRESS, --limit N, --stuck-for SECONDS.";
+
+/// What `async COMMAND` does, as the debuggers' `help` says it.
+pub fn help(view: View) -> String {
+    match view {
+        View::Backtrace => format!(
+            "Print each tokio thread's current future and await stack; `all` adds every task, \
+             `full` the locals kept across each await, `--json` prints JSON; `--output FILE` \
+             writes the report to FILE and prints one line; `--group` prints tasks of the same \
+             shape once. {FILTER_HELP}"
+        ),
+        View::Tasks => format!(
+            "List the tokio tasks, one line each: id, state, runtime, root, the deepest frame \
+             in your code with its await line, and what the task waits on; `--group` gives one \
+             line per shape. {FILTER_HELP}"
+        ),
+        View::Task => "Print one task's whole async backtrace, as `async backtrace all` prints \
+             it; `full` adds saved locals."
+            .into(),
+        View::Waits => "Print who waits for whom: each lock, semaphore, channel, Notify and \
+             JoinHandle with the tasks waiting on it and the tasks holding it, then every \
+             deadlock (tasks waiting in a cycle) and futurelock (an idle future holding what \
+             others wait for)."
+            .into(),
+        View::Diff => "Compare this stop with the previous one (each report keeps a snapshot of \
+             its stop) or with a report saved with --json (--since FILE): each task is stuck \
+             (the same state and tree, node for node, progress included), moved (with the \
+             first node that differs), new or finished; stuck tasks first, grouped by shape, \
+             with how long they have been stuck."
+            .into(),
+    }
+}
+
+/// The words besides flags that `view`'s command takes (`backtrace all full`).
+pub fn words_of(view: View) -> &'static [&'static str] {
+    match view {
+        View::Backtrace => &["all", "full"],
+        View::Task => &["full"],
+        _ => &[],
+    }
+}
+
+/// Every flag of `view`'s command with its help and choices.
+pub fn flag_help(view: View) -> Vec<FlagHelp> {
+    FLAGS
+        .iter()
+        .filter(|flag| flag.only.is_none_or(|views| views.contains(&view)))
+        .map(|flag| FlagHelp {
+            long: flag.long,
+            short: flag.short,
+            value: flag.value,
+            help: flag.help,
+            choices: match flag.long {
+                "state" => TaskState::ALL.iter().map(|state| state.name()).collect(),
+                _ => Vec::new(),
+            },
+        })
+        .collect()
+}
+
+/// The report commands, by the name `async` takes.
+pub const REPORT_COMMANDS: &[(&str, View)] = &[
+    ("backtrace", View::Backtrace),
+    ("tasks", View::Tasks),
+    ("task", View::Task),
+    ("waits", View::Waits),
+    ("diff", View::Diff),
+];
 
 /// How a command is spelled where it is typed: `async ` in the debuggers, nothing after
 /// `tokio-async PID`.
@@ -66,15 +213,6 @@ pub fn usage(view: View, prefix: &str) -> String {
         View::Diff => "diff [--since FILE.json] [--json] [--output FILE]",
     };
     format!("usage: {prefix}{rest}")
-}
-
-/// Every flag of `view`'s command: (long name, short name, the value's name if it takes one).
-pub fn flags_of(view: View) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
-    FLAGS
-        .iter()
-        .filter(|flag| flag.only.is_none_or(|views| views.contains(&view)))
-        .map(|flag| (flag.long, flag.short, flag.value))
-        .collect()
 }
 
 /// A word as the messages quote it (as Python's `repr` does a plain string).

@@ -9,6 +9,10 @@ use crate::error::{Error, ErrorKind, Result};
 
 pub const SAMPLE_USAGE: &str =
     "usage: async sample [--interval SECONDS] [--count N] [--output FILE.folded] [--svg FILE.svg]";
+pub const SAMPLE_HELP: &str = "Sample where the tasks wait: run the program, stop it every \
+     --interval seconds (default 0.5), --count times (default 20), and read every task at each \
+     stop; then print each await point's share of the task-samples and the tasks that never \
+     moved. --output writes folded stacks (inferno-flamegraph, speedscope), --svg a flamegraph.";
 /// A bound on the walk: at most this many samples, each at least this far apart.
 pub const MAX_SAMPLES: u64 = 100_000;
 pub const MIN_SAMPLE_INTERVAL: f64 = 0.001;
@@ -96,13 +100,39 @@ pub fn parse_sample(words: &[String]) -> Result<SampleOptions> {
     Ok(options)
 }
 
-/// The stepping commands, each with its usage.
-pub const STEPPING_USAGES: &[(&str, &str)] = &[
-    ("next", "usage: async next [--own-frame]"),
-    ("step", "usage: async step"),
-    ("finish", "usage: async finish [--own-frame]"),
-    ("until-polled", "usage: async until-polled TASK"),
-    ("until-woken", "usage: async until-woken TASK"),
+/// The stepping commands: name, usage and help.
+pub const STEPPING_COMMANDS: &[(&str, &str, &str)] = &[
+    (
+        "next",
+        "usage: async next [--own-frame]",
+        "Run to the next line of the selected async fn in the same task: across awaits that \
+         yield, whichever worker polls the task next; when the fn returns, stop in its awaiter. \
+         With --own-frame, only where the selected frame is the async fn's own code.",
+    ),
+    (
+        "step",
+        "usage: async step",
+        "Run into the async fn the current line awaits, in the same task: its first line on its \
+         first poll, its await line when it resumes.",
+    ),
+    (
+        "finish",
+        "usage: async finish [--own-frame]",
+        "Run until the selected async fn returns to its awaiter in the same task, and print the \
+         value it returned. With --own-frame, only where the selected frame is the async fn's \
+         own code.",
+    ),
+    (
+        "until-polled",
+        "usage: async until-polled TASK",
+        "Continue until task TASK is next polled; stop where its innermost async fn resumes.",
+    ),
+    (
+        "until-woken",
+        "usage: async until-woken TASK",
+        "Continue until something wakes task TASK; stop in the thread that wakes it (its `bt` \
+         shows the waking code) and name the waker.",
+    ),
 ];
 
 /// Only where the selected frame is the async fn's own code, not a function it calls (as
@@ -119,10 +149,10 @@ pub struct SteppingArguments {
 
 /// The usage of stepping command `command`.
 pub fn stepping_usage(command: &str) -> Result<&'static str> {
-    STEPPING_USAGES
+    STEPPING_COMMANDS
         .iter()
-        .find(|(name, _)| *name == command)
-        .map(|(_, usage)| *usage)
+        .find(|(name, _, _)| *name == command)
+        .map(|(_, usage, _)| *usage)
         .ok_or_else(|| {
             Error::new(
                 ErrorKind::Internal,

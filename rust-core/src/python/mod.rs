@@ -641,12 +641,74 @@ fn usage(py: Python<'_>, command: &str) -> PyResult<String> {
         .map_err(|error| raise(py, error))
 }
 
-/// `[(long, short, value name or None)]`: the flags the parser takes for `command`.
+/// One `async` command as the debuggers' help and completion show it (`command_table`).
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+struct CommandHelp {
+    name: &'static str,
+    /// `report` (commands.py runs it), `stepping` (stepping.py) or `sample` (sampling.py).
+    runs_in: &'static str,
+    usage: String,
+    help: String,
+    /// Its words besides flags (`all`, `full`).
+    words: Vec<&'static str>,
+    flags: Vec<FlagHelp>,
+}
+
+/// One flag of a command: its names, its value's name (None: a switch), its help, and the
+/// values it may take where those are fixed.
+#[derive(Clone)]
+#[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
+struct FlagHelp {
+    long: &'static str,
+    short: &'static str,
+    value: Option<&'static str>,
+    help: &'static str,
+    choices: Vec<&'static str>,
+}
+
+/// Every `async` command, from the core's parser: the glue's help, completion and LLDB's
+/// parsed options are made from it.
 #[pyfunction]
-fn command_flags(command: &str) -> Vec<(&'static str, &'static str, Option<&'static str>)> {
-    crate::command::arguments::view_named(command)
-        .map(crate::command::arguments::flags_of)
-        .unwrap_or_default()
+fn command_table() -> Vec<CommandHelp> {
+    use crate::command::{arguments, run_arguments};
+    let report = arguments::REPORT_COMMANDS
+        .iter()
+        .map(|&(name, view)| CommandHelp {
+            name,
+            runs_in: "report",
+            usage: arguments::usage(view, "async "),
+            help: arguments::help(view),
+            words: arguments::words_of(view).to_vec(),
+            flags: arguments::flag_help(view)
+                .into_iter()
+                .map(|flag| FlagHelp {
+                    long: flag.long,
+                    short: flag.short,
+                    value: flag.value,
+                    help: flag.help,
+                    choices: flag.choices,
+                })
+                .collect(),
+        });
+    let stepping = run_arguments::STEPPING_COMMANDS
+        .iter()
+        .map(|&(name, usage, help)| CommandHelp {
+            name,
+            runs_in: "stepping",
+            usage: usage.into(),
+            help: help.into(),
+            words: Vec::new(),
+            flags: Vec::new(),
+        });
+    let sample = CommandHelp {
+        name: "sample",
+        runs_in: "sample",
+        usage: run_arguments::SAMPLE_USAGE.into(),
+        help: run_arguments::SAMPLE_HELP.into(),
+        words: Vec::new(),
+        flags: Vec::new(),
+    };
+    report.chain(stepping).chain([sample]).collect()
 }
 
 /// The `kind` of every node, as JSON names it (what `--waiting-on` takes).
@@ -701,7 +763,9 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(task_ids, module)?)?;
     module.add_function(wrap_pyfunction!(node_kinds, module)?)?;
     module.add_function(wrap_pyfunction!(parse_command, module)?)?;
-    module.add_function(wrap_pyfunction!(command_flags, module)?)?;
+    module.add_class::<CommandHelp>()?;
+    module.add_class::<FlagHelp>()?;
+    module.add_function(wrap_pyfunction!(command_table, module)?)?;
     module.add_function(wrap_pyfunction!(usage, module)?)?;
     module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
     module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;

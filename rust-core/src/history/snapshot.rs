@@ -253,3 +253,43 @@ impl MarkedNode for crate::model::FutureNode {
         &self.children
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::FutureNode;
+
+    /// A long list is marked on two threads, each interning its own labels: the marks are
+    /// those one thread makes, in the list's order.
+    #[test]
+    fn two_threads_mark_a_long_list_as_one_does() {
+        let roots: Vec<FutureNode> = (0..TASKS_FOR_TWO_THREADS as u64 + 3)
+            .map(|index| {
+                let kind = match index % 3 {
+                    0 => NodeKind::Sleep,
+                    1 => NodeKind::Pending,
+                    _ => NodeKind::YieldNow,
+                };
+                let mut root = FutureNode::new(NodeKind::AsyncFn, "app::serve", index);
+                root.children.push(FutureNode::new(kind, "leaf", index + 1));
+                root
+            })
+            .collect();
+        let trees: Vec<(u64, TaskState, &FutureNode)> = roots
+            .iter()
+            .enumerate()
+            .map(|(id, root)| (id as u64, TaskState::Idle, root))
+            .collect();
+        let mut labels = Labels::default();
+        let one_thread: Vec<Vec<NodeMark>> = trees
+            .iter()
+            .map(|(_, _, root)| marks(*root, &mut labels))
+            .collect();
+        let two_threads = task_marks(&trees);
+        assert_eq!(two_threads.len(), trees.len());
+        for (index, task) in two_threads.iter().enumerate() {
+            assert_eq!(task.id, index as u64);
+            assert_eq!(task.nodes, one_thread[index]);
+        }
+    }
+}

@@ -23,7 +23,7 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{self, all_task_ids};
 use crate::memory::{Memory, PageCache, ProcessMemory, StoppedProcess};
-use crate::model::{ClockSource, NodeKind};
+use crate::model::{ClockSource, NodeKind, Report};
 use crate::panics::guarded;
 use crate::selection::TaskFilter;
 
@@ -409,6 +409,7 @@ fn backtrace(
         // Also a read through the debugger that was interrupted.
         move || read_interrupted.get() || user_asks_to_stop(py, interrupted.as_ref())
     };
+    wait_for_freeing();
     let result = guarded(|| {
         let stop = process.stop();
         let prepared = Prepared::new(&debug, &stop, request.get().take()?)?;
@@ -420,11 +421,45 @@ fn backtrace(
         let inspection = with_memory(process, memory_read, |memory, source| {
             prepared.read(&debug, process.load_bias, memory, source, Some(check))
         })?;
-        let output = prepared.write(inspection);
-        give_back_freed_memory();
-        output
+        let (output, report) = prepared.write_keeping(inspection)?;
+        free_later(report);
+        Ok(output)
     });
     result.map_err(|error| raise(py, error))
+}
+
+/// The last command's report, being freed by a thread of its own (`free_later`).
+static FREEING: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// Frees `report` on a thread of its own, then gives the heap back: a 100,000-task report
+/// takes a tenth of a second to free, which the command's output need not wait for. The
+/// next command waits for it first (`wait_for_freeing`): two reports are never held at once.
+fn free_later(report: Report) {
+    let spawned = std::thread::Builder::new()
+        .name("tokio-async-free".into())
+        .spawn(move || {
+            crate::threads::block_signals();
+            drop(report);
+            give_back_freed_memory();
+        });
+    match spawned {
+        Ok(thread) => {
+            if let Ok(mut slot) = FREEING.lock() {
+                *slot = Some(thread);
+            }
+        }
+        // Refused: the thread's closure, and the report, were dropped here.
+        Err(_) => give_back_freed_memory(),
+    }
+}
+
+/// Waits until the last command's report is freed (`free_later`).
+fn wait_for_freeing() {
+    let thread = FREEING.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(thread) = thread {
+        // A panic while freeing leaves nothing to do.
+        let _ = thread.join();
+    }
 }
 
 /// Returns the heap the report freed to the system. glibc keeps freed memory for reuse

@@ -404,7 +404,7 @@ impl<'a> FutureDecoder<'a> {
                 }
             }
         }
-        // Exactly as many as needed: most nodes have one child, and a node is 168 bytes.
+        // Exactly as many as needed: most nodes have one child, and a node is 112 bytes.
         node.children
             .reserve_exact(children.len().min(MAX_CHILDREN));
         let name = node.shared_name();

@@ -29,7 +29,6 @@ class Option(NamedTuple):
 # how the kernel names a deleted one in /proc/PID/exe.
 TARGET_PREFIX = "target:"
 DELETED = " (deleted)"
-FILTERS = ("name", "state", "waiting-on", "runtime", "limit", "stuck-for")
 # The parsed executable, by what it is valid for (`_binary_key`); loads started ahead of
 # any command (`preload_for`), by the same key. LLDB starts those from a thread of its own
 # (`lldb_adapter._preload_on_module_loads`), so both are touched only under `_lock`.
@@ -56,10 +55,11 @@ NO_EXTENSION_HELP = "(the Rust extension is not built: run `make build` in the t
 
 def _command_table():
     """Every `async` command as the core's parser takes it (help, usage, words, flags);
-    none without the extension, whose commands then say so when run."""
+    none without the extension (or with one built before the table was), whose commands
+    then say so when run."""
     try:
         return tuple(_core().command_table())
-    except UserError:
+    except (UserError, AttributeError):
         return ()
 
 
@@ -125,9 +125,9 @@ def _option_named(command: str, word: str) -> Optional[Option]:
 
 def parse_arguments(argument_string: str, command: str = BACKTRACE):
     """The command's words, split as a shell splits them, read by the core's parser (the
-    `tokio-async` executable's too: one set of rules; OPTIONS here only helps and
-    completes, and a test keeps it to the flags the parser takes): the core's
-    `ParsedCommand`, handed to `Request.of_command` whole."""
+    `tokio-async` executable's too: one set of rules; OPTIONS, made from its table, only
+    helps and completes): the core's `ParsedCommand`, handed to `Request.of_command`
+    whole."""
     core = _core()
     try:
         words = shlex.split(argument_string)

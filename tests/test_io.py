@@ -58,6 +58,17 @@ def detail_of(node, kind):
     return node["detail"]
 
 
+def read_wait(node):
+    """A socket read's `io_readiness` facts. A socket that connected may show write interest
+    besides: tokio's connect can leave its writability waker behind (when the socket turns
+    ready between storing the waker and checking again), and a read of the stopped program
+    shows it as it is. The tests assert the read."""
+    detail = detail_of(node, "io_readiness")
+    if detail["interest"] == ["read", "write"]:
+        detail = dict(detail, interest=["read"])
+    return detail
+
+
 def socket_read(fd, operation="read", buffered=None):
     detail = {"fd": fd, "fd_kind": "socket", "interest": ["read"], "operation": operation}
     if buffered is not None:
@@ -170,23 +181,23 @@ def check_io_report(report, facts, markers, profile):
 
     # Split halves (borrowed, owned, io::split), a half-read line, a stalled BufWriter.
     for name in ("split_read", "owned_split_read", "io_split_read"):
-        assert detail_of(own(name), "io_readiness") == socket_read(fd(name))
-    assert detail_of(own("read_line"), "io_readiness") == socket_read(fd("read_line"), "read_line", buffered=7)
+        assert read_wait(own(name)) == socket_read(fd(name))
+    assert read_wait(own("read_line")) == socket_read(fd("read_line"), "read_line", buffered=7)
     # write_all of more than its buffer holds goes past a BufWriter's buffer.
     assert detail_of(own("buffered_write"), "io_readiness") == {
         "buffered": 0, "fd": fd("buffered_write"), "fd_kind": "socket", "interest": ["write"], "operation": "write"}
 
     # tokio-util's codecs: a line half read, a line too big to send, an idle Framed.
-    assert detail_of(own("framed_read"), "io_readiness") == socket_read(fd("framed_read"), "read frame", buffered=4)
+    assert read_wait(own("framed_read")) == socket_read(fd("framed_read"), "read frame", buffered=4)
     written = detail_of(own("framed_write"), "io_readiness")
     assert 0 < written.pop("buffered") <= BIG + 1, written
     assert written == {"fd": fd("framed_write"), "fd_kind": "socket", "interest": ["write"], "operation": "write frames"}
-    assert detail_of(own("framed"), "io_readiness") == socket_read(fd("framed"), "read frame", buffered=0)
+    assert read_wait(own("framed")) == socket_read(fd("framed"), "read frame", buffered=0)
 
     # StreamReader waits on the stream it adapts; ReaderStream on its reader.
     chunks = detail_of(own("stream_reader"), "mpsc_recv")
     assert (chunks["capacity"], chunks["queued"], chunks["senders"], chunks["closed"]) == (2, 0, 1, False)
-    assert detail_of(own("reader_stream"), "io_readiness") == socket_read(fd("reader_stream"))
+    assert read_wait(own("reader_stream")) == socket_read(fd("reader_stream"))
 
     # tokio-util's token and tracker.
     token = detail_of(own("cancelled"), "cancellation_token")
@@ -243,7 +254,7 @@ def check_io_report(report, facts, markers, profile):
     assert detail_of(held["jobs"], "mpsc_recv")["capacity"] == 4
     assert held["tick"]["kind"] == "sleep" and held["tick"]["boxed"]
     assert detail_of(held["wakeup"], "notified")["state"] == "held"
-    assert detail_of(held["socket"], "io_readiness") == socket_read(fd("worker"), "poll")
+    assert read_wait(held["socket"]) == socket_read(fd("worker"), "poll")
     assert detail_of(held["helper"], "join_handle")["task_id"] == int(facts["task.worker_helper"])
 
     # A listener for the signals that stop a server, shaped as actix-server's and spawned

@@ -201,8 +201,11 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
 
         # A task thread's continue: stops in the worker that polls that task next, whose
         # stack names it below the poll frame.
+        # Any level1 task is polled again soon (its sleep ends, the lock or the channel frees);
+        # a sleeping one first, as the stop may find every task queued on the lock or channel.
         threads = client.request("threads")["threads"]
-        idle = [thread["id"] for thread in threads if thread["id"] >= TASK_THREAD_BASE and "Sleep until" in thread["name"]]
+        level1 = [thread for thread in threads if thread["id"] >= TASK_THREAD_BASE and " · stepping_app::level1 · " in thread["name"]]
+        idle = [thread["id"] for thread in sorted(level1, key=lambda thread: "Sleep until" not in thread["name"])]
         assert idle, threads
         task = idle[0] - TASK_THREAD_BASE
         stopped, _ = step(client, "continue", idle[0])

@@ -21,10 +21,10 @@ use crate::model::{
     TaskState, ThreadReport, ThreadRole,
 };
 use crate::panics;
-use crate::selection::{Selection, TaskFilter};
+use crate::selection::{LeftOut, Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::task_decode::{
-    read_task, DecoderSettings, ReadElsewhere, SecondThreads, TASKS_FOR_TWO_THREADS,
+    read_task, DecoderSettings, Keep, Kept, ReadElsewhere, SecondThreads, TASKS_FOR_TWO_THREADS,
     TASKS_PER_CACHE_GENERATION,
 };
 use crate::tokio::activity::{
@@ -155,6 +155,17 @@ pub fn inspect_over_time(
 pub struct ReadStop {
     report: Report,
     selection: Selection,
+    /// What was left out as the tasks were decoded, where it was.
+    left_out: Option<LeftOut>,
+}
+
+impl ReadStop {
+    /// How many tasks the walk left out of the report as it decoded them (`Showing`).
+    pub fn tasks_left_out(&self) -> usize {
+        self.left_out.as_ref().map_or(0, |left_out| {
+            self.report.tasks.len() - left_out.shown.len() + left_out.dropped.len()
+        })
+    }
 }
 
 /// Split units not found, or units unreadable, may be why nothing could be read: say so.
@@ -192,10 +203,14 @@ pub fn analyse_stop(
     let ReadStop {
         mut report,
         selection,
+        left_out,
     } = read;
     crate::links::link_tasks(&mut report);
     crate::links::link_blocking_threads(&mut report);
-    crate::links::link_local_sets(&mut report);
+    let dropped = left_out
+        .as_ref()
+        .map_or(&[][..], |left_out| &left_out.dropped[..]);
+    crate::links::link_local_sets(&mut report, dropped);
     crate::waits::analyse(&mut report, request.wait_edges);
     if let Some(stop) = budget.stopped() {
         say_once_where_the_budget_ran_out(&mut report.errors, &stop);
@@ -207,7 +222,8 @@ pub fn analyse_stop(
             .into_iter()
             .map(|unit| ReportError::new(ErrorKind::Binary, unit)),
     );
-    select(report, request, &selection, budget).map_err(|error| with_debug_problems(debug, error))
+    select(report, request, &selection, left_out.as_ref(), budget)
+        .map_err(|error| with_debug_problems(debug, error))
 }
 
 fn read_with_debug_info(
@@ -252,18 +268,22 @@ fn read_with_debug_info(
             .iter()
             .map(|problem| ReportError::new(ErrorKind::NoDebugInfo, problem.clone())),
     );
-    let running_roots = {
+    let showing = Showing::new(&selection, request);
+    let keep = |task| showing.keep(task);
+    let (running_roots, left_out) = {
         let second_threads = SecondThreads {
             debug,
             memory: program_memory,
             load_bias,
             settings,
             list_lengths: &target.list_lengths,
+            keep: &keep,
         };
         let mut walker = TaskWalker::new(&task_reader, &decoder, &threads, request.all)
-            .with_second_threads(second_threads);
+            .with_second_threads(second_threads)
+            .showing(&keep, showing.leaves_out());
         walker.walk_everything(&mut discovery, &mut report);
-        walker.roots_by_id
+        (walker.roots_by_id, walker.left_out)
     };
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
@@ -275,7 +295,48 @@ fn read_with_debug_info(
         &running_roots,
         &mut report.errors,
     );
-    Ok(ReadStop { report, selection })
+    Ok(ReadStop {
+        report,
+        selection,
+        left_out,
+    })
+}
+
+/// Which decoded tasks the report shows whole. With a filter that each task's own tree
+/// decides, and no snapshot to take of every tree, a task the filter refuses keeps only
+/// what linking and the wait analysis read of it (`waits::trim`): a filtered command over
+/// a million tasks holds the trees it prints, not a million.
+struct Showing<'s> {
+    leaving_out: Option<&'s Selection>,
+}
+
+impl<'s> Showing<'s> {
+    fn new(selection: &'s Selection, request: &Request) -> Showing<'s> {
+        let snapshot = request.snapshot || selection.needs_history();
+        Showing {
+            leaving_out: (selection.decides_per_task() && !snapshot).then_some(selection),
+        }
+    }
+
+    fn leaves_out(&self) -> bool {
+        self.leaving_out.is_some()
+    }
+
+    /// The task as the walk keeps it.
+    fn keep(&self, task: TaskReport) -> Kept {
+        match self.leaving_out {
+            Some(selection) if !selection.selects(&task, None) => {
+                match crate::waits::trim::for_analysis(task.root) {
+                    Some(root) => Kept::ForAnalysis(TaskReport { root, ..task }),
+                    None => Kept::Dropped {
+                        id: task.id,
+                        runtime: task.runtime,
+                    },
+                }
+            }
+            _ => Kept::Shown(task),
+        }
+    }
 }
 
 /// Where an interrupt (Ctrl-C) ended the walk, the error saying after how many tasks.
@@ -300,6 +361,7 @@ fn select(
     mut report: Report,
     request: &Request,
     selection: &Selection,
+    left_out: Option<&LeftOut>,
     budget: &Budget<'_>,
 ) -> Result<Inspection> {
     let wanted = request.snapshot || selection.needs_history();
@@ -313,7 +375,7 @@ fn select(
         ));
     }
     let history = snapshot.as_ref().filter(|_| request.previous.is_some());
-    selection.apply(&mut report, history)?;
+    selection.apply(&mut report, history, left_out)?;
     if request.group {
         report.groups = Some(group_tasks(&report.tasks));
     }
@@ -689,6 +751,10 @@ struct TaskWalker<'w, 'a> {
     roots_by_id: FxHashMap<u64, FutureNode>,
     /// Where the memory allows, long lists are read by two threads.
     second_thread: Option<SecondThreads<'w>>,
+    /// What is kept of each task decoded (`Showing`).
+    keep: Option<Keep<'w>>,
+    /// With `keep` leaving tasks out, what it left out.
+    left_out: Option<LeftOut>,
 }
 
 impl<'w, 'a> TaskWalker<'w, 'a> {
@@ -708,6 +774,31 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             all,
             roots_by_id: FxHashMap::default(),
             second_thread: None,
+            keep: None,
+            left_out: None,
+        }
+    }
+
+    /// Keeps of each task what `keep` says; with `leaves_out`, records what it left out.
+    fn showing(self, keep: Keep<'w>, leaves_out: bool) -> Self {
+        TaskWalker {
+            keep: Some(keep),
+            left_out: leaves_out.then(LeftOut::default),
+            ..self
+        }
+    }
+
+    /// Adds a decoded task to the report, as much of it as is kept.
+    fn add_task(&mut self, task: Kept, report: &mut Report) {
+        match (task, &mut self.left_out) {
+            (Kept::Shown(task), Some(left_out)) => {
+                left_out.shown.insert(task.id);
+                report.tasks.push(task);
+            }
+            (Kept::Shown(task) | Kept::ForAnalysis(task), _) => report.tasks.push(task),
+            (Kept::Dropped { id, runtime }, Some(left_out)) => left_out.dropped.push((runtime, id)),
+            // Only a walk that leaves tasks out drops them.
+            (Kept::Dropped { .. }, None) => {}
         }
     }
 
@@ -848,7 +939,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         report: &mut Report,
     ) -> (u64, Option<String>) {
         let count = walk.addresses.len();
-        if self.all {
+        if self.all && self.left_out.is_none() {
             // 100,000 reports: growing by doubling would hold one and a half copies at once.
             report.tasks.reserve_exact(count);
         }
@@ -930,7 +1021,11 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             };
             read += 1;
             if let Some(task) = self.decode_task(source, &header, report) {
-                report.tasks.push(task);
+                let task = match self.keep {
+                    Some(keep) => keep(task),
+                    None => Kept::Shown(task),
+                };
+                self.add_task(task, report);
                 discovery.add_anchors(
                     self.decoder.take_anchors(),
                     &FoundBy::TaskFuture { task: header.id },
@@ -1026,8 +1121,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 ) => {
                     read += 1;
                     report.errors.extend(errors);
-                    let id = task.id;
-                    report.tasks.push(task);
+                    let id = task.id();
+                    self.add_task(task, report);
                     discovery.add_anchors(anchors, &FoundBy::TaskFuture { task: id });
                 }
             }

@@ -18,6 +18,20 @@ fn sender_held(node: &FutureNode) -> Option<u64> {
     }
 }
 
+/// Whether linking reads `node` (of any task: a task the report leaves out still links
+/// the ones it shows). Kept beside the links that read them, for `waits::trim`.
+pub fn reads(node: &FutureNode) -> bool {
+    matches!(
+        node.detail(),
+        Some(
+            Detail::JoinHandle(_)
+                | Detail::LocalSet(_)
+                | Detail::TowerBufferResponse(_)
+                | Detail::OneshotRecv(_)
+        )
+    ) || sender_held(node).is_some()
+}
+
 /// Names in each `JoinHandle` of a blocking task running now the thread that runs it.
 pub fn link_blocking_threads(report: &mut Report) {
     let running: FxHashMap<u64, (u64, Option<String>)> = report
@@ -54,8 +68,9 @@ pub fn link_blocking_threads(report: &mut Report) {
     });
 }
 
-/// Names in each LocalSet polled as a future the tasks the report lists under it.
-pub fn link_local_sets(report: &mut Report) {
+/// Names in each LocalSet polled as a future the tasks the report lists under it, and
+/// those the walk did not keep (`dropped`: (runtime, id)).
+pub fn link_local_sets(report: &mut Report, dropped: &[(u64, u64)]) {
     let mut tasks_of: FxHashMap<u64, Vec<u64>> = report
         .runtimes
         .iter()
@@ -65,10 +80,16 @@ pub fn link_local_sets(report: &mut Report) {
     if tasks_of.is_empty() {
         return;
     }
-    for task in &report.tasks {
-        if let Some(tasks) = tasks_of.get_mut(&task.runtime) {
-            tasks.push(task.id);
+    let listed = report.tasks.iter().map(|task| (task.runtime, task.id));
+    for (runtime, id) in listed.chain(dropped.iter().copied()) {
+        if let Some(tasks) = tasks_of.get_mut(&runtime) {
+            tasks.push(id);
         }
+    }
+    if !dropped.is_empty() {
+        tasks_of
+            .values_mut()
+            .for_each(|tasks| tasks.sort_unstable());
     }
     for_each_root(report, &mut |node| {
         let Some(Detail::LocalSet(local_set)) = node.detail_mut() else {

@@ -4,6 +4,7 @@
 //! the whole report.
 
 use regex::Regex;
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -52,6 +53,16 @@ fn usage(message: String) -> Error {
     Error::new(ErrorKind::Usage, message)
 }
 
+/// The tasks a walk left out of the report as it decoded them, `selects` (without
+/// history) having refused them.
+#[derive(Debug, Default)]
+pub struct LeftOut {
+    /// The ids of the tasks kept whole.
+    pub shown: FxHashSet<u64>,
+    /// Tasks the analysis reads nothing of, not kept at all: (runtime, id).
+    pub dropped: Vec<(u64, u64)>,
+}
+
 /// A filter checked and compiled; made before any memory is read, so a typo costs nothing.
 pub struct Selection {
     ids: Option<Vec<u64>>,
@@ -91,6 +102,17 @@ impl Selection {
         })
     }
 
+    /// Whether the filter leaves tasks out by what each task's own tree says (its id,
+    /// names, state, leaves, runtime), which linking does not change: tasks `selects`
+    /// (without history) refuses may be left out as soon as they are decoded.
+    pub fn decides_per_task(&self) -> bool {
+        self.ids.is_some()
+            || self.name.is_some()
+            || self.state.is_some()
+            || self.waiting_on.is_some()
+            || self.runtime.is_some()
+    }
+
     /// Whether the filter needs the tasks' history (`--stuck-for`).
     pub fn needs_history(&self) -> bool {
         self.stuck_for.is_some()
@@ -98,13 +120,19 @@ impl Selection {
 
     /// Keeps the tasks every criterion selects, then the first `limit` of them (the report's
     /// tasks are in id order). Asking for a task id that no runtime has is an error.
-    pub fn apply(&self, report: &mut Report, history: Option<&Snapshot>) -> Result<()> {
-        if let Some(missing) = self
-            .ids
-            .iter()
-            .flatten()
-            .find(|&&id| !report.tasks.iter().any(|task| task.id == id))
-        {
+    /// `left_out`: what the walk left out as it went (the tasks not shown are there only
+    /// for the analysis).
+    pub fn apply(
+        &self,
+        report: &mut Report,
+        history: Option<&Snapshot>,
+        left_out: Option<&LeftOut>,
+    ) -> Result<()> {
+        let dropped = left_out.map_or(&[][..], |left_out| &left_out.dropped[..]);
+        if let Some(missing) = self.ids.iter().flatten().find(|&&id| {
+            !report.tasks.iter().any(|task| task.id == id)
+                && !dropped.iter().any(|&(_, dropped)| dropped == id)
+        }) {
             let total: u64 = report
                 .runtimes
                 .iter()
@@ -120,7 +148,10 @@ impl Selection {
             (Some(seconds), Some(history)) => Some((seconds, history)),
             (None, _) => None,
         };
-        report.tasks.retain(|task| self.selects(task, stuck_for));
+        report.tasks.retain(|task| {
+            left_out.is_none_or(|left_out| left_out.shown.contains(&task.id))
+                && self.selects(task, stuck_for)
+        });
         if let Some(limit) = self.limit {
             report.tasks.truncate(limit);
         }

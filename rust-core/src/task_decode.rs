@@ -27,6 +27,28 @@ pub const TASKS_PER_CACHE_GENERATION: usize = 1000;
 /// A list shorter than this is read by one thread: starting another costs more.
 pub const TASKS_FOR_TWO_THREADS: usize = 32;
 
+/// What the walk keeps of a task it decoded (`inspect` decides).
+pub type Keep<'m> = &'m (dyn Fn(TaskReport) -> Kept + Sync);
+
+/// A decoded task as the walk keeps it.
+pub enum Kept {
+    /// Whole: the report may show it.
+    Shown(TaskReport),
+    /// Left out of the report: only what linking and the wait analysis read of it.
+    ForAnalysis(TaskReport),
+    /// Left out, and nothing of it is read: its id, and the runtime it is in.
+    Dropped { id: u64, runtime: u64 },
+}
+
+impl Kept {
+    pub fn id(&self) -> u64 {
+        match self {
+            Kept::Shown(task) | Kept::ForAnalysis(task) => task.id,
+            Kept::Dropped { id, .. } => *id,
+        }
+    }
+}
+
 /// How every thread decodes futures, set once per command.
 #[derive(Clone, Copy)]
 pub struct DecoderSettings {
@@ -117,7 +139,7 @@ pub enum ReadElsewhere {
     /// A task a thread polls now: the walk reads it, with that thread's frames.
     Running,
     Read {
-        task: TaskReport,
+        task: Kept,
         errors: Vec<ReportError>,
         anchors: Vec<Anchor>,
         spent: (u64, u64),
@@ -131,6 +153,7 @@ pub struct SecondThread<'m> {
     pub load_bias: u64,
     pub settings: DecoderSettings,
     pub list_lengths: Arc<ListLengths>,
+    pub keep: Keep<'m>,
 }
 
 impl SecondThread<'_> {
@@ -191,7 +214,7 @@ impl SecondThread<'_> {
             let mut errors = Vec::new();
             let task = read_task(&task_reader, &decoder, source, &header, None, &mut errors);
             read.push(ReadElsewhere::Read {
-                task,
+                task: (self.keep)(task),
                 errors,
                 anchors: decoder.take_anchors(),
                 spent: spent(),
@@ -211,6 +234,7 @@ pub struct SecondThreads<'m> {
     pub settings: DecoderSettings,
     /// The walk's own, so that a list both threads meet is counted once.
     pub list_lengths: &'m Arc<ListLengths>,
+    pub keep: Keep<'m>,
 }
 
 impl<'m> SecondThreads<'m> {
@@ -222,6 +246,7 @@ impl<'m> SecondThreads<'m> {
             load_bias: self.load_bias,
             settings: self.settings,
             list_lengths: Arc::clone(self.list_lengths),
+            keep: self.keep,
         })
     }
 }

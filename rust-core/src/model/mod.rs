@@ -1027,6 +1027,26 @@ impl FutureNode {
         }
     }
 
+    /// The node without its contents: kind, names, state, place, address and flags, with
+    /// no detail, summary, children or extras.
+    pub fn bare(&self) -> FutureNode {
+        FutureNode {
+            state: self.state,
+            await_point: self.await_point,
+            location: self.location.clone(),
+            boxed: self.boxed,
+            held: self.held,
+            running: self.running,
+            field_search: self.field_search,
+            ..FutureNode::named(self.kind, Arc::clone(&self.names), self.address)
+        }
+    }
+
+    /// Takes the node's facts out, leaving its kind.
+    pub fn take_detail(&mut self) -> Option<Detail> {
+        self.detail.take().map(|detail| *detail)
+    }
+
     pub fn type_name(&self) -> &str {
         &self.names.type_name
     }

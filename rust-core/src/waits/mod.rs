@@ -6,6 +6,7 @@
 
 mod deadlocks;
 mod locks;
+pub mod trim;
 
 use std::sync::Arc;
 
@@ -701,7 +702,7 @@ fn futurelocks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{HoldingKind, LockPermits, PermitWait, TaskReport};
+    use crate::model::{Branch, HoldingKind, LockPermits, PermitWait, TaskReport};
 
     const FILE: &str = "src/main.rs";
 
@@ -1105,5 +1106,99 @@ mod tests {
             .flat_map(|task| task.root.holds().iter().map(|holding| holding.released))
             .collect();
         assert_eq!(released, vec![false, false, true]);
+    }
+
+    /// `task`'s tree three async fns deep above its leaf, each at its own line.
+    fn three_deep(mut task: TaskReport) -> TaskReport {
+        for line in [5, 6] {
+            let mut caller = FutureNode::new(NodeKind::AsyncFn, "app::caller", 0xa000 + line);
+            caller.location = Some(Arc::new(at(line)));
+            caller.children.push(task.root);
+            task.root = caller;
+        }
+        task
+    }
+
+    /// A task that is a `select!` whose one branch left had waited on `wait` and is
+    /// finished.
+    fn finished_branch(id: u64, wait: Wait) -> TaskReport {
+        let mut task = task(id, 40, Vec::new(), None);
+        task.root = FutureNode::new(NodeKind::Select, "tokio::select", 0xb000);
+        let mut done = leaf(wait);
+        done.set_branch(Branch::new(0, BranchStatus::Disabled));
+        task.root.children.push(done);
+        task
+    }
+
+    /// Every task but `shown` trimmed to what the analysis reads (`trim`), or dropped when
+    /// it reads nothing: the analysis says of `shown` and of the whole what it says when
+    /// every tree is whole.
+    #[test]
+    fn trimmed_trees_are_analysed_as_whole_ones() {
+        const FIRST: u64 = 0x1000;
+        const SECOND: u64 = 0x2000;
+        let tasks = || {
+            vec![
+                three_deep(task(
+                    1,
+                    10,
+                    vec![mutex_guard(FIRST, 0)],
+                    Some(mutex_wait(SECOND, 0)),
+                )),
+                three_deep(task(
+                    2,
+                    20,
+                    vec![mutex_guard(SECOND, 0)],
+                    Some(mutex_wait(FIRST, 0)),
+                )),
+                three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0)))),
+                // Waited for FIRST once: free to go on, no edge.
+                finished_branch(4, mutex_wait(FIRST, 0)),
+                task(5, 50, Vec::new(), None),
+            ]
+        };
+        let said = |report: &Report, shown: u64| {
+            serde_json::to_string(&(
+                task_of(report, shown),
+                &report.deadlocks,
+                &report.futurelocks,
+                &report.waits,
+            ))
+            .unwrap()
+        };
+        let whole = analysed(tasks());
+        assert_eq!(cycles(&whole), vec![vec![1, 2]]);
+        for shown in 1..=5 {
+            let mut dropped = 0;
+            let kept: Vec<TaskReport> = tasks()
+                .into_iter()
+                .filter_map(|task| match task.id == shown {
+                    true => Some(task),
+                    false => match trim::for_analysis(task.root) {
+                        Some(root) => Some(TaskReport { root, ..task }),
+                        None => {
+                            dropped += 1;
+                            None
+                        }
+                    },
+                })
+                .collect();
+            // The sleeping task; a finished branch's lock wait still tells the lock's state.
+            assert_eq!(dropped, usize::from(shown != 5), "task {shown} shown");
+            let trimmed = analysed(kept);
+            assert_eq!(
+                said(&trimmed, shown),
+                said(&whole, shown),
+                "task {shown} shown"
+            );
+        }
+        // A chain of async fns stands as its innermost, which keeps its await line.
+        let root = trim::for_analysis(
+            three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0)))).root,
+        );
+        let root = root.expect("a waiter is read");
+        assert_eq!(root.location.as_ref().map(|at| at.line), Some(30));
+        assert_eq!(root.children.len(), 1);
+        assert!(root.children[0].summary.is_none());
     }
 }

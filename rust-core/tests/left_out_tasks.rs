@@ -1,0 +1,140 @@
+//! A filter that each task's own tree decides (`async task N`, `--name`, `--state`,
+//! `--waiting-on`, `--runtime`) leaves the other tasks out as they are decoded, keeping only
+//! what linking and the wait analysis read of them (`waits::trim`). On every recorded stop,
+//! each such command reports byte for byte what it reports with every tree kept whole (as
+//! when a snapshot of every task is taken): the same tasks, links, holders, edges, groups,
+//! deadlocks and futurelocks.
+
+mod common;
+mod fuzzing;
+
+use std::collections::BTreeSet;
+
+use fuzzing::{Harness, PatchedMemory, FULL};
+use tokio_async_core::budget::Budget;
+use tokio_async_core::inspect::{analyse_stop, inspect, read_stop, Request};
+use tokio_async_core::model::{FutureNode, Party, Report};
+use tokio_async_core::output::{self, Format};
+use tokio_async_core::render::View;
+use tokio_async_core::selection::TaskFilter;
+
+/// A filter for each task alone, each state, leaf kind, coroutine and runtime of `report`.
+fn filters(report: &Report) -> Vec<TaskFilter> {
+    let mut states = BTreeSet::new();
+    let mut leaves = BTreeSet::new();
+    let mut functions = BTreeSet::new();
+    fn walk(
+        node: &FutureNode,
+        leaves: &mut BTreeSet<&'static str>,
+        functions: &mut BTreeSet<String>,
+    ) {
+        if node.children.is_empty() {
+            leaves.insert(node.kind.name());
+        }
+        if let Some(function) = node.function() {
+            functions.insert(function.to_string());
+        }
+        node.children
+            .iter()
+            .for_each(|child| walk(child, leaves, functions));
+    }
+    for task in &report.tasks {
+        states.insert(task.state.name());
+        walk(&task.root, &mut leaves, &mut functions);
+    }
+    // Alone: every task of the wait-for graph, and every fifth of the others.
+    let mut waiting: BTreeSet<u64> = BTreeSet::new();
+    for edge in report.waits.iter().flatten() {
+        waiting.extend(
+            [&edge.from, &edge.to]
+                .into_iter()
+                .filter_map(|party| match party {
+                    Party::Task(id) => Some(*id),
+                    Party::Thread(_) => None,
+                }),
+        );
+    }
+    let by_id = report
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|(index, task)| waiting.contains(&task.id) || index % 5 == 0)
+        .map(|(_, task)| TaskFilter {
+            ids: Some(vec![task.id]),
+            ..Default::default()
+        });
+    let by_state = states.into_iter().map(|state| TaskFilter {
+        state: Some(state.to_string()),
+        ..Default::default()
+    });
+    let by_leaf = leaves.into_iter().map(|kind| TaskFilter {
+        waiting_on: Some(kind.to_string()),
+        ..Default::default()
+    });
+    let by_name = functions.into_iter().map(|function| TaskFilter {
+        name: Some(format!("^{}$", regex::escape(&function))),
+        ..Default::default()
+    });
+    let by_runtime = report.runtimes.iter().map(|runtime| TaskFilter {
+        runtime: Some(format!("{:#x}", runtime.address)),
+        ..Default::default()
+    });
+    by_id
+        .chain(by_state)
+        .chain(by_leaf)
+        .chain(by_name)
+        .chain(by_runtime)
+        .collect()
+}
+
+#[test]
+fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
+    let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+    let json = |report: &Report| output::to_string(report, &Format::Json(View::Backtrace)).unwrap();
+    let (mut compared, mut left_out) = (0, 0);
+    for image in &harness.images {
+        let debug = harness.debug_info(&image.program, &image.profile);
+        let memory = PatchedMemory { image, writes: &[] };
+        let whole = |filter: TaskFilter| -> Request {
+            Request {
+                filter,
+                snapshot: true,
+                ..image.request(FULL)
+            }
+        };
+        let Ok(every_task) = inspect(
+            debug,
+            &memory,
+            image.load_bias,
+            &whole(TaskFilter::default()),
+        ) else {
+            continue;
+        };
+        for filter in filters(&every_task) {
+            let expected = inspect(debug, &memory, image.load_bias, &whole(filter.clone()))
+                .map(|report| json(&report))
+                .map_err(|error| error.message);
+            let request = Request {
+                snapshot: false,
+                ..whole(filter.clone())
+            };
+            let budget = Budget::new(request.limits, None);
+            let read = read_stop(debug, &memory, image.load_bias, &request, &budget).unwrap();
+            left_out += read.tasks_left_out();
+            let got = analyse_stop(read, debug, &request, &budget)
+                .map(|inspection| json(&inspection.report))
+                .map_err(|error| error.message);
+            assert!(
+                expected == got,
+                "{}: {filter:?}: the report differs",
+                image.name
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 200, "only {compared} filtered reports compared");
+    assert!(
+        left_out > 1000,
+        "only {left_out} tasks were left out as they were read"
+    );
+}

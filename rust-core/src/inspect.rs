@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
@@ -14,6 +15,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::future::{mark_running, FutureDecoder, LiveProcess};
 use crate::groups::group_tasks;
+use crate::history::snapshot::{Marker, TaskMark};
 use crate::history::Snapshot;
 use crate::memory::Memory;
 use crate::model::{
@@ -157,6 +159,8 @@ pub struct ReadStop {
     selection: Selection,
     /// What was left out as the tasks were decoded, where it was.
     left_out: Option<LeftOut>,
+    /// The marks of every task, made as they were decoded (where some were left out).
+    marks: Option<Vec<TaskMark>>,
 }
 
 impl ReadStop {
@@ -204,6 +208,7 @@ pub fn analyse_stop(
         mut report,
         selection,
         left_out,
+        marks,
     } = read;
     crate::links::link_tasks(&mut report);
     crate::links::link_blocking_threads(&mut report);
@@ -222,7 +227,11 @@ pub fn analyse_stop(
             .into_iter()
             .map(|unit| ReportError::new(ErrorKind::Binary, unit)),
     );
-    select(report, request, &selection, left_out.as_ref(), budget)
+    let left = LeftBehind {
+        left_out: left_out.as_ref(),
+        marks,
+    };
+    select(report, request, &selection, left, budget)
         .map_err(|error| with_debug_problems(debug, error))
 }
 
@@ -285,6 +294,7 @@ fn read_with_debug_info(
         walker.walk_everything(&mut discovery, &mut report);
         (walker.roots_by_id, walker.left_out)
     };
+    let marks = showing.into_marks();
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
     interrupted_walk(budget, report.tasks.len())?;
@@ -299,23 +309,44 @@ fn read_with_debug_info(
         report,
         selection,
         left_out,
+        marks,
     })
 }
 
+/// What the walk kept of the tasks it left out: their ids, and every task's marks.
+struct LeftBehind<'l> {
+    left_out: Option<&'l LeftOut>,
+    marks: Option<Vec<TaskMark>>,
+}
+
 /// Which decoded tasks the report shows whole. With a filter that each task's own tree
-/// decides, and no snapshot to take of every tree, a task the filter refuses keeps only
-/// what linking and the wait analysis read of it (`waits::trim`): a filtered command over
-/// a million tasks holds the trees it prints, not a million.
+/// decides, a task the filter refuses keeps only what linking and the wait analysis read
+/// of it (`waits::trim`): a filtered command over a million tasks holds the trees it
+/// prints, not a million. The stop's snapshot, of every task, is then marked task by task
+/// before any is trimmed.
 struct Showing<'s> {
     leaving_out: Option<&'s Selection>,
+    /// The marks of every task decoded, where a snapshot is taken (shared by the threads
+    /// that decode: a lock per task).
+    marking: Option<Mutex<(Marker, Vec<TaskMark>)>>,
 }
 
 impl<'s> Showing<'s> {
     fn new(selection: &'s Selection, request: &Request) -> Showing<'s> {
-        let snapshot = request.snapshot || selection.needs_history();
+        let leaving_out = selection.decides_per_task().then_some(selection);
+        let snapshot = request.all && (request.snapshot || selection.needs_history());
         Showing {
-            leaving_out: (selection.decides_per_task() && !snapshot).then_some(selection),
+            leaving_out,
+            marking: (leaving_out.is_some() && snapshot).then(Mutex::default),
         }
+    }
+
+    /// The marks of every task decoded, where they were made.
+    fn into_marks(self) -> Option<Vec<TaskMark>> {
+        self.marking.map(|marking| {
+            let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
+            marks
+        })
     }
 
     fn leaves_out(&self) -> bool {
@@ -324,6 +355,11 @@ impl<'s> Showing<'s> {
 
     /// The task as the walk keeps it.
     fn keep(&self, task: TaskReport) -> Kept {
+        if let Some(marking) = &self.marking {
+            let mut marking = marking.lock().unwrap_or_else(PoisonError::into_inner);
+            let (marker, marks) = &mut *marking;
+            marks.push(marker.mark(task.id, task.state, &task.root));
+        }
         match self.leaving_out {
             Some(selection) if !selection.selects(&task, None) => {
                 match crate::waits::trim::for_analysis(task.root) {
@@ -361,12 +397,16 @@ fn select(
     mut report: Report,
     request: &Request,
     selection: &Selection,
-    left_out: Option<&LeftOut>,
+    left: LeftBehind<'_>,
     budget: &Budget<'_>,
 ) -> Result<Inspection> {
     let wanted = request.snapshot || selection.needs_history();
-    let snapshot = (wanted && request.all && budget.stopped().is_none())
-        .then(|| Snapshot::of(&report, request.previous.as_deref()));
+    let previous = request.previous.as_deref();
+    let snapshot =
+        (wanted && request.all && budget.stopped().is_none()).then(|| match left.marks {
+            Some(marks) => Snapshot::from_marks(report.taken_at, marks, previous),
+            None => Snapshot::of(&report, previous),
+        });
     if selection.needs_history() && snapshot.is_none() {
         return Err(Error::new(
             ErrorKind::Budget,
@@ -375,7 +415,7 @@ fn select(
         ));
     }
     let history = snapshot.as_ref().filter(|_| request.previous.is_some());
-    selection.apply(&mut report, history, left_out)?;
+    selection.apply(&mut report, history, left.left_out)?;
     if request.group {
         report.groups = Some(group_tasks(&report.tasks));
     }

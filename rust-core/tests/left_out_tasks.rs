@@ -1,9 +1,10 @@
 //! A filter that each task's own tree decides (`async task N`, `--name`, `--state`,
 //! `--waiting-on`, `--runtime`) leaves the other tasks out as they are decoded, keeping only
 //! what linking and the wait analysis read of them (`waits::trim`). On every recorded stop,
-//! each such command reports byte for byte what it reports with every tree kept whole (as
-//! when a snapshot of every task is taken): the same tasks, links, holders, edges, groups,
-//! deadlocks and futurelocks.
+//! each such command reports byte for byte what the filter makes of the whole report (every
+//! tree linked and analysed whole, then selected and grouped): the same tasks, links,
+//! holders, edges, groups, deadlocks and futurelocks; and the stop's snapshot is still of
+//! every task, as from the whole report.
 
 mod common;
 mod fuzzing;
@@ -12,11 +13,12 @@ use std::collections::BTreeSet;
 
 use fuzzing::{Harness, PatchedMemory, FULL};
 use tokio_async_core::budget::Budget;
-use tokio_async_core::inspect::{analyse_stop, inspect, read_stop, Request};
+use tokio_async_core::groups::group_tasks;
+use tokio_async_core::inspect::{analyse_stop, inspect, inspect_over_time, read_stop, Request};
 use tokio_async_core::model::{FutureNode, Party, Report};
 use tokio_async_core::output::{self, Format};
 use tokio_async_core::render::View;
-use tokio_async_core::selection::TaskFilter;
+use tokio_async_core::selection::{Selection, TaskFilter};
 
 /// A filter for each task alone, each state, leaf kind, coroutine and runtime of `report`.
 fn filters(report: &Report) -> Vec<TaskFilter> {
@@ -87,6 +89,17 @@ fn filters(report: &Report) -> Vec<TaskFilter> {
         .collect()
 }
 
+/// What the filter makes of the whole report: its tasks selected after every tree was
+/// linked and analysed whole, then grouped.
+fn selected_from_whole(mut whole: Report, filter: &TaskFilter) -> Result<Report, String> {
+    let selection = Selection::new(filter).map_err(|error| error.message)?;
+    selection
+        .apply(&mut whole, None, None)
+        .map_err(|error| error.message)?;
+    whole.groups = Some(group_tasks(&whole.tasks));
+    Ok(whole)
+}
+
 #[test]
 fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
     let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
@@ -95,40 +108,52 @@ fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
     for image in &harness.images {
         let debug = harness.debug_info(&image.program, &image.profile);
         let memory = PatchedMemory { image, writes: &[] };
-        let whole = |filter: TaskFilter| -> Request {
+        let request = |filter: TaskFilter, group: bool| -> Request {
             Request {
                 filter,
+                group,
                 snapshot: true,
                 ..image.request(FULL)
             }
         };
-        let Ok(every_task) = inspect(
-            debug,
-            &memory,
-            image.load_bias,
-            &whole(TaskFilter::default()),
-        ) else {
+        let every_task = request(TaskFilter::default(), false);
+        let budget = Budget::new(every_task.limits, None);
+        let Ok(whole) = inspect_over_time(debug, &memory, image.load_bias, &every_task, &budget)
+        else {
             continue;
         };
-        for filter in filters(&every_task) {
-            let expected = inspect(debug, &memory, image.load_bias, &whole(filter.clone()))
-                .map(|report| json(&report))
-                .map_err(|error| error.message);
-            let request = Request {
-                snapshot: false,
-                ..whole(filter.clone())
-            };
+        let whole_snapshot = format!(
+            "{:?}",
+            whole.snapshot.as_ref().map(|snapshot| &snapshot.tasks)
+        );
+        for filter in filters(&whole.report) {
+            let again = inspect(debug, &memory, image.load_bias, &every_task).unwrap();
+            let expected = selected_from_whole(again, &filter).map(|report| json(&report));
+            let request = request(filter.clone(), true);
             let budget = Budget::new(request.limits, None);
             let read = read_stop(debug, &memory, image.load_bias, &request, &budget).unwrap();
             left_out += read.tasks_left_out();
-            let got = analyse_stop(read, debug, &request, &budget)
-                .map(|inspection| json(&inspection.report))
-                .map_err(|error| error.message);
+            let got = analyse_stop(read, debug, &request, &budget).map_err(|error| error.message);
+            let snapshot = got.as_ref().ok().map(|got| {
+                format!(
+                    "{:?}",
+                    got.snapshot.as_ref().map(|snapshot| &snapshot.tasks)
+                )
+            });
+            let got = got.map(|inspection| json(&inspection.report));
             assert!(
                 expected == got,
                 "{}: {filter:?}: the report differs",
                 image.name
             );
+            // The stop's snapshot is of every task, marked before any was left out.
+            if let Some(snapshot) = snapshot {
+                assert!(
+                    snapshot == whole_snapshot,
+                    "{}: {filter:?}: the snapshot differs",
+                    image.name
+                );
+            }
             compared += 1;
         }
     }

@@ -80,8 +80,18 @@ impl Snapshot {
         previous: Option<&Snapshot>,
     ) -> Snapshot {
         let trees: Vec<(u64, TaskState, &N)> = tasks.collect();
-        let mut tasks = task_marks(&trees);
+        Snapshot::from_marks(taken_at, task_marks(&trees), previous)
+    }
+
+    /// The snapshot of tasks marked as they were read (`Marker`), in any order; a task
+    /// marked twice counts once.
+    pub fn from_marks(
+        taken_at: Option<TakenAt>,
+        mut tasks: Vec<TaskMark>,
+        previous: Option<&Snapshot>,
+    ) -> Snapshot {
         tasks.sort_by_key(|task| task.id);
+        tasks.dedup_by_key(|task| task.id);
         let now = taken_at.map(|at| at.unix_secs);
         for task in &mut tasks {
             let unchanged = previous
@@ -146,6 +156,21 @@ fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Vec<TaskM
         }
         marks
     })
+}
+
+/// Marks tasks one by one, as a walk reads them, sharing labels as `Snapshot::of` does.
+#[derive(Default)]
+pub struct Marker(Labels);
+
+impl Marker {
+    pub fn mark<N: MarkedNode>(&mut self, id: u64, state: TaskState, root: &N) -> TaskMark {
+        TaskMark {
+            id,
+            state,
+            nodes: marks(root, &mut self.0),
+            since: None,
+        }
+    }
 }
 
 /// Labels shared between nodes, by fingerprint: 10,000 tasks parked alike make a few

@@ -346,7 +346,7 @@ fn run_on_process(invocation: &Invocation, pid: u32, mut command: Command) -> Re
     if invocation.verbose {
         let tasks = read
             .as_ref()
-            .map_or(0, |(_, inspection)| inspection.report.tasks.len());
+            .map_or(0, |(_, inspection)| inspection.report.tasks_selected());
         let after = [loaded, unwound, walked];
         eprintln!("{}", verbose_line(pid, &taken, tasks, after));
     }
@@ -820,7 +820,7 @@ fn core_report(
     let (prepared, inspection) = read_core(debug, core, command)?;
     let report = &inspection.report;
     let counts = Counts {
-        tasks: report.tasks.len(),
+        tasks: report.tasks_selected(),
         deadlocks: report.deadlocks.len(),
         errors: report.errors.len(),
     };

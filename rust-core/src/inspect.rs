@@ -14,7 +14,7 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::future::{mark_running, FutureDecoder, LiveProcess};
-use crate::groups::group_tasks;
+use crate::groups::{group_tasks, shape_hash, Grouping, Members};
 use crate::history::snapshot::{Marker, TaskMark};
 use crate::history::Snapshot;
 use crate::memory::Memory;
@@ -73,6 +73,10 @@ pub struct Request {
     /// Merge tasks of the same shape into `Report::groups`.
     #[serde(default)]
     pub group: bool,
+    /// Only the groups are printed (`--group` as text): of the tasks beyond each group's
+    /// first, the report keeps only what the analysis reads.
+    #[serde(default)]
+    pub only_groups: bool,
     /// Keep every edge of the wait-for graph in `Report::waits` (`async waits`).
     #[serde(default)]
     pub wait_edges: bool,
@@ -161,6 +165,8 @@ pub struct ReadStop {
     left_out: Option<LeftOut>,
     /// The marks of every task, made as they were decoded (where some were left out).
     marks: Option<Vec<TaskMark>>,
+    /// The groups' members, where the tasks were grouped as they were decoded.
+    grouped: Option<Members>,
 }
 
 impl ReadStop {
@@ -209,6 +215,7 @@ pub fn analyse_stop(
         selection,
         left_out,
         marks,
+        grouped,
     } = read;
     crate::links::link_tasks(&mut report);
     crate::links::link_blocking_threads(&mut report);
@@ -230,6 +237,7 @@ pub fn analyse_stop(
     let left = LeftBehind {
         left_out: left_out.as_ref(),
         marks,
+        grouped,
     };
     select(report, request, &selection, left, budget)
         .map_err(|error| with_debug_problems(debug, error))
@@ -279,7 +287,7 @@ fn read_with_debug_info(
     );
     let showing = Showing::new(&selection, request);
     let keep = |task| showing.keep(task);
-    let (running_roots, left_out) = {
+    let (running_roots, mut left_out) = {
         let second_threads = SecondThreads {
             debug,
             memory: program_memory,
@@ -294,9 +302,17 @@ fn read_with_debug_info(
         walker.walk_everything(&mut discovery, &mut report);
         (walker.roots_by_id, walker.left_out)
     };
-    let marks = showing.into_marks();
+    let (marks, grouping) = showing.into_parts();
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
+    let grouped = match (grouping, left_out.as_mut()) {
+        (Some(grouping), Some(left_out)) => {
+            let (firsts, members) = grouping.into_firsts();
+            restore_firsts(&mut report.tasks, left_out, firsts);
+            Some(members)
+        }
+        _ => None,
+    };
     interrupted_walk(budget, report.tasks.len())?;
     report.threads = thread_reports(
         &task_reader,
@@ -310,6 +326,7 @@ fn read_with_debug_info(
         selection,
         left_out,
         marks,
+        grouped,
     })
 }
 
@@ -317,6 +334,7 @@ fn read_with_debug_info(
 struct LeftBehind<'l> {
     left_out: Option<&'l LeftOut>,
     marks: Option<Vec<TaskMark>>,
+    grouped: Option<Members>,
 }
 
 /// Which decoded tasks the report shows whole. With a filter that each task's own tree
@@ -326,6 +344,8 @@ struct LeftBehind<'l> {
 /// before any is trimmed.
 struct Showing<'s> {
     leaving_out: Option<&'s Selection>,
+    /// With only the groups printed, the tasks selected, grouped as they are decoded.
+    grouping: Option<Mutex<Grouping>>,
     /// The marks of every task decoded, where a snapshot is taken (shared by the threads
     /// that decode: a lock per task).
     marking: Option<Mutex<(Marker, Vec<TaskMark>)>>,
@@ -334,23 +354,32 @@ struct Showing<'s> {
 impl<'s> Showing<'s> {
     fn new(selection: &'s Selection, request: &Request) -> Showing<'s> {
         let leaving_out = selection.decides_per_task().then_some(selection);
+        let grouping =
+            request.group && request.only_groups && request.all && selection.takes_every_selected();
         let snapshot = request.all && (request.snapshot || selection.needs_history());
         Showing {
             leaving_out,
-            marking: (leaving_out.is_some() && snapshot).then(Mutex::default),
+            grouping: grouping.then(Mutex::default),
+            marking: ((leaving_out.is_some() || grouping) && snapshot).then(Mutex::default),
         }
     }
 
-    /// The marks of every task decoded, where they were made.
-    fn into_marks(self) -> Option<Vec<TaskMark>> {
-        self.marking.map(|marking| {
-            let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
-            marks
-        })
+    fn leaves_out(&self) -> bool {
+        self.leaving_out.is_some() || self.grouping.is_some()
     }
 
-    fn leaves_out(&self) -> bool {
-        self.leaving_out.is_some()
+    /// The marks of every task decoded, and the groups, where they were made.
+    fn into_parts(self) -> (Option<Vec<TaskMark>>, Option<Grouping>) {
+        let marks = self.marking.map(|marking| {
+            let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
+            marks
+        });
+        let grouping = self.grouping.map(|grouping| {
+            grouping
+                .into_inner()
+                .unwrap_or_else(PoisonError::into_inner)
+        });
+        (marks, grouping)
     }
 
     /// The task as the walk keeps it.
@@ -360,18 +389,62 @@ impl<'s> Showing<'s> {
             let (marker, marks) = &mut *marking;
             marks.push(marker.mark(task.id, task.state, &task.root));
         }
-        match self.leaving_out {
-            Some(selection) if !selection.selects(&task, None) => {
-                match crate::waits::trim::for_analysis(task.root) {
-                    Some(root) => Kept::ForAnalysis(TaskReport { root, ..task }),
-                    None => Kept::Dropped {
-                        id: task.id,
-                        runtime: task.runtime,
-                    },
-                }
-            }
-            _ => Kept::Shown(task),
+        let selected = self
+            .leaving_out
+            .is_none_or(|selection| selection.selects(&task, None));
+        let Some(grouping) = self.grouping.as_ref().filter(|_| selected) else {
+            return match selected {
+                true => Kept::Shown(task),
+                false => for_analysis_only(&task),
+            };
+        };
+        // Its group keeps it whole if it is the group's first; the walk, what the analysis reads.
+        let hash = shape_hash(&task.root);
+        let kept = for_analysis_only(&task);
+        let spare = grouping
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .add(task, hash);
+        drop(spare);
+        kept
+    }
+}
+
+/// What the analysis reads of `task` (`waits::trim`), which the report leaves out.
+fn for_analysis_only(task: &TaskReport) -> Kept {
+    match crate::waits::trim::for_analysis(&task.root) {
+        Some(root) => Kept::ForAnalysis(TaskReport {
+            id: task.id,
+            address: task.address,
+            state: task.state,
+            root,
+            runtime: task.runtime,
+            spawned_at: task.spawned_at.clone(),
+            error: task.error.clone(),
+        }),
+        None => Kept::Dropped {
+            id: task.id,
+            runtime: task.runtime,
+        },
+    }
+}
+
+/// Puts each group's first task, whole, among the tasks the walk kept (sorted by id),
+/// shown: the analysis links it as any other.
+fn restore_firsts(tasks: &mut Vec<TaskReport>, left_out: &mut LeftOut, firsts: Vec<TaskReport>) {
+    let ids: FxHashSet<u64> = firsts.iter().map(|task| task.id).collect();
+    left_out.shown.extend(ids.iter().copied());
+    left_out.dropped.retain(|(_, id)| !ids.contains(id));
+    let mut missing = Vec::new();
+    for first in firsts {
+        match tasks.binary_search_by_key(&first.id, |task| task.id) {
+            Ok(at) => tasks[at] = first,
+            Err(_) => missing.push(first),
         }
+    }
+    if !missing.is_empty() {
+        tasks.append(&mut missing);
+        tasks.sort_by_key(|task| task.id);
     }
 }
 
@@ -417,7 +490,10 @@ fn select(
     let history = snapshot.as_ref().filter(|_| request.previous.is_some());
     selection.apply(&mut report, history, left.left_out)?;
     if request.group {
-        report.groups = Some(group_tasks(&report.tasks));
+        report.groups = Some(match left.grouped {
+            Some(members) => members.groups(&report.tasks),
+            None => group_tasks(&report.tasks),
+        });
     }
     Ok(Inspection { report, snapshot })
 }

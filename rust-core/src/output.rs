@@ -72,7 +72,7 @@ pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> 
     };
     Ok(format!(
         "wrote {}{threads} ({what}, {:.1} MB) to {}\n",
-        counted(report.tasks.len(), "task"),
+        counted(report.tasks_selected(), "task"),
         bytes as f64 / 1e6,
         path.display()
     ))

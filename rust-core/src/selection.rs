@@ -113,6 +113,12 @@ impl Selection {
             || self.runtime.is_some()
     }
 
+    /// Whether every task `selects` (without history) takes is in the report: no
+    /// `--limit` or `--stuck-for` to leave some out once all are read.
+    pub fn takes_every_selected(&self) -> bool {
+        self.limit.is_none() && self.stuck_for.is_none()
+    }
+
     /// Whether the filter needs the tasks' history (`--stuck-for`).
     pub fn needs_history(&self) -> bool {
         self.stuck_for.is_some()

@@ -17,7 +17,7 @@ use tokio_async_core::groups::group_tasks;
 use tokio_async_core::inspect::{analyse_stop, inspect, inspect_over_time, read_stop, Request};
 use tokio_async_core::model::{FutureNode, Party, Report};
 use tokio_async_core::output::{self, Format};
-use tokio_async_core::render::View;
+use tokio_async_core::render::{TextOptions, View};
 use tokio_async_core::selection::{Selection, TaskFilter};
 
 /// A filter for each task alone, each state, leaf kind, coroutine and runtime of `report`.
@@ -160,6 +160,68 @@ fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
     assert!(compared > 200, "only {compared} filtered reports compared");
     assert!(
         left_out > 1000,
+        "only {left_out} tasks were left out as they were read"
+    );
+}
+
+/// As text, `--group` prints the groups, not the tasks: each group's tasks but the first
+/// are left out as they are read, and the groups read as those of every whole tree.
+#[test]
+fn groups_printed_as_text_are_those_of_every_whole_tree() {
+    let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
+    let text = |report: &Report| -> String {
+        [View::Backtrace, View::Tasks]
+            .into_iter()
+            .map(|view| {
+                let options = TextOptions {
+                    locals: true,
+                    view,
+                    style: Default::default(),
+                };
+                output::to_string(report, &Format::Text(options)).unwrap()
+            })
+            .collect()
+    };
+    let (mut compared, mut left_out) = (0, 0);
+    for image in &harness.images {
+        let debug = harness.debug_info(&image.program, &image.profile);
+        let memory = PatchedMemory { image, writes: &[] };
+        let every_task = Request {
+            group: false,
+            ..image.request(FULL)
+        };
+        let Ok(whole) = inspect(debug, &memory, image.load_bias, &every_task) else {
+            continue;
+        };
+        let mut filters = filters(&whole);
+        filters.retain(|filter| filter.ids.is_none());
+        filters.push(TaskFilter::default());
+        for filter in filters {
+            let again = inspect(debug, &memory, image.load_bias, &every_task).unwrap();
+            let expected = selected_from_whole(again, &filter).map(|report| text(&report));
+            let request = Request {
+                filter: filter.clone(),
+                group: true,
+                only_groups: true,
+                ..image.request(FULL)
+            };
+            let budget = Budget::new(request.limits, None);
+            let read = read_stop(debug, &memory, image.load_bias, &request, &budget).unwrap();
+            left_out += read.tasks_left_out();
+            let got = analyse_stop(read, debug, &request, &budget)
+                .map(|inspection| text(&inspection.report))
+                .map_err(|error| error.message);
+            assert!(
+                expected == got,
+                "{}: {filter:?}: the groups differ",
+                image.name
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} grouped reports compared");
+    assert!(
+        left_out > 500,
         "only {left_out} tasks were left out as they were read"
     );
 }

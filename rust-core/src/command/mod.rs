@@ -163,6 +163,10 @@ impl Prepared {
                 locals: command.full,
                 filter: command.filter,
                 group: command.group,
+                // As text, `--group` prints the groups in place of the tasks.
+                only_groups: command.group
+                    && !command.json
+                    && matches!(command.view, View::Backtrace | View::Tasks),
                 wait_edges: command.view == View::Waits,
                 limits: command.limits,
                 clock,

@@ -125,6 +125,15 @@ impl Report {
             diff: None,
         }
     }
+
+    /// How many tasks the report selected: its groups' where it has them (printed as
+    /// text, `tasks` then holds only each group's first).
+    pub fn tasks_selected(&self) -> usize {
+        match &self.groups {
+            Some(groups) => groups.iter().map(|group| group.count).sum(),
+            None => self.tasks.len(),
+        }
+    }
 }
 
 /// What kind of thing is waited for or held. Ordered by name: the wait-for graph lists
@@ -1040,11 +1049,6 @@ impl FutureNode {
             field_search: self.field_search,
             ..FutureNode::named(self.kind, Arc::clone(&self.names), self.address)
         }
-    }
-
-    /// Takes the node's facts out, leaving its kind.
-    pub fn take_detail(&mut self) -> Option<Detail> {
-        self.detail.take().map(|detail| *detail)
     }
 
     pub fn type_name(&self) -> &str {

@@ -534,6 +534,7 @@ fn reading_request(
         locals: false,
         filter,
         group: false,
+        only_groups: false,
         wait_edges: false,
         limits: fields.limits,
         clock: process.stop().clock(),

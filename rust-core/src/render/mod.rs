@@ -130,11 +130,12 @@ fn render_header(out: &mut String, report: &Report) {
         .map(|runtime| runtime.task_count.unwrap_or(0).max(runtime.tasks_read))
         .sum();
     let total = total as usize;
-    let shown = match report.tasks.len() == total {
+    let selected = report.tasks_selected();
+    let shown = match selected == total {
         true => counted(total, "task"),
         false => format!(
             "{} of {}",
-            thousands(report.tasks.len() as u64),
+            thousands(selected as u64),
             counted(total, "task")
         ),
     };

@@ -1174,7 +1174,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|task| match task.id == shown {
                     true => Some(task),
-                    false => match trim::for_analysis(task.root) {
+                    false => match trim::for_analysis(&task.root) {
                         Some(root) => Some(TaskReport { root, ..task }),
                         None => {
                             dropped += 1;
@@ -1194,7 +1194,7 @@ mod tests {
         }
         // A chain of async fns stands as its innermost, which keeps its await line.
         let root = trim::for_analysis(
-            three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0)))).root,
+            &three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0)))).root,
         );
         let root = root.expect("a waiter is read");
         assert_eq!(root.location.as_ref().map(|at| at.line), Some(30));

@@ -12,7 +12,7 @@ use super::{locks, resource_waited};
 
 /// `root`'s tree as the analysis reads it; `None` when it reads nothing of it (a task
 /// waiting on a timer or a socket).
-pub fn for_analysis(root: FutureNode) -> Option<FutureNode> {
+pub fn for_analysis(root: &FutureNode) -> Option<FutureNode> {
     Some(trimmed(root)).filter(|root| !is_bare_leaf(root))
 }
 
@@ -25,7 +25,7 @@ fn read(node: &FutureNode) -> bool {
         || links::reads(node)
 }
 
-fn trimmed(mut node: FutureNode) -> FutureNode {
+fn trimmed(node: &FutureNode) -> FutureNode {
     let mut kept = node.bare();
     if let Some(branch) = node.branch() {
         kept.set_branch(branch.clone());
@@ -33,15 +33,10 @@ fn trimmed(mut node: FutureNode) -> FutureNode {
     if !node.holds().is_empty() {
         kept.set_holds(node.holds().to_vec());
     }
-    if read(&node) {
-        if let Some(detail) = node.take_detail() {
-            kept.set_detail(detail);
-        }
+    if let Some(detail) = node.detail().filter(|_| read(node)) {
+        kept.set_detail(detail.clone());
     }
-    let children: Vec<FutureNode> = std::mem::take(&mut node.children)
-        .into_iter()
-        .map(trimmed)
-        .collect();
+    let children: Vec<FutureNode> = node.children.iter().map(trimmed).collect();
     // Children the analysis reads nothing of are each free to go on, as no children are;
     // where one is read, its bare siblings still count (a select! branch that may finish).
     if children.iter().any(|child| !is_bare_leaf(child)) {

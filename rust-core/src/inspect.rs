@@ -161,18 +161,13 @@ pub fn inspect_over_time(
 pub struct ReadStop {
     report: Report,
     selection: Selection,
-    /// What was left out as the tasks were decoded, where it was.
-    left_out: Option<LeftOut>,
-    /// The marks of every task, made as they were decoded (where some were left out).
-    marks: Option<Vec<TaskMark>>,
-    /// The groups' members, where the tasks were grouped as they were decoded.
-    grouped: Option<Members>,
+    left: LeftBehind,
 }
 
 impl ReadStop {
     /// How many tasks the walk left out of the report as it decoded them (`Showing`).
     pub fn tasks_left_out(&self) -> usize {
-        self.left_out.as_ref().map_or(0, |left_out| {
+        self.left.left_out.as_ref().map_or(0, |left_out| {
             self.report.tasks.len() - left_out.shown.len() + left_out.dropped.len()
         })
     }
@@ -213,13 +208,12 @@ pub fn analyse_stop(
     let ReadStop {
         mut report,
         selection,
-        left_out,
-        marks,
-        grouped,
+        left,
     } = read;
     crate::links::link_tasks(&mut report);
     crate::links::link_blocking_threads(&mut report);
-    let dropped = left_out
+    let dropped = left
+        .left_out
         .as_ref()
         .map_or(&[][..], |left_out| &left_out.dropped[..]);
     crate::links::link_local_sets(&mut report, dropped);
@@ -234,11 +228,6 @@ pub fn analyse_stop(
             .into_iter()
             .map(|unit| ReportError::new(ErrorKind::Binary, unit)),
     );
-    let left = LeftBehind {
-        left_out: left_out.as_ref(),
-        marks,
-        grouped,
-    };
     select(report, request, &selection, left, budget)
         .map_err(|error| with_debug_problems(debug, error))
 }
@@ -287,7 +276,7 @@ fn read_with_debug_info(
     );
     let showing = Showing::new(&selection, request);
     let keep = |task| showing.keep(task);
-    let (running_roots, mut left_out) = {
+    let (running_roots, left_out) = {
         let second_threads = SecondThreads {
             debug,
             memory: program_memory,
@@ -302,17 +291,9 @@ fn read_with_debug_info(
         walker.walk_everything(&mut discovery, &mut report);
         (walker.roots_by_id, walker.left_out)
     };
-    let (marks, grouping) = showing.into_parts();
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
-    let grouped = match (grouping, left_out.as_mut()) {
-        (Some(grouping), Some(left_out)) => {
-            let (firsts, members) = grouping.into_firsts();
-            restore_firsts(&mut report.tasks, left_out, firsts);
-            Some(members)
-        }
-        _ => None,
-    };
+    let left = showing.finish(&mut report.tasks, left_out);
     interrupted_walk(budget, report.tasks.len())?;
     report.threads = thread_reports(
         &task_reader,
@@ -324,15 +305,14 @@ fn read_with_debug_info(
     Ok(ReadStop {
         report,
         selection,
-        left_out,
-        marks,
-        grouped,
+        left,
     })
 }
 
-/// What the walk kept of the tasks it left out: their ids, and every task's marks.
-struct LeftBehind<'l> {
-    left_out: Option<&'l LeftOut>,
+/// What the walk kept of the tasks it left out (where it left some out): their ids, every
+/// task's marks, and the groups' members.
+struct LeftBehind {
+    left_out: Option<LeftOut>,
     marks: Option<Vec<TaskMark>>,
     grouped: Option<Members>,
 }
@@ -368,8 +348,9 @@ impl<'s> Showing<'s> {
         self.leaving_out.is_some() || self.grouping.is_some()
     }
 
-    /// The marks of every task decoded, and the groups, where they were made.
-    fn into_parts(self) -> (Option<Vec<TaskMark>>, Option<Grouping>) {
+    /// Once every task is decoded (`tasks`, by id), what was kept of those left out; each
+    /// group's first task goes back among `tasks`, whole.
+    fn finish(self, tasks: &mut Vec<TaskReport>, mut left_out: Option<LeftOut>) -> LeftBehind {
         let marks = self.marking.map(|marking| {
             let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
             marks
@@ -379,7 +360,19 @@ impl<'s> Showing<'s> {
                 .into_inner()
                 .unwrap_or_else(PoisonError::into_inner)
         });
-        (marks, grouping)
+        let grouped = match (grouping, left_out.as_mut()) {
+            (Some(grouping), Some(left_out)) => {
+                let (firsts, members) = grouping.into_firsts();
+                restore_firsts(tasks, left_out, firsts);
+                Some(members)
+            }
+            _ => None,
+        };
+        LeftBehind {
+            left_out,
+            marks,
+            grouped,
+        }
     }
 
     /// The task as the walk keeps it.
@@ -470,7 +463,7 @@ fn select(
     mut report: Report,
     request: &Request,
     selection: &Selection,
-    left: LeftBehind<'_>,
+    left: LeftBehind,
     budget: &Budget<'_>,
 ) -> Result<Inspection> {
     let wanted = request.snapshot || selection.needs_history();
@@ -488,7 +481,7 @@ fn select(
         ));
     }
     let history = snapshot.as_ref().filter(|_| request.previous.is_some());
-    selection.apply(&mut report, history, left.left_out)?;
+    selection.apply(&mut report, history, left.left_out.as_ref())?;
     if request.group {
         report.groups = Some(match left.grouped {
             Some(members) => members.groups(&report.tasks),

@@ -4,7 +4,9 @@ read whole, by the executable and in GDB and LLDB, each beside the debugger's ow
 all-threads backtrace on the same stop.
 
 - The executable (`tokio-async PID --json --output FILE --verbose`, then `tasks`, the
-  text table, to a file): wall seconds, the pause `--verbose` reports, peak RSS (wait4).
+  text table, to a file): wall seconds, the pause `--verbose` reports, peak RSS (wait4);
+  and the peak RSS of one task (`task N`) and of the groups (`--group`, as text), which
+  keep whole only the trees they print.
 - GDB and LLDB, attached: `async bt all --json --output FILE`, cold (the session's first
   command) and warm (best of the next ones), and how much the debugger grew (peak RSS
   over the commands, less RSS before); `bt`: `thread apply all bt` / `bt all` in a
@@ -29,9 +31,9 @@ from support.process import RunningFixture  # noqa: E402
 
 EXECUTABLE = os.path.join(REPO, "target", "release", "tokio-async")
 PAUSE = re.compile(r"was stopped for ([\d.]+) ms")
-HEADER = ("| tasks | exe JSON s | exe table s | pause s | exe peak MB | GDB cold s | GDB warm s | GDB grows MB "
-          "| GDB bt s | LLDB cold s | LLDB warm s | LLDB grows MB | LLDB bt s |")
-RULE = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+HEADER = ("| tasks | exe JSON s | exe table s | pause s | exe peak MB | `task N` peak MB | `--group` peak MB "
+          "| GDB cold s | GDB warm s | GDB grows MB | GDB bt s | LLDB cold s | LLDB warm s | LLDB grows MB | LLDB bt s |")
+RULE = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 BEGIN, END = "<!-- scale -->", "<!-- /scale -->"
 
 
@@ -77,6 +79,8 @@ def row(tasks, work, debuggers, repeats):
         pid = str(fixture.pid)
         json_runs = [executable([pid, "--json", "--output", output + ".json", "--verbose"]) for _ in range(repeats)]
         table_runs = [executable([pid, "tasks", "--output", output + ".txt"]) for _ in range(repeats)]
+        one_task = executable([pid, "task", "1", "--output", output + ".task.txt"])
+        groups = executable([pid, "--group", "--output", output + ".groups.txt"])
         best = min(json_runs, key=lambda run: run[0])
         found = PAUSE.search(best[2])
         if not found:
@@ -87,6 +91,8 @@ def row(tasks, work, debuggers, repeats):
             "exe_table": min(run[0] for run in table_runs),
             "pause": float(found.group(1)) / 1e3,
             "exe_peak": max(run[1] for run in json_runs),
+            "task_peak": one_task[1],
+            "group_peak": groups[1],
         }
         command = "async bt all --json --output %s.%%s.json" % output
         for debugger in debuggers:
@@ -99,7 +105,8 @@ def row(tasks, work, debuggers, repeats):
 
 def format_row(figures):
     cells = ["{:,}".format(figures["tasks"]), "%.2f" % figures["exe_json"], "%.2f" % figures["exe_table"],
-             "%.3f" % figures["pause"], "%.0f" % (figures["exe_peak"] / 1e6)]
+             "%.3f" % figures["pause"], "%.0f" % (figures["exe_peak"] / 1e6),
+             "%.0f" % (figures["task_peak"] / 1e6), "%.0f" % (figures["group_peak"] / 1e6)]
     for debugger in ("gdb", "lldb"):
         if debugger in figures:
             cold, warm, grows, bt = figures[debugger]

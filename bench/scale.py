@@ -5,7 +5,7 @@ all-threads backtrace on the same stop.
 
 - The executable (`tokio-async PID --json --output FILE --verbose`, then `tasks`, the
   text table, to a file): wall seconds, the pause `--verbose` reports, peak RSS (wait4);
-  and the peak RSS of one task (`task N`) and of the groups (`--group`, as text), which
+  and the peak RSS of one task (`task N`, a Mutex waiter) and of the groups (`--group`, as text), which
   keep whole only the trees they print.
 - GDB and LLDB, attached: `async bt all --json --output FILE`, cold (the session's first
   command) and warm (best of the next ones), and how much the debugger grew (peak RSS
@@ -79,7 +79,8 @@ def row(tasks, work, debuggers, repeats):
         pid = str(fixture.pid)
         json_runs = [executable([pid, "--json", "--output", output + ".json", "--verbose"]) for _ in range(repeats)]
         table_runs = [executable([pid, "tasks", "--output", output + ".txt"]) for _ in range(repeats)]
-        one_task = executable([pid, "task", "1", "--output", output + ".task.txt"])
+        waiter = fixture.manifest["facts"]["shape.2"].split(",")[0]
+        one_task = executable([pid, "task", waiter, "--output", output + ".task.txt"])
         groups = executable([pid, "--group", "--output", output + ".groups.txt"])
         best = min(json_runs, key=lambda run: run[0])
         found = PAUSE.search(best[2])

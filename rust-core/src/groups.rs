@@ -5,7 +5,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
 
 use crate::model::{FutureNode, StateCount, TaskGroup, TaskReport, TaskState};
 
@@ -75,9 +75,14 @@ pub fn shape_hash(root: &FutureNode) -> u64 {
     hasher.finish()
 }
 
-/// Tasks sorted into groups one by one, as a walk reads them, each group keeping only its
-/// first task (the lowest id) whole: what `group_tasks` makes of all of them, holding one
-/// tree per group.
+/// Tasks sorted into groups one by one, as a walk reads them, each group keeping whole
+/// only what can be its first task (the lowest id): what `group_tasks` makes of all of
+/// them, holding a tree or a few per group.
+///
+/// The walk's own thread keeps every task it reads, so of its tasks only the lowest so far
+/// is kept whole. A second thread reads ahead, and the walk may stop before taking all it
+/// read (the budget): the tasks taken are a prefix of what it read, so of its tasks each
+/// group keeps whole every one lower than all before it, the lowest of any prefix.
 #[derive(Default)]
 pub struct Grouping {
     /// Shape hash -> the groups of that hash (a collision must not merge two shapes).
@@ -85,47 +90,88 @@ pub struct Grouping {
     groups: Vec<Grouped>,
 }
 
+#[derive(Default)]
 struct Grouped {
-    first: TaskReport,
-    members: Vec<(u64, TaskState)>,
+    /// The lowest of the tasks the walk's own thread read.
+    first: Option<TaskReport>,
+    /// Of the tasks read ahead, each lower than all read ahead before it (ids falling).
+    ahead: Vec<TaskReport>,
+    /// Each member's id and state, and whether it was read ahead.
+    members: Vec<(u64, TaskState, bool)>,
+}
+
+impl Grouped {
+    fn any_tree(&self) -> Option<&FutureNode> {
+        self.first
+            .as_ref()
+            .or(self.ahead.last())
+            .map(|task| &task.root)
+    }
 }
 
 impl Grouping {
-    /// Adds `task` (whose `shape_hash` is `hash`) to its group; gives back the task the
-    /// group does not keep whole: `task`, or the group's former first.
-    pub fn add(&mut self, task: TaskReport, hash: u64) -> Option<TaskReport> {
+    /// Adds `task` (whose `shape_hash` is `hash`; `read_ahead` by the second thread) to
+    /// its group; gives back the task the group does not keep whole, if any.
+    pub fn add(&mut self, task: TaskReport, hash: u64, read_ahead: bool) -> Option<TaskReport> {
         let bucket = self.buckets.entry(hash).or_default();
-        let found = bucket
-            .iter()
-            .copied()
-            .find(|&group| same_shape(&self.groups[group].first.root, &task.root));
-        let Some(group) = found else {
-            bucket.push(self.groups.len());
-            self.groups.push(Grouped {
-                members: vec![(task.id, task.state)],
-                first: task,
-            });
-            return None;
+        let found = bucket.iter().copied().find(|&group| {
+            self.groups[group]
+                .any_tree()
+                .is_some_and(|root| same_shape(root, &task.root))
+        });
+        let group = match found {
+            Some(group) => group,
+            None => {
+                bucket.push(self.groups.len());
+                self.groups.push(Grouped::default());
+                self.groups.len() - 1
+            }
         };
         let group = &mut self.groups[group];
-        group.members.push((task.id, task.state));
-        match task.id < group.first.id {
-            true => Some(std::mem::replace(&mut group.first, task)),
-            false => Some(task),
+        group.members.push((task.id, task.state, read_ahead));
+        if read_ahead {
+            let lowest = group.ahead.last().is_none_or(|last| task.id < last.id);
+            return match lowest {
+                true => {
+                    group.ahead.push(task);
+                    None
+                }
+                false => Some(task),
+            };
+        }
+        match &group.first {
+            Some(first) if first.id <= task.id => Some(task),
+            _ => group.first.replace(task),
         }
     }
 
     /// Each group's first task, and what makes the groups once those are linked and
-    /// analysed with the other tasks (`Members::groups`).
-    pub fn into_firsts(self) -> (Vec<TaskReport>, Members) {
-        let (firsts, members) = self
-            .groups
-            .into_iter()
-            .map(|group| {
-                let id = group.first.id;
-                (group.first, (id, group.members))
-            })
-            .unzip();
+    /// analysed with the other tasks (`Members::groups`). `not_taken`: the ids of the tasks
+    /// read ahead that the walk did not take (it stopped before them).
+    pub fn into_firsts(self, not_taken: &FxHashSet<u64>) -> (Vec<TaskReport>, Members) {
+        let mut firsts = Vec::new();
+        let mut members = Vec::new();
+        for group in self.groups {
+            let ids: Vec<(u64, TaskState)> = group
+                .members
+                .into_iter()
+                .filter(|&(id, _, ahead)| !(ahead && not_taken.contains(&id)))
+                .map(|(id, state, _)| (id, state))
+                .collect();
+            let ahead = group
+                .ahead
+                .into_iter()
+                .filter(|task| !not_taken.contains(&task.id));
+            let first = group
+                .first
+                .into_iter()
+                .chain(ahead)
+                .min_by_key(|task| task.id);
+            if let Some(first) = first {
+                members.push((first.id, ids));
+                firsts.push(first);
+            }
+        }
         (firsts, Members(members))
     }
 }

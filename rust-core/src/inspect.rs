@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::thread::ThreadId;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
@@ -276,7 +277,7 @@ fn read_with_debug_info(
     );
     let showing = Showing::new(&selection, request);
     let keep = |task| showing.keep(task);
-    let (running_roots, left_out) = {
+    let (running_roots, left_out, not_taken) = {
         let second_threads = SecondThreads {
             debug,
             memory: program_memory,
@@ -289,12 +290,16 @@ fn read_with_debug_info(
             .with_second_threads(second_threads)
             .showing(&keep, showing.leaves_out());
         walker.walk_everything(&mut discovery, &mut report);
-        (walker.roots_by_id, walker.left_out)
+        (walker.roots_by_id, walker.left_out, walker.not_taken)
     };
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
-    let left = showing.finish(&mut report.tasks, left_out);
-    interrupted_walk(budget, report.tasks.len())?;
+    let left = showing.finish(&mut report.tasks, left_out, &not_taken);
+    let dropped = left
+        .left_out
+        .as_ref()
+        .map_or(0, |left_out| left_out.dropped.len());
+    interrupted_walk(budget, report.tasks.len() + dropped)?;
     report.threads = thread_reports(
         &task_reader,
         threads,
@@ -329,6 +334,8 @@ struct Showing<'s> {
     /// The marks of every task decoded, where a snapshot is taken (shared by the threads
     /// that decode: a lock per task).
     marking: Option<Mutex<(Marker, Vec<TaskMark>)>>,
+    /// The walk's own thread: a task decoded on another is read ahead of the walk.
+    walk_thread: ThreadId,
 }
 
 impl<'s> Showing<'s> {
@@ -341,6 +348,7 @@ impl<'s> Showing<'s> {
             leaving_out,
             grouping: grouping.then(Mutex::default),
             marking: ((leaving_out.is_some() || grouping) && snapshot).then(Mutex::default),
+            walk_thread: std::thread::current().id(),
         }
     }
 
@@ -349,8 +357,14 @@ impl<'s> Showing<'s> {
     }
 
     /// Once every task is decoded (`tasks`, by id), what was kept of those left out; each
-    /// group's first task goes back among `tasks`, whole.
-    fn finish(self, tasks: &mut Vec<TaskReport>, mut left_out: Option<LeftOut>) -> LeftBehind {
+    /// group's first task goes back among `tasks`, whole. `not_taken`: the tasks read ahead
+    /// that the walk did not take.
+    fn finish(
+        self,
+        tasks: &mut Vec<TaskReport>,
+        mut left_out: Option<LeftOut>,
+        not_taken: &FxHashSet<u64>,
+    ) -> LeftBehind {
         let marks = self.marking.map(|marking| {
             let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
             marks
@@ -362,7 +376,7 @@ impl<'s> Showing<'s> {
         });
         let grouped = match (grouping, left_out.as_mut()) {
             (Some(grouping), Some(left_out)) => {
-                let (firsts, members) = grouping.into_firsts();
+                let (firsts, members) = grouping.into_firsts(not_taken);
                 restore_firsts(tasks, left_out, firsts);
                 Some(members)
             }
@@ -394,10 +408,11 @@ impl<'s> Showing<'s> {
         // Its group keeps it whole if it is the group's first; the walk, what the analysis reads.
         let hash = shape_hash(&task.root);
         let kept = for_analysis_only(&task);
+        let read_ahead = std::thread::current().id() != self.walk_thread;
         let spare = grouping
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .add(task, hash);
+            .add(task, hash, read_ahead);
         drop(spare);
         kept
     }
@@ -864,6 +879,8 @@ struct TaskWalker<'w, 'a> {
     keep: Option<Keep<'w>>,
     /// With `keep` leaving tasks out, what it left out.
     left_out: Option<LeftOut>,
+    /// The tasks a second thread read that the walk did not take (it stopped first).
+    not_taken: FxHashSet<u64>,
 }
 
 impl<'w, 'a> TaskWalker<'w, 'a> {
@@ -885,6 +902,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             second_thread: None,
             keep: None,
             left_out: None,
+            not_taken: FxHashSet::default(),
         }
     }
 
@@ -1085,7 +1103,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             if stopped.is_some() {
                 abandon.store(true, Ordering::Relaxed);
                 // What it read, or a panic while reading it, is past where the walk stopped.
-                drop(helper.join());
+                if let Ok(Ok(tasks)) = helper.join() {
+                    self.note_not_taken(tasks);
+                }
                 return (read, stopped);
             }
             let read_elsewhere = match helper.join() {
@@ -1186,7 +1206,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let target = self.decoder.target();
         let reached = start + read_elsewhere.len();
         let mut read = 0;
-        for (index, task) in (start..).zip(read_elsewhere) {
+        let mut tasks = (start..).zip(read_elsewhere);
+        while let Some((index, task)) = tasks.next() {
             let spent = match &task {
                 ReadElsewhere::Running => None,
                 ReadElsewhere::Unreadable { spent, .. } | ReadElsewhere::Read { spent, .. } => {
@@ -1198,7 +1219,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 None => true,
             });
             match (task, paid) {
-                (_, Some(false)) => {
+                (task, Some(false)) => {
+                    self.note_not_taken(std::iter::once(task).chain(tasks.map(|(_, task)| task)));
                     let end = walk.addresses.len();
                     let (rest, stopped) =
                         self.decode_range(source, walk, index..end, discovery, report);
@@ -1209,6 +1231,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                         self.decode_range(source, walk, index..index + 1, discovery, report);
                     read += one;
                     if stopped.is_some() {
+                        self.note_not_taken(tasks.map(|(_, task)| task));
                         return (read, stopped);
                     }
                 }
@@ -1240,6 +1263,15 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let end = walk.addresses.len();
         let (rest, stopped) = self.decode_range(source, walk, reached..end, discovery, report);
         (read + rest, stopped)
+    }
+
+    /// Notes the tasks a second thread read that the walk does not take.
+    fn note_not_taken(&mut self, tasks: impl IntoIterator<Item = ReadElsewhere>) {
+        self.not_taken
+            .extend(tasks.into_iter().filter_map(|task| match task {
+                ReadElsewhere::Read { task, .. } => Some(task.id()),
+                _ => None,
+            }));
     }
 
     /// One task's report (`None` when only running tasks are asked for and it is not one).

@@ -11,7 +11,7 @@ use tokio_async_core::error::Result;
 use tokio_async_core::inspect::inspect;
 use tokio_async_core::memory::Memory;
 use tokio_async_core::output::{self, Format};
-use tokio_async_core::render::View;
+use tokio_async_core::render::{TextOptions, View};
 use tokio_async_core::task_decode::TASKS_FOR_TWO_THREADS;
 
 /// The same memory, for one thread only.
@@ -29,6 +29,14 @@ const EVERY_TASK: RequestOptions = RequestOptions {
     group: false,
     wait_edges: true,
 };
+
+fn groups_as_text() -> Format {
+    Format::Text(TextOptions {
+        locals: true,
+        view: View::Backtrace,
+        style: Default::default(),
+    })
+}
 
 /// Where a walk stopped: "… at task N of M (in memory order) …".
 fn stopped_at(why: &str) -> Option<(u64, u64)> {
@@ -85,6 +93,23 @@ fn two_threads_report_what_one_does_whatever_stops_the_walk() {
                     one.as_ref().map_err(|error| &error.message),
                     two.as_ref().map_err(|error| &error.message),
                     "{}: {limits:?}",
+                    image.name
+                );
+                // Grouped as they are read (`--group` as text): the groups of the tasks the
+                // walk took, also where the second thread read past where it stopped.
+                let groups = |memory: &dyn Memory| {
+                    let mut request = image.request(EVERY_TASK);
+                    request.limits = limits;
+                    request.group = true;
+                    request.only_groups = true;
+                    inspect(debug, memory, image.load_bias, &request)
+                        .map(|report| output::to_string(&report, &groups_as_text()).unwrap())
+                        .map_err(|error| error.message)
+                };
+                assert_eq!(
+                    groups(&OneThread(&memory)),
+                    groups(&memory),
+                    "{}: {limits:?}: --group",
                     image.name
                 );
             }

@@ -132,7 +132,7 @@ def parse_arguments(argument_string: str, command: str = BACKTRACE):
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
-        raise UserError("%s; %s" % (error, core.usage(command))) from None
+        raise UserError("%s; %s" % (error, _TABLE[command].usage)) from None
     try:
         return core.parse_command(command, words)
     except core.Error as error:
@@ -146,7 +146,7 @@ def parse_sample(argument_string: str):
     try:
         words = shlex.split(argument_string)
     except ValueError as error:
-        raise UserError("%s; %s" % (error, core.usage("sample"))) from None
+        raise UserError("%s; %s" % (error, _TABLE["sample"].usage)) from None
     try:
         return core.parse_sample(words)
     except core.Error as error:

@@ -385,7 +385,7 @@ pub(super) fn absolute(path: &str) -> PathBuf {
 
 /// A whole number as typed: `10001`, or with the separators our counts show (`10,001`) or
 /// Rust's (`10_001`).
-fn number(word: &str) -> Option<u64> {
+pub(super) fn number(word: &str) -> Option<u64> {
     let digits = |group: &str| !group.is_empty() && group.bytes().all(|b| b.is_ascii_digit());
     let plain = digits(word);
     let with = |separator: char| {

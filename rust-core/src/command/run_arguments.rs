@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::arguments::{absolute, bad, quoted};
+use super::arguments::{absolute, bad, number, quoted};
 use crate::error::{Error, ErrorKind, Result};
 
 pub const SAMPLE_USAGE: &str =
@@ -82,9 +82,7 @@ pub fn parse_sample(words: &[String]) -> Result<SampleOptions> {
                     })?;
             }
             "--count" | "-c" => {
-                options.count = Some(value)
-                    .filter(|value| value.bytes().all(|byte| byte.is_ascii_digit()))
-                    .and_then(|value| value.parse::<u64>().ok())
+                options.count = number(value)
                     .filter(|count| (1..=MAX_SAMPLES).contains(count))
                     .ok_or_else(|| {
                         bad(format!(
@@ -165,12 +163,10 @@ pub fn stepping_usage(command: &str) -> Result<&'static str> {
 pub fn parse_stepping(command: &str, words: &[String]) -> Result<SteppingArguments> {
     let usage = stepping_usage(command)?;
     match (command, words) {
-        ("until-polled" | "until-woken", [task]) if is_digits(task) => {
-            let task = task
-                .parse()
-                .map_err(|_| bad(format!("which task? {usage}")))?;
+        // A task id as the other commands take it (`10,001` as the tables print it).
+        ("until-polled" | "until-woken", [task]) if number(task).is_some() => {
             Ok(SteppingArguments {
-                task: Some(task),
+                task: number(task),
                 own_frame: false,
             })
         }
@@ -182,10 +178,6 @@ pub fn parse_stepping(command: &str, words: &[String]) -> Result<SteppingArgumen
         (_, []) => Ok(SteppingArguments::default()),
         _ => Err(bad(format!("{command} takes no arguments; {usage}"))),
     }
-}
-
-fn is_digits(word: &str) -> bool {
-    !word.is_empty() && word.bytes().all(|byte| byte.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -212,10 +204,16 @@ mod tests {
                 svg: Some(PathBuf::from("/tmp/a.svg")),
             }
         );
+        // Counts as the other commands take them.
+        assert_eq!(parse_sample(&words("-c 1,000")).unwrap().count, 1000);
         let with_usage = |text: &str| format!("{text}; {SAMPLE_USAGE}");
         for (text, says) in [
             ("--bad", with_usage("unknown argument '--bad'")),
             ("--count", with_usage("--count needs a value")),
+            (
+                "--count 1,2",
+                "--count needs a number of samples from 1 to 100000, not '1,2'".into(),
+            ),
             (
                 "--count 0",
                 "--count needs a number of samples from 1 to 100000, not '0'".into(),
@@ -240,11 +238,20 @@ mod tests {
             parse_stepping("until-woken", &words("7")).unwrap().task,
             Some(7)
         );
-        assert!(
-            parse_stepping("next", &words("--own-frame"))
+        assert_eq!(
+            parse_stepping("until-polled", &words("10,001"))
                 .unwrap()
-                .own_frame
+                .task,
+            Some(10_001)
         );
+        for command in ["next", "finish"] {
+            assert!(
+                parse_stepping(command, &words("--own-frame"))
+                    .unwrap()
+                    .own_frame,
+                "{command}"
+            );
+        }
         assert_eq!(
             parse_stepping("step", &[]).unwrap(),
             SteppingArguments::default()

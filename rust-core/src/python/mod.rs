@@ -661,22 +661,6 @@ fn is_thread_pointer(value: u64, read_memory: Bound<'_, PyAny>) -> bool {
     guarded(|| Ok(crate::native::glibc::is_thread_pointer(value, &memory))).unwrap_or(false)
 }
 
-/// How `async COMMAND` is typed (`usage: async ...`): any command, the report commands,
-/// `sample` and the stepping commands. Raises `Error` for a command there is not.
-#[pyfunction]
-fn usage(py: Python<'_>, command: &str) -> PyResult<String> {
-    use crate::command::{arguments, run_arguments};
-    if let Some(view) = arguments::view_named(command) {
-        return Ok(arguments::usage(view, "async "));
-    }
-    if command == "sample" {
-        return Ok(run_arguments::SAMPLE_USAGE.to_string());
-    }
-    run_arguments::stepping_usage(command)
-        .map(str::to_string)
-        .map_err(|error| raise(py, error))
-}
-
 /// One `async` command as the debuggers' help and completion show it (`command_table`).
 #[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
 struct CommandHelp {
@@ -802,7 +786,6 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<CommandHelp>()?;
     module.add_class::<FlagHelp>()?;
     module.add_function(wrap_pyfunction!(command_table, module)?)?;
-    module.add_function(wrap_pyfunction!(usage, module)?)?;
     module.add_function(wrap_pyfunction!(glibc_thread_pointers, module)?)?;
     module.add_function(wrap_pyfunction!(is_thread_pointer, module)?)?;
     module.add_function(wrap_pyfunction!(build_id, module)?)?;

@@ -876,7 +876,7 @@ struct TaskWalker<'w, 'a> {
     /// Where the memory allows, long lists are read by two threads.
     second_thread: Option<SecondThreads<'w>>,
     /// What is kept of each task decoded (`Showing`).
-    keep: Option<Keep<'w>>,
+    keep: Keep<'w>,
     /// With `keep` leaving tasks out, what it left out.
     left_out: Option<LeftOut>,
     /// The tasks a second thread read that the walk did not take (it stopped first).
@@ -900,7 +900,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             all,
             roots_by_id: FxHashMap::default(),
             second_thread: None,
-            keep: None,
+            keep: SHOW_ALL,
             left_out: None,
             not_taken: FxHashSet::default(),
         }
@@ -909,7 +909,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
     /// Keeps of each task what `keep` says; with `leaves_out`, records what it left out.
     fn showing(self, keep: Keep<'w>, leaves_out: bool) -> Self {
         TaskWalker {
-            keep: Some(keep),
+            keep,
             left_out: leaves_out.then(LeftOut::default),
             ..self
         }
@@ -1150,10 +1150,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             };
             read += 1;
             if let Some(task) = self.decode_task(source, &header, report) {
-                let task = match self.keep {
-                    Some(keep) => keep(task),
-                    None => Kept::Shown(task),
-                };
+                let task = (self.keep)(task);
                 self.add_task(task, report);
                 discovery.add_anchors(
                     self.decoder.take_anchors(),
@@ -1299,6 +1296,9 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         Some(task)
     }
 }
+
+/// What a walk keeps of each task unless told otherwise: all of it.
+const SHOW_ALL: Keep<'static> = &Kept::Shown;
 
 /// Why `read` differs from what tokio counts, where the walk knows: the first link it could
 /// not follow, where the budget stopped it; `None` when they agree (or tokio keeps no count).

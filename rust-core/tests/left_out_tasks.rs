@@ -13,8 +13,12 @@ use std::collections::BTreeSet;
 
 use fuzzing::{Harness, PatchedMemory, FULL};
 use tokio_async_core::budget::Budget;
+use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::groups::group_tasks;
-use tokio_async_core::inspect::{analyse_stop, inspect, inspect_over_time, read_stop, Request};
+use tokio_async_core::inspect::{
+    analyse_stop, inspect, inspect_over_time, read_stop, Inspection, Request,
+};
+use tokio_async_core::memory::Memory;
 use tokio_async_core::model::{FutureNode, Party, Report};
 use tokio_async_core::output::{self, Format};
 use tokio_async_core::render::{TextOptions, View};
@@ -100,6 +104,21 @@ fn selected_from_whole(mut whole: Report, filter: &TaskFilter) -> Result<Report,
     Ok(whole)
 }
 
+/// `request` read and analysed as `inspect_over_time` does, and how many tasks the walk
+/// left out as it read them.
+fn read_leaving_out(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    request: &Request,
+) -> (usize, Result<Inspection, String>) {
+    let budget = Budget::new(request.limits, None);
+    let read = read_stop(debug, memory, load_bias, request, &budget).unwrap();
+    let left_out = read.tasks_left_out();
+    let got = analyse_stop(read, debug, request, &budget).map_err(|error| error.message);
+    (left_out, got)
+}
+
 #[test]
 fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
     let harness = Harness::new(&fuzzing::fuzz_dir().join("images"), common::fixture);
@@ -130,10 +149,8 @@ fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
             let again = inspect(debug, &memory, image.load_bias, &every_task).unwrap();
             let expected = selected_from_whole(again, &filter).map(|report| json(&report));
             let request = request(filter.clone(), true);
-            let budget = Budget::new(request.limits, None);
-            let read = read_stop(debug, &memory, image.load_bias, &request, &budget).unwrap();
-            left_out += read.tasks_left_out();
-            let got = analyse_stop(read, debug, &request, &budget).map_err(|error| error.message);
+            let (left, got) = read_leaving_out(debug, &memory, image.load_bias, &request);
+            left_out += left;
             let snapshot = got.as_ref().ok().map(|got| {
                 format!(
                     "{:?}",
@@ -205,12 +222,9 @@ fn groups_printed_as_text_are_those_of_every_whole_tree() {
                 only_groups: true,
                 ..image.request(FULL)
             };
-            let budget = Budget::new(request.limits, None);
-            let read = read_stop(debug, &memory, image.load_bias, &request, &budget).unwrap();
-            left_out += read.tasks_left_out();
-            let got = analyse_stop(read, debug, &request, &budget)
-                .map(|inspection| text(&inspection.report))
-                .map_err(|error| error.message);
+            let (left, got) = read_leaving_out(debug, &memory, image.load_bias, &request);
+            left_out += left;
+            let got = got.map(|inspection| text(&inspection.report));
             assert!(
                 expected == got,
                 "{}: {filter:?}: the groups differ",

@@ -164,13 +164,15 @@ pub fn parse_stepping(command: &str, words: &[String]) -> Result<SteppingArgumen
     let usage = stepping_usage(command)?;
     match (command, words) {
         // A task id as the other commands take it (`10,001` as the tables print it).
-        ("until-polled" | "until-woken", [task]) if number(task).is_some() => {
-            Ok(SteppingArguments {
-                task: number(task),
-                own_frame: false,
-            })
+        ("until-polled" | "until-woken", words) => match words {
+            [task] => number(task),
+            _ => None,
         }
-        ("until-polled" | "until-woken", _) => Err(bad(format!("which task? {usage}"))),
+        .map(|task| SteppingArguments {
+            task: Some(task),
+            own_frame: false,
+        })
+        .ok_or_else(|| bad(format!("which task? {usage}"))),
         ("next" | "finish", [flag]) if flag == OWN_FRAME => Ok(SteppingArguments {
             task: None,
             own_frame: true,

@@ -15,7 +15,8 @@ import pexpect
 import pyte
 import pytest
 from support import build
-from test_standalone import EXECUTABLE, assert_runs_on, ticking_fixture
+from support.process import RunningFixture
+from test_standalone import EXECUTABLE, assert_runs_on, stopped, ticking_fixture, wait_for
 
 # Entering and leaving the alternate screen; hiding and showing the cursor.
 ALTERNATE, MAIN = b"\x1b[?1049h", b"\x1b[?1049l"
@@ -131,7 +132,7 @@ def test_the_tasks_view_shows_each_parked_task_where_it_waits_and_on_what(parked
         fixture.pid, re.search(r"\((.*)\)$", lines[0]).group(1))
     assert re.fullmatch(r"rt0 MultiThread: 13 tasks \((13 idle|12 idle, 1 (scheduled|running))\)",
                         lines[0].split(" · ")[2]), lines[0]
-    assert lines[1] == "deadlocks 0 · futurelocks 0 · stuck ≥10s: 0"
+    assert lines[1] == "deadlocks 0 · futurelocks 0 · stranded 0 · stuck ≥10s: 0"
     cost = re.fullmatch(r"#\d+ · stopped [\d.]+ ms \(read \d+ ms\) · every ([\d.]+) s, ([\d.]+)% stopped · sort ID▲",
                         lines[2])
     assert cost, lines[2]
@@ -329,6 +330,31 @@ def test_a_core_opens_as_a_still_picture(tmp_path):
     top.pump(1.5)
     assert top.lines()[2].startswith("#1 ")
     assert top.quit_with("q") == 0
+
+
+def test_stranded_tasks_are_warned_of_in_the_header_the_task_and_the_resources(tmp_path):
+    """deadlock-app at its checkpoint: `forgotten_waiter` waits on a Mutex whose guard was
+    forgotten, `behind_forgotten` awaits it, `behind_deadlock` waits for a deadlocked task."""
+    with RunningFixture(build.fixture("deadlock-app", "dev"), "", str(tmp_path),
+                        env={"FIXTURE_STOP_AT_CHECKPOINT": "1"}) as fixture:
+        wait_for(lambda: stopped(fixture.pid), "the fixture to stop at its checkpoint")
+        facts = fixture.manifest["facts"]
+        task = {name[len("task."):]: int(value) for name, value in facts.items() if name.startswith("task.")}
+        lock = facts["address.forgotten_lock"]
+        top = Top(fixture.pid, "--interval", "0.3", columns=200)
+        top.wait_for(refreshed_at_least(1), "a refresh")
+        assert top.lines()[1] == "deadlocks 3 · futurelocks 1 · stranded 3 · stuck ≥10s: 0", top.text()
+        waiter = task["forgotten_waiter"]
+        top.press("/--waiting-on mutex_lock\r", lambda top: "filter" in top.lines()[2], "the filter")
+        ids = list(top.rows())
+        top.press("\x1b[B" * ids.index(str(waiter)) + "\r", lambda top: "Task %d (idle)" % waiter in top.text(), "the task view")
+        assert ("Stranded: task %d waits on Mutex %s, which no task or thread holds (a guard forgotten, or kept "
+                "outside every task)" % (waiter, lock)) in top.text()
+        top.press("\x1b", lambda top: "Task %d (idle)" % waiter not in top.text())
+        top.press("r", lambda top: top.lines()[3].startswith("KIND"), "the resources view")
+        [row] = [line for line in top.lines() if line.startswith("mutex") and lock in line]
+        assert re.fullmatch(r"mutex\s+%s\s+no task or thread\s+1\s+task %d" % (lock, waiter), row), row
+        assert top.quit_with("q") == 0
 
 
 def test_top_refuses_what_it_cannot_show_in_one_line(tmp_path):

@@ -3,8 +3,9 @@ holders of Mutexes, RwLocks and Semaphores found in other tasks' saved locals, a
 the lock's own permits say (a guard let go with `drop` holds nothing; two guards of a Mutex
 locked once are one holder, memory cannot tell which), the edges of the wait-for graph, the
 deadlocks among tasks (two Mutexes in opposite order; a cycle through a JoinHandle, an mpsc
-channel and a Mutex; a futurelock's cycle) and the futurelock itself; and no cycle where
-there is none (many-tasks, waits-app)."""
+channel and a Mutex; a futurelock's cycle), the futurelock itself and the stranded tasks
+(behind a deadlock, on a Mutex whose guard was forgotten); and no cycle where there is none
+(many-tasks, waits-app)."""
 
 import json
 
@@ -149,8 +150,27 @@ def test_holders_deadlocks_and_futurelocks(debugger, tmp_path, profile, markers)
         "futurelock: task %d keeps `queued` at %s:%d, an idle future holding Mutex %s; waiting for it: task %d" % (
             task["futurelock"], SOURCE, markers.await_line("futurelock"), address["futurelock_lock"], task["futurelock_helper"]),
     ]
-    assert outputs["async waits"].splitlines()[-4:] == expected
-    assert outputs["async backtrace all"].rstrip("\n").splitlines()[-4:] == expected
+    expected += [
+        "stranded: task %d waits on Mutex %s, which no task or thread holds (a guard forgotten, or kept outside every task)" % (
+            task["forgotten_waiter"], address["forgotten_lock"]),
+        "stranded: task %d waits for task %d to finish, which cannot go on" % (task["behind_forgotten"], task["forgotten_waiter"]),
+        "stranded: task %d waits on Mutex %s for task %d, which cannot go on" % (
+            task["behind_deadlock"], address["opposite_1"], task["opposite_a"]),
+    ]
+    assert outputs["async waits"].splitlines()[-7:] == expected
+    assert outputs["async backtrace all"].rstrip("\n").splitlines()[-7:] == expected
+    # The same in JSON: in no deadlock's cycle, and never to go on.
+    assert waits["stranded"] == report["stranded"] == [
+        {"task": task["forgotten_waiter"], "reason": "no_holder", "resource": {"kind": "mutex", "address": address["forgotten_lock"]}},
+        {"task": task["behind_forgotten"], "reason": "waits_for_stuck",
+         "resource": {"kind": "task", "address": leaves[task["behind_forgotten"]]["detail"]["task_address"]},
+         "tasks": [task["forgotten_waiter"]]},
+        {"task": task["behind_deadlock"], "reason": "waits_for_stuck", "resource": {"kind": "mutex", "address": address["opposite_1"]},
+         "tasks": [task["opposite_a"]]},
+    ]
+    forgotten = leaves[task["forgotten_waiter"]]
+    assert (forgotten["kind"], forgotten["detail"]["address"]) == ("mutex_lock", address["forgotten_lock"])
+    assert "holders" not in forgotten["detail"]
     edge_lines = outputs["async waits"].splitlines()
     futurelock_mutex = edge_lines.index("Mutex %s:" % address["futurelock_lock"])
     assert edge_lines[futurelock_mutex + 1] == "  task %d at %s:%d waits for task %d (holding it at %s:%d, in an idle future: a futurelock)" % (

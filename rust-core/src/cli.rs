@@ -44,7 +44,7 @@ COMMAND is what follows `async` in GDB and LLDB (`backtrace` when none, with `al
   backtrace [all] [full]   every thread's future and await stack; `all`: every task
   tasks                    one line per task
   task ID [full]           one task's whole tree
-  waits                    who waits for whom; deadlocks and futurelocks
+  waits                    who waits for whom; deadlocks, futurelocks, stranded tasks
   diff --since FILE.json   each task stuck, moved, new or finished since a saved report
 with --json, --output FILE, --group, the filters --name REGEX, --state STATE,
 --waiting-on KIND, --runtime ADDRESS, --limit N, --stuck-for SECONDS (with --since),

@@ -418,9 +418,14 @@ impl<'s> Showing<'s> {
     }
 }
 
-/// What the analysis reads of `task` (`waits::trim`), which the report leaves out.
+/// What the analysis reads of `task` (`waits::trim`), which the report leaves out. A task
+/// running, or not read whole, stays as a bare root at least: the analysis claims nothing
+/// it might hide (`Stranded`).
 fn for_analysis_only(task: &TaskReport) -> Kept {
-    match crate::waits::trim::for_analysis(&task.root) {
+    let unsure = task.state == TaskState::Running || task.error.is_some();
+    let root =
+        crate::waits::trim::for_analysis(&task.root).or_else(|| unsure.then(|| task.root.bare()));
+    match root {
         Some(root) => Kept::ForAnalysis(TaskReport {
             id: task.id,
             address: task.address,

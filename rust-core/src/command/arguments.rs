@@ -154,8 +154,8 @@ pub fn help(view: View) -> String {
             .into(),
         View::Waits => "Print who waits for whom: each lock, semaphore, channel, Notify and \
              JoinHandle with the tasks waiting on it and the tasks holding it, then every \
-             deadlock (tasks waiting in a cycle) and futurelock (an idle future holding what \
-             others wait for)."
+             deadlock (tasks waiting in a cycle), futurelock (an idle future holding what \
+             others wait for) and stranded task (one no live task or thread can let go on)."
             .into(),
         View::Diff => "Compare this stop with the previous one (each report keeps a snapshot of \
              its stop) or with a report saved with --json (--since FILE): each task is stuck \

@@ -39,6 +39,9 @@ pub struct Report {
     pub deadlocks: Vec<Deadlock>,
     /// Futures kept idle in a task while they hold what others wait for (RFD 609).
     pub futurelocks: Vec<Futurelock>,
+    /// Idle tasks outside the deadlocks' cycles that no live task or thread can let go on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stranded: Vec<Stranded>,
     /// With `async waits`: every edge of the wait-for graph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits: Option<Vec<WaitEdge>>,
@@ -120,6 +123,7 @@ impl Report {
             groups: None,
             deadlocks: Vec::new(),
             futurelocks: Vec::new(),
+            stranded: Vec::new(),
             waits: None,
             taken_at,
             diff: None,
@@ -271,6 +275,26 @@ pub struct Futurelock {
     pub location: Option<Arc<Location>>,
     /// Tasks waiting for the resource.
     pub blocked: Vec<u64>,
+}
+
+/// An idle task no live task or thread can let go on, though it is in no deadlock's cycle.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+pub struct Stranded {
+    pub task: u64,
+    #[serde(flatten)]
+    pub why: StrandedWhy,
+}
+
+/// Why a task is stranded.
+#[derive(Debug, Serialize, Clone, PartialEq, Eq)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum StrandedWhy {
+    /// It waits on a lock whose guards keep permits, none of them in a task or a thread's
+    /// block_on future: a guard forgotten, or kept where no task is (shared state, a thread
+    /// outside the runtime). Claimed only when every task was read and none was running.
+    NoHolder { resource: Resource },
+    /// It waits only for tasks that cannot go on: deadlocked, or stranded themselves.
+    WaitsForStuck { resource: Resource, tasks: Vec<u64> },
 }
 
 /// What a coroutine keeps that others may wait for.

@@ -21,6 +21,7 @@ use crate::model::{
 pub use sample::render_sample;
 pub use style::Style;
 use style::{id_preview, pad, thousands, visible_width};
+pub use waits::stranded_text;
 
 /// What a command shows of the report.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

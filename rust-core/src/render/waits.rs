@@ -1,13 +1,14 @@
 //! `async waits`: the wait-for graph, one line per edge grouped by what is waited for,
-//! then each deadlock as its chain and each futurelock. `async backtrace` ends with the
-//! deadlock lines too.
+//! then each deadlock as its chain, each futurelock and each stranded task. `async
+//! backtrace` ends with those lines too.
 
 use std::fmt::Write;
 use std::sync::Arc;
 
 use super::style::Style;
 use crate::model::{
-    Deadlock, Futurelock, Location, Party, Report, Resource, ResourceKind, WaitEdge,
+    Deadlock, Futurelock, Location, Party, Report, Resource, ResourceKind, Stranded, StrandedWhy,
+    WaitEdge,
 };
 
 pub fn render_waits(out: &mut String, report: &Report, style: &Style) {
@@ -30,13 +31,48 @@ pub fn render_waits(out: &mut String, report: &Report, style: &Style) {
     }
 }
 
-/// The `deadlock:` and `futurelock:` lines.
+/// The `deadlock:`, `futurelock:` and `stranded:` lines.
 pub fn render_locks(out: &mut String, report: &Report, style: &Style) {
     for deadlock in &report.deadlocks {
         let _ = writeln!(out, "{}", deadlock_line(deadlock, style));
     }
     for futurelock in &report.futurelocks {
         let _ = writeln!(out, "{}", futurelock_line(futurelock, style));
+    }
+    for stranded in &report.stranded {
+        let _ = writeln!(out, "stranded: {}", stranded_text(stranded));
+    }
+}
+
+/// `task 9 waits on Mutex 0x…, which no task or thread holds (…)`; `task 3 waits on Mutex
+/// 0x… for task 1, which cannot go on`.
+pub fn stranded_text(stranded: &Stranded) -> String {
+    let task = stranded.task;
+    match &stranded.why {
+        StrandedWhy::NoHolder { resource } => format!(
+            "task {task} waits on {}, which no task or thread holds (a guard forgotten, or kept outside every task)",
+            resource_name(resource, Party::Task(task))
+        ),
+        StrandedWhy::WaitsForStuck { resource, tasks } => {
+            let ids = tasks
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            let whom = match tasks.len() {
+                1 => format!("task {ids}"),
+                _ => format!("tasks {ids}"),
+            };
+            match resource.kind {
+                ResourceKind::Task => {
+                    format!("task {task} waits for {whom} to finish, which cannot go on")
+                }
+                _ => format!(
+                    "task {task} waits on {} for {whom}, which cannot go on",
+                    resource_name(resource, Party::Task(task))
+                ),
+            }
+        }
     }
 }
 

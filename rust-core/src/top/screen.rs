@@ -15,7 +15,7 @@ use super::{next_interval, Options, Refresh, Source};
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::model::{Party, TaskState};
-use crate::render::{render_one_task, state_name, Style, TextOptions, View};
+use crate::render::{render_one_task, state_name, stranded_text, Style, TextOptions, View};
 use crate::selection::Selection;
 
 /// How often keys and signals are looked at while waiting for the next refresh.
@@ -350,7 +350,9 @@ impl Screen {
     /// last refresh cost and how the rows are chosen.
     fn header_lines(&self) -> Text<'static> {
         let report = &self.tasks.report;
-        let alarm = !report.deadlocks.is_empty() || !report.futurelocks.is_empty();
+        let alarm = !report.deadlocks.is_empty()
+            || !report.futurelocks.is_empty()
+            || !report.stranded.is_empty();
         let warning_style = match alarm {
             true => self.paint(Paint::default().red().add_modifier(Modifier::BOLD)),
             false => Paint::default(),
@@ -395,13 +397,14 @@ impl Screen {
         line
     }
 
-    /// Deadlocks, futurelocks, tasks stuck long, and a refresh that failed.
+    /// Deadlocks, futurelocks, stranded tasks, tasks stuck long, and a refresh that failed.
     fn warnings_line(&self) -> String {
         let report = &self.tasks.report;
         let stuck_long = self.stuck_long;
         let mut warnings = vec![
             format!("deadlocks {}", report.deadlocks.len()),
             format!("futurelocks {}", report.futurelocks.len()),
+            format!("stranded {}", report.stranded.len()),
             format!(
                 "stuck ≥{}: {}",
                 duration(STUCK_WARNING_SECS),
@@ -594,6 +597,9 @@ impl Screen {
                 .collect::<Vec<_>>()
                 .join(", "),
         };
+        if let Some(stranded) = self.tasks.stranded(id) {
+            lines.push(Line::from(format!("Stranded: {}", stranded_text(stranded))));
+        }
         lines.push(Line::from(format!("Waits for: {}", parties(&waits_for))));
         lines.push(Line::from(format!("Waited on by: {}", parties(&waited_by))));
         let stuck = self
@@ -631,10 +637,14 @@ impl Screen {
         let mut rows: Vec<TableRow<'static>> = resources
             .iter()
             .map(|row| {
+                let held_by = match row.no_holder {
+                    true => "no task or thread".to_string(),
+                    false => listed(&row.holders),
+                };
                 TableRow::new(vec![
                     row.resource.kind.name().to_string(),
                     format!("{:#x}", row.resource.address),
-                    listed(&row.holders),
+                    held_by,
                     thousands(row.waiters.len() as u64),
                     listed(&row.waiters),
                 ])

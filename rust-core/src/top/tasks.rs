@@ -9,7 +9,9 @@ use rustc_hash::FxHashMap;
 use crate::error::Result;
 use crate::groups::group_tasks;
 use crate::history::Snapshot;
-use crate::model::{Detail, FutureNode, Party, Report, Resource, TaskReport, TaskState};
+use crate::model::{
+    Detail, FutureNode, Party, Report, Resource, Stranded, StrandedWhy, TaskReport, TaskState,
+};
 use crate::render::{state_name, where_it_stands, Style};
 use crate::selection::{Selection, TaskFilter};
 
@@ -123,6 +125,8 @@ pub struct ResourceRow {
     pub holders: Vec<Party>,
     /// Who waits on it.
     pub waiters: Vec<Party>,
+    /// A lock whose guards no task or thread keeps: its waiters are stranded.
+    pub no_holder: bool,
 }
 
 /// The timers tasks wait on: how many, and the soonest due (seconds from the stop).
@@ -372,6 +376,7 @@ impl Tasks {
                 resource,
                 holders: Vec::new(),
                 waiters: Vec::new(),
+                no_holder: false,
             })
         }
         for (resource, waiter) in waited {
@@ -382,6 +387,11 @@ impl Tasks {
             row.waiters.push(edge.from);
             if !edge.possible {
                 row.holders.push(edge.to);
+            }
+        }
+        for stranded in &self.report.stranded {
+            if let StrandedWhy::NoHolder { resource } = stranded.why {
+                entry(&mut rows, resource).no_holder = true;
             }
         }
         let mut rows: Vec<ResourceRow> = rows.into_values().collect();
@@ -396,6 +406,14 @@ impl Tasks {
             (b.waiters.len().cmp(&a.waiters.len())).then(a.resource.cmp(&b.resource))
         });
         (rows, timers)
+    }
+
+    /// Why task `id` can never go on, where the analysis found it stranded.
+    pub fn stranded(&self, id: u64) -> Option<&Stranded> {
+        self.report
+            .stranded
+            .iter()
+            .find(|stranded| stranded.task == id)
     }
 
     /// Who task `id` waits for, and who waits for it: the wait-for graph's neighbours.

@@ -2,13 +2,14 @@
 //! other tasks (a select! goes on when any branch can; a lock when every holder lets go;
 //! a channel when any sender can send). Tasks that can go on are found first, from those
 //! that wait on nothing another task holds, outward; what remains is stuck, and the
-//! cycles among the stuck tasks are the deadlocks reported.
+//! cycles among the stuck tasks are the deadlocks reported. The other stuck tasks are
+//! stranded: behind a deadlock, or on a lock no live party holds.
 
 use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::model::{Deadlock, Party, WaitEdge};
+use crate::model::{Deadlock, Party, Resource, Stranded, StrandedWhy, WaitEdge};
 
 /// What an idle task waits for, in terms of other parties.
 #[derive(Debug, Clone)]
@@ -18,6 +19,9 @@ pub enum Condition {
     /// Waits for this party (holding a lock, sending, finishing), by the edge of this index
     /// in the analysis's edges.
     Wait(Party, usize),
+    /// Waits on what no live task or thread holds (a lock none of whose guards is found,
+    /// where every task was read and none runs).
+    Never(Resource),
     All(Vec<Condition>),
     Any(Vec<Condition>),
 }
@@ -29,6 +33,7 @@ impl Condition {
             Condition::Free => true,
             Condition::Wait(Party::Task(id), _) => !stuck.contains(id),
             Condition::Wait(Party::Thread(_), _) => true,
+            Condition::Never(_) => false,
             Condition::All(parts) => parts.iter().all(|part| part.holds(stuck)),
             Condition::Any(parts) => parts.iter().any(|part| part.holds(stuck)),
         }
@@ -36,7 +41,7 @@ impl Condition {
 
     fn waited_tasks<'e>(&self, edges: &'e [WaitEdge], out: &mut Targets<'e>) {
         match self {
-            Condition::Free | Condition::Wait(Party::Thread(_), _) => {}
+            Condition::Free | Condition::Never(_) | Condition::Wait(Party::Thread(_), _) => {}
             Condition::Wait(Party::Task(id), edge) => {
                 if let Some(edge) = edges.get(*edge) {
                     out.push((*id, edge));
@@ -47,6 +52,24 @@ impl Condition {
             }
         }
     }
+
+    /// The first resource below that no live party holds.
+    fn never(&self) -> Option<Resource> {
+        match self {
+            Condition::Never(resource) => Some(*resource),
+            Condition::All(parts) | Condition::Any(parts) => {
+                parts.iter().find_map(Condition::never)
+            }
+            Condition::Free | Condition::Wait(..) => None,
+        }
+    }
+}
+
+/// What the search finds: the cycles, and the other tasks that cannot go on.
+#[derive(Debug, Default)]
+pub struct Stuck {
+    pub deadlocks: Vec<Deadlock>,
+    pub stranded: Vec<Stranded>,
 }
 
 /// The tasks a task waits for, each by the edge of its condition (borrowed: a hundred
@@ -54,8 +77,8 @@ impl Condition {
 type Targets<'c> = Vec<(u64, &'c WaitEdge)>;
 
 /// The deadlocks among `conditions` (each idle task's, over `edges`), as cycles starting
-/// at their lowest id, lowest first.
-pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Vec<Deadlock> {
+/// at their lowest id, lowest first; and the stranded tasks, by id.
+pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Stuck {
     // Start from "every task is stuck" and free those whose condition holds, then those
     // that waited on them, until nothing changes: a worklist, so 100,000 tasks stay linear.
     let mut stuck: FxHashSet<u64> = conditions.iter().map(|(id, _)| *id).collect();
@@ -109,7 +132,52 @@ pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Vec<Deadlock
         .filter_map(|component| cycle_in(&graph, &component))
         .collect();
     deadlocks.sort_by_key(|deadlock| deadlock.tasks.clone());
-    deadlocks
+    let stranded = stranded(&stuck, &deadlocks, &by_id, &graph);
+    Stuck {
+        deadlocks,
+        stranded,
+    }
+}
+
+/// The stuck tasks in no deadlock's cycle, each with what it waits on: the lock no party
+/// holds, else the stuck tasks it waits for.
+fn stranded(
+    stuck: &FxHashSet<u64>,
+    deadlocks: &[Deadlock],
+    conditions: &FxHashMap<u64, &Condition>,
+    graph: &FxHashMap<u64, Targets<'_>>,
+) -> Vec<Stranded> {
+    let in_cycles: FxHashSet<u64> = deadlocks
+        .iter()
+        .flat_map(|deadlock| deadlock.tasks.iter().copied())
+        .collect();
+    let mut ids: Vec<u64> = stuck.difference(&in_cycles).copied().collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .filter_map(|task| {
+            if let Some(resource) = conditions
+                .get(&task)
+                .and_then(|condition| condition.never())
+            {
+                return Some(Stranded {
+                    task,
+                    why: StrandedWhy::NoHolder { resource },
+                });
+            }
+            let targets = graph.get(&task)?;
+            let (_, first) = targets.first()?;
+            let mut tasks: Vec<u64> = targets.iter().map(|(target, _)| *target).collect();
+            tasks.sort_unstable();
+            tasks.dedup();
+            Some(Stranded {
+                task,
+                why: StrandedWhy::WaitsForStuck {
+                    resource: first.resource,
+                    tasks,
+                },
+            })
+        })
+        .collect()
 }
 
 /// Strongly connected components with a cycle (two or more tasks, or a task waiting on
@@ -251,8 +319,22 @@ mod tests {
             (7, Condition::All(vec![wait(e, 7, 8), Condition::Free])),
             (8, wait(e, 8, 6)),
             (9, wait(e, 9, 9)),
+            // 10 waits on a lock nobody holds, 11 for 10; 12 may also go on by itself.
+            (10, Condition::Never(lock(10))),
+            (11, wait(e, 11, 10)),
+            (
+                12,
+                Condition::Any(vec![Condition::Never(lock(12)), Condition::Free]),
+            ),
+            (
+                13,
+                Condition::All(vec![wait(e, 13, 4), Condition::Never(lock(13))]),
+            ),
         ];
-        let found = find(&conditions, &edges);
+        let Stuck {
+            deadlocks: found,
+            stranded,
+        } = find(&conditions, &edges);
         let cycles: Vec<Vec<u64>> = found
             .iter()
             .map(|deadlock| deadlock.tasks.clone())
@@ -271,5 +353,37 @@ mod tests {
                 (Party::Task(8), Party::Task(6))
             ]
         );
+        let behind = |task, on: u64, tasks| Stranded {
+            task,
+            why: StrandedWhy::WaitsForStuck {
+                resource: Resource {
+                    kind: ResourceKind::Mutex,
+                    address: on,
+                },
+                tasks,
+            },
+        };
+        let no_holder = |task| Stranded {
+            task,
+            why: StrandedWhy::NoHolder {
+                resource: lock(task),
+            },
+        };
+        assert_eq!(
+            stranded,
+            vec![
+                behind(3, 1, vec![1]),
+                no_holder(10),
+                behind(11, 10, vec![10]),
+                no_holder(13)
+            ]
+        );
+    }
+
+    fn lock(address: u64) -> Resource {
+        Resource {
+            kind: ResourceKind::Mutex,
+            address,
+        }
     }
 }

@@ -12,10 +12,11 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use crate::error::ErrorKind;
 use crate::links::{visit, visit_mut};
 use crate::model::{
     BranchStatus, Detail, FutureNode, Futurelock, HolderCertainty, HolderNote, Holding, Location,
-    NodeKind, Party, Report, Resource, ResourceKind, TaskState, WaitEdge,
+    NodeKind, Party, Report, Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
 use locks::{LockHolders, Share};
@@ -45,6 +46,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
     let mut labels: FxHashMap<u64, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
+    let every_holder_read = every_holder_read(report);
     let waiting_tasks: Vec<(Party, bool)> = report
         .tasks
         .iter()
@@ -57,6 +59,7 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
             locks: &locks,
             labels: &mut labels,
             edges: &mut edges,
+            every_holder_read,
         };
         let condition = walk.visit(&mut task.root, None);
         // A task free to go on is none of the deadlock search's business: it frees its
@@ -76,16 +79,38 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
                 locks: &locks,
                 labels: &mut labels,
                 edges: &mut edges,
+                every_holder_read,
             }
             .visit(root, None);
         }
     }
-    report.deadlocks = deadlocks::find(&conditions, &edges);
+    let stuck = deadlocks::find(&conditions, &edges);
+    report.deadlocks = stuck.deadlocks;
+    report.stranded = stuck.stranded;
     report.futurelocks = futurelocks(&holders, &locks, &labels, &edges);
     if keep_edges {
         edges.sort_by(|a, b| (&a.resource, a.from, a.to).cmp(&(&b.resource, b.from, b.to)));
         report.waits = Some(edges);
     }
+}
+
+/// Whether a guard nobody was found to keep is kept by no live party: every task was read
+/// (the walk was not cut short, no tree failed to read) and none was running, mid-poll
+/// with guards it took since its last await. Threads outside the runtime are not read:
+/// `Stranded` says so.
+fn every_holder_read(report: &Report) -> bool {
+    let cut_short = report
+        .errors
+        .iter()
+        .any(|error| matches!(error.kind, ErrorKind::Budget | ErrorKind::Interrupted));
+    let unread = |task: &TaskReport| {
+        task.state == TaskState::Running || task.error.is_some() || {
+            let mut failed = false;
+            visit(&task.root, &mut |node| failed |= node.error().is_some());
+            failed
+        }
+    };
+    !cut_short && !report.tasks.iter().any(unread)
 }
 
 /// Marks the guards and permits that hold nothing, as their lock says: every guard of a
@@ -330,6 +355,8 @@ struct Walk<'w> {
     /// Resource key -> the resource as its waiters name it.
     labels: &'w mut FxHashMap<u64, Resource>,
     edges: &'w mut Vec<WaitEdge>,
+    /// A lock none of whose guards is found is held by no live party (`Condition::Never`).
+    every_holder_read: bool,
 }
 
 impl<'w> Walk<'w> {
@@ -423,6 +450,12 @@ impl<'w> Walk<'w> {
         };
         if !listing.entries.is_empty() {
             note_holders(node, &waiting, &listing);
+        }
+        let nobody_holds = listing.entries.is_empty()
+            && listing.certainty == Some(HolderCertainty::Incomplete)
+            && self.every_holder_read;
+        if nobody_holds {
+            return Condition::Never(waiting.resource);
         }
         let possible = matches!(waiting.relation, Relation::Possibly);
         let first = self.edges.len();
@@ -702,7 +735,9 @@ fn futurelocks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Branch, HoldingKind, LockPermits, PermitWait, TaskReport};
+    use crate::model::{
+        Branch, HoldingKind, LockPermits, PermitWait, ReportError, Stranded, StrandedWhy,
+    };
 
     const FILE: &str = "src/main.rs";
 
@@ -869,6 +904,59 @@ mod tests {
             .iter()
             .map(|deadlock| deadlock.tasks.clone())
             .collect()
+    }
+
+    #[test]
+    fn a_locked_mutex_no_task_holds_strands_its_waiter_only_where_every_task_was_read() {
+        const LOCK: u64 = 0x1000;
+        let lock = Resource {
+            kind: ResourceKind::Mutex,
+            address: LOCK,
+        };
+        let stranded = || {
+            vec![
+                task(1, 10, Vec::new(), Some(mutex_wait(LOCK, 0))),
+                task(2, 20, Vec::new(), None),
+            ]
+        };
+        let report = analysed(stranded());
+        assert_eq!(
+            report.stranded,
+            vec![Stranded {
+                task: 1,
+                why: StrandedWhy::NoHolder { resource: lock }
+            }]
+        );
+        assert!(report.deadlocks.is_empty());
+        // A task mid-poll may hold a guard it took since its last await; a tree not read
+        // whole, or a walk cut short, may hide one.
+        let mut running = stranded();
+        running[1].state = TaskState::Running;
+        let mut unread = stranded();
+        unread[1].root.children[0].set_error("cannot read");
+        let mut cut_short = Report {
+            tasks: stranded(),
+            ..Report::empty(None)
+        };
+        cut_short
+            .errors
+            .push(ReportError::new(ErrorKind::Budget, "stopped at 2 tasks"));
+        analyse(&mut cut_short, true);
+        for (what, report) in [
+            ("running", analysed(running)),
+            ("unread", analysed(unread)),
+            ("cut short", cut_short),
+        ] {
+            assert!(report.stranded.is_empty(), "{what}: {:?}", report.stranded);
+        }
+        // A guard found, or a lock free: nothing stranded.
+        let held = analysed(vec![
+            task(1, 10, Vec::new(), Some(mutex_wait(LOCK, 0))),
+            task(2, 20, vec![mutex_guard(LOCK, 1)], None),
+        ]);
+        assert!(held.stranded.is_empty(), "{:?}", held.stranded);
+        let free = analysed(vec![task(1, 10, Vec::new(), Some(mutex_wait(LOCK, 1)))]);
+        assert!(free.stranded.is_empty(), "{:?}", free.stranded);
     }
 
     #[test]
@@ -1137,6 +1225,11 @@ mod tests {
     fn trimmed_trees_are_analysed_as_whole_ones() {
         const FIRST: u64 = 0x1000;
         const SECOND: u64 = 0x2000;
+        const THIRD: u64 = 0x3000;
+        let unread = |mut task: TaskReport| {
+            task.root.children[0].set_error("cannot read");
+            task
+        };
         let tasks = || {
             vec![
                 three_deep(task(
@@ -1155,6 +1248,9 @@ mod tests {
                 // Waited for FIRST once: free to go on, no edge.
                 finished_branch(4, mutex_wait(FIRST, 0)),
                 task(5, 50, Vec::new(), None),
+                // Waits on a lock no task holds, but task 7 was not read whole: no claim.
+                task(6, 60, Vec::new(), Some(mutex_wait(THIRD, 0))),
+                unread(task(7, 70, Vec::new(), None)),
             ]
         };
         let said = |report: &Report, shown: u64| {
@@ -1162,13 +1258,17 @@ mod tests {
                 task_of(report, shown),
                 &report.deadlocks,
                 &report.futurelocks,
+                &report.stranded,
                 &report.waits,
             ))
             .unwrap()
         };
         let whole = analysed(tasks());
         assert_eq!(cycles(&whole), vec![vec![1, 2]]);
-        for shown in 1..=5 {
+        // Task 3 waits for the deadlocked task 1.
+        let stranded: Vec<u64> = whole.stranded.iter().map(|task| task.task).collect();
+        assert_eq!(stranded, vec![3]);
+        for shown in 1..=7 {
             let mut dropped = 0;
             let kept: Vec<TaskReport> = tasks()
                 .into_iter()

@@ -17,9 +17,10 @@ pub fn for_analysis(root: &FutureNode) -> Option<FutureNode> {
 }
 
 /// Whether the analysis reads `node` itself: what it waits on, a lock's permits, what it
-/// holds, or what linking reads.
+/// holds, what linking reads, or that it could not be read (holders may hide there).
 fn read(node: &FutureNode) -> bool {
-    !node.holds().is_empty()
+    node.error().is_some()
+        || !node.holds().is_empty()
         || resource_waited(node).is_some()
         || locks::LockWait::of(node).is_some()
         || links::reads(node)
@@ -35,6 +36,9 @@ fn trimmed(node: &FutureNode) -> FutureNode {
     }
     if let Some(detail) = node.detail().filter(|_| read(node)) {
         kept.set_detail(detail.clone());
+    }
+    if let Some(error) = node.error() {
+        kept.set_error(error);
     }
     let children: Vec<FutureNode> = node.children.iter().map(trimmed).collect();
     // Children the analysis reads nothing of are each free to go on, as no children are;
@@ -60,6 +64,7 @@ fn passes_through(node: &FutureNode) -> bool {
     let has_own_line = child.kind.is_coroutine() && child.location.is_some();
     node.detail().is_none()
         && node.holds().is_empty()
+        && node.error().is_none()
         && !node.running
         && node.kind != NodeKind::JoinHandle
         && child.branch().is_none()
@@ -67,5 +72,8 @@ fn passes_through(node: &FutureNode) -> bool {
 }
 
 fn is_bare_leaf(node: &FutureNode) -> bool {
-    node.children.is_empty() && node.detail().is_none() && node.holds().is_empty()
+    node.children.is_empty()
+        && node.detail().is_none()
+        && node.holds().is_empty()
+        && node.error().is_none()
 }

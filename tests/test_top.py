@@ -212,18 +212,25 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     assert "wait: many_tasks::Wait" in text
     assert "Waits for: task 3" in text
     assert "Waited on by: nobody" in text
+    # Its neighbours are chosen with Tab and opened with Enter; Esc goes back to it.
+    top.press("\t", lambda top: "Waits for: [task 3]" in top.text(), "the holder chosen")
+    top.press("\r", lambda top: "Task 3 (idle)" in top.text(), "the holder's view")
+    assert re.search(r"Waited on by: task 7, task 13\s+│", top.text()), top.text()
+    top.press("\x1b[Z", lambda top: "Waited on by: task 7, [task 13]" in top.text(), "the last neighbour chosen")
+    top.press("\x1b", lambda top: "Task 7 (idle)" in top.text(), "back to task 7")
     assert re.search(r"Unchanged for \d+s", text)
     assert "Last change: none seen" in text
     top.press("\x1b", lambda top: "Task 7 (idle)" not in top.text())
     top.press("r", lambda top: top.lines()[3].startswith("KIND"), "the resources view")
     mutex = [line for line in top.lines() if line.startswith("mutex")]
-    assert len(mutex) == 1 and re.fullmatch(r"mutex\s+0x[0-9a-f]+\s+task 3\s+2\s+task 7 \+1", mutex[0]), mutex
+    assert len(mutex) == 1 and re.fullmatch(r"mutex\s+0x[0-9a-f]+\s+0 of 1 free, 2 queued\s+task 3\s+2\s+task 7 \+1", mutex[0]), mutex
     # The most waited on first; each JoinHandle's task; the timers last: ten sleeps (the
     # holder's, the ticker's, two queries', two select!s' and two join!s' pairs).
     kinds = [line.split()[0] for line in top.lines()[4:] if line.strip() and not line.startswith("q quit")]
     assert kinds == ["mutex", "mpsc", "mpsc", "oneshot", "oneshot", "task", "timer"], kinds
-    assert any(re.fullmatch(r"task\s+0x[0-9a-f]+\s+task 9\s+1\s+task 10", line) for line in top.lines())
-    assert any(re.fullmatch(r"timer\s+-\s+next in \d+s\s+10\s+-", line) for line in top.lines()), top.text()
+    assert any(re.fullmatch(r"task\s+0x[0-9a-f]+\s+idle\s+task 9\s+1\s+task 10", line) for line in top.lines())
+    assert any(re.fullmatch(r"mpsc\s+0x[0-9a-f]+\s+0 queued, 1 sender\s+.*", line) for line in top.lines()), top.text()
+    assert any(re.fullmatch(r"timer\s+-\s+next in \d+s\s+-\s+10\s+-", line) for line in top.lines()), top.text()
     top.press("?", lambda top: "keys (Esc closes)" in top.text(), "the help")
     assert "pause refreshing" in top.text()
     # It closes onto the view it was opened on.
@@ -353,7 +360,7 @@ def test_stranded_tasks_are_warned_of_in_the_header_the_task_and_the_resources(t
         top.press("\x1b", lambda top: "Task %d (idle)" % waiter not in top.text())
         top.press("r", lambda top: top.lines()[3].startswith("KIND"), "the resources view")
         [row] = [line for line in top.lines() if line.startswith("mutex") and lock in line]
-        assert re.fullmatch(r"mutex\s+%s\s+no task or thread\s+1\s+task %d" % (lock, waiter), row), row
+        assert re.fullmatch(r"mutex\s+%s\s+0 of 1 free, 1 queued\s+no task or thread\s+1\s+task %d" % (lock, waiter), row), row
         assert top.quit_with("q") == 0
 
 

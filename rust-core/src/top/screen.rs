@@ -64,6 +64,10 @@ struct Screen {
     colour: bool,
     /// Whether the last refresh read the locals (only while a task view wants them).
     locals_read: bool,
+    /// In a task view: the neighbour chosen with Tab, by its place among the task's.
+    neighbour: Option<usize>,
+    /// The task views left for a neighbour's, the last first out: Esc goes back to them.
+    back: Vec<u64>,
 }
 
 pub fn run(
@@ -107,6 +111,8 @@ impl Screen {
             live: source.live(),
             colour: options.colour,
             locals_read: false,
+            neighbour: None,
+            back: Vec::new(),
         })
     }
 
@@ -216,6 +222,9 @@ impl Screen {
             self.filter_key(key.code);
             return false;
         }
+        if self.neighbour_key(key.code) {
+            return false;
+        }
         match key.code {
             KeyCode::Char('q') => return true,
             KeyCode::Char('?') if self.mode != Mode::Help => {
@@ -228,7 +237,10 @@ impl Screen {
             {
                 self.mode = self.under;
             }
-            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => self.mode = Mode::Tasks,
+            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => {
+                self.mode = Mode::Tasks;
+                self.back.clear();
+            }
             KeyCode::Char('p') => self.paused = !self.paused,
             KeyCode::Char('r') => self.mode = Mode::Resources,
             KeyCode::Char('t') => self.mode = Mode::Tasks,
@@ -256,11 +268,49 @@ impl Screen {
             KeyCode::Enter | KeyCode::Right if self.mode == Mode::Tasks => {
                 if let Some(row) = self.rows.get(self.selected) {
                     self.mode = Mode::Task(row.id, 0);
+                    self.neighbour = None;
+                    self.back.clear();
                 }
             }
             code => self.move_by(code),
         }
         false
+    }
+
+    /// In a task view, the keys that walk the wait-for graph: Tab and Shift-Tab choose a
+    /// neighbour, Enter opens its view, Esc goes back to the view left for it. True when
+    /// the key was one of them.
+    fn neighbour_key(&mut self, code: KeyCode) -> bool {
+        let Mode::Task(id, _) = self.mode else {
+            return false;
+        };
+        let neighbours = self.tasks.task_neighbours(id);
+        match code {
+            KeyCode::Tab | KeyCode::BackTab if !neighbours.is_empty() => {
+                let count = neighbours.len();
+                self.neighbour = Some(match (self.neighbour, code) {
+                    (None, KeyCode::Tab) => 0,
+                    (None, _) => count - 1,
+                    (Some(at), KeyCode::Tab) => (at + 1) % count,
+                    (Some(at), _) => (at + count - 1) % count,
+                });
+            }
+            KeyCode::Enter => {
+                if let Some(&next) = self.neighbour.and_then(|at| neighbours.get(at)) {
+                    self.back.push(id);
+                    self.mode = Mode::Task(next, 0);
+                    self.neighbour = None;
+                }
+            }
+            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left if !self.back.is_empty() => {
+                if let Some(previous) = self.back.pop() {
+                    self.mode = Mode::Task(previous, 0);
+                    self.neighbour = None;
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     fn filter_key(&mut self, code: KeyCode) {
@@ -478,7 +528,10 @@ impl Screen {
                     self.typing
                 ),
             },
-            Mode::Task(..) => "Esc back  ↑↓ scroll  q quit  ? help".into(),
+            Mode::Task(..) => {
+                "Esc back  ↑↓ scroll  Tab/Shift-Tab a neighbour  Enter open it  q quit  ? help"
+                    .into()
+            }
             _ => "q quit  ↑↓ move  Enter task  s/S sort  / filter  g group  r resources  p pause  ? help"
                 .into(),
         };
@@ -588,20 +641,10 @@ impl Screen {
                 false => "Locals: being read",
             }));
         }
-        let (waits_for, waited_by) = self.tasks.neighbours(id);
-        let parties = |parties: &[Party]| match parties {
-            [] => "nobody".to_string(),
-            parties => parties
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
         if let Some(stranded) = self.tasks.stranded(id) {
             lines.push(Line::from(format!("Stranded: {}", stranded_text(stranded))));
         }
-        lines.push(Line::from(format!("Waits for: {}", parties(&waits_for))));
-        lines.push(Line::from(format!("Waited on by: {}", parties(&waited_by))));
+        lines.extend(self.neighbour_lines(id));
         let stuck = self
             .tasks
             .snapshot
@@ -626,6 +669,37 @@ impl Screen {
         frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), area);
     }
 
+    /// `Waits for: task 3` and `Waited on by: [task 9], thread 1201`: the neighbour chosen
+    /// with Tab in brackets.
+    fn neighbour_lines(&self, id: u64) -> [Line<'static>; 2] {
+        let (waits_for, waited_by) = self.tasks.neighbours(id);
+        let chosen = self
+            .neighbour
+            .and_then(|at| self.tasks.task_neighbours(id).get(at).copied());
+        let line = |title: &str, parties: &[Party]| {
+            let mut spans = vec![Span::raw(format!("{title}: "))];
+            if parties.is_empty() {
+                spans.push(Span::raw("nobody"));
+            }
+            for (at, party) in parties.iter().enumerate() {
+                if at > 0 {
+                    spans.push(Span::raw(", "));
+                }
+                spans.push(match chosen {
+                    Some(task) if *party == Party::Task(task) => {
+                        Span::styled(format!("[{party}]"), Paint::default().reversed())
+                    }
+                    _ => Span::raw(party.to_string()),
+                });
+            }
+            Line::from(spans)
+        };
+        [
+            line("Waits for", &waits_for),
+            line("Waited on by", &waited_by),
+        ]
+    }
+
     /// The resources tasks wait on, their holders and waiters; then the timers.
     fn draw_resources(&self, frame: &mut Frame<'_>, area: Rect) {
         let (resources, timers) = self.tasks.resources();
@@ -644,6 +718,7 @@ impl Screen {
                 TableRow::new(vec![
                     row.resource.kind.name().to_string(),
                     format!("{:#x}", row.resource.address),
+                    row.state.clone(),
                     held_by,
                     thousands(row.waiters.len() as u64),
                     listed(&row.waiters),
@@ -658,6 +733,7 @@ impl Screen {
                 "timer".to_string(),
                 "-".to_string(),
                 soonest,
+                "-".to_string(),
                 thousands(timers.waiting as u64),
                 "-".to_string(),
             ]));
@@ -673,10 +749,11 @@ impl Screen {
             Constraint::Length(10),
             Constraint::Length(16),
             Constraint::Fill(1),
+            Constraint::Fill(1),
             Constraint::Length(8),
             Constraint::Fill(1),
         ];
-        let header = TableRow::new(["KIND", "ADDRESS", "HELD BY", "WAITERS", "WAITING"])
+        let header = TableRow::new(["KIND", "ADDRESS", "STATE", "HELD BY", "WAITERS", "WAITING"])
             .style(Paint::default().add_modifier(Modifier::BOLD));
         frame.render_widget(Table::new(rows, widths).header(header), area);
     }
@@ -717,10 +794,11 @@ fn column_width(column: Column) -> (u16, u16) {
     }
 }
 
-const HELP: [&str; 14] = [
+const HELP: [&str; 15] = [
     "↑ ↓ PgUp PgDn Home End   move (scroll in a task)",
     "Enter                    the task: its tree, locals, neighbours",
-    "Esc                      back to the tasks",
+    "Tab, Enter (in a task)   choose a neighbour, open it",
+    "Esc                      back: the task before, or the tasks",
     "s / S                    sort on the next column / reverse",
     "/                        filter: --name R --state S --waiting-on K",
     "g                        group tasks of the same stack",

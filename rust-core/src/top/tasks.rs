@@ -12,7 +12,7 @@ use crate::history::Snapshot;
 use crate::model::{
     Detail, FutureNode, Party, Report, Resource, Stranded, StrandedWhy, TaskReport, TaskState,
 };
-use crate::render::{state_name, where_it_stands, Style};
+use crate::render::{counted, state_name, where_it_stands, Style};
 use crate::selection::{Selection, TaskFilter};
 
 /// The columns, in the order shown; each can be sorted on.
@@ -127,6 +127,9 @@ pub struct ResourceRow {
     pub waiters: Vec<Party>,
     /// A lock whose guards no task or thread keeps: its waiters are stranded.
     pub no_holder: bool,
+    /// What its waiters read of it: permits free and waiters queued, messages queued and
+    /// senders, the awaited task's state (`resource_state`).
+    pub state: String,
 }
 
 /// The timers tasks wait on: how many, and the soonest due (seconds from the stop).
@@ -352,11 +355,12 @@ impl Tasks {
     /// and waiters, by kind and address; and the timers.
     pub fn resources(&self) -> (Vec<ResourceRow>, Timers) {
         let mut timers = Timers::default();
-        let mut waited: Vec<(Resource, Party)> = Vec::new();
+        let mut waited: Vec<(Resource, Party, Option<String>)> = Vec::new();
         for task in &self.report.tasks {
             for_each_leaf(&task.root, &mut |leaf| {
                 if let Some(resource) = crate::waits::resource_waited(leaf) {
-                    waited.push((resource, Party::Task(task.id)));
+                    let state = leaf.detail().and_then(resource_state);
+                    waited.push((resource, Party::Task(task.id), state));
                 }
                 if let Some(Detail::Sleep(deadline)) = leaf.detail() {
                     timers.waiting += 1;
@@ -377,10 +381,15 @@ impl Tasks {
                 holders: Vec::new(),
                 waiters: Vec::new(),
                 no_holder: false,
+                state: "-".to_string(),
             })
         }
-        for (resource, waiter) in waited {
-            entry(&mut rows, resource).waiters.push(waiter);
+        for (resource, waiter, state) in waited {
+            let row = entry(&mut rows, resource);
+            row.waiters.push(waiter);
+            if let (Some(state), true) = (state, row.state == "-") {
+                row.state = state;
+            }
         }
         for edge in self.report.waits.iter().flatten() {
             let row = entry(&mut rows, edge.resource);
@@ -416,6 +425,21 @@ impl Tasks {
             .find(|stranded| stranded.task == id)
     }
 
+    /// The tasks among task `id`'s neighbours, those it waits for first, each once: what
+    /// its view lets one choose and open.
+    pub fn task_neighbours(&self, id: u64) -> Vec<u64> {
+        let (waits_for, waited_by) = self.neighbours(id);
+        let mut tasks: Vec<u64> = Vec::new();
+        for party in waits_for.into_iter().chain(waited_by) {
+            if let Party::Task(task) = party {
+                if !tasks.contains(&task) {
+                    tasks.push(task);
+                }
+            }
+        }
+        tasks
+    }
+
     /// Who task `id` waits for, and who waits for it: the wait-for graph's neighbours.
     pub fn neighbours(&self, id: u64) -> (Vec<Party>, Vec<Party>) {
         let edges = self.report.waits.iter().flatten();
@@ -434,6 +458,60 @@ impl Tasks {
         }
         (waits_for, waited_by)
     }
+}
+
+/// A resource's state as a waiter's leaf read it, as tokio-console's resources show it:
+/// `0 of 1 free, 2 queued` for a lock, `3 queued, 2 senders` for a channel.
+fn resource_state(detail: &Detail) -> Option<String> {
+    let closed = |closed: bool| if closed { ", closed" } else { "" };
+    let count = |count: u64, word: &str| counted(count as usize, word);
+    Some(match detail {
+        Detail::MutexLock(wait)
+        | Detail::RwlockRead(wait)
+        | Detail::RwlockWrite(wait)
+        | Detail::SemaphoreAcquire(wait) => {
+            let free = match wait.permits_total {
+                Some(total) => format!("{} of {total} free", wait.permits_available),
+                None => format!("{} free", wait.permits_available),
+            };
+            format!("{free}, {} queued{}", wait.waiters, closed(wait.closed))
+        }
+        Detail::MpscRecv(wait) => format!(
+            "{} queued, {}{}",
+            wait.queued,
+            count(wait.senders, "sender"),
+            closed(wait.closed)
+        ),
+        Detail::BroadcastRecv(wait) => format!(
+            "{} queued, {}{}",
+            wait.queued,
+            count(wait.senders, "sender"),
+            closed(wait.closed)
+        ),
+        Detail::OneshotRecv(wait) => {
+            let sent = match wait.value_sent {
+                Some(true) => "sent",
+                _ => "nothing sent",
+            };
+            format!("{sent}{}", closed(wait.closed))
+        }
+        Detail::WatchChanged(wait) => format!(
+            "version {}, {}{}",
+            wait.version_current,
+            count(wait.receivers, "receiver"),
+            closed(wait.closed)
+        ),
+        Detail::Notified(wait) => {
+            let stored = if wait.permit_stored {
+                ", a permit stored"
+            } else {
+                ""
+            };
+            format!("{} waiting{stored}", wait.waiters)
+        }
+        Detail::JoinHandle(target) => state_name(target.task_state).to_string(),
+        _ => return None,
+    })
 }
 
 /// Calls `visit` on each leaf of the tree (a node without children).
@@ -480,7 +558,9 @@ pub fn parse_filter(text: &str) -> Result<Selection> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FoundBy, FutureNode, NodeKind, RuntimeReport};
+    use crate::model::{
+        Empty, FoundBy, FutureNode, NodeKind, NotifyWait, OneshotWait, PermitWait, RuntimeReport,
+    };
 
     fn task(id: u64, function: &str, state: TaskState) -> TaskReport {
         let mut leaf = FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x100 + id);
@@ -621,6 +701,56 @@ mod tests {
             "main::{async_block#1}"
         );
         assert_eq!(file_name("many-tasks/src/main.rs:67"), "main.rs:67");
+    }
+
+    #[test]
+    fn a_resource_states_what_its_waiters_read_of_it() {
+        let permits = |total, closed| PermitWait {
+            address: 0x10,
+            closed,
+            holders: None,
+            holders_certainty: None,
+            permits_assigned: Some(0),
+            permits_available: 0,
+            permits_needed: 1,
+            permits_total: total,
+            semaphore: 0x10,
+            waiters: 2,
+        };
+        let notify = NotifyWait {
+            address: 0x20,
+            notifiers: None,
+            permit_stored: true,
+            state: "waiting".into(),
+            waiters: 1,
+        };
+        let oneshot = OneshotWait {
+            address: Some(0x30),
+            closed: true,
+            sender_task: None,
+            senders_held_by: None,
+            value_sent: Some(false),
+        };
+        let states: Vec<Option<String>> = [
+            Detail::MutexLock(permits(Some(1), false)),
+            Detail::SemaphoreAcquire(permits(None, true)),
+            Detail::Notified(notify),
+            Detail::OneshotRecv(oneshot),
+            Detail::YieldNow(Empty {}),
+        ]
+        .iter()
+        .map(resource_state)
+        .collect();
+        assert_eq!(
+            states,
+            vec![
+                Some("0 of 1 free, 2 queued".to_string()),
+                Some("0 free, 2 queued, closed".to_string()),
+                Some("1 waiting, a permit stored".to_string()),
+                Some("nothing sent, closed".to_string()),
+                None
+            ]
+        );
     }
 
     #[test]

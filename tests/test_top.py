@@ -1,8 +1,8 @@
 """`tokio-async top`, driven in a real pseudo-terminal (pexpect) and read back as a
 terminal shows it (pyte): the tasks view's header and rows on a fixture whose tasks are
 parked, stuck times that grow for parked tasks and stay at zero for a task that moves, the
-keys (sort, filter, group, the task view, resources, help, pause), a resize, 10,000 tasks,
-a core as a still picture; and every way out (q, Ctrl-C, SIGTERM) leaves the program
+keys (sort, filter, group, the task view and its neighbours, resources, help, pause), a
+resize, 10,000 tasks, a core as a still picture, `--since` a saved report, stranded tasks; and every way out (q, Ctrl-C, SIGTERM) leaves the program
 running and the terminal restored."""
 
 import os
@@ -175,6 +175,24 @@ def test_stuck_grows_for_parked_tasks_and_stays_zero_for_a_task_that_moves(parke
     top.press("\r", lambda top: "Last change, seen at refresh #" in top.text(), "the ticker's last change")
     assert re.search(r"Last change, seen at refresh #\d+: sleep \(deadline [\d.]+s\) -> sleep \(deadline [\d.]+s\)", top.text()), top.text()
     assert re.fullmatch(r"\d+%", later[ticker][5]), later[ticker]
+    assert top.quit_with("q") == 0
+
+
+def test_since_a_saved_report_parked_tasks_are_stuck_from_its_time(parked, tmp_path):
+    """`--since REPORT.json`: the first refresh already counts a parked task stuck since
+    the report was saved; the ticker, changed since, is not."""
+    fixture, _ = parked
+    saved = tmp_path / "before.json"
+    written = subprocess.run([EXECUTABLE, str(fixture.pid), "--json", "--output", str(saved)], capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert written.returncode == 0, written.stderr
+    time.sleep(4)
+    top = Top(fixture.pid, "--interval", "0.3", "--since", saved)
+    top.wait_for(refreshed_at_least(1), "a refresh")
+    rows = top.rows()
+    for id in ["3", "5", "7", "9"]:
+        assert int(rows[id][4].rstrip("s")) >= 4, (id, rows[id])
+    assert rows[fixture.manifest["facts"]["task.ticker"]][4] == "0s"
     assert top.quit_with("q") == 0
 
 

@@ -215,9 +215,13 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
         assert any(name.startswith("task %d · " % task) for name in names), names
 
         # The REPL's `async next` runs in the frame the editor has selected (lldb-dap alone
-        # would run it in its debugger's selected thread), and says where it stopped.
-        top = client.request("stackTrace", {"threadId": stopped["threadId"], "startFrame": 0, "levels": 1})["stackFrames"][0]
-        said = client.request("evaluate", {"expression": "async next", "context": "repl", "frameId": top["id"]}, timeout=60)["result"]
+        # would run it in its debugger's selected thread), and says where it stopped: the
+        # task's innermost async fn of the program's own (the task may be polled in tokio's
+        # `yield_now` or `Mutex::lock`, which it awaits), above the label that names it.
+        frames = client.request("stackTrace", {"threadId": stopped["threadId"]})["stackFrames"]
+        label = next(at for at, frame in enumerate(frames) if frame.get("presentationHint") == "label")
+        own = next(frame for frame in frames[:label] if function_path(frame["name"]).startswith("stepping_app::"))
+        said = client.request("evaluate", {"expression": "async next", "context": "repl", "frameId": own["id"]}, timeout=60)["result"]
         assert re.search(r"^task %d, async fn stepping_app::\w+ at stepping-app/src/main.rs:\d+$" % task, said, re.M), said
         assert client.wait_event("stopped", timeout=30)["body"]["reason"] == "step"
     finally:

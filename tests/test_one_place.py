@@ -31,7 +31,9 @@ def sources(roots, suffix):
 
 
 def rust_code(path):
-    text = re.split(r"#\[cfg\(test\)\]", open(path).read())[0]
+    """The code of a Rust file without its comments and its test module (the inline
+    `mod tests { … }` that ends a file); other test-only items stay, lines kept in place."""
+    text = re.split(r"#\[cfg\(test\)\]\s*mod \w+\s*\{", open(path).read())[0]
     return re.sub(r"//[^\n]*", "", text)
 
 
@@ -79,3 +81,30 @@ def test_field_names_live_in_the_layout_table_only():
                 found.append("%s:%d: %s" % (os.path.relpath(path, REPO), number, line.strip()))
     assert not found, "fields named outside rust-core/src/layouts:\n" + "\n".join(found)
     assert any(FIELD_BY_NAME.search(line) for line in rust_code(os.path.join(LAYOUTS, "tokio.rs")).splitlines())
+
+
+# The modules that read tokio's memory and interpret it: its bits come from `layouts/` too.
+TOKIO_READERS = [os.path.join(CORE, name) for name in (
+    "future", "tokio", "waits", "history", "inspect.rs", "links.rs", "task_decode.rs", "stepping.rs")]
+# A word masked or shifted by a number spelled in place (`permits >> 1`, `state & 0b10`).
+BIT_IN_PLACE = re.compile(r"(?:>>|&)\s*(?:0b[01_]+|0x[0-9a-fA-F_]+|\d+)\b")
+
+
+def bits_in_place(path):
+    return ["%s:%d: %s" % (os.path.relpath(path, REPO), number, line.strip())
+            for number, line in enumerate(rust_code(path).splitlines(), start=1) if BIT_IN_PLACE.search(line)]
+
+
+def test_state_bits_live_in_the_layout_table_only():
+    """tokio's state words (a task's, a semaphore's permits, a channel's) are read through
+    the bits and shifts `layouts/` names, as their fields are."""
+    found = []
+    for root in TOKIO_READERS:
+        paths = sources([root], ".rs") if os.path.isdir(root) else [root]
+        for path in paths:
+            if os.path.basename(path) not in ("testing.rs", "tests.rs"):
+                found += bits_in_place(path)
+    assert not found, "state bits spelled outside rust-core/src/layouts:\n" + "\n".join(found)
+    # The check itself finds what it looks for, and passes the names.
+    assert BIT_IN_PLACE.search("(permits >> 1, permits & 1 == 1)") and BIT_IN_PLACE.search("state & 0b10")
+    assert not BIT_IN_PLACE.search("(word >> PERMITS_SHIFT, word & PERMITS_CLOSED != 0)")

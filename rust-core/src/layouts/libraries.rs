@@ -168,6 +168,7 @@ pub mod tokio_util {
     pub const TRACKER_STATE: &str = "state";
     /// The tracker's state word: tasks << 1 | closed.
     pub const TRACKER_CLOSED: u64 = 1;
+    pub const TRACKER_TASKS_SHIFT: u32 = 1;
     pub const TRACKED_FUTURE: &str = "tokio_util::task::task_tracker::TrackedFuture<";
     pub const TRACKED_FUTURE_INNER: &str = "future";
 }

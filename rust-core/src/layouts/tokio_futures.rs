@@ -53,6 +53,15 @@ pub const ACQUIRE_REMAINING: Paths = &[&[Field("node"), Field("state")]];
 /// `batch_semaphore::Semaphore{permits: AtomicUsize (available << 1 | closed), waiters:
 /// Mutex<Waitlist{queue: LinkedList, closed}>}`.
 pub const BATCH_PERMITS: &str = "permits";
+/// A permits word (`batch_semaphore`'s `PERMIT_SHIFT` and `CLOSED`; an unbounded mpsc
+/// channel's semaphore word counts its messages alike): `count << 1 | closed`.
+pub const PERMITS_SHIFT: u32 = 1;
+pub const PERMITS_CLOSED: u64 = 1;
+
+/// The count and the closed bit of a permits word.
+pub fn permits_word(word: u64) -> (u64, bool) {
+    (word >> PERMITS_SHIFT, word & PERMITS_CLOSED != 0)
+}
 pub const BATCH_WAITERS: Paths = &[&[Field("waiters"), Locked, Field("queue")]];
 
 /// `Notified{notify: *const Notify, state, ..}`; `Notify{state, waiters: Mutex<LinkedList>}`.

@@ -36,14 +36,11 @@ fn mpsc_receiver_leaf(receiver: &Value<'_>) -> Result<Outcome> {
     let (queued, capacity, closed) = if semaphore.has_field(layout::MPSC_BOUND) {
         let bound = semaphore.field(layout::MPSC_BOUND)?.read_uint()?;
         let permits = std_values::at_path(&semaphore, layout::MPSC_BOUNDED_PERMITS)?.read_uint()?;
-        (
-            bound.saturating_sub(permits >> 1),
-            Some(bound),
-            permits & 1 == 1,
-        )
+        let (available, closed) = layout::permits_word(permits);
+        (bound.saturating_sub(available), Some(bound), closed)
     } else {
-        let word = semaphore.read_uint()?;
-        (word >> 1, None, word & 1 == 1)
+        let (queued, closed) = layout::permits_word(semaphore.read_uint()?);
+        (queued, None, closed)
     };
     let closed = closed || rx_closed;
     let received = std_values::at(&chan, layout::MPSC_RX_INDEX)

@@ -93,7 +93,7 @@ pub fn semaphore_state(semaphore: &Value<'_>) -> Result<(u64, bool, u64)> {
 /// word is `available << 1 | closed`).
 pub fn semaphore_permits(semaphore: &Value<'_>) -> Result<(u64, bool)> {
     let permits = semaphore.field(tokio_futures::BATCH_PERMITS)?.read_uint()?;
-    Ok((permits >> 1, permits & 1 == 1))
+    Ok(tokio_futures::permits_word(permits))
 }
 
 /// A `join!` branch or `join_all` member: `MaybeDone::Future(f)` is pending, `Done`

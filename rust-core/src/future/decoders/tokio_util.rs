@@ -40,7 +40,7 @@ pub fn tracker_wait<'a>(_: &DecodeContext<'a>, value: &Value<'a>) -> Result<Outc
     };
     let state = inner.field(layout::TRACKER_STATE)?.read_uint()?;
     let closed = state & layout::TRACKER_CLOSED != 0;
-    let tasks = state >> 1;
+    let tasks = state >> layout::TRACKER_TASKS_SHIFT;
     let summary = format!(
         "waiting for TaskTracker {} ({} left, {})",
         hex(inner.address),

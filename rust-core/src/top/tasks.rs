@@ -465,6 +465,13 @@ impl Tasks {
 fn resource_state(detail: &Detail) -> Option<String> {
     let closed = |closed: bool| if closed { ", closed" } else { "" };
     let count = |count: u64, word: &str| counted(count as usize, word);
+    let queued = |queued: u64, senders: u64, is_closed: bool| {
+        format!(
+            "{queued} queued, {}{}",
+            count(senders, "sender"),
+            closed(is_closed)
+        )
+    };
     Some(match detail {
         Detail::MutexLock(wait)
         | Detail::RwlockRead(wait)
@@ -476,18 +483,8 @@ fn resource_state(detail: &Detail) -> Option<String> {
             };
             format!("{free}, {} queued{}", wait.waiters, closed(wait.closed))
         }
-        Detail::MpscRecv(wait) => format!(
-            "{} queued, {}{}",
-            wait.queued,
-            count(wait.senders, "sender"),
-            closed(wait.closed)
-        ),
-        Detail::BroadcastRecv(wait) => format!(
-            "{} queued, {}{}",
-            wait.queued,
-            count(wait.senders, "sender"),
-            closed(wait.closed)
-        ),
+        Detail::MpscRecv(wait) => queued(wait.queued, wait.senders, wait.closed),
+        Detail::BroadcastRecv(wait) => queued(wait.queued, wait.senders, wait.closed),
         Detail::OneshotRecv(wait) => {
             let sent = match wait.value_sent {
                 Some(true) => "sent",

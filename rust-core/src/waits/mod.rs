@@ -40,13 +40,14 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
         holders,
         lock_waits,
         guarded,
+        unread_nodes,
     } = gather(report);
     let locks = locks::lock_holders(&lock_waits, &holders);
     mark_released(report, &guarded, &locks);
     let mut labels: FxHashMap<u64, Resource> = FxHashMap::default();
     let mut conditions: Vec<(u64, Condition)> = Vec::new();
     let mut edges: Vec<WaitEdge> = Vec::new();
-    let every_holder_read = every_holder_read(report);
+    let every_holder_read = !unread_nodes && every_task_read(report);
     let waiting_tasks: Vec<(Party, bool)> = report
         .tasks
         .iter()
@@ -94,22 +95,16 @@ pub fn analyse(report: &mut Report, keep_edges: bool) {
     }
 }
 
-/// Whether a guard nobody was found to keep is kept by no live party: every task was read
-/// (the walk was not cut short, no tree failed to read) and none was running, mid-poll
-/// with guards it took since its last await. Threads outside the runtime are not read:
-/// `Stranded` says so.
-fn every_holder_read(report: &Report) -> bool {
+/// Whether every task was read where a guard may be (with no node unread: `Gathered`), so
+/// that a guard nobody was found to keep is kept by no live party: the walk was not cut
+/// short, and no task was running, mid-poll with guards it took since its last await, or
+/// failed to read. Threads outside the runtime are not read: `Stranded` says so.
+fn every_task_read(report: &Report) -> bool {
     let cut_short = report
         .errors
         .iter()
         .any(|error| matches!(error.kind, ErrorKind::Budget | ErrorKind::Interrupted));
-    let unread = |task: &TaskReport| {
-        task.state == TaskState::Running || task.error.is_some() || {
-            let mut failed = false;
-            visit(&task.root, &mut |node| failed |= node.error().is_some());
-            failed
-        }
-    };
+    let unread = |task: &TaskReport| task.state == TaskState::Running || task.error.is_some();
     !cut_short && !report.tasks.iter().any(unread)
 }
 
@@ -152,6 +147,8 @@ struct Gathered {
     lock_waits: Vec<locks::LockWait>,
     /// The trees that keep a guard or permit.
     guarded: Vec<Tree>,
+    /// Some node could not be read: what it keeps is not known.
+    unread_nodes: bool,
 }
 
 /// A tree of the report: a task's, or a thread's block_on future, by its index.
@@ -166,10 +163,12 @@ fn gather(report: &Report) -> Gathered {
         holders: Holders::default(),
         lock_waits: Vec::new(),
         guarded: Vec::new(),
+        unread_nodes: false,
     };
     let mut add = |party: Party, tree: Tree, root: &FutureNode| {
         let mut keeps_guard = false;
         visit(root, &mut |node| {
+            gathered.unread_nodes |= node.error().is_some();
             gathered.lock_waits.extend(locks::LockWait::of(node));
             for holding in node.holds() {
                 keeps_guard |= locks::is_guard(holding.kind);

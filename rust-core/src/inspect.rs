@@ -422,9 +422,8 @@ impl<'s> Showing<'s> {
 /// running, or not read whole, stays as a bare root at least: the analysis claims nothing
 /// it might hide (`Stranded`).
 fn for_analysis_only(task: &TaskReport) -> Kept {
-    let unsure = task.state == TaskState::Running || task.error.is_some();
-    let root =
-        crate::waits::trim::for_analysis(&task.root).or_else(|| unsure.then(|| task.root.bare()));
+    let root = crate::waits::trim::for_analysis(&task.root)
+        .or_else(|| task.may_hide_holdings().then(|| task.root.bare()));
     match root {
         Some(root) => Kept::ForAnalysis(TaskReport {
             id: task.id,

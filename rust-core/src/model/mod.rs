@@ -578,6 +578,14 @@ pub struct TaskReport {
     pub error: Option<String>,
 }
 
+impl TaskReport {
+    /// Whether its tree may keep guards memory does not show: it runs, mid-poll with what
+    /// it took since its last await, or its future could not be read.
+    pub fn may_hide_holdings(&self) -> bool {
+        self.state == TaskState::Running || self.error.is_some()
+    }
+}
+
 /// What a node is. Coroutines and plain futures, then the resources a task can wait on,
 /// then trees of futures. docs/schema.md lists each kind's `detail` keys.
 #[derive(Debug, Serialize, Deserialize, Clone, Copy, PartialEq, Eq, Hash)]

@@ -718,7 +718,7 @@ impl Screen {
                 TableRow::new(vec![
                     row.resource.kind.name().to_string(),
                     format!("{:#x}", row.resource.address),
-                    row.state.clone(),
+                    row.state.clone().unwrap_or_else(|| "-".to_string()),
                     held_by,
                     thousands(row.waiters.len() as u64),
                     listed(&row.waiters),

@@ -127,9 +127,9 @@ pub struct ResourceRow {
     pub waiters: Vec<Party>,
     /// A lock whose guards no task or thread keeps: its waiters are stranded.
     pub no_holder: bool,
-    /// What its waiters read of it: permits free and waiters queued, messages queued and
-    /// senders, the awaited task's state (`resource_state`).
-    pub state: String,
+    /// What its first waiter read of it: permits free and waiters queued, messages queued
+    /// and senders, the awaited task's state (`resource_state`).
+    pub state: Option<String>,
 }
 
 /// The timers tasks wait on: how many, and the soonest due (seconds from the stop).
@@ -381,15 +381,13 @@ impl Tasks {
                 holders: Vec::new(),
                 waiters: Vec::new(),
                 no_holder: false,
-                state: "-".to_string(),
+                state: None,
             })
         }
         for (resource, waiter, state) in waited {
             let row = entry(&mut rows, resource);
             row.waiters.push(waiter);
-            if let (Some(state), true) = (state, row.state == "-") {
-                row.state = state;
-            }
+            row.state = row.state.take().or(state);
         }
         for edge in self.report.waits.iter().flatten() {
             let row = entry(&mut rows, edge.resource);

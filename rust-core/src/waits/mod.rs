@@ -104,8 +104,7 @@ fn every_task_read(report: &Report) -> bool {
         .errors
         .iter()
         .any(|error| matches!(error.kind, ErrorKind::Budget | ErrorKind::Interrupted));
-    let unread = |task: &TaskReport| task.state == TaskState::Running || task.error.is_some();
-    !cut_short && !report.tasks.iter().any(unread)
+    !cut_short && !report.tasks.iter().any(TaskReport::may_hide_holdings)
 }
 
 /// Marks the guards and permits that hold nothing, as their lock says: every guard of a

@@ -27,11 +27,11 @@ pub enum Condition {
 }
 
 impl Condition {
-    /// Whether the task can go on, given which tasks can (`stuck` ones cannot).
-    fn holds(&self, stuck: &FxHashSet<u64>) -> bool {
+    /// Whether the task can go on, given which tasks cannot (`stuck`).
+    fn holds(&self, stuck: &impl Fn(u64) -> bool) -> bool {
         match self {
             Condition::Free => true,
-            Condition::Wait(Party::Task(id), _) => !stuck.contains(id),
+            Condition::Wait(Party::Task(id), _) => !stuck(*id),
             Condition::Wait(Party::Thread(_), _) => true,
             Condition::Never(_) => false,
             Condition::All(parts) => parts.iter().all(|part| part.holds(stuck)),
@@ -50,6 +50,17 @@ impl Condition {
             Condition::All(parts) | Condition::Any(parts) => {
                 parts.iter().for_each(|part| part.waited_tasks(edges, out))
             }
+        }
+    }
+
+    /// Its edge indices moved `by` along (its walk's edges now follow others).
+    pub fn move_edges(&mut self, by: usize) {
+        match self {
+            Condition::Wait(_, edge) => *edge += by,
+            Condition::All(parts) | Condition::Any(parts) => {
+                parts.iter_mut().for_each(|part| part.move_edges(by))
+            }
+            Condition::Free | Condition::Never(_) => {}
         }
     }
 
@@ -79,52 +90,24 @@ type Targets<'c> = Vec<(u64, &'c WaitEdge)>;
 /// The deadlocks among `conditions` (each idle task's, over `edges`), as cycles starting
 /// at their lowest id, lowest first; and the stranded tasks, by id.
 pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Stuck {
-    // Start from "every task is stuck" and free those whose condition holds, then those
-    // that waited on them, until nothing changes: a worklist, so 100,000 tasks stay linear.
-    let mut stuck: FxHashSet<u64> = conditions.iter().map(|(id, _)| *id).collect();
-    let by_id: FxHashMap<u64, &Condition> = conditions
+    let waits = WaitTable::new(conditions, edges);
+    let still_stuck = waits.stuck_after_freeing();
+    // Cycles among the stuck (a handful, where a million wait): one per strongly connected
+    // component.
+    let stuck: FxHashSet<u64> = still_stuck
         .iter()
-        .map(|(id, condition)| (*id, condition))
+        .map(|&index| conditions[index].0)
         .collect();
-    let mut waiters_of: FxHashMap<u64, Vec<u64>> = FxHashMap::default();
-    let mut waited: FxHashMap<u64, Targets<'_>> = FxHashMap::default();
-    for (id, condition) in conditions {
-        let mut targets = Vec::new();
-        condition.waited_tasks(edges, &mut targets);
-        if targets.is_empty() {
-            continue;
-        }
-        for (target, _) in &targets {
-            waiters_of.entry(*target).or_default().push(*id);
-        }
-        waited.insert(*id, targets);
-    }
-    let mut queue: VecDeque<u64> = conditions.iter().map(|(id, _)| *id).collect();
-    while let Some(id) = queue.pop_front() {
-        if !stuck.contains(&id) || !by_id[&id].holds(&stuck) {
-            continue;
-        }
-        stuck.remove(&id);
-        for waiter in waiters_of.get(&id).into_iter().flatten() {
-            if stuck.contains(waiter) {
-                queue.push_back(*waiter);
-            }
-        }
-    }
-    // Cycles among the stuck: one per strongly connected component.
-    let graph: FxHashMap<u64, Targets<'_>> = stuck
+    let graph: FxHashMap<u64, Targets<'_>> = still_stuck
         .iter()
-        .map(|id| {
-            (
-                *id,
-                waited
-                    .get(id)
-                    .into_iter()
-                    .flatten()
-                    .filter(|(target, _)| stuck.contains(target))
-                    .copied()
-                    .collect(),
-            )
+        .map(|&index| {
+            let targets = waits
+                .targets_of(index)
+                .iter()
+                .filter(|(target, _)| stuck.contains(target))
+                .copied()
+                .collect();
+            (conditions[index].0, targets)
         })
         .collect();
     let mut deadlocks: Vec<Deadlock> = components(&graph)
@@ -132,19 +115,107 @@ pub fn find(conditions: &[(u64, Condition)], edges: &[WaitEdge]) -> Stuck {
         .filter_map(|component| cycle_in(&graph, &component))
         .collect();
     deadlocks.sort_by_key(|deadlock| deadlock.tasks.clone());
-    let stranded = stranded(&stuck, &deadlocks, &by_id, &graph);
+    let condition_of = |task: u64| waits.index_of.get(&task).map(|&index| &conditions[index].1);
+    let stranded = stranded(&stuck, &deadlocks, condition_of, &graph);
     Stuck {
         deadlocks,
         stranded,
     }
 }
 
+/// The conditions by their index, with each one's waited tasks and its waiters in flat
+/// vectors: a million waiting tasks cost a few large vectors, not a map and a vector each.
+struct WaitTable<'c> {
+    conditions: &'c [(u64, Condition)],
+    /// Each task's index among the conditions.
+    index_of: FxHashMap<u64, usize>,
+    /// Condition `i` waits for `targets[target_starts[i]..target_starts[i + 1]]`.
+    targets: Targets<'c>,
+    target_starts: Vec<usize>,
+    /// The conditions that wait for condition `i`'s task, likewise.
+    waiters: Vec<usize>,
+    waiter_starts: Vec<usize>,
+}
+
+impl<'c> WaitTable<'c> {
+    fn new(conditions: &'c [(u64, Condition)], edges: &'c [WaitEdge]) -> Self {
+        let index_of: FxHashMap<u64, usize> = conditions
+            .iter()
+            .enumerate()
+            .map(|(index, (id, _))| (*id, index))
+            .collect();
+        let mut targets = Vec::new();
+        let mut target_starts = Vec::with_capacity(conditions.len() + 1);
+        for (_, condition) in conditions {
+            target_starts.push(targets.len());
+            condition.waited_tasks(edges, &mut targets);
+        }
+        target_starts.push(targets.len());
+        // Waiters by the waited task's index, counted then placed: only a task with a
+        // condition can be freed by the search, so only its waiters are kept.
+        let waited_index = |target: &u64| index_of.get(target).copied();
+        let mut waiter_starts = vec![0; conditions.len() + 1];
+        for index in targets
+            .iter()
+            .filter_map(|(target, _)| waited_index(target))
+        {
+            waiter_starts[index + 1] += 1;
+        }
+        for index in 0..conditions.len() {
+            waiter_starts[index + 1] += waiter_starts[index];
+        }
+        let mut placed = waiter_starts.clone();
+        let mut waiters = vec![0; waiter_starts[conditions.len()]];
+        for waiter in 0..conditions.len() {
+            let range = target_starts[waiter]..target_starts[waiter + 1];
+            for index in targets[range]
+                .iter()
+                .filter_map(|(target, _)| waited_index(target))
+            {
+                waiters[placed[index]] = waiter;
+                placed[index] += 1;
+            }
+        }
+        WaitTable {
+            conditions,
+            index_of,
+            targets,
+            target_starts,
+            waiters,
+            waiter_starts,
+        }
+    }
+
+    fn targets_of(&self, index: usize) -> &[(u64, &'c WaitEdge)] {
+        &self.targets[self.target_starts[index]..self.target_starts[index + 1]]
+    }
+
+    /// The conditions that cannot hold, by index: starting from "every task is stuck",
+    /// frees those whose condition holds, then those that waited on them, until nothing
+    /// changes (a worklist, so a million tasks stay linear).
+    fn stuck_after_freeing(&self) -> Vec<usize> {
+        let count = self.conditions.len();
+        let mut stuck = vec![true; count];
+        let mut queue: VecDeque<usize> = (0..count).collect();
+        while let Some(index) = queue.pop_front() {
+            let is_stuck = |id: u64| self.index_of.get(&id).is_some_and(|&at| stuck[at]);
+            if !stuck[index] || !self.conditions[index].1.holds(&is_stuck) {
+                continue;
+            }
+            stuck[index] = false;
+            let waiters = &self.waiters[self.waiter_starts[index]..self.waiter_starts[index + 1]];
+            queue.extend(waiters.iter().filter(|&&waiter| stuck[waiter]));
+        }
+        (0..count).filter(|&index| stuck[index]).collect()
+    }
+}
+
 /// The stuck tasks in no deadlock's cycle, each with what it waits on: the lock no party
 /// holds, else the stuck tasks it waits for.
-fn stranded(
+fn stranded<'c>(
     stuck: &FxHashSet<u64>,
     deadlocks: &[Deadlock],
-    conditions: &FxHashMap<u64, &Condition>,
+    condition_of: impl Fn(u64) -> Option<&'c Condition>,
     graph: &FxHashMap<u64, Targets<'_>>,
 ) -> Vec<Stranded> {
     let in_cycles: FxHashSet<u64> = deadlocks
@@ -155,10 +226,7 @@ fn stranded(
     ids.sort_unstable();
     ids.into_iter()
         .filter_map(|task| {
-            if let Some(resource) = conditions
-                .get(&task)
-                .and_then(|condition| condition.never())
-            {
+            if let Some(resource) = condition_of(task).and_then(Condition::never) {
                 return Some(Stranded {
                     task,
                     why: StrandedWhy::NoHolder { resource },

@@ -90,6 +90,9 @@ struct Unpacked {
     /// Segment and page of each slot (`u64::MAX`: none yet).
     tags: Vec<u64>,
     pages: Vec<u8>,
+    /// The address of the page read last and its slot: most reads are of a task's fields,
+    /// one after another in the same page, and skip the search for their run.
+    last: Option<(u64, usize)>,
 }
 
 /// Room for a copy, made before the process is stopped: its pages are touched now, so
@@ -396,20 +399,37 @@ impl Unpacked {
         Unpacked {
             tags: vec![u64::MAX; UNPACKED_PAGES],
             pages: vec![0; UNPACKED_PAGES * PAGE],
+            last: None,
         }
     }
 
-    /// Page `page` of `segments[segment]`, unpacked.
-    fn page(&mut self, segments: &[Segment], segment: usize, page: usize) -> Result<&[u8]> {
+    /// The bytes at `address` if they lie in the page read last.
+    fn in_last_page(&self, address: u64, len: usize) -> Option<&[u8]> {
+        let (start, slot) = self.last?;
+        let within = address.checked_sub(start)? as usize;
+        let end = within.checked_add(len).filter(|&end| end <= PAGE)?;
+        Some(&self.pages[slot * PAGE + within..slot * PAGE + end])
+    }
+
+    /// Page `page` of `segments[segment]`, unpacked; it starts at `address`.
+    fn page(
+        &mut self,
+        segments: &[Segment],
+        segment: usize,
+        page: usize,
+        address: u64,
+    ) -> Result<&[u8]> {
         let slot = page % UNPACKED_PAGES;
         let tag = ((segment as u64) << 48) | page as u64;
         let out = &mut self.pages[slot * PAGE..(slot + 1) * PAGE];
         if self.tags[slot] != tag {
             // Marked empty first: a page that fails to unpack is not left as another's.
             self.tags[slot] = u64::MAX;
+            self.last = None;
             segments[segment].unpack(page, out)?;
             self.tags[slot] = tag;
         }
+        self.last = Some((address, slot));
         Ok(out)
     }
 }
@@ -651,6 +671,10 @@ impl Copied {
         let end = address
             .checked_add(buf.len() as u64)
             .ok_or_else(|| Error::memory(address, buf.len()))?;
+        if let Some(bytes) = unpacked.borrow().in_last_page(address, buf.len()) {
+            buf.copy_from_slice(bytes);
+            return Ok(());
+        }
         let mut cursor = address;
         while cursor < end {
             let out_at = (cursor - address) as usize;
@@ -663,7 +687,7 @@ impl Copied {
                     let page = run.first_page + (within / PAGE_SIZE) as usize;
                     let mut unpacked = unpacked.borrow_mut();
                     let bytes = unpacked
-                        .page(&self.segments, run.segment, page)
+                        .page(&self.segments, run.segment, page, cursor - in_page as u64)
                         .map_err(|_| Error::memory(address, buf.len()))?;
                     buf[out_at..out_at + take].copy_from_slice(&bytes[in_page..in_page + take]);
                     take
@@ -689,6 +713,38 @@ impl Copied {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reads served from the page read last are that page's, at their offset, not a page's
+    /// that took its slot since (one `UNPACKED_PAGES` further), nor cut at its end.
+    #[test]
+    fn the_page_read_last_is_the_one_a_read_gets() {
+        let pages = UNPACKED_PAGES + 2;
+        let mut bytes = vec![0u8; (pages + 1) * PAGE];
+        let first = (bytes.as_ptr() as usize).next_multiple_of(PAGE) - bytes.as_ptr() as usize;
+        let byte = |at: usize| (at % 251) as u8;
+        for (at, value) in bytes[first..].iter_mut().enumerate() {
+            *value = byte(at);
+        }
+        let start = bytes[first..].as_ptr() as u64;
+        let copy = CopyRoom::prepare(std::process::id())
+            .and_then(CopyRoom::copy)
+            .unwrap();
+        let read_is_right = |page: usize, offset: usize, len: usize| {
+            let at = page * PAGE + offset;
+            let mut out = vec![0u8; len];
+            copy.read(start + at as u64, &mut out).unwrap();
+            out == (at..at + len).map(byte).collect::<Vec<u8>>()
+        };
+        assert!(read_is_right(0, 8, 8));
+        assert!(read_is_right(0, 16, 8));
+        // The same slot, another page; then the first page again.
+        assert!(read_is_right(UNPACKED_PAGES, 8, 8));
+        assert!(read_is_right(0, 24, 8));
+        // Across the end of the page read last, then the next page.
+        assert!(read_is_right(0, PAGE - 4, 8));
+        assert!(read_is_right(1, 0, 4));
+        drop(bytes);
+    }
 
     /// This process's own memory, copied: a heap value reads back from the copy after it
     /// changed, and code (not copied) still reads.

@@ -54,15 +54,7 @@ pub fn stranded_text(stranded: &Stranded) -> String {
             resource_name(resource, Party::Task(task))
         ),
         StrandedWhy::WaitsForStuck { resource, tasks } => {
-            let ids = tasks
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
-            let whom = match tasks.len() {
-                1 => format!("task {ids}"),
-                _ => format!("tasks {ids}"),
-            };
+            let whom = super::task_list(tasks);
             match resource.kind {
                 ResourceKind::Task => {
                     format!("task {task} waits for {whom} to finish, which cannot go on")
@@ -151,14 +143,7 @@ pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
 fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
     let blocked = match futurelock.blocked.as_slice() {
         [] => "nobody waits for it yet".to_string(),
-        [one] => format!("waiting for it: task {one}"),
-        many => format!(
-            "waiting for it: tasks {}",
-            many.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        blocked => format!("waiting for it: {}", super::task_list(blocked)),
     };
     format!(
         "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",

@@ -124,12 +124,13 @@ fn render_header(out: &mut String, report: &Report) {
     if report.runtimes.is_empty() {
         return;
     }
-    // What tokio counts where it counts more than was read (the walk stopped early).
+    // What tokio counts where it counts more than was read (the walk stopped early); a
+    // count read from corrupt memory may be anything, so the sum saturates.
     let total: u64 = report
         .runtimes
         .iter()
         .map(|runtime| runtime.task_count.unwrap_or(0).max(runtime.tasks_read))
-        .sum();
+        .fold(0, u64::saturating_add);
     let total = total as usize;
     let selected = report.tasks_selected();
     let shown = match selected == total {
@@ -560,6 +561,32 @@ fn branch_head(branch: &FutureNode, i: usize, indent: &str, options: &TextOption
 mod tests {
     use super::*;
     use crate::model::{FoundBy, Report, RuntimeReport};
+
+    /// A task count read from corrupt memory (found by the fuzzer: `u64::MAX` beside a
+    /// second runtime's) is said as it is, not summed past `u64::MAX`.
+    #[test]
+    fn a_corrupt_task_count_beside_another_runtime_is_said_as_read() {
+        let runtime = |address, task_count| RuntimeReport {
+            address,
+            flavor: "MultiThread".into(),
+            found_by: FoundBy::ThreadContext { thread: 4242 },
+            task_count: Some(task_count),
+            tasks_read: 1,
+            missing: None,
+            tokio_version: Some("1.54.1".into()),
+            inject: None,
+            shutting_down: None,
+        };
+        let report = Report {
+            runtimes: vec![runtime(0x1000, u64::MAX), runtime(0x2000, 1)],
+            ..Report::empty(None)
+        };
+        let text = render_text(&report, &TextOptions::default());
+        assert!(
+            text.contains("runtime 0x1000: tokio counts 18,446,744,073,709,551,615 tasks; 1 read"),
+            "{text}"
+        );
+    }
 
     /// The header names runtimes by their address in hex, as the JSON does, and says where
     /// fewer tasks were read than tokio counts (a LocalSet keeps no count).

@@ -39,10 +39,16 @@ all: build
 setup:
 	@tools/setup.sh
 
+# pyo3's build script looks for Python on PATH and runs again, rebuilding pyo3 and the core
+# (40 s), whenever PATH differs: a `make install` from the tests, under pyenv's shim, saw
+# another PATH than `make build` and each rebuilt what the other had built. Named, the
+# interpreter is the one trigger.
+PYO3_PYTHON ?= $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
+
 # abi3 and not linked to libpython (pyo3's extension-module feature), so one build loads
 # in any debugger's embedded Python 3.9+.
 build:
-	$(CARGO) build --release -p tokio-async-core
+	$(if $(PYO3_PYTHON),PYO3_PYTHON=$(PYO3_PYTHON)) $(CARGO) build --release -p tokio-async-core
 	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
 	mv -f $(EXTENSION).tmp $(EXTENSION)
 	$(MAKE) --no-print-directory executable

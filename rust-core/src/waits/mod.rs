@@ -18,6 +18,7 @@ use crate::model::{
     BranchStatus, Detail, FutureNode, Futurelock, HolderCertainty, HolderNote, Holding, Location,
     NodeKind, Party, Report, Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
 };
+use crate::panics;
 pub use deadlocks::Condition;
 use locks::{LockHolders, Share};
 
@@ -139,14 +140,18 @@ fn visit_tasks(
             .map_or_else(Visited::default, |tasks| visit_some(context, tasks))
     };
     std::thread::scope(|scope| {
-        let helper = crate::threads::spawn_scoped(scope, "tokio-async-waits", take_second);
+        // A panic there is the command's, reported where it happened (`panics`).
+        let helper = crate::threads::spawn_scoped(scope, "tokio-async-waits", || {
+            panics::on_helper_thread(take_second)
+        });
         let Ok(helper) = helper else {
             let visited = visit_some(context, first);
             return visited.then(take_second());
         };
         let visited = visit_some(context, first);
         match helper.join() {
-            Ok(later) => visited.then(later),
+            Ok(Ok(later)) => visited.then(later),
+            Ok(Err(caught)) => panics::resume(caught),
             Err(payload) => std::panic::resume_unwind(payload),
         }
     })

@@ -7,6 +7,7 @@
 
 use rustc_hash::FxHashMap;
 
+use crate::format::task_list;
 use crate::model::{Detail, FutureNode, Report};
 
 /// The oneshot channel whose sender a node's future holds, if a decoder found one.
@@ -101,15 +102,7 @@ pub fn link_local_sets(report: &mut Report, dropped: &[(u64, u64)]) {
         local_set.tasks = Some(tasks.clone());
         let listed = match tasks.as_slice() {
             [] => "no tasks".to_string(),
-            [task] => format!("task {task}"),
-            tasks => format!(
-                "tasks {}",
-                tasks
-                    .iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            tasks => task_list(tasks),
         };
         node.summary = Some(format!("LocalSet {:#x} running {listed}", local_set.address).into());
     });

@@ -14,6 +14,7 @@ use std::fmt::Write;
 
 use serde::Deserialize;
 
+use crate::format::task_list;
 use crate::model::{
     BranchStatus, CoroutineState, FutureNode, NodeKind, Report, StateCount, TaskGroup, TaskReport,
     TaskState, ThreadReport, ThreadRole, WorkerState,
@@ -203,16 +204,6 @@ pub(crate) fn counted(count: usize, word: &str) -> String {
         format!("1 {word}")
     } else {
         format!("{} {word}s", thousands(count as u64))
-    }
-}
-
-/// `task 4` / `tasks 4, 9, 12`.
-fn task_list(ids: &[u64]) -> String {
-    let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
-    if ids.len() == 1 {
-        format!("task {}", ids[0])
-    } else {
-        format!("tasks {}", ids.join(", "))
     }
 }
 

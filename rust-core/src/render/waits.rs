@@ -6,6 +6,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 
 use super::style::Style;
+use crate::format::task_list;
 use crate::model::{
     Deadlock, Futurelock, Location, Party, Report, Resource, ResourceKind, Stranded, StrandedWhy,
     WaitEdge,
@@ -54,7 +55,7 @@ pub fn stranded_text(stranded: &Stranded) -> String {
             resource_name(resource, Party::Task(task))
         ),
         StrandedWhy::WaitsForStuck { resource, tasks } => {
-            let whom = super::task_list(tasks);
+            let whom = task_list(tasks);
             match resource.kind {
                 ResourceKind::Task => {
                     format!("task {task} waits for {whom} to finish, which cannot go on")
@@ -143,7 +144,7 @@ pub fn deadlock_line(deadlock: &Deadlock, style: &Style) -> String {
 fn futurelock_line(futurelock: &Futurelock, style: &Style) -> String {
     let blocked = match futurelock.blocked.as_slice() {
         [] => "nobody waits for it yet".to_string(),
-        blocked => format!("waiting for it: {}", super::task_list(blocked)),
+        blocked => format!("waiting for it: {}", task_list(blocked)),
     };
     format!(
         "futurelock: task {} keeps `{}` at {}, an idle future holding {}; {blocked}",

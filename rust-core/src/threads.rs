@@ -3,6 +3,10 @@
 //! Python API asks threads it did not start to block them. Ours block every signal, so
 //! the kernel never hands one of the debugger's to them.
 
+use std::sync::{Mutex, PoisonError};
+
+use crate::panics;
+
 /// Blocks every signal on the calling thread; the first call of a thread of ours.
 pub fn block_signals() {
     let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
@@ -29,6 +33,34 @@ pub fn spawn_scoped<'scope, T: Send + 'scope>(
         })
 }
 
+/// `work` over `first` on this thread and over `second` on a thread of ours at once, the
+/// results in that order; both here when no thread can be had. A panic on the helper is
+/// caught there quietly and carried on here (`panics`), where the command reports it.
+pub fn in_two_halves<I: Send, R: Send>(
+    name: &str,
+    first: I,
+    second: I,
+    work: impl Fn(I) -> R + Sync,
+) -> (R, R) {
+    // Taken by the thread that works on it: the helper, or this one should none start.
+    let second = Mutex::new(Some(second));
+    let take_second = || {
+        let taken = second.lock().unwrap_or_else(PoisonError::into_inner).take();
+        work(taken.expect("the second half is taken once"))
+    };
+    std::thread::scope(|scope| {
+        let helper = spawn_scoped(scope, name, || panics::on_helper_thread(take_second));
+        let mine = work(first);
+        let theirs = match helper.map(|helper| helper.join()) {
+            Ok(Ok(Ok(theirs))) => theirs,
+            Ok(Ok(Err(caught))) => panics::resume(caught),
+            Ok(Err(payload)) => std::panic::resume_unwind(payload),
+            Err(_) => take_second(),
+        };
+        (mine, theirs)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     /// Which of the debugger's signals the calling thread blocks (1: blocked).
@@ -40,6 +72,32 @@ mod tests {
             [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM]
                 .map(|signal| libc::sigismember(mask.as_ptr(), signal))
         }
+    }
+
+    /// Each half's result comes back in order (a mutable half changed in place), and a
+    /// panic in the helper's half is the caller's, as `guarded` reports it.
+    #[test]
+    fn two_halves_come_back_in_order_and_the_helpers_panic_here() {
+        let mut numbers = [1, 2, 3, 4];
+        let (first, second) = numbers.split_at_mut(2);
+        let sums = super::in_two_halves("test", first, second, |half: &mut [i32]| {
+            half.iter_mut().for_each(|number| *number *= 10);
+            half.iter().sum::<i32>()
+        });
+        assert_eq!(sums, (30, 70));
+        assert_eq!(numbers, [10, 20, 30, 40]);
+        let failed = crate::panics::guarded(|| {
+            super::in_two_halves("test", 1, 2, |half| match half {
+                2 => panic!("the second half failed"),
+                _ => half,
+            });
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(
+            failed.message.contains("the second half failed"),
+            "{failed:?}"
+        );
     }
 
     #[test]

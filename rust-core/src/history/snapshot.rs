@@ -142,20 +142,10 @@ fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Vec<TaskM
         return marks_of(trees);
     }
     let (first, second) = trees.split_at(trees.len() / 2);
-    std::thread::scope(|scope| {
-        let helper = crate::threads::spawn_scoped(scope, "tokio-async-marks", || marks_of(second));
-        let mut marks = marks_of(first);
-        match helper {
-            Ok(helper) => marks.extend(
-                helper
-                    .join()
-                    .unwrap_or_else(|payload| std::panic::resume_unwind(payload)),
-            ),
-            // No thread to be had: this one makes them all.
-            Err(_) => marks.extend(marks_of(second)),
-        }
-        marks
-    })
+    let (mut marks, rest) =
+        crate::threads::in_two_halves("tokio-async-marks", first, second, marks_of);
+    marks.extend(rest);
+    marks
 }
 
 /// Marks tasks one by one, as a walk reads them, sharing labels as `Snapshot::of` does.

@@ -8,7 +8,7 @@ mod deadlocks;
 mod locks;
 pub mod trim;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
@@ -18,7 +18,6 @@ use crate::model::{
     BranchStatus, Detail, FutureNode, Futurelock, HolderCertainty, HolderNote, Holding, Location,
     NodeKind, Party, Report, Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
 };
-use crate::panics;
 pub use deadlocks::Condition;
 use locks::{LockHolders, Share};
 
@@ -130,31 +129,11 @@ fn visit_tasks(
         return visit_some(context, tasks);
     }
     let (first, second) = tasks.split_at_mut(tasks.len() / 2);
-    // Taken by the thread that walks it: the helper, or this one should no helper start.
-    let second = Mutex::new(Some(second));
-    let take_second = || {
-        second
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-            .map_or_else(Visited::default, |tasks| visit_some(context, tasks))
-    };
-    std::thread::scope(|scope| {
-        // A panic there is the command's, reported where it happened (`panics`).
-        let helper = crate::threads::spawn_scoped(scope, "tokio-async-waits", || {
-            panics::on_helper_thread(take_second)
+    let (visited, later) =
+        crate::threads::in_two_halves("tokio-async-waits", first, second, |tasks| {
+            visit_some(context, tasks)
         });
-        let Ok(helper) = helper else {
-            let visited = visit_some(context, first);
-            return visited.then(take_second());
-        };
-        let visited = visit_some(context, first);
-        match helper.join() {
-            Ok(Ok(later)) => visited.then(later),
-            Ok(Err(caught)) => panics::resume(caught),
-            Err(payload) => std::panic::resume_unwind(payload),
-        }
-    })
+    visited.then(later)
 }
 
 fn visit_some(context: &WalkContext<'_>, tasks: &mut [TaskReport]) -> Visited {

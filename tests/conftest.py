@@ -12,7 +12,7 @@ from support.paths import EXTENSION
 # the run going while the other worker idles. (Longest first, from `--durations` of a
 # clean-clone run; the rest keep their order.)
 LONGEST_FIRST = [
-    "test_realworld.py", "test_taskdump_oracle.py", "test_standalone.py", "test_install.py",
+    "test_realworld.py", "test_taskdump_oracle.py", "test_standalone.py",
     "test_every_task.py", "test_shapes.py", "test_versions.py", "test_backtrace.py", "test_stepping.py",
 ]
 

@@ -3,12 +3,12 @@
 //! direct `call` in its machine code (unoptimized builds; `crate::arch` decodes the calls). An await inside a macro
 //! has its user's line only here: the line of the call that polls the awaited future.
 
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use gimli::{constants, AttributeValue};
 use rustc_hash::FxHashMap;
 
-use super::{DebugInfo, DieRef, Reader, SourceLocation, TypeInfo, UnitView};
+use super::{DebugInfo, DieRef, FunctionInUnit, Reader, SourceLocation, TypeInfo, UnitView};
 use crate::arch::{call_at, CallTarget};
 use crate::error::Result;
 
@@ -34,6 +34,27 @@ pub struct Signature {
     pub returns: Option<DieRef>,
 }
 
+/// What the questions of this module found, kept: each is asked again and again.
+pub(super) struct CallCaches {
+    /// Call sites by function path, found on first use.
+    call_sites: Mutex<FxHashMap<FunctionInUnit, Arc<Vec<CallSite>>>>,
+    /// Per unit: the copies of each coroutine resume function it holds.
+    coroutine_bodies: Vec<OnceLock<FxHashMap<String, Vec<BodyCopy>>>>,
+    signatures: Mutex<FxHashMap<DieRef, Signature>>,
+    poll_call_lines: Mutex<FxHashMap<(FunctionInUnit, String), Option<SourceLocation>>>,
+}
+
+impl CallCaches {
+    pub(super) fn new(unit_count: usize) -> CallCaches {
+        CallCaches {
+            call_sites: Mutex::default(),
+            coroutine_bodies: (0..unit_count).map(|_| OnceLock::new()).collect(),
+            signatures: Mutex::default(),
+            poll_call_lines: Mutex::default(),
+        }
+    }
+}
+
 /// How far `specification`/`abstract_origin` links are followed.
 pub(super) const MAX_ORIGIN_HOPS: usize = 4;
 
@@ -44,6 +65,7 @@ impl DebugInfo {
     pub fn call_sites_in(&self, function_path: &str, near: DieRef) -> Arc<Vec<CallSite>> {
         let key = (function_path.to_string(), self.unit_position(near));
         if let Some(sites) = self
+            .calls
             .call_sites
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -57,7 +79,8 @@ impl DebugInfo {
             let _ = self.collect_call_sites(die, &mut sites);
         }
         let sites = Arc::new(sites);
-        self.call_sites
+        self.calls
+            .call_sites
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(key, sites.clone());
@@ -79,6 +102,7 @@ impl DebugInfo {
             key.to_string(),
         );
         if let Some(found) = self
+            .calls
             .poll_call_lines
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -95,7 +119,8 @@ impl DebugInfo {
         lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
         lines.dedup();
         let found = if lines.len() == 1 { lines.pop() } else { None };
-        self.poll_call_lines
+        self.calls
+            .poll_call_lines
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(key, found.clone());
@@ -212,6 +237,7 @@ impl DebugInfo {
 
     pub(super) fn signature(&self, die: DieRef) -> Signature {
         if let Some(signature) = self
+            .calls
             .signatures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -220,7 +246,8 @@ impl DebugInfo {
             return signature.clone();
         }
         let signature = self.function_signature(die).unwrap_or_default();
-        self.signatures
+        self.calls
+            .signatures
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(die, signature.clone());
@@ -287,7 +314,7 @@ impl DebugInfo {
     /// The code-bearing copies of coroutine resume functions in one unit, by path without the
     /// last segment's generics; built once per unit.
     fn coroutine_bodies_in(&self, at: usize) -> &FxHashMap<String, Vec<BodyCopy>> {
-        self.coroutine_bodies[at].get_or_init(|| {
+        self.calls.coroutine_bodies[at].get_or_init(|| {
             let index = self.unit_index(at);
             let mut by_path: FxHashMap<String, Vec<BodyCopy>> = FxHashMap::default();
             let copies = index
@@ -420,12 +447,7 @@ impl DebugInfo {
     }
 
     pub(super) fn code_slots(&self) -> &FxHashMap<u64, u64> {
-        self.code_slots
-            .get_or_init(|| match object::File::parse(&**self.file_bytes) {
-                Ok(object) => super::elf::code_slots(&object, &self.elf.code_sections),
-                // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
-                Err(_) => FxHashMap::default(),
-            })
+        self.image.code_slots(&self.elf)
     }
 
     /// The executable's bytes at link-time addresses `start..end`, when one code section holds them.
@@ -436,7 +458,7 @@ impl DebugInfo {
             })?;
         let from = usize::try_from(offset.checked_add(start - address)?).ok()?;
         let to = usize::try_from(offset.checked_add(end - address)?).ok()?;
-        self.file_bytes.get(from..to)
+        self.image.bytes().get(from..to)
     }
 
     /// The source line of the code at `address` (link-time), as a debugger shows it for a

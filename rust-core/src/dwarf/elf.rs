@@ -1,6 +1,6 @@
 //! Facts from the ELF container: sections for gimli, the TLS segment, and symbol names.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
 use rustc_hash::FxHashMap;
@@ -159,6 +159,65 @@ fn link_time_value(
         _ => return None,
     };
     Some(base.wrapping_add(relocation.addend() as u64))
+}
+
+/// The executable's own bytes (mapped) and what is read from them only when a command
+/// needs it.
+pub(super) struct ExecutableImage {
+    bytes: Arc<memmap2::Mmap>,
+    /// GOT slots holding code addresses (`code_slots`): only the call scan for awaits
+    /// inside macros needs them.
+    code_slots: OnceLock<FxHashMap<u64, u64>>,
+    /// The relro segment and its relocations: only reads that a core left out need them.
+    relro: OnceLock<Option<Relro>>,
+}
+
+impl ExecutableImage {
+    pub(super) fn new(bytes: Arc<memmap2::Mmap>) -> ExecutableImage {
+        ExecutableImage {
+            bytes,
+            code_slots: OnceLock::new(),
+            relro: OnceLock::new(),
+        }
+    }
+
+    pub(super) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    pub(super) fn code_slots(&self, elf: &ElfFacts) -> &FxHashMap<u64, u64> {
+        self.code_slots
+            .get_or_init(|| match object::File::parse(self.bytes()) {
+                Ok(object) => code_slots(&object, &elf.code_sections),
+                // It parsed when loaded; a file rewritten since gives no slots, only fewer lines.
+                Err(_) => FxHashMap::default(),
+            })
+    }
+
+    /// Fills `buf` with what memory holds at a link-time address, from the file: its
+    /// read-only segments as they are, its relro segment relocated with `load_bias`.
+    pub(super) fn memory(
+        &self,
+        elf: &ElfFacts,
+        address: u64,
+        load_bias: u64,
+        buf: &mut [u8],
+    ) -> Option<()> {
+        let read_only = elf
+            .read_only_segments
+            .iter()
+            .find_map(|&segment| segment_bytes(self.bytes(), segment, address, buf.len()));
+        if let Some(bytes) = read_only {
+            buf.copy_from_slice(bytes);
+            return Some(());
+        }
+        let relro = self.relro.get_or_init(|| {
+            object::File::parse(self.bytes())
+                .ok()
+                .and_then(|object| Relro::read(&object))
+        });
+        relro.as_ref()?.fill(self.bytes(), address, load_bias, buf)
+    }
 }
 
 /// The part of a writable segment that the loader relocates and then makes read-only

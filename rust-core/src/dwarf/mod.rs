@@ -17,7 +17,7 @@ mod units;
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 use rustc_hash::FxHashMap;
@@ -55,7 +55,7 @@ struct SectionSet {
 /// A compilation unit and the sections it is read from.
 struct LoadedUnit {
     unit: Unit,
-    /// Position in `DebugInfo::sections`.
+    /// Position in `UnitStore::sections`.
     sections: usize,
     /// A split unit's skeleton (in `sections[0]`): its line table and compilation
     /// directory are the ones the split unit's file indices refer to.
@@ -224,33 +224,17 @@ pub struct DebugInfo {
     /// The separate debug file the DWARF came from, if not from the executable itself.
     pub debug_file: Option<PathBuf>,
     pub elf: ElfFacts,
-    /// `[0]`: the executable's DWARF (or its debug file's); then one set per split unit.
-    sections: Vec<SectionSet>,
-    /// Ordered by start in the `DieRef` space.
-    units: Vec<LoadedUnit>,
-    /// Start of each unit in `units` in the `DieRef` space, ascending.
-    unit_starts: Vec<u64>,
-    /// Which units answer which question; each unit indexed on first need.
-    directory: units::UnitDirectory,
     /// What loading could not find but did without (split units whose files are missing).
     pub load_problems: Vec<String>,
-    /// Each thread's own: two threads that shared one map (and so each type's `Arc`)
-    /// would spend their time taking turns at its lock and reference counts.
+    /// The compilation units, their sections, and which units answer which question.
+    units: units::UnitStore,
+    /// The executable's own bytes and what is read from them on first need.
+    image: elf::ExecutableImage,
+    /// Parsed types. Each thread's own: two threads that shared one map (and so each
+    /// type's `Arc`) would spend their time taking turns at its lock and reference counts.
     type_cache: ThreadLocal<RefCell<FxHashMap<DieRef, Arc<TypeInfo>>>>,
-    /// The executable itself, for the machine code of functions.
-    file_bytes: Arc<memmap2::Mmap>,
-    /// Call sites by function path (see `calls.rs`), found on first use.
-    call_sites: Mutex<FxHashMap<FunctionInUnit, Arc<Vec<CallSite>>>>,
-    /// Per unit: the copies of each coroutine resume function it holds (see `calls.rs`).
-    coroutine_bodies: Vec<OnceLock<FxHashMap<String, Vec<calls::BodyCopy>>>>,
-    /// GOT slots holding code addresses (`elf::code_slots`), read on first use: only the
-    /// call scan for awaits inside macros needs them.
-    code_slots: OnceLock<FxHashMap<u64, u64>>,
-    /// The relro segment and its relocations, read on first use: only reads that a core
-    /// left out need them.
-    relro: OnceLock<Option<elf::Relro>>,
-    signatures: Mutex<FxHashMap<DieRef, Signature>>,
-    poll_call_lines: Mutex<FxHashMap<(FunctionInUnit, String), Option<SourceLocation>>>,
+    /// Call sites, coroutine bodies and signatures, found on first use (`calls.rs`).
+    calls: calls::CallCaches,
     /// What the layers above work out once per binary (`memo`), by type.
     memos: Mutex<FxHashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
@@ -277,7 +261,7 @@ pub struct LoadOptions<'a> {
 impl DebugInfo {
     /// The executable's GNU build id, in hex.
     pub fn build_id(&self) -> Option<String> {
-        let file = object::File::parse(&**self.file_bytes).ok()?;
+        let file = object::File::parse(self.image.bytes()).ok()?;
         let id = object::Object::build_id(&file).ok()??;
         Some(id.iter().map(|byte| format!("{byte:02x}")).collect())
     }
@@ -334,29 +318,16 @@ impl DebugInfo {
         }
         let load_problems =
             load_split_units(path, debug_file.as_deref(), &mut sections, &mut units)?;
-        let unit_starts: Vec<u64> = units
-            .iter()
-            .map(|unit| view(&sections, unit).start())
-            .collect();
-        let directory = units::UnitDirectory::new(&sections, &units);
         let unit_count = units.len();
         let debug = DebugInfo {
             path: path.to_path_buf(),
             debug_file,
             elf,
-            sections,
-            units,
-            unit_starts,
-            directory,
             load_problems,
+            units: units::UnitStore::new(sections, units),
+            image: elf::ExecutableImage::new(map),
             type_cache: ThreadLocal::new(),
-            file_bytes: map,
-            call_sites: Mutex::default(),
-            coroutine_bodies: (0..unit_count).map(|_| OnceLock::new()).collect(),
-            code_slots: OnceLock::new(),
-            relro: OnceLock::new(),
-            signatures: Mutex::default(),
-            poll_call_lines: Mutex::default(),
+            calls: calls::CallCaches::new(unit_count),
             memos: Mutex::default(),
         };
         // The asked-for crate's units are the first a walk reads: index them now.
@@ -377,30 +348,15 @@ impl DebugInfo {
     /// kept it, from the executable: its read-only segments as they are in the file, and
     /// its relro segment relocated with `load_bias`. `None` elsewhere.
     pub fn executable_memory(&self, address: u64, load_bias: u64, buf: &mut [u8]) -> Option<()> {
-        let read_only =
-            self.elf.read_only_segments.iter().find_map(|&segment| {
-                elf::segment_bytes(&self.file_bytes, segment, address, buf.len())
-            });
-        if let Some(bytes) = read_only {
-            buf.copy_from_slice(bytes);
-            return Some(());
-        }
-        let relro = self.relro.get_or_init(|| {
-            object::File::parse(&**self.file_bytes)
-                .ok()
-                .and_then(|object| elf::Relro::read(&object))
-        });
-        relro
-            .as_ref()?
-            .fill(&self.file_bytes, address, load_bias, buf)
+        self.image.memory(&self.elf, address, load_bias, buf)
     }
 
     fn view<'a>(&'a self, unit: &'a LoadedUnit) -> UnitView<'a> {
-        view(&self.sections, unit)
+        view(&self.units.sections, unit)
     }
 
     fn unit_of(&self, die: DieRef) -> Result<(UnitView<'_>, gimli::UnitOffset<usize>)> {
-        let position = match self.unit_starts.binary_search(&die.0) {
+        let position = match self.units.starts.binary_search(&die.0) {
             Ok(position) => position,
             Err(0) => {
                 return Err(Error::layout(format!(
@@ -410,7 +366,7 @@ impl DebugInfo {
             }
             Err(position) => position - 1,
         };
-        let view = self.view(&self.units[position]);
+        let view = self.view(&self.units.loaded[position]);
         let offset = die
             .0
             .checked_sub(view.base)
@@ -464,7 +420,7 @@ impl DebugInfo {
     /// one of its compilation units (`…/tokio-1.54.1/src/lib.rs`); `None` when no path
     /// names one (a vendored crate).
     pub fn crate_version(&self, name: &str) -> Option<String> {
-        self.units.iter().find_map(|loaded| {
+        self.units.loaded.iter().find_map(|loaded| {
             let unit_name = loaded.unit.name.as_ref()?.to_string_lossy().ok()?;
             crate::names::crate_version(&unit_name, name)
         })
@@ -823,7 +779,7 @@ mod tests {
             let object = object::File::parse(&*bytes).unwrap();
             let section = object::Object::section_by_name(&object, ".debug_info").unwrap();
             let (offset, _) = object::ObjectSection::file_range(&section).unwrap();
-            let last = &debug.units.last().unwrap().unit;
+            let last = &debug.units.loaded.last().unwrap().unit;
             // The DIE after the unit's root (which loading reads).
             let mut entries = last.entries();
             entries.next_dfs().unwrap();

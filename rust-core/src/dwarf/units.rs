@@ -18,6 +18,34 @@ use super::{DebugInfo, DieRef, LoadedUnit, Reader, SectionSet};
 /// search answered).
 const MAX_THREADS: usize = 4;
 
+/// The compilation units and the sections they are read from, with the directory of which
+/// answer what.
+pub(super) struct UnitStore {
+    /// `[0]`: the executable's DWARF (or its debug file's); then one set per split unit.
+    pub(super) sections: Vec<SectionSet>,
+    /// Ordered by start in the `DieRef` space.
+    pub(super) loaded: Vec<LoadedUnit>,
+    /// Start of each unit in `loaded` in the `DieRef` space, ascending.
+    pub(super) starts: Vec<u64>,
+    directory: UnitDirectory,
+}
+
+impl UnitStore {
+    pub(super) fn new(sections: Vec<SectionSet>, loaded: Vec<LoadedUnit>) -> UnitStore {
+        let starts = loaded
+            .iter()
+            .map(|unit| super::view(&sections, unit).start())
+            .collect();
+        let directory = UnitDirectory::new(&sections, &loaded);
+        UnitStore {
+            sections,
+            loaded,
+            starts,
+            directory,
+        }
+    }
+}
+
 /// Where each unit is: by crate and by address. Built at load from each unit's name and
 /// ranges and `.debug_aranges`, without reading the units' DIEs.
 pub(super) struct UnitDirectory {
@@ -86,7 +114,7 @@ fn add_arange_ranges(
 }
 
 impl UnitDirectory {
-    pub(super) fn new(sections: &[SectionSet], units: &[LoadedUnit]) -> UnitDirectory {
+    fn new(sections: &[SectionSet], units: &[LoadedUnit]) -> UnitDirectory {
         let mut by_crate: FxHashMap<Arc<str>, Vec<usize>> = FxHashMap::default();
         let mut crate_of = Vec::with_capacity(units.len());
         let mut toolchain = Vec::with_capacity(units.len());
@@ -189,16 +217,16 @@ impl DebugInfo {
     /// The index of one unit, built on first use. A unit whose DIEs cannot be read indexes
     /// as empty (its questions go unanswered) and is named in `problems`.
     pub(super) fn unit_index(&self, position: usize) -> &Index {
-        self.directory.indexes[position].get_or_init(|| {
-            self.directory.indexed.fetch_add(1, Ordering::Relaxed);
-            let view = self.view(&self.units[position]);
+        self.units.directory.indexes[position].get_or_init(|| {
+            self.units.directory.indexed.fetch_add(1, Ordering::Relaxed);
+            let view = self.view(&self.units.loaded[position]);
             Index::of_unit(view).unwrap_or_else(|error| {
                 let line = format!(
                     "the DWARF unit at {:#x} is unreadable: {}",
                     view.start(),
                     error.message
                 );
-                if let Ok(mut unreadable) = self.directory.unreadable.lock() {
+                if let Ok(mut unreadable) = self.units.directory.unreadable.lock() {
                     unreadable.push(line);
                 }
                 Index::default()
@@ -208,7 +236,8 @@ impl DebugInfo {
 
     /// The units indexing could not read so far, one line each.
     pub fn unreadable_units(&self) -> Vec<String> {
-        self.directory
+        self.units
+            .directory
             .unreadable
             .lock()
             .map(|lines| lines.clone())
@@ -228,29 +257,29 @@ impl DebugInfo {
     /// (units indexed so far, units in the binary).
     pub fn units_indexed(&self) -> (usize, usize) {
         (
-            self.directory.indexed.load(Ordering::Relaxed),
-            self.units.len(),
+            self.units.directory.indexed.load(Ordering::Relaxed),
+            self.units.loaded.len(),
         )
     }
 
     /// (bytes of DWARF in the units indexed so far, in all units).
     pub fn unit_bytes_indexed(&self) -> (u64, u64) {
-        let size = |at: usize| self.units[at].unit.header.length_including_self() as u64;
-        let indexed = (0..self.units.len())
-            .filter(|&at| self.directory.indexes[at].get().is_some())
+        let size = |at: usize| self.units.loaded[at].unit.header.length_including_self() as u64;
+        let indexed = (0..self.units.loaded.len())
+            .filter(|&at| self.units.directory.indexes[at].get().is_some())
             .map(size)
             .sum();
-        (indexed, (0..self.units.len()).map(size).sum())
+        (indexed, (0..self.units.loaded.len()).map(size).sum())
     }
 
     /// Indexes every unit not yet indexed, on up to `MAX_THREADS` threads.
     pub fn index_all(&self) {
-        self.directory.all_indexed.get_or_init(|| {
+        self.units.directory.all_indexed.get_or_init(|| {
             let threads = std::thread::available_parallelism()
                 .map_or(1, |count| count.get())
                 .clamp(1, MAX_THREADS);
-            let missing: Vec<usize> = (0..self.units.len())
-                .filter(|&at| self.directory.indexes[at].get().is_none())
+            let missing: Vec<usize> = (0..self.units.loaded.len())
+                .filter(|&at| self.units.directory.indexes[at].get().is_none())
                 .collect();
             if threads == 1 || missing.len() < 2 {
                 for &at in &missing {
@@ -287,12 +316,13 @@ impl DebugInfo {
             return Some(found);
         }
         self.index_all();
-        (0..self.units.len()).find_map(|at| find(self.unit_index(at)))
+        (0..self.units.loaded.len()).find_map(|at| find(self.unit_index(at)))
     }
 
     /// The position of the unit holding `die`.
     pub(super) fn unit_position(&self, die: DieRef) -> Option<usize> {
-        self.unit_starts
+        self.units
+            .starts
             .partition_point(|&start| start <= die.0)
             .checked_sub(1)
     }
@@ -306,7 +336,7 @@ impl DebugInfo {
         if let Some(krate) = near.and_then(|at| self.crate_units_of(at)) {
             add_new(&mut units, krate.iter().copied());
         }
-        add_new(&mut units, self.directory.units_named_by(name));
+        add_new(&mut units, self.units.directory.units_named_by(name));
         units
     }
 
@@ -326,7 +356,7 @@ impl DebugInfo {
     /// Every type name starting with `prefix`, sorted: a search of every unit.
     pub fn type_names_with_prefix(&self, prefix: &str) -> Vec<String> {
         self.index_all();
-        let mut names: Vec<String> = (0..self.units.len())
+        let mut names: Vec<String> = (0..self.units.loaded.len())
             .flat_map(|at| {
                 self.unit_index(at)
                     .type_names()
@@ -343,6 +373,7 @@ impl DebugInfo {
     /// Whether any unit of the crate `krate` (or, when it has none, any unit) defines a type.
     pub(super) fn has_types(&self, krate: &str) -> bool {
         let units = self
+            .units
             .directory
             .by_crate
             .get(krate)
@@ -353,7 +384,8 @@ impl DebugInfo {
     }
 
     pub fn subprogram_at(&self, address: u64) -> Option<DieRef> {
-        self.directory
+        self.units
+            .directory
             .units_at(address)
             .into_iter()
             .find_map(|at| self.unit_index(at).subprogram_at(address))
@@ -361,7 +393,8 @@ impl DebugInfo {
 
     /// The concrete subprogram whose code contains `address` (unbiased).
     pub fn subprogram_containing(&self, address: u64) -> Option<DieRef> {
-        self.directory
+        self.units
+            .directory
             .units_at(address)
             .into_iter()
             .find_map(|at| self.unit_index(at).subprogram_containing(address))
@@ -399,13 +432,14 @@ impl DebugInfo {
             return Vec::new();
         };
         let symbols = self
+            .units
             .directory
             .body_symbols
             .get_or_init(|| body_symbols(&self.elf.symbols));
         let mut units = Vec::new();
         for (demangled, address) in symbols.get(&key).into_iter().flatten() {
             if demangled.starts_with('<') || demangled.starts_with(&module) {
-                add_new(&mut units, self.directory.units_at(*address));
+                add_new(&mut units, self.units.directory.units_at(*address));
             }
         }
         units
@@ -413,7 +447,7 @@ impl DebugInfo {
 
     /// The `{vtable_type}` of the `dyn Future`/`Stream`/`Body` vtable at this link-time address.
     pub fn vtable_type(&self, address: u64, traits: &[&str]) -> Option<DieRef> {
-        self.first_answer(&self.directory.units_at(address), |index| {
+        self.first_answer(&self.units.directory.units_at(address), |index| {
             index.vtable_type(address, traits)
         })
     }
@@ -450,7 +484,7 @@ impl DebugInfo {
         // The module's code is in many units (generics, inline copies); its crate's own first.
         let mut module_units = self.units_of_symbols_under(&module);
         let krate = segments.first().copied().unwrap_or_default();
-        module_units.sort_by_key(|&at| (&*self.directory.crate_of[at] != krate, at));
+        module_units.sort_by_key(|&at| (&*self.units.directory.crate_of[at] != krate, at));
         for at in module_units {
             let found = matching(&[at]);
             if found
@@ -460,12 +494,12 @@ impl DebugInfo {
                 return found;
             }
         }
-        let in_crate = matching(&self.directory.units_named_by(prefix));
+        let in_crate = matching(&self.units.directory.units_named_by(prefix));
         if !in_crate.is_empty() || !everywhere {
             return in_crate;
         }
         self.index_all();
-        matching(&(0..self.units.len()).collect::<Vec<_>>())
+        matching(&(0..self.units.loaded.len()).collect::<Vec<_>>())
     }
 
     /// The program's mutable statics at module level (where a runtime can be kept: behind
@@ -477,20 +511,21 @@ impl DebugInfo {
         let mut units = Vec::new();
         for &address in self.elf.symbols.values() {
             if self.elf.is_writable_static(address) {
-                add_new(&mut units, self.directory.units_placing(address));
+                add_new(&mut units, self.units.directory.units_placing(address));
             }
         }
         // Units that claim no address (an optimized build leaves crates whose code was all
         // inlined elsewhere so): those of the program's own crates, not its dependencies'.
         add_new(
             &mut units,
-            self.directory
+            self.units
+                .directory
                 .unplaced
                 .iter()
                 .copied()
-                .filter(|&at| self.directory.workspace[at]),
+                .filter(|&at| self.units.directory.workspace[at]),
         );
-        units.retain(|&at| !self.directory.toolchain[at]);
+        units.retain(|&at| !self.units.directory.toolchain[at]);
         units.sort_unstable();
         let mut seen = rustc_hash::FxHashSet::default();
         units
@@ -528,7 +563,7 @@ impl DebugInfo {
                 .unwrap_or(&demangled)
                 .starts_with(prefix)
             {
-                add_new(&mut units, self.directory.units_at(address));
+                add_new(&mut units, self.units.directory.units_at(address));
             }
         }
         units.sort_unstable();
@@ -540,7 +575,7 @@ impl DebugInfo {
     /// reading any unit.
     pub fn strings_containing(&self, needle: &[u8]) -> Vec<String> {
         let mut found = Vec::new();
-        for set in &self.sections {
+        for set in &self.units.sections {
             let Ok(strings) = set.dwarf.debug_str.reader().to_slice() else {
                 continue;
             };
@@ -586,13 +621,13 @@ impl DebugInfo {
             return units;
         }
         self.index_all();
-        (0..self.units.len()).collect()
+        (0..self.units.loaded.len()).collect()
     }
 
     /// Every unit of the crate that unit `at` belongs to.
     fn crate_units_of(&self, at: usize) -> Option<&[usize]> {
-        let krate = self.directory.crate_of.get(at)?;
-        self.directory.by_crate.get(krate).map(Vec::as_slice)
+        let krate = self.units.directory.crate_of.get(at)?;
+        self.units.directory.by_crate.get(krate).map(Vec::as_slice)
     }
 
     /// Reads now, on the loading thread, what every first command reads besides the units

@@ -5,8 +5,6 @@ use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 
-use rustc_hash::FxHashMap;
-
 use crate::error::{Error, Result};
 
 /// A source of the stopped inferior's memory. Implementations never write.
@@ -96,21 +94,43 @@ impl Memory for StoppedProcess {
 }
 
 const PAGE_SIZE: u64 = 4096;
+const PAGE: usize = PAGE_SIZE as usize;
+/// Pages a cache keeps (4 MiB), by page number: walks read the heap mostly in address
+/// order, so few pages are read twice; a cache of every page read held a million tasks'
+/// whole heap (730 MB) while their lists were walked.
+const CACHED_PAGES: usize = 1024;
+/// A slot's tag when it holds no page: no page starts there (pages start at multiples of
+/// `PAGE_SIZE`).
+const NO_PAGE: u64 = u64::MAX;
 
 /// Caches whole pages of another `Memory`. Valid only while the inferior stays stopped,
 /// so one cache lives for one command.
 pub struct PageCache<M: Memory> {
     inner: M,
-    /// `None` marks a page that could not be read whole.
-    pages: RefCell<FxHashMap<u64, Option<Box<[u8]>>>>,
+    slots: RefCell<PageSlots>,
     backend_reads: Cell<u64>,
+}
+
+/// The cached pages, direct-mapped: page number `n` goes in slot `n % CACHED_PAGES`.
+struct PageSlots {
+    /// The page each slot holds (its address), or `NO_PAGE`.
+    tags: Vec<u64>,
+    /// Whether each slot's page read whole; one that did not (partly mapped, or not at
+    /// all) is read piece by piece, as asked.
+    whole: Vec<bool>,
+    /// `CACHED_PAGES` pages, made on the first read: most caches read a few pages.
+    bytes: Vec<u8>,
 }
 
 impl<M: Memory> PageCache<M> {
     pub fn new(inner: M) -> Self {
         PageCache {
             inner,
-            pages: RefCell::default(),
+            slots: RefCell::new(PageSlots {
+                tags: vec![NO_PAGE; CACHED_PAGES],
+                whole: vec![false; CACHED_PAGES],
+                bytes: Vec::new(),
+            }),
             backend_reads: Cell::new(0),
         }
     }
@@ -129,20 +149,28 @@ impl<M: Memory> PageCache<M> {
         self.backend_reads.set(self.backend_reads.get() + 1);
     }
 
+    /// Runs `f` over the page at `page` (its address), read whole, or `None` where it does
+    /// not read whole.
     fn with_page<T>(&self, page: u64, f: impl FnOnce(Option<&[u8]>) -> T) -> T {
-        let mut pages = self.pages.borrow_mut();
-        let entry = pages.entry(page).or_insert_with(|| {
-            let mut data = vec![0u8; PAGE_SIZE as usize].into_boxed_slice();
+        let mut slots = self.slots.borrow_mut();
+        let slots = &mut *slots;
+        let slot = (page / PAGE_SIZE) as usize % CACHED_PAGES;
+        if slots.bytes.is_empty() {
+            slots.bytes = vec![0; CACHED_PAGES * PAGE];
+        }
+        let bytes = &mut slots.bytes[slot * PAGE..(slot + 1) * PAGE];
+        if slots.tags[slot] != page {
             self.count_backend_read();
-            self.inner.read(page, &mut data).ok().map(|()| data)
-        });
-        f(entry.as_deref())
+            slots.whole[slot] = self.inner.read(page, bytes).is_ok();
+            slots.tags[slot] = page;
+        }
+        f(slots.whole[slot].then_some(&*bytes))
     }
 }
 
 impl<M: Memory> Memory for PageCache<M> {
     fn release_cache(&self) {
-        self.pages.borrow_mut().clear();
+        self.slots.borrow_mut().tags.fill(NO_PAGE);
     }
 
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
@@ -240,9 +268,34 @@ pub mod testing {
         cache.read(0x1001, &mut byte).unwrap();
         assert_eq!(cache.backend_reads(), 1);
         cache.release_cache();
-        assert!(cache.pages.borrow().is_empty());
+        assert!(cache.slots.borrow().tags.iter().all(|&tag| tag == NO_PAGE));
         cache.read(0x1002, &mut byte).unwrap();
         assert_eq!((byte[0], cache.backend_reads()), (7, 2));
+    }
+
+    /// Two pages that share a slot take turns in it: each read gets its own page's bytes,
+    /// and a page that does not read whole is not served from the slot another left.
+    #[test]
+    fn pages_sharing_a_slot_each_read_their_own_bytes() {
+        let apart = (CACHED_PAGES * PAGE) as u64;
+        let mut sparse = SparseMemory::default();
+        sparse.put(0x1000, &[1u8; PAGE]);
+        sparse.put(0x1000 + apart, &[2u8; PAGE]);
+        // Partly mapped: only its first half.
+        sparse.put(0x1000 + 2 * apart, &[3u8; PAGE / 2]);
+        let cache = PageCache::new(sparse);
+        let read = |address: u64| {
+            let mut byte = [0u8; 1];
+            cache.read(address, &mut byte).map(|()| byte[0])
+        };
+        assert_eq!(read(0x1010).unwrap(), 1);
+        assert_eq!(read(0x1010 + apart).unwrap(), 2);
+        assert_eq!(read(0x1010).unwrap(), 1);
+        assert_eq!(cache.backend_reads(), 3);
+        // The partial page: its mapped half by the piece, its other half not at all.
+        assert_eq!(read(0x1010 + 2 * apart).unwrap(), 3);
+        assert!(read(0x1000 + 2 * apart + PAGE as u64 - 8).is_err());
+        assert_eq!(read(0x1010 + apart).unwrap(), 2);
     }
 
     #[test]

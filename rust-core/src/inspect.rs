@@ -16,7 +16,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::future::{mark_running, FutureDecoder, LiveProcess};
 use crate::groups::{group_tasks, shape_hash, Grouping, Members};
-use crate::history::snapshot::{Marker, TaskMark};
+use crate::history::snapshot::Marks;
 use crate::history::Snapshot;
 use crate::memory::Memory;
 use crate::model::{
@@ -318,7 +318,7 @@ fn read_with_debug_info(
 /// task's marks, and the groups' members.
 struct LeftBehind {
     left_out: Option<LeftOut>,
-    marks: Option<Vec<TaskMark>>,
+    marks: Option<Marks>,
     grouped: Option<Members>,
 }
 
@@ -333,7 +333,7 @@ struct Showing<'s> {
     grouping: Option<Mutex<Grouping>>,
     /// The marks of every task decoded, where a snapshot is taken (shared by the threads
     /// that decode: a lock per task).
-    marking: Option<Mutex<(Marker, Vec<TaskMark>)>>,
+    marking: Option<Mutex<Marks>>,
     /// The walk's own thread: a task decoded on another is read ahead of the walk.
     walk_thread: ThreadId,
 }
@@ -365,10 +365,9 @@ impl<'s> Showing<'s> {
         mut left_out: Option<LeftOut>,
         not_taken: &FxHashSet<u64>,
     ) -> LeftBehind {
-        let marks = self.marking.map(|marking| {
-            let (_, marks) = marking.into_inner().unwrap_or_else(PoisonError::into_inner);
-            marks
-        });
+        let marks = self
+            .marking
+            .map(|marking| marking.into_inner().unwrap_or_else(PoisonError::into_inner));
         let grouping = self.grouping.map(|grouping| {
             grouping
                 .into_inner()
@@ -392,9 +391,8 @@ impl<'s> Showing<'s> {
     /// The task as the walk keeps it.
     fn keep(&self, task: TaskReport) -> Kept {
         if let Some(marking) = &self.marking {
-            let mut marking = marking.lock().unwrap_or_else(PoisonError::into_inner);
-            let (marker, marks) = &mut *marking;
-            marks.push(marker.mark(task.id, task.state, &task.root));
+            let mut marks = marking.lock().unwrap_or_else(PoisonError::into_inner);
+            marks.mark(task.id, task.state, &task.root);
         }
         let selected = self
             .leaving_out

@@ -9,6 +9,7 @@ mod common;
 mod fuzzing;
 
 use fuzzing::{Harness, PatchedMemory, RequestOptions};
+use tokio_async_core::history::snapshot::Marks;
 use tokio_async_core::history::{self, saved, store, ProcessKey, Sampler, Snapshot};
 use tokio_async_core::inspect::inspect;
 use tokio_async_core::model::{Change, ClockSource, Detail, Report, TakenAt, TaskReport};
@@ -45,11 +46,10 @@ fn recorded_reports() -> Vec<(String, Report)> {
 }
 
 fn same_marks(a: &Snapshot, b: &Snapshot) -> bool {
-    a.tasks.len() == b.tasks.len()
-        && a.tasks
-            .iter()
-            .zip(&b.tasks)
-            .all(|(a, b)| a.id == b.id && a.same_as(b))
+    a.tasks().count() == b.tasks().count()
+        && a.tasks()
+            .zip(b.tasks())
+            .all(|(a, b)| a.id == b.id && a.same_as(&b))
 }
 
 #[test]
@@ -66,11 +66,7 @@ fn every_recorded_report_reads_back_alike() {
             "{name}: the saved report reads otherwise"
         );
         assert_eq!(read.taken_at, report.taken_at, "{name}");
-        nodes += live
-            .tasks
-            .iter()
-            .map(|task| task.nodes.len())
-            .sum::<usize>();
+        nodes += live.tasks().map(|task| task.nodes.len()).sum::<usize>();
     }
     assert!(nodes > 500, "only {nodes} nodes compared");
 }
@@ -197,10 +193,7 @@ fn the_store_compares_with_the_stop_before_this_one() {
         target: "pid 4242 (history test)".into(),
         build_id: Some("ab".into()),
     };
-    let snapshot = |unix_secs| Snapshot {
-        taken_at: at(unix_secs),
-        tasks: Vec::new(),
-    };
+    let snapshot = |unix_secs| Snapshot::from_marks(at(unix_secs), Marks::default(), None);
     assert!(store::previous(&key, at(1.0)).is_none());
     store::keep(key.clone(), Arc::new(snapshot(1.0)));
     // Another command at the same stop has no earlier stop yet.

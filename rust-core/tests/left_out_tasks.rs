@@ -143,7 +143,10 @@ fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
         };
         let whole_snapshot = format!(
             "{:?}",
-            whole.snapshot.as_ref().map(|snapshot| &snapshot.tasks)
+            whole
+                .snapshot
+                .as_ref()
+                .map(|snapshot| snapshot.tasks().collect::<Vec<_>>())
         );
         for filter in filters(&whole.report) {
             let again = inspect(debug, &memory, image.load_bias, &every_task).unwrap();
@@ -154,7 +157,9 @@ fn a_filtered_report_is_the_one_made_from_every_whole_tree() {
             let snapshot = got.as_ref().ok().map(|got| {
                 format!(
                     "{:?}",
-                    got.snapshot.as_ref().map(|snapshot| &snapshot.tasks)
+                    got.snapshot
+                        .as_ref()
+                        .map(|snapshot| snapshot.tasks().collect::<Vec<_>>())
                 )
             });
             let got = got.map(|inspection| json(&inspection.report));

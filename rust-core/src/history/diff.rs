@@ -1,7 +1,7 @@
 //! `async diff`: each task of two stops is stuck (same state, same tree node for node,
 //! progress fields included), moved (with the first node that differs), new or finished.
 
-use super::snapshot::{NodeMark, Snapshot, TaskMark};
+use super::snapshot::{Snapshot, TaskView};
 use crate::model::{Change, Diff, FirstDifference, TaskChange};
 
 /// How the tasks changed from `before` to `after`. `after` must have been taken against
@@ -13,10 +13,9 @@ pub fn diff(before: &Snapshot, after: &Snapshot, against: String) -> Diff {
     };
     let now = after.taken_at.map(|at| at.unix_secs);
     let mut tasks: Vec<TaskChange> = after
-        .tasks
-        .iter()
+        .tasks()
         .map(|task| match before.task(task.id) {
-            Some(earlier) if earlier.same_as(task) => TaskChange {
+            Some(earlier) if earlier.same_as(&task) => TaskChange {
                 id: task.id,
                 change: Change::Stuck,
                 since: task.since,
@@ -28,15 +27,14 @@ pub fn diff(before: &Snapshot, after: &Snapshot, against: String) -> Diff {
                 change: Change::Moved,
                 since: None,
                 stuck_secs: None,
-                first_difference: Some(first_difference(earlier, task)),
+                first_difference: Some(first_difference(&earlier, &task)),
             },
             None => change(task.id, Change::New),
         })
         .collect();
     tasks.extend(
         before
-            .tasks
-            .iter()
+            .tasks()
             .filter(|task| after.task(task.id).is_none())
             .map(|task| change(task.id, Change::Finished)),
     );
@@ -73,8 +71,7 @@ fn rounded(secs: f64) -> f64 {
     (secs * 1000.0).round() / 1000.0
 }
 
-fn first_difference(before: &TaskMark, after: &TaskMark) -> FirstDifference {
-    let label = |node: Option<&NodeMark>| node.map(|node| node.label.to_string());
+fn first_difference(before: &TaskView<'_>, after: &TaskView<'_>) -> FirstDifference {
     if before.state != after.state && before.nodes == after.nodes {
         return FirstDifference {
             depth: 0,
@@ -86,15 +83,16 @@ fn first_difference(before: &TaskMark, after: &TaskMark) -> FirstDifference {
         .find(|&at| before.nodes.get(at) != after.nodes.get(at))
         .unwrap_or(0);
     let (was, now) = (before.nodes.get(at), after.nodes.get(at));
-    let mut after_label = label(now);
+    let before_label = was.map(|node| before.label(node).to_string());
+    let mut after_label = now.map(|node| after.label(node).to_string());
     // The node stands where it stood, but what counts beside its place (its progress
     // fields, its values) changed: said, rather than the same text twice.
-    if after_label.is_some() && after_label == label(was) {
+    if after_label.is_some() && after_label == before_label {
         after_label = after_label.map(|same| format!("{same} (its progress changed)"));
     }
     FirstDifference {
         depth: now.or(was).map_or(0, |node| node.depth as usize),
-        before: label(was),
+        before: before_label,
         after: after_label,
     }
 }
@@ -102,23 +100,21 @@ fn first_difference(before: &TaskMark, after: &TaskMark) -> FirstDifference {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TaskState;
 
-    fn mark(fingerprints: &[u64]) -> TaskMark {
-        TaskMark {
-            id: 14,
-            state: TaskState::Idle,
-            nodes: fingerprints
-                .iter()
-                .enumerate()
-                .map(|(depth, &fingerprint)| NodeMark {
-                    depth: depth as u16,
-                    fingerprint,
-                    label: format!("app::spawner at main.rs:{}", 73 + depth).into(),
-                })
-                .collect(),
-            since: None,
-        }
+    fn mark(fingerprints: &[u64]) -> Snapshot {
+        let nodes: Vec<(u16, u64, String)> = fingerprints
+            .iter()
+            .enumerate()
+            .map(|(depth, &fingerprint)| {
+                let label = format!("app::spawner at main.rs:{}", 73 + depth);
+                (depth as u16, fingerprint, label)
+            })
+            .collect();
+        Snapshot::of_one_task(&nodes)
+    }
+
+    fn differ(before: &Snapshot, after: &Snapshot) -> FirstDifference {
+        first_difference(&before.task(14).unwrap(), &after.task(14).unwrap())
     }
 
     /// The first node that differs is named before and after; where only what it keeps
@@ -126,7 +122,7 @@ mod tests {
     #[test]
     fn a_moved_task_names_the_first_node_that_differs() {
         let before = mark(&[1, 2]);
-        let moved_inside = first_difference(&before, &mark(&[1, 3]));
+        let moved_inside = differ(&before, &mark(&[1, 3]));
         assert_eq!(moved_inside.depth, 1);
         assert_eq!(
             moved_inside.before.as_deref(),
@@ -136,7 +132,7 @@ mod tests {
             moved_inside.after.as_deref(),
             Some("app::spawner at main.rs:74 (its progress changed)")
         );
-        let deeper = first_difference(&before, &mark(&[1, 2, 5]));
+        let deeper = differ(&before, &mark(&[1, 2, 5]));
         assert_eq!(
             (deeper.before, deeper.after.as_deref()),
             (None, Some("app::spawner at main.rs:75"))

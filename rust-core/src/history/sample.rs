@@ -43,7 +43,7 @@ impl Sampler {
             let moved = match (self.previous.as_ref(), snapshot.task(task.id)) {
                 (Some(previous), Some(now)) => previous
                     .task(task.id)
-                    .is_none_or(|before| !before.same_as(now)),
+                    .is_none_or(|before| !before.same_as(&now)),
                 _ => false,
             };
             let seen = self.tasks.entry(task.id).or_insert((0, false));

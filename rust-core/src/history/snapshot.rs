@@ -28,38 +28,168 @@ pub trait MarkedNode: Sized {
     fn children(&self) -> &[Self];
 }
 
-/// One node as it was: where it sits and what it showed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One node as it was: where it sits and what it showed. Two marks are equal when their
+/// depth and fingerprint are: a fingerprint covers all its label says.
+#[derive(Debug, Clone, Copy)]
 pub struct NodeMark {
     pub depth: u16,
+    /// Its label, in the labels of the marks it belongs to.
+    label: u32,
     /// Everything that counts, hashed.
     pub fingerprint: u64,
-    /// What a person reads: `app::serve at main.rs:88`, `mutex_lock (permits_needed 1)`.
-    pub label: Arc<str>,
 }
 
+impl PartialEq for NodeMark {
+    fn eq(&self, other: &NodeMark) -> bool {
+        self.depth == other.depth && self.fingerprint == other.fingerprint
+    }
+}
+
+/// One task as it was; its node marks are in the marks it belongs to (`Marks::nodes`).
 #[derive(Debug, Clone)]
 pub struct TaskMark {
     pub id: u64,
     pub state: TaskState,
-    /// The tree in pre-order.
-    pub nodes: Vec<NodeMark>,
+    /// Where its nodes are in `Marks::nodes`: the tree in pre-order.
+    first_node: u32,
+    node_count: u32,
     /// The `taken_at` (Unix seconds) of the earliest stop with this same mark.
     pub since: Option<f64>,
 }
 
-impl TaskMark {
-    /// The same state and tree as `other`.
-    pub fn same_as(&self, other: &TaskMark) -> bool {
-        self.state == other.state && self.nodes == other.nodes
+/// The marks of many tasks in three vectors: a million tasks' marks as one small
+/// allocation each would scatter over the heap the report is freed from, and keep most
+/// of its pages (a debugger held 900 MB after the command).
+#[derive(Debug, Default)]
+pub struct Marks {
+    tasks: Vec<TaskMark>,
+    nodes: Vec<NodeMark>,
+    /// What a person reads of a node: `app::serve at main.rs:88`, `mutex_lock
+    /// (permits_needed 1)`; one per fingerprint, shared by the nodes that have it.
+    labels: Vec<Arc<str>>,
+    /// Where each fingerprint's label is in `labels`: 10,000 tasks parked alike make a
+    /// few distinct ones, each written once.
+    label_of: FxHashMap<u64, u32>,
+}
+
+impl Marks {
+    /// Marks one task's tree.
+    pub fn mark<N: MarkedNode>(&mut self, id: u64, state: TaskState, root: &N) {
+        let first = self.nodes.len();
+        self.mark_tree(root);
+        self.tasks.push(TaskMark {
+            id,
+            state,
+            first_node: u32::try_from(first).unwrap_or(u32::MAX),
+            node_count: u32::try_from(self.nodes.len() - first).unwrap_or(u32::MAX),
+            since: None,
+        });
+    }
+
+    /// The marks of a tree, in pre-order.
+    fn mark_tree<N: MarkedNode>(&mut self, root: &N) {
+        let mut pending = vec![(root, 0usize)];
+        while let Some((node, depth)) = pending.pop() {
+            if depth >= MAX_DEPTH {
+                continue;
+            }
+            // Facts that say nothing count as none (a coroutine's absent facts, mostly).
+            let progress = node.progress().filter(|progress| !progress.is_empty());
+            let fingerprint = fingerprint(node, depth, progress.as_ref());
+            let label = match self.label_of.get(&fingerprint) {
+                Some(&at) => at,
+                None => {
+                    let at = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
+                    self.labels.push(Arc::from(label(node, progress.as_ref())));
+                    self.label_of.insert(fingerprint, at);
+                    at
+                }
+            };
+            self.nodes.push(NodeMark {
+                depth: depth as u16,
+                label,
+                fingerprint,
+            });
+            for child in node.children().iter().rev() {
+                pending.push((child, depth + 1));
+            }
+        }
+    }
+
+    /// Adds `other`'s tasks after these (its nodes and labels moved to follow these).
+    fn append(&mut self, other: Marks) {
+        let node_base = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
+        let label_base = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
+        self.tasks
+            .extend(other.tasks.into_iter().map(|task| TaskMark {
+                first_node: task.first_node.saturating_add(node_base),
+                ..task
+            }));
+        self.nodes
+            .extend(other.nodes.into_iter().map(|node| NodeMark {
+                label: node.label.saturating_add(label_base),
+                ..node
+            }));
+        self.labels.extend(other.labels);
+    }
+
+    fn nodes_of(&self, task: &TaskMark) -> &[NodeMark] {
+        let first = task.first_node as usize;
+        self.nodes
+            .get(first..first.saturating_add(task.node_count as usize))
+            .unwrap_or_default()
     }
 }
 
-#[derive(Debug, Clone)]
+/// One task of a snapshot, with its nodes.
+#[derive(Clone, Copy)]
+pub struct TaskView<'s> {
+    pub id: u64,
+    pub state: TaskState,
+    pub since: Option<f64>,
+    /// The tree in pre-order.
+    pub nodes: &'s [NodeMark],
+    labels: &'s [Arc<str>],
+}
+
+/// Its nodes with their labels, not where the labels are kept: two snapshots of one stop
+/// print alike however their marks were gathered.
+impl std::fmt::Debug for TaskView<'_> {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let nodes: Vec<(u16, u64, &str)> = self
+            .nodes
+            .iter()
+            .map(|node| (node.depth, node.fingerprint, self.label(node)))
+            .collect();
+        formatter
+            .debug_struct("TaskView")
+            .field("id", &self.id)
+            .field("state", &self.state)
+            .field("since", &self.since)
+            .field("nodes", &nodes)
+            .finish()
+    }
+}
+
+impl TaskView<'_> {
+    /// The same state and tree as `other`.
+    pub fn same_as(&self, other: &TaskView<'_>) -> bool {
+        self.state == other.state && self.nodes == other.nodes
+    }
+
+    /// What a person reads of one of its nodes.
+    pub fn label(&self, node: &NodeMark) -> &str {
+        self.labels
+            .get(node.label as usize)
+            .map_or("", |label| label)
+    }
+}
+
+#[derive(Debug)]
 pub struct Snapshot {
     pub taken_at: Option<TakenAt>,
-    /// Ordered by id.
-    pub tasks: Vec<TaskMark>,
+    /// Tasks ordered by id.
+    marks: Marks,
 }
 
 impl Snapshot {
@@ -83,26 +213,31 @@ impl Snapshot {
         Snapshot::from_marks(taken_at, task_marks(&trees), previous)
     }
 
-    /// The snapshot of tasks marked as they were read (`Marker`), in any order; a task
+    /// The snapshot of tasks marked as they were read (`Marks::mark`), in any order; a task
     /// marked twice counts once.
     pub fn from_marks(
         taken_at: Option<TakenAt>,
-        mut tasks: Vec<TaskMark>,
+        mut marks: Marks,
         previous: Option<&Snapshot>,
     ) -> Snapshot {
-        tasks.sort_by_key(|task| task.id);
-        tasks.dedup_by_key(|task| task.id);
+        marks.tasks.sort_by_key(|task| task.id);
+        marks.tasks.dedup_by_key(|task| task.id);
         let now = taken_at.map(|at| at.unix_secs);
-        for task in &mut tasks {
+        let mut since = Vec::with_capacity(marks.tasks.len());
+        for task in &marks.tasks {
+            let view = marks.view(task);
             let unchanged = previous
                 .and_then(|previous| previous.task(task.id))
-                .filter(|before| before.same_as(task));
-            task.since = match unchanged {
+                .filter(|before| before.same_as(&view));
+            since.push(match unchanged {
                 Some(before) => before.since.or(now),
                 None => now,
-            };
+            });
         }
-        Snapshot { taken_at, tasks }
+        for (task, since) in marks.tasks.iter_mut().zip(since) {
+            task.since = since;
+        }
+        Snapshot { taken_at, marks }
     }
 
     /// How long task `id` has been as it is now, in seconds.
@@ -111,11 +246,54 @@ impl Snapshot {
         Some(now - self.task(id)?.since?)
     }
 
-    pub fn task(&self, id: u64) -> Option<&TaskMark> {
-        self.tasks
-            .binary_search_by_key(&id, |task| task.id)
-            .ok()
-            .map(|at| &self.tasks[at])
+    pub fn task(&self, id: u64) -> Option<TaskView<'_>> {
+        let tasks = &self.marks.tasks;
+        let at = tasks.binary_search_by_key(&id, |task| task.id).ok()?;
+        Some(self.marks.view(&tasks[at]))
+    }
+
+    /// Every task, by id.
+    pub fn tasks(&self) -> impl Iterator<Item = TaskView<'_>> {
+        self.marks.tasks.iter().map(|task| self.marks.view(task))
+    }
+}
+
+impl Marks {
+    fn view(&self, task: &TaskMark) -> TaskView<'_> {
+        TaskView {
+            id: task.id,
+            state: task.state,
+            since: task.since,
+            nodes: self.nodes_of(task),
+            labels: &self.labels,
+        }
+    }
+}
+
+#[cfg(test)]
+impl Snapshot {
+    /// One idle task, id 14, of these node marks: (depth, fingerprint, label).
+    pub(super) fn of_one_task(nodes: &[(u16, u64, String)]) -> Snapshot {
+        let mut marks = Marks::default();
+        for (depth, fingerprint, label) in nodes {
+            marks.nodes.push(NodeMark {
+                depth: *depth,
+                label: marks.labels.len() as u32,
+                fingerprint: *fingerprint,
+            });
+            marks.labels.push(label.as_str().into());
+        }
+        marks.tasks.push(TaskMark {
+            id: 14,
+            state: TaskState::Idle,
+            first_node: 0,
+            node_count: nodes.len() as u32,
+            since: None,
+        });
+        Snapshot {
+            taken_at: None,
+            marks,
+        }
     }
 }
 
@@ -123,20 +301,18 @@ impl Snapshot {
 const TASKS_FOR_TWO_THREADS: usize = 20_000;
 
 /// The marks of `trees`, in their order: a long list's second half on a thread of its own
-/// (each half interning its own labels; equal labels compare equal). Every debugger
+/// (each half interning its own labels; equal fingerprints compare equal). Every debugger
 /// command takes a snapshot of its stop, a tenth of its time at 100,000 tasks.
-fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Vec<TaskMark> {
-    let marks_of = |trees: &[(u64, TaskState, &N)]| -> Vec<TaskMark> {
-        let mut labels = Labels::default();
-        trees
-            .iter()
-            .map(|&(id, state, root)| TaskMark {
-                id,
-                state,
-                nodes: marks(root, &mut labels),
-                since: None,
-            })
-            .collect()
+fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Marks {
+    let marks_of = |trees: &[(u64, TaskState, &N)]| -> Marks {
+        let mut marks = Marks {
+            tasks: Vec::with_capacity(trees.len()),
+            ..Marks::default()
+        };
+        for &(id, state, root) in trees {
+            marks.mark(id, state, root);
+        }
+        marks
     };
     if trees.len() < TASKS_FOR_TWO_THREADS {
         return marks_of(trees);
@@ -144,60 +320,7 @@ fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Vec<TaskM
     let (first, second) = trees.split_at(trees.len() / 2);
     let (mut marks, rest) =
         crate::threads::in_two_halves("tokio-async-marks", first, second, marks_of);
-    marks.extend(rest);
-    marks
-}
-
-/// Marks tasks one by one, as a walk reads them, sharing labels as `Snapshot::of` does.
-#[derive(Default)]
-pub struct Marker(Labels);
-
-impl Marker {
-    pub fn mark<N: MarkedNode>(&mut self, id: u64, state: TaskState, root: &N) -> TaskMark {
-        TaskMark {
-            id,
-            state,
-            nodes: marks(root, &mut self.0),
-            since: None,
-        }
-    }
-}
-
-/// Labels shared between nodes, by fingerprint: 10,000 tasks parked alike make a few
-/// distinct ones, each written once. A fingerprint covers all a label says (and depth and
-/// type besides), so nodes of one fingerprint have one label.
-#[derive(Default)]
-struct Labels(FxHashMap<u64, Arc<str>>);
-
-impl Labels {
-    fn intern(&mut self, fingerprint: u64, label: impl FnOnce() -> String) -> Arc<str> {
-        self.0
-            .entry(fingerprint)
-            .or_insert_with(|| Arc::from(label()))
-            .clone()
-    }
-}
-
-/// The marks of a tree, in pre-order.
-fn marks<N: MarkedNode>(root: &N, labels: &mut Labels) -> Vec<NodeMark> {
-    let mut marks = Vec::new();
-    let mut pending = vec![(root, 0usize)];
-    while let Some((node, depth)) = pending.pop() {
-        if depth >= MAX_DEPTH {
-            continue;
-        }
-        // Facts that say nothing count as none (a coroutine's absent facts, mostly).
-        let progress = node.progress().filter(|progress| !progress.is_empty());
-        let fingerprint = fingerprint(node, depth, progress.as_ref());
-        marks.push(NodeMark {
-            depth: depth as u16,
-            fingerprint,
-            label: labels.intern(fingerprint, || label(node, progress.as_ref())),
-        });
-        for child in node.children().iter().rev() {
-            pending.push((child, depth + 1));
-        }
-    }
+    marks.append(rest);
     marks
 }
 
@@ -295,16 +418,27 @@ mod tests {
             .enumerate()
             .map(|(id, root)| (id as u64, TaskState::Idle, root))
             .collect();
-        let mut labels = Labels::default();
-        let one_thread: Vec<Vec<NodeMark>> = trees
-            .iter()
-            .map(|(_, _, root)| marks(*root, &mut labels))
-            .collect();
+        let mut one_thread = Marks::default();
+        for &(id, state, root) in &trees {
+            one_thread.mark(id, state, root);
+        }
         let two_threads = task_marks(&trees);
-        assert_eq!(two_threads.len(), trees.len());
-        for (index, task) in two_threads.iter().enumerate() {
+        assert_eq!(two_threads.tasks.len(), trees.len());
+        let labels = |marks: &Marks, task: &TaskMark| -> Vec<(u16, u64, String)> {
+            let view = marks.view(task);
+            view.nodes
+                .iter()
+                .map(|node| (node.depth, node.fingerprint, view.label(node).to_string()))
+                .collect()
+        };
+        for (index, task) in two_threads.tasks.iter().enumerate() {
             assert_eq!(task.id, index as u64);
-            assert_eq!(task.nodes, one_thread[index]);
+            let alone = &one_thread.tasks[index];
+            assert_eq!(
+                labels(&two_threads, task),
+                labels(&one_thread, alone),
+                "task {index}"
+            );
         }
     }
 }

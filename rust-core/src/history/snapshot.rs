@@ -161,13 +161,11 @@ impl std::fmt::Debug for TaskView<'_> {
             .iter()
             .map(|node| (node.depth, node.fingerprint, self.label(node)))
             .collect();
-        formatter
-            .debug_struct("TaskView")
-            .field("id", &self.id)
-            .field("state", &self.state)
-            .field("since", &self.since)
-            .field("nodes", &nodes)
-            .finish()
+        write!(
+            formatter,
+            "task {} {:?} since {:?}: {nodes:?}",
+            self.id, self.state, self.since
+        )
     }
 }
 

@@ -2,8 +2,8 @@
 //! that are equal exactly when the node did not move. Kept between commands (`store.rs`)
 //! and compared (`diff.rs`); also read from a saved report (`saved.rs`).
 
+use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHasher};
 
@@ -66,10 +66,51 @@ pub struct Marks {
     nodes: Vec<NodeMark>,
     /// What a person reads of a node: `app::serve at main.rs:88`, `mutex_lock
     /// (permits_needed 1)`; one per fingerprint, shared by the nodes that have it.
-    labels: Vec<Arc<str>>,
-    /// Where each fingerprint's label is in `labels`: 10,000 tasks parked alike make a
-    /// few distinct ones, each written once.
+    labels: LabelText,
+    /// Where each fingerprint's label is in `labels`, while tasks are marked: 10,000 tasks
+    /// parked alike make a few distinct ones, each written once.
     label_of: FxHashMap<u64, u32>,
+}
+
+/// Labels end to end in one string: a million tasks' sleeps each have a label of their
+/// own (it says the deadline), and as many small strings would scatter over the heap.
+#[derive(Debug, Default)]
+struct LabelText {
+    text: String,
+    /// Where each label ends in `text`; it starts where the one before ends.
+    ends: Vec<u32>,
+}
+
+impl LabelText {
+    /// Adds the label `write` writes; its index.
+    fn push(&mut self, write: impl FnOnce(&mut String)) -> u32 {
+        write(&mut self.text);
+        self.ends
+            .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
+        u32::try_from(self.ends.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    fn get(&self, at: u32) -> &str {
+        let at = at as usize;
+        let start = match at {
+            0 => 0,
+            _ => self.ends.get(at - 1).map_or(0, |&end| end as usize),
+        };
+        let end = self.ends.get(at).map_or(0, |&end| end as usize);
+        self.text.get(start..end).unwrap_or_default()
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Adds `other`'s labels after these, their indices moved by `self.len()`.
+    fn append(&mut self, other: LabelText) {
+        let base = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
+        self.text.push_str(&other.text);
+        self.ends
+            .extend(other.ends.into_iter().map(|end| end.saturating_add(base)));
+    }
 }
 
 impl Marks {
@@ -99,8 +140,9 @@ impl Marks {
             let label = match self.label_of.get(&fingerprint) {
                 Some(&at) => at,
                 None => {
-                    let at = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
-                    self.labels.push(Arc::from(label(node, progress.as_ref())));
+                    let at = self
+                        .labels
+                        .push(|text| write_label(text, node, progress.as_ref()));
                     self.label_of.insert(fingerprint, at);
                     at
                 }
@@ -130,7 +172,7 @@ impl Marks {
                 label: node.label.saturating_add(label_base),
                 ..node
             }));
-        self.labels.extend(other.labels);
+        self.labels.append(other.labels);
     }
 
     fn nodes_of(&self, task: &TaskMark) -> &[NodeMark] {
@@ -149,7 +191,7 @@ pub struct TaskView<'s> {
     pub since: Option<f64>,
     /// The tree in pre-order.
     pub nodes: &'s [NodeMark],
-    labels: &'s [Arc<str>],
+    labels: &'s LabelText,
 }
 
 /// Its nodes with their labels, not where the labels are kept: two snapshots of one stop
@@ -177,9 +219,7 @@ impl TaskView<'_> {
 
     /// What a person reads of one of its nodes.
     pub fn label(&self, node: &NodeMark) -> &str {
-        self.labels
-            .get(node.label as usize)
-            .map_or("", |label| label)
+        self.labels.get(node.label)
     }
 }
 
@@ -220,6 +260,8 @@ impl Snapshot {
     ) -> Snapshot {
         marks.tasks.sort_by_key(|task| task.id);
         marks.tasks.dedup_by_key(|task| task.id);
+        // Only marking needs it.
+        marks.label_of = FxHashMap::default();
         let now = taken_at.map(|at| at.unix_secs);
         let mut since = Vec::with_capacity(marks.tasks.len());
         for task in &marks.tasks {
@@ -274,12 +316,12 @@ impl Snapshot {
     pub(super) fn of_one_task(nodes: &[(u16, u64, String)]) -> Snapshot {
         let mut marks = Marks::default();
         for (depth, fingerprint, label) in nodes {
+            let label = marks.labels.push(|text| text.push_str(label));
             marks.nodes.push(NodeMark {
                 depth: *depth,
-                label: marks.labels.len() as u32,
+                label,
                 fingerprint: *fingerprint,
             });
-            marks.labels.push(label.as_str().into());
         }
         marks.tasks.push(TaskMark {
             id: 14,
@@ -336,26 +378,26 @@ fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: Option<&Progress
     hasher.finish()
 }
 
-/// `app::serve at main.rs:88`, `[1 pending] mutex_lock (permits_available 0, ...)`.
-pub fn label<N: MarkedNode>(node: &N, progress: Option<&Progress>) -> String {
-    let mut text = String::new();
+/// Writes `app::serve at main.rs:88`, `[1 pending] mutex_lock (permits_available 0, ...)`
+/// at the end of `text`.
+fn write_label<N: MarkedNode>(text: &mut String, node: &N, progress: Option<&Progress>) {
+    // Writing to a String does not fail.
     if let Some((index, status)) = node.branch() {
-        text.push_str(&format!("[{index} {}] ", status.name()));
+        let _ = write!(text, "[{index} {}] ", status.name());
     }
     match node.function() {
         Some(function) if node.kind().is_coroutine() => text.push_str(function),
         _ => text.push_str(node.kind().name()),
     }
     if let Some((file, line)) = node.place() {
-        text.push_str(&format!(" at {file}:{line}"));
+        let _ = write!(text, " at {file}:{line}");
     }
     if node.coroutine_state() == Some(CoroutineState::Unresumed) {
         text.push_str(" (not started)");
     }
     if let Some(progress) = progress {
-        text.push_str(&format!(" ({})", progress.describe()));
+        let _ = write!(text, " ({})", progress.describe());
     }
-    text
 }
 
 impl MarkedNode for crate::model::FutureNode {

@@ -210,9 +210,11 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
         task = idle[0] - TASK_THREAD_BASE
         stopped, _ = step(client, "continue", idle[0])
         assert stopped["reason"] == "step"
-        client.request("threads")
+        after = client.request("threads")["threads"]
         names = [frame["name"] for frame in client.request("stackTrace", {"threadId": stopped["threadId"]})["stackFrames"]]
-        assert any(name.startswith("task %d · " % task) for name in names), names
+        # Said whole when it fails (it did once in CI): the proxy's notes and its threads.
+        notes = [event["body"].get("output", "") for event in client.seen_events if event["event"] == "output"][-5:]
+        assert any(name.startswith("task %d · " % task) for name in names), (stopped, names, notes, after)
 
         # The REPL's `async next` runs in the frame the editor has selected (lldb-dap alone
         # would run it in its debugger's selected thread), and says where it stopped: the

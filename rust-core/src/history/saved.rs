@@ -71,6 +71,9 @@ impl MarkedNode for SavedNode {
     fn function(&self) -> Option<&str> {
         self.function.as_deref()
     }
+    fn names_hash(&self) -> u64 {
+        crate::model::names_hash(&self.type_name, self.function.as_deref())
+    }
     fn coroutine_state(&self) -> Option<CoroutineState> {
         self.state
     }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 
 use super::progress::Progress;
 use crate::model::{BranchStatus, CoroutineState, NodeKind, Report, TakenAt, TaskState};
@@ -18,6 +18,8 @@ pub trait MarkedNode: Sized {
     fn kind(&self) -> NodeKind;
     fn type_name(&self) -> &str;
     fn function(&self) -> Option<&str>;
+    /// `model::names_hash` of its type name and function.
+    fn names_hash(&self) -> u64;
     fn coroutine_state(&self) -> Option<CoroutineState>;
     fn await_point(&self) -> Option<u64>;
     /// The short file and the line.
@@ -67,9 +69,42 @@ pub struct Marks {
     /// What a person reads of a node: `app::serve at main.rs:88`, `mutex_lock
     /// (permits_needed 1)`; one per fingerprint, shared by the nodes that have it.
     labels: LabelText,
-    /// Where each fingerprint's label is in `labels`, while tasks are marked: 10,000 tasks
-    /// parked alike make a few distinct ones, each written once.
-    label_of: FxHashMap<u64, u32>,
+    /// Where recent fingerprints' labels are in `labels`, while tasks are marked.
+    label_of: RecentLabels,
+}
+
+/// The labels of recent fingerprints, direct-mapped by fingerprint: tasks parked alike
+/// share a few labels, each written once, and a million sleeps' labels (each names its
+/// deadline) are met once each. A map of every fingerprint was a tenth of a snapshot's
+/// time, most of it waiting on memory; a label met again after its slot was taken is
+/// written again, which costs text, not correctness (marks compare by fingerprint).
+#[derive(Debug, Default)]
+struct RecentLabels {
+    /// `(fingerprint, label)`; empty until the first label.
+    slots: Vec<(u64, u32)>,
+}
+
+/// Slots of `RecentLabels` (256 KiB, within a core's cache).
+const RECENT_LABELS: usize = 1 << 14;
+
+impl RecentLabels {
+    fn slot(fingerprint: u64) -> usize {
+        (fingerprint % RECENT_LABELS as u64) as usize
+    }
+
+    fn get(&self, fingerprint: u64) -> Option<u32> {
+        self.slots
+            .get(Self::slot(fingerprint))
+            .filter(|&&(held, label)| held == fingerprint && label != u32::MAX)
+            .map(|&(_, label)| label)
+    }
+
+    fn insert(&mut self, fingerprint: u64, label: u32) {
+        if self.slots.is_empty() {
+            self.slots = vec![(0, u32::MAX); RECENT_LABELS];
+        }
+        self.slots[Self::slot(fingerprint)] = (fingerprint, label);
+    }
 }
 
 /// Labels end to end in one string: a million tasks' sleeps each have a label of their
@@ -137,8 +172,8 @@ impl Marks {
             // Facts that say nothing count as none (a coroutine's absent facts, mostly).
             let progress = node.progress().filter(|progress| !progress.is_empty());
             let fingerprint = fingerprint(node, depth, progress.as_ref());
-            let label = match self.label_of.get(&fingerprint) {
-                Some(&at) => at,
+            let label = match self.label_of.get(fingerprint) {
+                Some(at) => at,
                 None => {
                     let at = self
                         .labels
@@ -261,7 +296,7 @@ impl Snapshot {
         marks.tasks.sort_by_key(|task| task.id);
         marks.tasks.dedup_by_key(|task| task.id);
         // Only marking needs it.
-        marks.label_of = FxHashMap::default();
+        marks.label_of = RecentLabels::default();
         let now = taken_at.map(|at| at.unix_secs);
         let mut since = Vec::with_capacity(marks.tasks.len());
         for task in &marks.tasks {
@@ -368,8 +403,7 @@ fn fingerprint<N: MarkedNode>(node: &N, depth: usize, progress: Option<&Progress
     let mut hasher = FxHasher::default();
     depth.hash(&mut hasher);
     node.kind().hash(&mut hasher);
-    node.type_name().hash(&mut hasher);
-    node.function().hash(&mut hasher);
+    node.names_hash().hash(&mut hasher);
     node.coroutine_state().hash(&mut hasher);
     node.await_point().hash(&mut hasher);
     node.place().hash(&mut hasher);
@@ -396,7 +430,9 @@ fn write_label<N: MarkedNode>(text: &mut String, node: &N, progress: Option<&Pro
         text.push_str(" (not started)");
     }
     if let Some(progress) = progress {
-        let _ = write!(text, " ({})", progress.describe());
+        text.push_str(" (");
+        progress.describe_into(text);
+        text.push(')');
     }
 }
 
@@ -409,6 +445,9 @@ impl MarkedNode for crate::model::FutureNode {
     }
     fn function(&self) -> Option<&str> {
         crate::model::FutureNode::function(self)
+    }
+    fn names_hash(&self) -> u64 {
+        crate::model::FutureNode::names_hash(self)
     }
     fn coroutine_state(&self) -> Option<CoroutineState> {
         self.state
@@ -480,5 +519,48 @@ mod tests {
                 "task {index}"
             );
         }
+    }
+
+    /// More distinct labels than `RecentLabels` has slots (a sleep's names its deadline),
+    /// between tasks that share one: every node reads the label its own facts make, and
+    /// the shared one is written about once.
+    #[test]
+    fn labels_read_right_when_recent_ones_are_forgotten() {
+        use crate::model::{Deadline, Detail, MonotonicTime};
+        let sleeping = |secs: i64| {
+            let mut root = FutureNode::new(NodeKind::AsyncFn, "app::serve", 0x10);
+            let mut sleep = FutureNode::new(NodeKind::Sleep, "tokio::time::Sleep", 0x20);
+            sleep.set_detail(Detail::Sleep(Deadline {
+                deadline: Some(MonotonicTime { secs, nanos: 5 }),
+                period_secs: None,
+                remaining_secs: None,
+                since_last_tick_secs: None,
+            }));
+            root.children.push(sleep);
+            root
+        };
+        let roots: Vec<FutureNode> = (0..3 * RECENT_LABELS as i64)
+            .map(|index| match index % 2 {
+                0 => sleeping(index),
+                _ => sleeping(-1),
+            })
+            .collect();
+        let mut marks = Marks::default();
+        for (id, root) in roots.iter().enumerate() {
+            marks.mark(id as u64, TaskState::Idle, root);
+        }
+        let expected = |node: &FutureNode| {
+            let mut text = String::new();
+            let progress = node.progress().filter(|progress| !progress.is_empty());
+            write_label(&mut text, node, progress.as_ref());
+            text
+        };
+        for (task, root) in marks.tasks.iter().zip(&roots) {
+            let view = marks.view(task);
+            let labels: Vec<&str> = view.nodes.iter().map(|node| view.label(node)).collect();
+            assert_eq!(labels, [expected(root), expected(&root.children[0])]);
+        }
+        // Per task, its sleep's label or the shared one; the coroutine's once.
+        assert!(marks.labels.len() < roots.len() / 2 + 100, "{}", marks.labels.len());
     }
 }

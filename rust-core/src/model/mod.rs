@@ -907,6 +907,8 @@ pub struct NodeNames {
     /// for each node written (a quarter of the time spent writing a report).
     type_json: Box<RawValue>,
     function_json: Box<RawValue>,
+    /// Both hashed (`names_hash`), made once: a stop's snapshot hashes every node's names.
+    hash: u64,
 }
 
 impl NodeNames {
@@ -915,10 +917,21 @@ impl NodeNames {
         NodeNames {
             type_json: raw_json(&*type_name),
             function_json: raw_json(&function),
+            hash: names_hash(&type_name, function.as_deref()),
             type_name,
             function,
         }
     }
+}
+
+/// A hash of a node's type name and function, the same for a node of a report and one
+/// read back from its JSON.
+pub fn names_hash(type_name: &str, function: Option<&str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    type_name.hash(&mut hasher);
+    function.hash(&mut hasher);
+    hasher.finish()
 }
 
 impl PartialEq for NodeNames {
@@ -1090,6 +1103,11 @@ impl FutureNode {
     /// The coroutine's function (`None` for other futures).
     pub fn function(&self) -> Option<&str> {
         self.names.function.as_deref()
+    }
+
+    /// `names_hash` of its type name and function.
+    pub fn names_hash(&self) -> u64 {
+        self.names.hash
     }
 
     /// The function's name if it has one, else the type's: shared, to keep.

@@ -81,7 +81,7 @@ pub fn of_saved_locals(
     let debug = fields.target.debug;
     let captured = captured_variables(env);
     let mut found = Vec::new();
-    let mut seen = FxHashSet::default();
+    let mut seen = FieldOffsets::for_fields(fields.ty.fields.len());
     for field in &fields.ty.fields {
         let Some(ty) = field.ty else { continue };
         if skip.contains(&field.name.as_str())
@@ -118,6 +118,37 @@ pub fn of_saved_locals(
         }
     }
     found
+}
+
+/// The field offsets met so far: a variant's few fields in a vector (a hash set was an
+/// allocation and its growth per coroutine decoded), a long list in a set.
+enum FieldOffsets {
+    Few(Vec<u64>),
+    Many(FxHashSet<u64>),
+}
+
+/// Fields up to which a vector is searched.
+const FEW_FIELDS: usize = 32;
+
+impl FieldOffsets {
+    fn for_fields(count: usize) -> FieldOffsets {
+        match count <= FEW_FIELDS {
+            true => FieldOffsets::Few(Vec::with_capacity(count)),
+            false => FieldOffsets::Many(FxHashSet::default()),
+        }
+    }
+
+    /// False if `offset` was met before.
+    fn insert(&mut self, offset: u64) -> bool {
+        match self {
+            FieldOffsets::Few(offsets) if offsets.contains(&offset) => false,
+            FieldOffsets::Few(offsets) => {
+                offsets.push(offset);
+                true
+            }
+            FieldOffsets::Many(offsets) => offsets.insert(offset),
+        }
+    }
 }
 
 /// The holdings in the fields of a library future (one no decoder knows): it is being

@@ -74,6 +74,9 @@ pub struct FutureDecoder<'a> {
     with_locals: bool,
     /// The tokio version the program was built with, for errors about unknown layouts.
     tokio_version: Option<String>,
+    /// The last decode's walk, emptied, for the next: a million tasks' walks would each
+    /// grow a set and a trail of their own.
+    spare_walk: RefCell<Walk>,
 }
 
 /// Works out ahead of any command what every first command needs of a binary besides the
@@ -93,6 +96,7 @@ impl<'a> FutureDecoder<'a> {
             anchor_types: Default::default(),
             with_locals: false,
             tokio_version: crate::tokio::version(target.debug),
+            spare_walk: Default::default(),
         }
     }
 
@@ -131,20 +135,23 @@ impl<'a> FutureDecoder<'a> {
 
     /// The await tree rooted at the future of type `ty` at `address`.
     pub fn decode(&self, ty: DieRef, address: u64) -> FutureNode {
-        self.decode_at(ty, address, 0, &mut Walk::default())
+        self.decode_walking(ty, address, None)
     }
 
     /// The await tree of `task`'s future: errors name the task.
     pub fn decode_task(&self, ty: DieRef, address: u64, task: TaskRef) -> FutureNode {
-        self.decode_at(
-            ty,
-            address,
-            0,
-            &mut Walk {
-                task: Some(task),
-                ..Walk::default()
-            },
-        )
+        self.decode_walking(ty, address, Some(task))
+    }
+
+    /// Decodes with the spare walk (a decode within a decode takes a new one).
+    fn decode_walking(&self, ty: DieRef, address: u64, task: Option<TaskRef>) -> FutureNode {
+        let mut walk = self.spare_walk.take();
+        walk.seen.clear();
+        walk.trail.clear();
+        walk.task = task;
+        let node = self.decode_at(ty, address, 0, &mut walk);
+        self.spare_walk.replace(walk);
+        node
     }
 
     /// A node for a future whose memory is not to be read (a finished task).

@@ -561,6 +561,10 @@ mod tests {
             assert_eq!(labels, [expected(root), expected(&root.children[0])]);
         }
         // Per task, its sleep's label or the shared one; the coroutine's once.
-        assert!(marks.labels.len() < roots.len() / 2 + 100, "{}", marks.labels.len());
+        assert!(
+            marks.labels.len() < roots.len() / 2 + 100,
+            "{}",
+            marks.labels.len()
+        );
     }
 }

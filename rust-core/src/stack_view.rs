@@ -477,11 +477,11 @@ mod tests {
         let mut node = FutureNode::named(kind, Arc::new(names), 0x1000 + line);
         node.state = Some(CoroutineState::Suspended);
         node.await_point = Some(0);
-        node.location = Some(Arc::new(Location {
-            file: "src/main.rs".into(),
+        node.location = Some(Arc::new(Location::new(
+            "src/main.rs".into(),
             line,
-            path: "/app/src/main.rs".into(),
-        }));
+            "/app/src/main.rs".into(),
+        )));
         node.children.extend(child);
         node
     }

@@ -16,11 +16,11 @@ fn callee_is(debug: &DebugInfo, site: &crate::dwarf::CallSite, function: &str) -
 }
 
 pub fn location_of(decl: &SourceLocation) -> Location {
-    Location {
-        file: names::short_path(&decl.file).into(),
-        line: decl.line,
-        path: decl.file.as_str().into(),
-    }
+    Location::new(
+        names::short_path(&decl.file).into(),
+        decl.line,
+        decl.file.as_str().into(),
+    )
 }
 
 /// The file the coroutine is written in (its `Unresumed` variant's `decl_file`).

@@ -309,15 +309,12 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     // The file as DWARF names it for this coroutine (debuggers spell paths differently);
     // the line is where the thread is.
     node.location = match (node.location.take(), &frame.input.file, frame.input.line) {
-        (Some(own), _, Some(line)) => Some(Arc::new(Location {
+        (Some(own), _, Some(line)) => Some(Arc::new(own.at_line(line))),
+        (None, Some(file), Some(line)) => Some(Arc::new(Location::new(
+            names::short_path(file).into(),
             line,
-            ..Location::clone(&own)
-        })),
-        (None, Some(file), Some(line)) => Some(Arc::new(Location {
-            file: names::short_path(file).into(),
-            line,
-            path: file.as_str().into(),
-        })),
+            file.as_str().into(),
+        ))),
         _ => None,
     };
 }

@@ -854,14 +854,66 @@ pub enum CoroutineState {
     Panicked,
 }
 
-#[derive(Debug, Serialize, Deserialize, Clone, PartialEq, Eq)]
+/// A place in the source. Made by `Location::new`, which writes its JSON once: the nodes
+/// suspended at one await share one, and writing each node's again was a twentieth of
+/// writing a report. Read its fields; a changed one would not change its JSON.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(from = "LocationFields")]
 pub struct Location {
     /// Shortened for display (see `names::short_path`).
     pub file: Arc<str>,
     pub line: u64,
     /// As the DWARF gives it.
     pub path: Arc<str>,
+    json: Box<RawValue>,
 }
+
+/// A location's JSON object, as it is written and read.
+#[derive(Serialize, Deserialize)]
+struct LocationFields {
+    file: Arc<str>,
+    line: u64,
+    path: Arc<str>,
+}
+
+impl Location {
+    pub fn new(file: Arc<str>, line: u64, path: Arc<str>) -> Location {
+        let fields = LocationFields { file, line, path };
+        let json = raw_json(&fields);
+        let LocationFields { file, line, path } = fields;
+        Location {
+            file,
+            line,
+            path,
+            json,
+        }
+    }
+
+    /// The same place at another line.
+    pub fn at_line(&self, line: u64) -> Location {
+        Location::new(self.file.clone(), line, self.path.clone())
+    }
+}
+
+impl From<LocationFields> for Location {
+    fn from(fields: LocationFields) -> Location {
+        Location::new(fields.file, fields.line, fields.path)
+    }
+}
+
+impl Serialize for Location {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json.serialize(serializer)
+    }
+}
+
+impl PartialEq for Location {
+    fn eq(&self, other: &Location) -> bool {
+        (&self.file, self.line, &self.path) == (&other.file, other.line, &other.path)
+    }
+}
+
+impl Eq for Location {}
 
 #[derive(Debug, Clone)]
 pub struct FutureNode {
@@ -956,7 +1008,7 @@ fn raw_json(value: &(impl Serialize + ?Sized)) -> Box<RawValue> {
 enum Extra {
     /// For an await written inside a macro (`select!`, `join!`): the macro's own source
     /// line, which DWARF gives; `location` is then the user's line of the macro call.
-    MacroLocation(Location),
+    MacroLocation(Box<Location>),
     Branch(Branch),
     /// The field path from the parent, for a future found by searching its fields
     /// (`inner.conn.dispatch.in_flight`).
@@ -1148,13 +1200,13 @@ impl FutureNode {
 
     pub fn macro_location(&self) -> Option<&Location> {
         self.extra(|extra| match extra {
-            Extra::MacroLocation(at) => Some(at),
+            Extra::MacroLocation(at) => Some(at.as_ref()),
             _ => None,
         })
     }
 
     pub fn set_macro_location(&mut self, at: Location) {
-        self.set_extra(Extra::MacroLocation(at));
+        self.set_extra(Extra::MacroLocation(Box::new(at)));
     }
 
     pub fn branch(&self) -> Option<&Branch> {
@@ -1271,6 +1323,25 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 mod tests {
     use super::*;
 
+    /// A location's JSON, written once when it is made, is the object of its fields, with
+    /// a path that needs escaping; read back, it is the same location and writes the same.
+    #[test]
+    fn a_location_writes_the_json_of_its_fields() {
+        let at = Location::new("src/a\"b.rs".into(), 7, "/app/src/a\"b.rs".into());
+        let json = serde_json::to_string(&at).unwrap();
+        assert_eq!(
+            json,
+            r#"{"file":"src/a\"b.rs","line":7,"path":"/app/src/a\"b.rs"}"#
+        );
+        let back: Location = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, at);
+        assert_eq!(serde_json::to_string(&back).unwrap(), json);
+        assert_eq!(
+            serde_json::to_string(&at.at_line(9)).unwrap(),
+            json.replace(":7,", ":9,")
+        );
+    }
+
     /// Half a million nodes per 100,000 tasks: what few nodes have stays boxed, and what
     /// many share (the type's names, the await's location) is shared.
     #[test]
@@ -1286,11 +1357,7 @@ mod tests {
     /// it says something: the JSON is the same whether a field is boxed or not.
     #[test]
     fn a_node_writes_its_fields_in_the_schemas_order() {
-        let at = |line| Location {
-            file: "src/main.rs".into(),
-            line,
-            path: "/app/src/main.rs".into(),
-        };
+        let at = |line| Location::new("src/main.rs".into(), line, "/app/src/main.rs".into());
         let mut node = FutureNode::new(NodeKind::Future, "app::F", 0x10);
         assert_eq!(
             serde_json::to_string(&node).unwrap(),

@@ -452,11 +452,11 @@ impl<'a> TaskReader<'a> {
         let spawned_at = read
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .map(|file| {
-                Arc::new(Location {
-                    file: names::short_path(&file).into(),
+                Arc::new(Location::new(
+                    names::short_path(&file).into(),
                     line,
-                    path: file.into(),
-                })
+                    file.into(),
+                ))
             });
         self.spawn_locations
             .borrow_mut()

@@ -813,11 +813,7 @@ mod tests {
     const FILE: &str = "src/main.rs";
 
     fn at(line: u64) -> Location {
-        Location {
-            file: FILE.into(),
-            line,
-            path: FILE.into(),
-        }
+        Location::new(FILE.into(), line, FILE.into())
     }
 
     /// A guard or permit of the lock whose semaphore is `semaphore`, as the search finds it.

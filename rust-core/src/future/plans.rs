@@ -30,7 +30,7 @@ pub struct NodeHead {
 pub struct AwaitPlan {
     /// Shared by every node suspended here: a million nodes point at a few hundred.
     pub location: Option<Arc<Location>>,
-    pub macro_location: Option<Location>,
+    pub macro_location: Option<Arc<Location>>,
 }
 
 /// Branch lines by (env type, state, branch types).
@@ -92,7 +92,7 @@ impl Plans {
             if await_lines::is_macro_await(env, suspend) {
                 if let Some(user_line) = await_lines::user_await_location(debug, env, awaitee) {
                     plan.location = Some(Arc::new(user_line));
-                    plan.macro_location = Some(suspend.clone());
+                    plan.macro_location = Some(Arc::new(suspend.clone()));
                 }
             }
         }

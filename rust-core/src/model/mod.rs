@@ -1008,7 +1008,7 @@ fn raw_json(value: &(impl Serialize + ?Sized)) -> Box<RawValue> {
 enum Extra {
     /// For an await written inside a macro (`select!`, `join!`): the macro's own source
     /// line, which DWARF gives; `location` is then the user's line of the macro call.
-    MacroLocation(Box<Location>),
+    MacroLocation(Arc<Location>),
     Branch(Branch),
     /// The field path from the parent, for a future found by searching its fields
     /// (`inner.conn.dispatch.in_flight`).
@@ -1205,8 +1205,8 @@ impl FutureNode {
         })
     }
 
-    pub fn set_macro_location(&mut self, at: Location) {
-        self.set_extra(Extra::MacroLocation(Box::new(at)));
+    pub fn set_macro_location(&mut self, at: Arc<Location>) {
+        self.set_extra(Extra::MacroLocation(at));
     }
 
     pub fn branch(&self) -> Option<&Branch> {
@@ -1379,7 +1379,7 @@ mod tests {
         }]);
         node.set_via("inner");
         node.set_branch(Branch::new(1, BranchStatus::Pending));
-        node.set_macro_location(at(4));
+        node.set_macro_location(Arc::new(at(4)));
         let json = serde_json::to_string(&node).unwrap();
         // Each key's first appearance is its own (the nested ones come after it).
         let positions: Vec<Option<usize>> = [

@@ -37,6 +37,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -297,6 +298,7 @@ def write_results(path, rows, reads, loads):
     except (OSError, StopIteration):
         pass
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE, text=True).stdout.strip()
+    kept = marked_sections(path)
     with open(path, "w") as out:
         out.write("# Benchmark results\n\n")
         out.write("`make bench` on %s, commit %s, %d cores (%s), %s.\n\n" % (
@@ -318,6 +320,20 @@ def write_results(path, rows, reads, loads):
         out.write(LOAD_HEADER + "\n" + LOAD_RULE + "\n")
         for row in loads:
             out.write(format_load_row(row) + "\n")
+        for section in kept:
+            out.write("\n" + section + "\n")
+
+
+def marked_sections(path):
+    """The sections other benchmarks wrote into `path` between their markers
+    (`<!-- scale -->` ... `<!-- /scale -->`, `<!-- top -->` ...), kept when this one
+    writes the file again."""
+    try:
+        with open(path) as results:
+            text = results.read()
+    except OSError:
+        return []
+    return [match.group(0) for match in re.finditer(r"(?s)<!-- (\w+) -->.*?<!-- /\1 -->", text)]
 
 
 if __name__ == "__main__":

@@ -65,9 +65,6 @@ impl MarkedNode for SavedNode {
     fn kind(&self) -> NodeKind {
         self.kind
     }
-    fn type_name(&self) -> &str {
-        &self.type_name
-    }
     fn function(&self) -> Option<&str> {
         self.function.as_deref()
     }

@@ -16,7 +16,6 @@ pub const MAX_DEPTH: usize = 256;
 /// What a snapshot reads of a node, from a report's tree or a saved report's.
 pub trait MarkedNode: Sized {
     fn kind(&self) -> NodeKind;
-    fn type_name(&self) -> &str;
     fn function(&self) -> Option<&str>;
     /// `model::names_hash` of its type name and function.
     fn names_hash(&self) -> u64;
@@ -439,9 +438,6 @@ fn write_label<N: MarkedNode>(text: &mut String, node: &N, progress: Option<&Pro
 impl MarkedNode for crate::model::FutureNode {
     fn kind(&self) -> NodeKind {
         self.kind
-    }
-    fn type_name(&self) -> &str {
-        crate::model::FutureNode::type_name(self)
     }
     fn function(&self) -> Option<&str> {
         crate::model::FutureNode::function(self)

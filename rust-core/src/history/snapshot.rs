@@ -215,6 +215,16 @@ impl Marks {
             .get(first..first.saturating_add(task.node_count as usize))
             .unwrap_or_default()
     }
+
+    fn view(&self, task: &TaskMark) -> TaskView<'_> {
+        TaskView {
+            id: task.id,
+            state: task.state,
+            since: task.since,
+            nodes: self.nodes_of(task),
+            labels: &self.labels,
+        }
+    }
 }
 
 /// One task of a snapshot, with its nodes.
@@ -297,19 +307,16 @@ impl Snapshot {
         // Only marking needs it.
         marks.label_of = RecentLabels::default();
         let now = taken_at.map(|at| at.unix_secs);
-        let mut since = Vec::with_capacity(marks.tasks.len());
-        for task in &marks.tasks {
-            let view = marks.view(task);
-            let unchanged = previous
-                .and_then(|previous| previous.task(task.id))
-                .filter(|before| before.same_as(&view));
-            since.push(match unchanged {
+        for index in 0..marks.tasks.len() {
+            let view = marks.view(&marks.tasks[index]);
+            let since = match previous
+                .and_then(|previous| previous.task(view.id))
+                .filter(|before| before.same_as(&view))
+            {
                 Some(before) => before.since.or(now),
                 None => now,
-            });
-        }
-        for (task, since) in marks.tasks.iter_mut().zip(since) {
-            task.since = since;
+            };
+            marks.tasks[index].since = since;
         }
         Snapshot { taken_at, marks }
     }
@@ -329,18 +336,6 @@ impl Snapshot {
     /// Every task, by id.
     pub fn tasks(&self) -> impl Iterator<Item = TaskView<'_>> {
         self.marks.tasks.iter().map(|task| self.marks.view(task))
-    }
-}
-
-impl Marks {
-    fn view(&self, task: &TaskMark) -> TaskView<'_> {
-        TaskView {
-            id: task.id,
-            state: task.state,
-            since: task.since,
-            nodes: self.nodes_of(task),
-            labels: &self.labels,
-        }
     }
 }
 

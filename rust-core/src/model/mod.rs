@@ -1334,6 +1334,10 @@ mod tests {
             r#"{"file":"src/a\"b.rs","line":7,"path":"/app/src/a\"b.rs"}"#
         );
         let back: Location = serde_json::from_str(&json).unwrap();
+        assert_eq!(
+            (&*back.file, back.line, &*back.path),
+            ("src/a\"b.rs", 7, "/app/src/a\"b.rs")
+        );
         assert_eq!(back, at);
         assert_eq!(serde_json::to_string(&back).unwrap(), json);
         assert_eq!(

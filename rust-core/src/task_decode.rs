@@ -136,7 +136,9 @@ pub fn read_task(
 pub enum ReadElsewhere {
     /// Its header could not be read.
     Unreadable { error: Error, spent: (u64, u64) },
-    /// A task a thread polls now: the walk reads it, with that thread's frames.
+    /// A task a thread polls now: the walk reads it, with that thread's frames. Also the
+    /// place of a task left to be read again (`SecondThread::read`) when the walk stopped
+    /// first.
     Running,
     Read {
         task: Kept,
@@ -184,7 +186,19 @@ impl SecondThread<'_> {
             return Vec::new();
         };
         let decoder = self.settings.decoder(&target, &task_reader);
+        let reader = OneTask {
+            task_reader: &task_reader,
+            decoder: &decoder,
+            budget: &budget,
+            running,
+            source,
+            keep: self.keep,
+        };
+        // A task that meets a list the walk's thread is counting is read again after the
+        // others, by when the count is done, rather than waited for.
+        target.defer_busy_lists(true);
         let mut read = Vec::with_capacity(addresses.len());
+        let mut again = Vec::new();
         for (index, &address) in addresses.iter().enumerate() {
             if abandon.load(Ordering::Relaxed) {
                 break;
@@ -192,35 +206,79 @@ impl SecondThread<'_> {
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
                 target.memory.release_cache();
             }
-            let before = budget.spent();
-            let spent = || {
-                let (nodes, bytes) = budget.spent();
-                (nodes - before.0, bytes - before.1)
-            };
-            let header = match task_reader.read_header(address) {
-                Ok(header) => header,
-                Err(error) => {
-                    read.push(ReadElsewhere::Unreadable {
-                        error,
-                        spent: spent(),
-                    });
-                    continue;
+            match reader.read(address) {
+                Some(task) => read.push(task),
+                None => {
+                    again.push(index);
+                    // Its place, until it is read again (or, abandoned, read by the walk).
+                    read.push(ReadElsewhere::Running);
                 }
-            };
-            if running.contains(&header.id) {
-                read.push(ReadElsewhere::Running);
-                continue;
             }
-            let mut errors = Vec::new();
-            let task = read_task(&task_reader, &decoder, source, &header, None, &mut errors);
-            read.push(ReadElsewhere::Read {
-                task: (self.keep)(task),
-                errors,
-                anchors: decoder.take_anchors(),
-                spent: spent(),
-            });
+        }
+        target.defer_busy_lists(false);
+        target.memory.release_cache();
+        for index in again {
+            if abandon.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(task) = reader.read(addresses[index]) {
+                read[index] = task;
+            }
         }
         read
+    }
+}
+
+/// What reads one task on the second thread.
+struct OneTask<'r, 'a> {
+    task_reader: &'r TaskReader<'a>,
+    decoder: &'r FutureDecoder<'a>,
+    budget: &'r Budget<'r>,
+    running: &'r FxHashSet<u64>,
+    source: u64,
+    keep: Keep<'r>,
+}
+
+impl OneTask<'_, '_> {
+    /// The task at `address`; `None` where it met a list another thread counts now
+    /// (what was read of it is dropped).
+    fn read(&self, address: u64) -> Option<ReadElsewhere> {
+        let before = self.budget.spent();
+        let spent = || {
+            let (nodes, bytes) = self.budget.spent();
+            (nodes - before.0, bytes - before.1)
+        };
+        let header = match self.task_reader.read_header(address) {
+            Ok(header) => header,
+            Err(error) => {
+                return Some(ReadElsewhere::Unreadable {
+                    error,
+                    spent: spent(),
+                })
+            }
+        };
+        if self.running.contains(&header.id) {
+            return Some(ReadElsewhere::Running);
+        }
+        let mut errors = Vec::new();
+        let task = read_task(
+            self.task_reader,
+            self.decoder,
+            self.source,
+            &header,
+            None,
+            &mut errors,
+        );
+        let anchors = self.decoder.take_anchors();
+        if self.decoder.target().take_met_busy_list() {
+            return None;
+        }
+        Some(ReadElsewhere::Read {
+            task: (self.keep)(task),
+            errors,
+            anchors,
+            spent: spent(),
+        })
     }
 }
 

@@ -4,13 +4,14 @@
 //! this module knows no type but pointers, enums and scalars.
 
 use std::cell::{Cell, RefCell};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use rustc_hash::FxHashMap;
 
 use crate::budget::Budget;
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::memory::{Memory, MemoryExt};
 
 /// What every view needs: the executable's DWARF and the inferior's memory.
@@ -30,6 +31,11 @@ pub struct Target<'a> {
     /// and type it ends at, or why the type has no such field. Keyed by the type and the
     /// steps' place in the layout table, so each run is worked out once per type.
     pub layout_runs: RefCell<FxHashMap<LayoutRunKey, LayoutRun>>,
+    /// Set on a second thread's target: a list another thread is counting now is not
+    /// waited for (`list_length`); its task is read again once the count is done.
+    defers_busy_lists: Cell<bool>,
+    /// Whether a read gave up on such a list since `take_met_busy_list` last asked.
+    met_busy_list: Cell<bool>,
 }
 
 /// Lengths of intrusive lists already counted, by the list's address: every waiter queued
@@ -40,21 +46,65 @@ pub struct Target<'a> {
 #[derive(Default)]
 pub struct ListLengths {
     by_list: Mutex<FxHashMap<u64, Arc<Mutex<Option<u64>>>>>,
+    /// How many times a thread gave up on a list another was counting.
+    given_up: AtomicU64,
 }
 
 impl ListLengths {
     /// The length of the list at `address`, counted by `count` the first time; a thread
     /// asking while another counts it waits for that count. A failed count is not kept.
     pub fn get_or_count(&self, address: u64, count: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        let slot = self.slot(address);
+        let length = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        Self::known_or_count(length, count)
+    }
+
+    /// `get_or_count`, but `None` at once where another thread is counting the list now.
+    pub fn get_or_count_unless_busy(
+        &self,
+        address: u64,
+        count: impl FnOnce() -> Result<u64>,
+    ) -> Option<Result<u64>> {
+        let slot = self.slot(address);
+        let length = match slot.try_lock() {
+            Ok(length) => length,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => {
+                self.given_up.fetch_add(1, Ordering::Relaxed);
+                return None;
+            }
+        };
+        Some(Self::known_or_count(length, count))
+    }
+
+    /// How many times `get_or_count_unless_busy` gave up.
+    pub fn given_up(&self) -> u64 {
+        self.given_up.load(Ordering::Relaxed)
+    }
+
+    /// The lists asked for so far, by address.
+    pub fn lists(&self) -> Vec<u64> {
+        let by_list = self.by_list.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lists: Vec<u64> = by_list.keys().copied().collect();
+        lists.sort_unstable();
+        lists
+    }
+
+    fn slot(&self, address: u64) -> Arc<Mutex<Option<u64>>> {
         // A poisoned lock holds lengths counted before the panic, which stay true.
-        let slot = Arc::clone(
+        Arc::clone(
             self.by_list
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .entry(address)
                 .or_default(),
-        );
-        let mut length = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        )
+    }
+
+    fn known_or_count(
+        mut length: MutexGuard<'_, Option<u64>>,
+        count: impl FnOnce() -> Result<u64>,
+    ) -> Result<u64> {
         if let Some(length) = *length {
             return Ok(length);
         }
@@ -103,7 +153,38 @@ impl<'a> Target<'a> {
             budget: None,
             field_searches: Cell::new(0),
             layout_runs: RefCell::default(),
+            defers_busy_lists: Cell::new(false),
+            met_busy_list: Cell::new(false),
         }
+    }
+
+    /// The length of the list at `address`, counted by `count` once per stop (and shared
+    /// with the other thread's target). A target deferring busy lists gives up at once
+    /// where the other thread counts this list now: a Mutex's 166,000 waiters take a
+    /// quarter of a second to count, which the other thread would spend waiting.
+    pub fn list_length(&self, address: u64, count: impl FnOnce() -> Result<u64>) -> Result<u64> {
+        if !self.defers_busy_lists.get() {
+            return self.list_lengths.get_or_count(address, count);
+        }
+        let counted = self.list_lengths.get_or_count_unless_busy(address, count);
+        counted.unwrap_or_else(|| {
+            self.met_busy_list.set(true);
+            Err(Error::new(
+                ErrorKind::Internal,
+                format!("the list at {address:#x} is being counted by another thread"),
+            ))
+        })
+    }
+
+    /// Whether lists another thread counts now are given up on (see `list_length`).
+    pub fn defer_busy_lists(&self, defer: bool) {
+        self.defers_busy_lists.set(defer);
+    }
+
+    /// Whether a list was given up on since the last call: what was read meanwhile is
+    /// to be read again.
+    pub fn take_met_busy_list(&self) -> bool {
+        self.met_busy_list.replace(false)
     }
 
     /// Counts lists together with another target over the same stop (a second thread's).
@@ -447,5 +528,39 @@ mod tests {
         assert!(failed.is_err());
         assert_eq!(lengths.get_or_count(0x2000, || Ok(3)).unwrap(), 3);
         assert_eq!(lengths.get_or_count(0x2000, || Ok(4)).unwrap(), 3);
+    }
+
+    /// A second thread's target does not wait for a list the other thread is counting:
+    /// it says so (an error, and `take_met_busy_list` once), and gets the length once the
+    /// count is done; a target that does not defer waits for it.
+    #[test]
+    fn a_deferring_target_gives_up_on_a_list_being_counted() {
+        let debug = crate::testing::Program::new().load();
+        let memory = crate::testing::TestMemory::default();
+        let lengths = Arc::new(ListLengths::default());
+        let target = Target::new(&debug, &memory, 0).sharing_list_lengths(&lengths);
+        target.defer_busy_lists(true);
+        let (counting, counted) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| {
+                lengths.get_or_count(0x1000, || {
+                    counting.wait();
+                    counted.wait();
+                    Ok(166_666)
+                })
+            });
+            counting.wait();
+            // Asserted once the other thread is let go: a failure must not hang the test.
+            let while_counted = target.list_length(0x1000, || Ok(1));
+            let met = (target.take_met_busy_list(), target.take_met_busy_list());
+            counted.wait();
+            assert!(while_counted.is_err());
+            assert_eq!(met, (true, false));
+            assert_eq!(other.join().unwrap().unwrap(), 166_666);
+        });
+        assert_eq!(target.list_length(0x1000, || Ok(1)).unwrap(), 166_666);
+        assert!(!target.take_met_busy_list());
+        target.defer_busy_lists(false);
+        assert_eq!(target.list_length(0x2000, || Ok(7)).unwrap(), 7);
     }
 }

@@ -72,7 +72,7 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
 
 /// How many nodes a tokio `LinkedList` holds (counted once per list and command).
 pub fn linked_list_len(list: &Value<'_>) -> Result<u64> {
-    list.target.list_lengths.get_or_count(list.address, || {
+    list.target.list_length(list.address, || {
         Ok(linked_list_nodes(list, MAX_LIST_NODES)?.0.len() as u64)
     })
 }

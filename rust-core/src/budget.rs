@@ -149,14 +149,24 @@ impl<'a> Budget<'a> {
         (self.nodes.get(), self.bytes.get())
     }
 
+    /// Takes back `bytes` spent on reads whose results were dropped, to be read again (a
+    /// walk by two threads that did not join as one).
+    pub fn refund_bytes(&self, bytes: u64) {
+        self.bytes.set(self.bytes.get().saturating_sub(bytes));
+    }
+
+    /// Whether `nodes` and `bytes` more would fit the limits in force.
+    pub fn holds(&self, nodes: u64, bytes: u64) -> bool {
+        self.nodes.get().saturating_add(nodes) <= self.max_nodes.get()
+            && self.bytes.get().saturating_add(bytes) <= self.max_bytes.get()
+    }
+
     /// Spends what a task decoded on another thread, with a budget of its own, spent
     /// there, as if it had been decoded here: true when it fits. When it would not fit (or
     /// the walk is stopped) nothing is spent, and the task is decoded here again, so that
     /// the budget stops the walk at the very node it would have alone.
     pub fn spend_as_decoded_elsewhere(&self, nodes: u64, bytes: u64) -> bool {
-        let fits = self.nodes.get().saturating_add(nodes) <= self.max_nodes.get()
-            && self.bytes.get().saturating_add(bytes) <= self.max_bytes.get();
-        if !fits || !self.go_on() {
+        if !self.holds(nodes, bytes) || !self.go_on() {
             return false;
         }
         self.nodes.set(self.nodes.get() + nodes);

@@ -39,7 +39,7 @@ use crate::tokio::context::{
     RuntimeHandle,
 };
 use crate::tokio::sources::{TaskList, TaskSource};
-use crate::tokio::tasks::{TaskHeader, TaskReader, TaskWalk};
+use crate::tokio::tasks::{ShardHelper, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue};
 use crate::value::{Target, Value, WithExecutable};
 
@@ -958,7 +958,14 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
     ) {
         let address = source.address();
         let debug = self.decoder.target().debug;
-        let list = match self.task_reader.task_list(source) {
+        // Where the memory gives another reader, a runtime's many shards are walked by two.
+        let helper = self
+            .second_thread
+            .and_then(|setup| setup.second_thread())
+            .map(|second| -> ShardHelper<'_> {
+                Box::new(move |lists, stopped| second.walk_shards(lists, stopped))
+            });
+        let list = match self.task_reader.task_list_helped(source, helper) {
             Ok(list) => list,
             Err(error) => {
                 report.errors.push(

@@ -18,7 +18,7 @@ use crate::model::{ReportError, TaskReport};
 use crate::panics;
 use crate::stack::ResolvedFrame;
 use crate::tokio::anchors::Anchor;
-use crate::tokio::tasks::{TaskFuture, TaskHeader, TaskReader};
+use crate::tokio::tasks::{ShardList, ShardsWalked, TaskFuture, TaskHeader, TaskReader};
 use crate::value::{ListLengths, Target, WithExecutable};
 
 /// Tasks decoded between two emptyings of a reader's page cache.
@@ -226,6 +226,35 @@ impl SecondThread<'_> {
             }
         }
         read
+    }
+}
+
+impl SecondThread<'_> {
+    /// Walks the shards `lists` of a runtime's task list (`TaskReader::walk_shards`)
+    /// until `stopped` is set; `None` where its readers cannot be set up or the walk fails
+    /// (the walk's thread then walks every shard itself).
+    pub fn walk_shards(self, lists: &[ShardList], stopped: &AtomicBool) -> Option<ShardsWalked> {
+        let memory = WithExecutable {
+            inner: &*self.memory,
+            debug: self.debug,
+            load_bias: self.load_bias,
+        };
+        let budget = Budget::unlimited();
+        let metered = Metered {
+            inner: &memory,
+            budget: &budget,
+        };
+        let target = Target::new(self.debug, &metered, self.load_bias).with_budget(&budget);
+        let task_reader = TaskReader::new(&target).ok()?;
+        let lists = lists
+            .iter()
+            .map(|(index, ty, address)| (*index, target.value_of_type(ty.clone(), *address)))
+            .collect();
+        let mut walked = task_reader
+            .walk_shards(lists, &|| stopped.load(Ordering::Relaxed))
+            .ok()?;
+        walked.bytes_read = budget.spent().1;
+        Some(walked)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::value::{Target, Value};
 
 use super::anchors::Anchor;
 use super::context::RuntimeHandle;
-use super::tasks::{TaskHeader, TaskReader, TaskWalk};
+use super::tasks::{ShardHelper, TaskHeader, TaskReader, TaskWalk};
 
 /// Which kind of list a source is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -206,6 +206,16 @@ pub struct TaskList {
 impl<'a> TaskReader<'a> {
     /// Every task of `source`, with tokio's count and whether the list is closed.
     pub fn task_list(&self, source: &TaskSource<'a>) -> Result<TaskList> {
+        self.task_list_helped(source, None)
+    }
+
+    /// `task_list`, a runtime's shards walked with `helper` where it has many tasks
+    /// (`task_addresses_helped`).
+    pub fn task_list_helped(
+        &self,
+        source: &TaskSource<'a>,
+        helper: Option<ShardHelper<'_>>,
+    ) -> Result<TaskList> {
         match source.kind {
             SourceKind::Runtime(_) => {
                 let owned = std_values::at(&source.value, layout::HANDLE_OWNED_TASKS)?;
@@ -217,7 +227,7 @@ impl<'a> TaskReader<'a> {
                     .ok()
                     .map(|closed| closed != 0);
                 Ok(TaskList {
-                    walk: self.task_addresses(&source.value)?,
+                    walk: self.task_addresses_helped(&source.value, counted, helper)?,
                     counted,
                     closed,
                 })

@@ -2,6 +2,7 @@
 //! header its id, state bits and the future it runs (typed through the `poll<T, S>`
 //! function its vtable points to).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -117,6 +118,76 @@ pub struct TaskWalk {
     pub locked_shards: Vec<usize>,
 }
 
+/// What a walk of some of a runtime's shards found (`TaskReader::walk_shards`).
+#[derive(Default)]
+pub struct ShardsWalked {
+    /// In the order walked.
+    pub addresses: Vec<u64>,
+    /// Each shard's problems, by shard index.
+    pub problems: Vec<(usize, Vec<String>)>,
+    pub unreadable: FxHashSet<u64>,
+    /// What the walk read, where another thread walked (its own budget counts it).
+    pub bytes_read: u64,
+}
+
+/// A shard's list for another thread to walk: its index, type and address (a `Value`
+/// belongs to one thread's target).
+pub type ShardList = (usize, Arc<TypeInfo>, u64);
+
+/// What walks shards on another thread: the shards, and a flag it stops at (the walk was
+/// stopped); `None` where no thread or reader could be had.
+pub type ShardHelper<'h> =
+    Box<dyn FnOnce(&[ShardList], &AtomicBool) -> Option<ShardsWalked> + Send + 'h>;
+
+/// Tasks (tokio's count) from which a runtime's shards are walked by two threads.
+pub const TASKS_FOR_TWO_WALKERS: u64 = 20_000;
+/// Bytes a link of the walk reads, at most (a header's vtable word, the vtable's first word
+/// and trailer offset, the next pointer): the budget must hold this many per task counted
+/// for the shards to be walked by two threads, each spending on its own.
+const BYTES_PER_LINK: u64 = 64;
+
+impl TaskWalk {
+    /// Takes what a walk of shards found: its tasks in memory order, its problems shard by
+    /// shard (as a walk of one shard after another says them).
+    fn take(&mut self, walked: ShardsWalked) {
+        let ShardsWalked {
+            mut addresses,
+            mut problems,
+            unreadable,
+            bytes_read: _,
+        } = walked;
+        problems.sort_by_key(|(index, _)| *index);
+        self.problems
+            .extend(problems.into_iter().flat_map(|(_, problems)| problems));
+        if addresses.len() >= MAX_TASKS_PER_RUNTIME {
+            self.problems.push(format!(
+                "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
+            ));
+        }
+        addresses.sort_unstable();
+        self.addresses = addresses;
+        self.unreadable = unreadable;
+    }
+}
+
+/// Two walks of disjoint shards as one walk of them all, where it would have found the
+/// same: no task in both (one walk would have stopped the later shard there) and fewer
+/// tasks than one walk stops at.
+fn joined(mut mine: ShardsWalked, theirs: ShardsWalked) -> Option<ShardsWalked> {
+    let total = mine.addresses.len() + theirs.addresses.len();
+    if total >= MAX_TASKS_PER_RUNTIME {
+        return None;
+    }
+    mine.addresses.extend(theirs.addresses);
+    mine.addresses.sort_unstable();
+    if mine.addresses.windows(2).any(|pair| pair[0] == pair[1]) {
+        return None;
+    }
+    mine.problems.extend(theirs.problems);
+    mine.unreadable.extend(theirs.unreadable);
+    Some(mine)
+}
+
 /// Where the walk of one task list is.
 struct ShardWalk<'a> {
     index: usize,
@@ -194,6 +265,20 @@ impl<'a> TaskReader<'a> {
     /// loses only itself: each shard is walked forward from its head and, if that breaks,
     /// back from its tail.
     pub fn task_addresses(&self, handle: &Value<'a>) -> Result<TaskWalk> {
+        self.task_addresses_helped(handle, None, None)
+    }
+
+    /// `task_addresses`; with `helper`, and tokio counting `counted` tasks (at least
+    /// `TASKS_FOR_TWO_WALKERS`), every other shard is walked by the helper's thread while
+    /// this one walks the rest. The walk is the one a thread makes alone: where the halves
+    /// do not join as it would (a task in two shards, a helper that could not start, a
+    /// runaway list), the shards are walked again here.
+    pub fn task_addresses_helped(
+        &self,
+        handle: &Value<'a>,
+        counted: Option<u64>,
+        helper: Option<ShardHelper<'_>>,
+    ) -> Result<TaskWalk> {
         let owned = std_values::at(handle, runtime::HANDLE_OWNED_TASKS)
             .context_with(|| "runtime handle")?;
         let shards = std_values::boxed_slice(
@@ -208,8 +293,84 @@ impl<'a> TaskReader<'a> {
             }
             lists.push(std_values::at(shard, runtime::SHARD_LIST)?);
         }
+        let helper = helper.filter(|_| lists.len() >= 2 && self.two_walkers_for(counted));
+        if let Some(helper) = helper {
+            let spent = self.bytes_spent();
+            if let Some(walked) = self.walk_in_two(&lists, helper) {
+                walk.take(walked);
+                return Ok(walk);
+            }
+            // Walked again below, as if for the first time.
+            if let Some(budget) = self.target.budget {
+                budget.refund_bytes(self.bytes_spent() - spent);
+            }
+        }
         self.walk_lists(lists, &mut walk)?;
         Ok(walk)
+    }
+
+    fn bytes_spent(&self) -> u64 {
+        self.target.budget.map_or(0, |budget| budget.spent().1)
+    }
+
+    /// Whether `counted` tasks are worth two threads, and the budget holds what walking
+    /// them costs (each thread spends on its own, so neither can stop where one would).
+    fn two_walkers_for(&self, counted: Option<u64>) -> bool {
+        let Some(counted) = counted.filter(|&counted| counted >= TASKS_FOR_TWO_WALKERS) else {
+            return false;
+        };
+        let needed = counted.saturating_mul(2).saturating_mul(BYTES_PER_LINK);
+        self.target
+            .budget
+            .is_none_or(|budget| budget.holds(0, needed))
+    }
+
+    /// Walks the even shards here and the odd ones with `helper`; `None` where the two
+    /// walks do not join as one walk would have walked them, or either failed.
+    fn walk_in_two(&self, lists: &[Value<'a>], helper: ShardHelper<'_>) -> Option<ShardsWalked> {
+        let (mine, theirs): (Vec<_>, Vec<_>) = lists
+            .iter()
+            .cloned()
+            .enumerate()
+            .partition(|(index, _)| index % 2 == 0);
+        let theirs: Vec<ShardList> = theirs
+            .into_iter()
+            .map(|(index, list)| (index, list.ty, list.address))
+            .collect();
+        let stopped = AtomicBool::new(false);
+        let (mine, theirs) = std::thread::scope(|scope| {
+            let helper = crate::threads::spawn_scoped(scope, "tokio-async-list", || {
+                crate::panics::on_helper_thread(|| helper(&theirs, &stopped))
+            });
+            let Ok(helper) = helper else {
+                return (None, None);
+            };
+            let mine = self.walk_shards(mine, &|| {
+                let stop = !self.target.go_on();
+                if stop {
+                    stopped.store(true, Ordering::Relaxed);
+                }
+                stop
+            });
+            if mine.is_err() {
+                // The helper stops with this thread; the walk alone says what failed first.
+                stopped.store(true, Ordering::Relaxed);
+            }
+            let theirs = match helper.join() {
+                Ok(Ok(theirs)) => theirs,
+                Ok(Err(caught)) => crate::panics::resume(caught),
+                Err(payload) => std::panic::resume_unwind(payload),
+            };
+            (mine.ok(), theirs)
+        });
+        let (Some(mine), Some(theirs)) = (mine, theirs) else {
+            return None;
+        };
+        if let Some(budget) = self.target.budget {
+            // It fits (`two_walkers_for`), unless the walk was stopped meanwhile.
+            budget.spend_as_decoded_elsewhere(0, theirs.bytes_read);
+        }
+        joined(mine, theirs)
     }
 
     /// The tasks a LocalSet owns (its `Shared.local_state.owned`): one list, not shards.
@@ -226,10 +387,23 @@ impl<'a> TaskReader<'a> {
     /// walks move down the heap side by side and each page of it is read about once
     /// (shard by shard, a million tasks' heap would be read once per shard).
     fn walk_lists(&self, lists: Vec<Value<'a>>, walk: &mut TaskWalk) -> Result<()> {
+        let walked = self.walk_shards(lists.into_iter().enumerate().collect(), &|| {
+            !self.target.go_on()
+        })?;
+        walk.take(walked);
+        Ok(())
+    }
+
+    /// Walks the shards `(index, list)` as `walk_lists` does; `stop` is asked every few
+    /// thousand links whether to stop.
+    pub fn walk_shards(
+        &self,
+        lists: Vec<(usize, Value<'a>)>,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<ShardsWalked> {
         let mut seen = FxHashSet::default();
         let mut shards = lists
             .into_iter()
-            .enumerate()
             .map(|(index, list)| {
                 let head = list.field(runtime::LINKED_LIST_HEAD)?.read_pointer()?;
                 Ok(ShardWalk {
@@ -241,36 +415,31 @@ impl<'a> TaskReader<'a> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let mut walked = ShardsWalked::default();
         let mut walking: Vec<usize> = (0..shards.len()).collect();
         while !walking.is_empty() {
             let mut failed = None;
-            walking.retain(
-                |&index| match self.step(&mut shards[index], &mut seen, walk) {
+            walking.retain(|&index| {
+                match self.step(&mut shards[index], &mut seen, &mut walked, stop) {
                     Ok(more) => more,
                     Err(error) => {
                         failed.get_or_insert(error);
                         false
                     }
-                },
-            );
+                }
+            });
             if let Some(error) = failed {
                 return Err(error);
             }
-            if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
+            if walked.addresses.len() >= MAX_TASKS_PER_RUNTIME {
                 break;
             }
         }
-        // Said shard by shard, as a walk of one shard after another says them.
-        for shard in shards {
-            walk.problems.extend(shard.problems);
-        }
-        if walk.addresses.len() >= MAX_TASKS_PER_RUNTIME {
-            walk.problems.push(format!(
-                "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
-            ));
-        }
-        walk.addresses.sort_unstable();
-        Ok(())
+        walked.problems = shards
+            .into_iter()
+            .map(|shard| (shard.index, shard.problems))
+            .collect();
+        Ok(walked)
     }
 
     /// Takes one link of `shard`'s walk; false when it is over.
@@ -278,7 +447,8 @@ impl<'a> TaskReader<'a> {
         &self,
         shard: &mut ShardWalk<'a>,
         seen: &mut FxHashSet<u64>,
-        walk: &mut TaskWalk,
+        walk: &mut ShardsWalked,
+        stop: &dyn Fn() -> bool,
     ) -> Result<bool> {
         let at = shard.next;
         if at == 0 || walk.addresses.len() >= MAX_TASKS_PER_RUNTIME || !seen.insert(at) {
@@ -288,7 +458,7 @@ impl<'a> TaskReader<'a> {
             .addresses
             .len()
             .is_multiple_of(LINKS_PER_INTERRUPT_CHECK)
-            && !self.target.go_on()
+            && stop()
         {
             shard.problems.push(format!(
                 "task list shard {}: stopped walking (interrupted or out of budget)",

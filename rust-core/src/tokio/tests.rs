@@ -3,12 +3,14 @@
 //! thread's `CONTEXT`; each as tokio leaves it, and damaged.
 
 use super::context::{find_context_variable, read_thread_context};
-use super::tasks::{TaskFuture, TaskReader};
+use super::tasks::{ShardHelper, TaskFuture, TaskReader, TASKS_FOR_TWO_WALKERS};
 use super::workers::{current_thread_queue, inject_queue, shutting_down, worker_core};
+use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::TlsSegment;
 use crate::model::TaskState;
 use crate::testing::{die_of, Program, TaskTypes, TestMemory, Ty, Variant, TASK_STAGE};
 use crate::value::Target;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const HANDLE: &str = "tokio::runtime::scheduler::current_thread::Handle";
 
@@ -168,6 +170,85 @@ fn a_broken_link_loses_only_its_task_the_list_is_read_back_from_its_tail() {
         walk.problems
     );
     assert!(reader.read_header(0x11000).is_err());
+}
+
+/// A runtime's shards walked by two threads (every other shard by a helper, with a target
+/// of its own) are the walk one thread makes: the tasks, the problems shard by shard, what
+/// could not be read. A task in both halves (a corrupt list) has the shards walked again by
+/// one thread, which stops that shard there as it does alone.
+#[test]
+fn shards_walked_by_two_threads_are_the_walk_of_one() {
+    let (program, types) = runtime_program(true);
+    let debug = program.load();
+    type Case<'c> = (&'c [u64], &'c [u64], Option<u64>);
+    let cases: [Case<'_>; 3] = [
+        (&[0x10000, 0x11000, 0x12000], &[0x13000, 0x14000], None),
+        // The first shard's middle task's vtable is gone: read back from its tail.
+        (&[0x10000, 0x11000, 0x12000], &[0x13000], Some(0x11000)),
+        // 0x11000 in both shards.
+        (&[0x10000, 0x11000], &[0x13000, 0x11000], None),
+    ];
+    for (case, (first, second, broken)) in cases.into_iter().enumerate() {
+        let mut memory = TestMemory::default();
+        write_runtime(&mut memory, &types, first, second);
+        if let Some(task) = broken {
+            memory.write_u64(task + 16, 0xdead_0000);
+        }
+        // Each walk reads through a budget of its own, which it spends as one walk would.
+        let walk = |helper: Option<ShardHelper<'_>>| {
+            let budget = Budget::new(Limits::default(), None);
+            let metered = Metered {
+                inner: &memory,
+                budget: &budget,
+            };
+            let target = Target::new(&debug, &metered, 0).with_budget(&budget);
+            let reader = TaskReader::new(&target).unwrap();
+            let handle = target.value(die_of(&debug, HANDLE), 0x4000).unwrap();
+            let walk = reader
+                .task_addresses_helped(&handle, Some(TASKS_FOR_TWO_WALKERS), helper)
+                .unwrap();
+            (walk, budget.spent())
+        };
+        let (alone, spent_alone) = walk(None);
+        let helped = AtomicBool::new(false);
+        let helper: ShardHelper<'_> = Box::new(|lists, stopped| {
+            helped.store(true, Ordering::Relaxed);
+            let budget = Budget::unlimited();
+            let metered = Metered {
+                inner: &memory,
+                budget: &budget,
+            };
+            let target = Target::new(&debug, &metered, 0).with_budget(&budget);
+            let reader = TaskReader::new(&target).ok()?;
+            let lists = lists
+                .iter()
+                .map(|(index, ty, address)| (*index, target.value_of_type(ty.clone(), *address)))
+                .collect();
+            let mut walked = reader
+                .walk_shards(lists, &|| stopped.load(Ordering::Relaxed))
+                .ok()?;
+            walked.bytes_read = budget.spent().1;
+            Some(walked)
+        });
+        let (two, spent_by_two) = walk(Some(helper));
+        assert!(helped.load(Ordering::Relaxed), "case {case}");
+        assert_eq!(spent_by_two, spent_alone, "case {case}");
+        let unreadable = |walk: &super::tasks::TaskWalk| {
+            let mut unreadable: Vec<u64> = walk.unreadable.iter().copied().collect();
+            unreadable.sort_unstable();
+            unreadable
+        };
+        assert_eq!(two.addresses, alone.addresses, "case {case}");
+        assert_eq!(two.problems, alone.problems, "case {case}");
+        assert_eq!(unreadable(&two), unreadable(&alone), "case {case}");
+        assert_eq!(two.locked_shards, alone.locked_shards, "case {case}");
+        if case == 1 {
+            assert_eq!(unreadable(&two), [0x11000]);
+        }
+        if case == 2 {
+            assert_eq!(two.addresses, [0x10000, 0x11000, 0x13000]);
+        }
+    }
 }
 
 /// A multi_thread worker's core: `lifo_slot: Option<Notified>` at +0 (tag, header at +8),

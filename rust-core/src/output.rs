@@ -7,7 +7,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::model::Report;
+use crate::model::{write_report, Report};
 use crate::render::{counted, render_text, render_text_to, TextOptions, View};
 
 #[derive(Debug, Clone)]
@@ -28,9 +28,12 @@ pub fn to_string(report: &Report, format: &Format) -> Result<String> {
         Format::Json(View::Task) => serde_json::to_string(&report.tasks.first())
             .map(|json| json + "\n")
             .map_err(encoding_error),
-        Format::Json(_) => serde_json::to_string(report)
-            .map(|json| json + "\n")
-            .map_err(encoding_error),
+        Format::Json(_) => {
+            let mut json = Vec::new();
+            write_report(report, &mut json).map_err(encoding_error)?;
+            json.push(b'\n');
+            String::from_utf8(json).map_err(encoding_error)
+        }
     }
 }
 
@@ -43,24 +46,32 @@ pub fn to_file(report: &Report, format: &Format, path: &Path) -> Result<String> 
             format!("cannot write {}: {error}", path.display()),
         )
     };
-    let mut file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(failed)?);
+    let mut file = File::create(path).map_err(failed)?;
     match format {
-        Format::Text(options) => render_text_to(report, options, &mut file).map_err(failed)?,
-        Format::Json(view) => {
-            let written = match view {
-                View::Task => serde_json::to_writer(&mut file, &report.tasks.first()),
-                _ => serde_json::to_writer(&mut file, report),
-            };
-            written.map_err(|error| match error.io_error_kind() {
-                Some(kind) => failed(kind.into()),
-                None => encoding_error(error),
-            })?;
-            file.write_all(b"\n").map_err(failed)?;
+        Format::Text(options) => {
+            let mut buffered = BufWriter::with_capacity(1 << 20, &mut file);
+            render_text_to(report, options, &mut buffered).map_err(failed)?;
+            buffered.flush().map_err(failed)?;
         }
+        Format::Json(View::Task) => {
+            let mut buffered = BufWriter::with_capacity(1 << 20, &mut file);
+            serde_json::to_writer(&mut buffered, &report.tasks.first()).map_err(
+                |error| match error.io_error_kind() {
+                    Some(kind) => failed(kind.into()),
+                    None => encoding_error(error),
+                },
+            )?;
+            buffered.write_all(b"\n").map_err(failed)?;
+            buffered.flush().map_err(failed)?;
+        }
+        // Written in large pieces (`write_report`): no buffer between.
+        Format::Json(_) => write_report(report, &mut file)
+            .and_then(|()| file.write_all(b"\n"))
+            .map_err(|error| match error.raw_os_error() {
+                Some(_) => failed(error),
+                None => encoding_error(error),
+            })?,
     }
-    let file = file
-        .into_inner()
-        .map_err(|error| failed(error.into_error()))?;
     let bytes = file.metadata().map_err(failed)?.len();
     let (what, view) = match format {
         Format::Json(view) => ("JSON", *view),

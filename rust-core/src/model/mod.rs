@@ -14,6 +14,7 @@ mod history;
 mod tasks_json;
 pub use detail::*;
 pub use history::*;
+pub use tasks_json::write_report;
 
 pub const REPORT_VERSION: u32 = 2;
 /// The versions whose tasks read alike (`--since`): version 1 differs in `errors` alone.

@@ -1,65 +1,155 @@
-//! A large report's tasks serialized on two threads: chunks of tasks alternate between
-//! the serializer's own thread and a helper, which hands its chunks back as finished JSON
-//! (`RawValue`s, written as they are), in order, two chunks ahead at most. Half of a
-//! million tasks' JSON is then made while the other half is written, and the bytes are
-//! those one thread writes.
+//! A report's JSON with its tasks made on two threads. The report is written as its
+//! `Serialize` says, the tasks left out (a marker in their place), and the tasks then
+//! written in that place in chunks of finished bytes, which the writing thread and a helper
+//! make side by side (`write_tasks`). The bytes are those `serde_json::to_writer(report)`
+//! writes on one thread, with no task's JSON made twice or held as a value of its own.
 
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 
-use serde::ser::{Error as _, SerializeSeq, Serializer};
-use serde_json::value::RawValue;
+use serde::Serializer;
 
-use super::TaskReport;
+use super::{Report, TaskReport};
 
 /// Tasks per chunk: enough that handing a chunk over costs little beside making it.
 const CHUNK: usize = 256;
 
-/// Four chunks in nine are made by the serializer's thread, which also writes them all
-/// (a third each way left it idle a third of the time at a million tasks).
-fn mine(chunk: usize) -> bool {
-    matches!(chunk % 9, 0 | 2 | 4 | 6)
+/// What the report says in place of its tasks while `write_report` writes them apart: a
+/// string no task list can be, since nothing else is written as the value of a `tasks` key.
+const LEFT_OUT: &str = "\u{0}tasks written apart\u{0}";
+
+thread_local! {
+    /// Set while `write_report` writes a report without its tasks.
+    static TASKS_LEFT_OUT: Cell<bool> = const { Cell::new(false) };
 }
 
-pub fn serialize<S: Serializer>(tasks: &[TaskReport], serializer: S) -> Result<S::Ok, S::Error> {
-    if tasks.len() < 2 * CHUNK {
-        return serializer.collect_seq(tasks);
+/// Leaves the tasks out of the reports serialized on this thread while it lives.
+struct LeavingTasksOut;
+
+impl LeavingTasksOut {
+    fn start() -> Self {
+        TASKS_LEFT_OUT.with(|left_out| left_out.set(true));
+        LeavingTasksOut
     }
-    let mut seq = serializer.serialize_seq(Some(tasks.len()))?;
-    std::thread::scope(|scope| {
-        let (finished, receiver) = sync_channel(2);
-        // The helper stops when the receiver is dropped. Without one (no thread to be had),
-        // every chunk is made here.
-        let helped = crate::threads::spawn_scoped(scope, "tokio-async-json", move || {
-            let theirs = tasks
-                .chunks(CHUNK)
-                .enumerate()
-                .filter(|(index, _)| !mine(*index));
-            for (_, chunk) in theirs {
-                let json: Result<Vec<Box<RawValue>>, _> =
-                    chunk.iter().map(serde_json::value::to_raw_value).collect();
-                if finished.send(json).is_err() {
-                    return;
-                }
-            }
-        })
-        .is_ok();
-        for (index, chunk) in tasks.chunks(CHUNK).enumerate() {
-            if !helped || mine(index) {
-                for task in chunk {
-                    seq.serialize_element(task)?;
-                }
-                continue;
-            }
-            let json = receiver
-                .recv()
-                .map_err(|_| S::Error::custom("the thread writing tasks stopped"))?
-                .map_err(S::Error::custom)?;
-            for task in &json {
-                seq.serialize_element(task)?;
-            }
+}
+
+impl Drop for LeavingTasksOut {
+    fn drop(&mut self) {
+        TASKS_LEFT_OUT.with(|left_out| left_out.set(false));
+    }
+}
+
+/// The report's `tasks`: every task, or the marker while `write_report` writes them.
+pub fn serialize<S: Serializer>(tasks: &[TaskReport], serializer: S) -> Result<S::Ok, S::Error> {
+    if TASKS_LEFT_OUT.with(Cell::get) {
+        return serializer.serialize_str(LEFT_OUT);
+    }
+    serializer.collect_seq(tasks)
+}
+
+fn encoding_error(error: serde_json::Error) -> io::Error {
+    io::Error::other(error)
+}
+
+/// Writes `report`'s JSON to `out`, the bytes `serde_json::to_writer` writes, its tasks
+/// made on two threads. `out` gets few and large writes: it needs no buffer of its own.
+pub fn write_report(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    let without_tasks = {
+        let _left_out = LeavingTasksOut::start();
+        serde_json::to_vec(report).map_err(encoding_error)?
+    };
+    let mut marker = b"\"tasks\":".to_vec();
+    serde_json::to_writer(&mut marker, LEFT_OUT).map_err(encoding_error)?;
+    let mut places = without_tasks
+        .windows(marker.len())
+        .enumerate()
+        .filter(|(_, window)| *window == marker.as_slice())
+        .map(|(at, _)| at);
+    let (Some(at), None) = (places.next(), places.next()) else {
+        // Not one place (a value said the marker as the key tasks: never seen): one thread.
+        let mut buffered = io::BufWriter::new(out);
+        serde_json::to_writer(&mut buffered, report).map_err(encoding_error)?;
+        return buffered.flush();
+    };
+    let key_end = at + b"\"tasks\":".len();
+    out.write_all(&without_tasks[..key_end])?;
+    write_tasks(&report.tasks, out)?;
+    out.write_all(&without_tasks[at + marker.len()..])
+}
+
+/// Appends chunk `index` (`tasks`) to `bytes`, each task after a comma but the list's first.
+fn write_chunk(index: usize, tasks: &[TaskReport], bytes: &mut Vec<u8>) -> io::Result<()> {
+    for (at, task) in tasks.iter().enumerate() {
+        if index > 0 || at > 0 {
+            bytes.push(b',');
         }
-        seq.end()
-    })
+        serde_json::to_writer(&mut *bytes, task).map_err(encoding_error)?;
+    }
+    Ok(())
+}
+
+/// A chunk made, or why it could not be.
+type Made = (usize, io::Result<Vec<u8>>);
+
+/// The tasks as a JSON array, in chunks made by this thread and a helper, each taking the
+/// next chunk nobody took: the helper hands its chunks over (two ahead at most), this
+/// thread writes them in order and makes one whenever the next to write is not ready. The
+/// share each makes follows what writing costs (a copy into memory, or a file's kernel
+/// time: with a fixed share, one of them waited on the other).
+fn write_tasks(tasks: &[TaskReport], out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(b"[")?;
+    let chunks: Vec<&[TaskReport]> = tasks.chunks(CHUNK).collect();
+    let next = AtomicUsize::new(0);
+    let take = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&at| at < chunks.len());
+    let make = |index: usize, mut bytes: Vec<u8>| {
+        bytes.clear();
+        write_chunk(index, chunks[index], &mut bytes).map(|()| bytes)
+    };
+    std::thread::scope(|scope| {
+        let (finished, made) = sync_channel::<Made>(2);
+        // Chunks written go back to the helper to be filled again.
+        let (spare, spares) = sync_channel::<Vec<u8>>(4);
+        if chunks.len() > 1 {
+            // The helper stops when `made` is dropped. Without one (no thread to be had),
+            // every chunk is made here.
+            let _ = crate::threads::spawn_scoped(scope, "tokio-async-json", move || {
+                while let Some(index) = take() {
+                    let bytes = spares.try_recv().unwrap_or_default();
+                    if finished.send((index, make(index, bytes))).is_err() {
+                        return;
+                    }
+                }
+            });
+        } else {
+            drop(finished);
+        }
+        let mut ready: BTreeMap<usize, Vec<u8>> = BTreeMap::new();
+        for index in 0..chunks.len() {
+            let bytes = loop {
+                if let Some(bytes) = ready.remove(&index) {
+                    break bytes;
+                }
+                let (at, bytes) = match made.try_recv() {
+                    Ok(done) => done,
+                    Err(_) => match take() {
+                        Some(at) => (at, make(at, Vec::new())),
+                        // Every chunk is taken: the one to write next is the helper's.
+                        None => made
+                            .recv()
+                            .map_err(|_| io::Error::other("the thread writing tasks stopped"))?,
+                    },
+                };
+                ready.insert(at, bytes?);
+            };
+            out.write_all(&bytes)?;
+            let _ = spare.try_send(bytes);
+        }
+        Ok::<_, io::Error>(())
+    })?;
+    out.write_all(b"]")
 }
 
 #[cfg(test)]
@@ -84,8 +174,10 @@ mod tests {
         }
     }
 
-    /// Tasks made on two threads are the bytes one thread makes, in order, whatever the
-    /// count against the chunks (none, less than two, a chunk and a bit, many).
+    /// The report written with its tasks made on two threads is the bytes serde writes
+    /// on one, in order, whatever the count against the chunks (none, less than two, a
+    /// chunk and a bit, many), with fields after the tasks, and a message that says what the
+    /// marker in the tasks' place says.
     #[test]
     fn tasks_written_on_two_threads_are_the_same_json() {
         for count in [
@@ -96,16 +188,23 @@ mod tests {
             3 * CHUNK + 1,
             10 * CHUNK + 17,
         ] {
-            let report = Report {
+            let mut report = Report {
                 tasks: (0..count as u64).map(task).collect(),
                 ..Report::empty(None)
             };
-            // A vector of tasks on its own is written by one thread.
-            let one_thread = serde_json::to_string(&report.tasks).unwrap();
-            let json = serde_json::to_string(&report).unwrap();
-            let expected =
-                format!(r#"{{"version":2,"threads":[],"tasks":{one_thread},"runtimes":[]"#);
-            assert!(json.starts_with(&expected), "{count} tasks");
+            report.errors.push(crate::model::ReportError::new(
+                crate::error::ErrorKind::Layout,
+                LEFT_OUT,
+            ));
+            report.memory_source = Some("process");
+            let one_thread = serde_json::to_vec(&report).unwrap();
+            let mut two_threads = Vec::new();
+            write_report(&report, &mut two_threads).unwrap();
+            assert_eq!(
+                String::from_utf8(two_threads).unwrap(),
+                String::from_utf8(one_thread).unwrap(),
+                "{count} tasks"
+            );
         }
     }
 }

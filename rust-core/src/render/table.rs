@@ -9,33 +9,60 @@ use super::{counted, group_states, state_name};
 use crate::model::{FutureNode, TaskGroup, TaskReport};
 use crate::names;
 
+/// Tasks from which the table's rows are made by two threads, a half each.
+const ROWS_FOR_TWO_THREADS: usize = 20_000;
+
 pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) {
+    render_task_table_split(out, tasks, style, ROWS_FOR_TWO_THREADS);
+}
+
+/// `render_task_table`, the rows made by two threads from `two_threads_from` tasks on.
+fn render_task_table_split(
+    out: &mut String,
+    tasks: &[TaskReport],
+    style: &Style,
+    two_threads_from: usize,
+) {
     if tasks.is_empty() {
         out.push_str("No task matches.\n");
         return;
     }
     let spawned = tasks.iter().any(|task| task.spawned_at.is_some());
-    let mut table = Table::new(&header(
+    let header = Table::new(&header(
         &["ID", "STATE", "RUNTIME", "ROOT", "WAITING AT"],
         spawned,
     ));
-    for task in tasks {
-        // As tokio prints it (`Id(10001)`), so that it can be typed back.
-        table.push_fmt(format_args!("{}", task.id));
-        table.push(&style.state(state_name(task.state)));
-        table.push_fmt(format_args!("{:#x}", task.runtime));
-        let [root, user_frame, waits_on] = where_it_stands(&task.root, style);
-        table.push(&root);
-        table.push(&user_frame);
-        if spawned {
-            match &task.spawned_at {
-                Some(at) => table.push(&style.file(&format!("{}:{}", at.file, at.line))),
-                None => table.push("-"),
-            }
+    let rows = |tasks: &[TaskReport]| {
+        let mut rows = Table::rows(header.columns);
+        for task in tasks {
+            task_row(&mut rows, task, spawned, style);
         }
-        table.push(&waits_on);
+        rows
+    };
+    if tasks.len() < two_threads_from.max(2) {
+        Table::write_all(&[&header, &rows(tasks)], out, &[0]);
+        return;
     }
-    table.write(out, &[0]);
+    let (first, second) = tasks.split_at(tasks.len() / 2);
+    let (first, second) = crate::threads::in_two_halves("tokio-async-table", first, second, rows);
+    Table::write_all(&[&header, &first, &second], out, &[0]);
+}
+
+fn task_row(table: &mut Table, task: &TaskReport, spawned: bool, style: &Style) {
+    // As tokio prints it (`Id(10001)`), so that it can be typed back.
+    table.push_fmt(format_args!("{}", task.id));
+    table.push(&style.state(state_name(task.state)));
+    table.push_fmt(format_args!("{:#x}", task.runtime));
+    let [root, user_frame, waits_on] = where_it_stands(&task.root, style);
+    table.push(&root);
+    table.push(&user_frame);
+    if spawned {
+        match &task.spawned_at {
+            Some(at) => table.push(&style.file(&format!("{}:{}", at.file, at.line))),
+            None => table.push("-"),
+        }
+    }
+    table.push(&waits_on);
 }
 
 pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style) {
@@ -88,15 +115,20 @@ struct Cell {
 impl Table {
     /// A table of the header's columns, the header its first row.
     fn new(header: &[&str]) -> Self {
-        let mut table = Table {
-            columns: header.len(),
-            text: String::new(),
-            cells: Vec::new(),
-        };
+        let mut table = Table::rows(header.len());
         for column in header {
             table.push(column);
         }
         table
+    }
+
+    /// Rows of `columns` columns, to be written after others (`write_all`).
+    fn rows(columns: usize) -> Self {
+        Table {
+            columns,
+            text: String::new(),
+            cells: Vec::new(),
+        }
     }
 
     fn push(&mut self, cell: &str) {
@@ -121,11 +153,28 @@ impl Table {
     /// Columns padded to their widest cell; `right` columns aligned right; the last
     /// unpadded; trailing blanks trimmed.
     fn write(&self, out: &mut String, right: &[usize]) {
-        let mut widths = vec![0; self.columns];
-        for (index, cell) in self.cells.iter().enumerate() {
-            let column = index % self.columns;
-            widths[column] = widths[column].max(cell.width);
+        Table::write_all(&[self], out, right);
+    }
+
+    /// `parts` one after another as one table, each column as wide as its widest cell in
+    /// any part (all have the first part's columns).
+    fn write_all(parts: &[&Table], out: &mut String, right: &[usize]) {
+        let Some(first) = parts.first() else {
+            return;
+        };
+        let mut widths = vec![0; first.columns];
+        for part in parts {
+            for (index, cell) in part.cells.iter().enumerate() {
+                let column = index % part.columns;
+                widths[column] = widths[column].max(cell.width);
+            }
         }
+        for part in parts {
+            part.write_padded(out, right, &widths);
+        }
+    }
+
+    fn write_padded(&self, out: &mut String, right: &[usize], widths: &[usize]) {
         let mut start = 0;
         let mut line_start = out.len();
         for (index, cell) in self.cells.iter().enumerate() {
@@ -255,6 +304,39 @@ mod tests {
             out,
             "kept\n  ID  NAME  LAST\n   7  \x1b[1ma\x1b[0m     x\n1234  bcd\n"
         );
+    }
+
+    /// Rows made by two threads, a half each, are the table one thread makes: each column
+    /// as wide as its widest cell in either half (here the second's).
+    #[test]
+    fn a_table_made_by_two_threads_is_the_one_made_by_one() {
+        use crate::model::{FutureNode, NodeKind, TaskState};
+        let tasks: Vec<TaskReport> = (0..40u64)
+            .map(|id| {
+                let name = format!("app::handler_{}", "x".repeat(id as usize % 13));
+                let mut root = FutureNode::new(NodeKind::AsyncFn, name, 0x9000 + id);
+                root.summary = Some(format!("waits {}", "y".repeat(id as usize)).into());
+                TaskReport {
+                    id: id * id * 1000,
+                    address: 0x7000 + id,
+                    state: if id % 3 == 0 {
+                        TaskState::Idle
+                    } else {
+                        TaskState::Running
+                    },
+                    root,
+                    runtime: 0x100 << (id % 5),
+                    spawned_at: None,
+                    error: None,
+                }
+            })
+            .collect();
+        let style = Style::default();
+        let (mut one, mut two) = (String::new(), String::new());
+        render_task_table_split(&mut one, &tasks, &style, usize::MAX);
+        render_task_table_split(&mut two, &tasks, &style, 2);
+        assert_eq!(two, one);
+        assert_eq!(one.lines().count(), 41);
     }
 
     #[test]

@@ -27,8 +27,8 @@ use crate::panics;
 use crate::selection::{LeftOut, Selection, TaskFilter};
 use crate::stack::{resolve_frames, FrameInput, ResolvedFrame};
 use crate::task_decode::{
-    read_task, DecoderSettings, Keep, Kept, ReadElsewhere, SecondThreads, TASKS_FOR_TWO_THREADS,
-    TASKS_PER_CACHE_GENERATION,
+    read_task, DecoderSettings, Keep, Kept, ReadElsewhere, ReadInBlocks, SecondThreads,
+    TASKS_FOR_TWO_THREADS, TASKS_PER_CACHE_GENERATION,
 };
 use crate::tokio::activity::{
     blocking_pool_function, current_thread_queue, task_ids, worker_activity,
@@ -1205,7 +1205,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         source: u64,
         walk: &TaskWalk,
         start: usize,
-        read_elsewhere: Vec<ReadElsewhere>,
+        read_elsewhere: ReadInBlocks,
         discovery: &mut Discovery<'a>,
         report: &mut Report,
     ) -> (u64, Option<String>) {

@@ -148,6 +148,56 @@ pub enum ReadElsewhere {
     },
 }
 
+/// Bytes of each block of `ReadInBlocks`: above glibc's largest threshold for giving an
+/// allocation pages of its own (32 MiB), so that each block goes back to the system when
+/// it is freed.
+const READ_BLOCK_BYTES: usize = 34 << 20;
+const READ_BLOCK: usize = READ_BLOCK_BYTES / std::mem::size_of::<ReadElsewhere>();
+
+/// The second thread's tasks, in order, in blocks: the walk empties each into the report
+/// and frees it as it goes. As one vector (half a million tasks' 125 MB) it was freed only
+/// once the report had grown by as much again: 90 MB more at the peak of a million tasks.
+#[derive(Default)]
+pub struct ReadInBlocks {
+    blocks: Vec<Vec<ReadElsewhere>>,
+}
+
+impl ReadInBlocks {
+    /// Adds the next task, `more` after it still to come.
+    fn push(&mut self, task: ReadElsewhere, more: usize) {
+        match self.blocks.last_mut() {
+            Some(block) if block.len() < READ_BLOCK => block.push(task),
+            _ => {
+                let mut block = Vec::with_capacity(READ_BLOCK.min(more + 1));
+                block.push(task);
+                self.blocks.push(block);
+            }
+        }
+    }
+
+    fn set(&mut self, index: usize, task: ReadElsewhere) {
+        self.blocks[index / READ_BLOCK][index % READ_BLOCK] = task;
+    }
+
+    pub fn len(&self) -> usize {
+        self.blocks.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl IntoIterator for ReadInBlocks {
+    type Item = ReadElsewhere;
+    type IntoIter = std::iter::Flatten<std::vec::IntoIter<Vec<ReadElsewhere>>>;
+
+    /// The tasks in order; each block is freed once its last task is taken.
+    fn into_iter(self) -> Self::IntoIter {
+        self.blocks.into_iter().flatten()
+    }
+}
+
 /// The second thread's share of a list: its reader of the memory and how to decode.
 pub struct SecondThread<'m> {
     pub debug: &'m DebugInfo,
@@ -167,7 +217,7 @@ impl SecondThread<'_> {
         addresses: &[u64],
         running: &FxHashSet<u64>,
         abandon: &AtomicBool,
-    ) -> Vec<ReadElsewhere> {
+    ) -> ReadInBlocks {
         let memory = WithExecutable {
             inner: &*self.memory,
             debug: self.debug,
@@ -183,7 +233,7 @@ impl SecondThread<'_> {
             .with_budget(&budget)
             .sharing_list_lengths(&self.list_lengths);
         let Ok(task_reader) = TaskReader::new(&target) else {
-            return Vec::new();
+            return ReadInBlocks::default();
         };
         let decoder = self.settings.decoder(&target, &task_reader);
         let reader = OneTask {
@@ -197,7 +247,7 @@ impl SecondThread<'_> {
         // A task that meets a list the walk's thread is counting is read again after the
         // others, by when the count is done, rather than waited for.
         target.defer_busy_lists(true);
-        let mut read = Vec::with_capacity(addresses.len());
+        let mut read = ReadInBlocks::default();
         let mut again = Vec::new();
         for (index, &address) in addresses.iter().enumerate() {
             if abandon.load(Ordering::Relaxed) {
@@ -206,12 +256,13 @@ impl SecondThread<'_> {
             if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
                 target.memory.release_cache();
             }
+            let more = addresses.len() - index - 1;
             match reader.read(address) {
-                Some(task) => read.push(task),
+                Some(task) => read.push(task, more),
                 None => {
                     again.push(index);
                     // Its place, until it is read again (or, abandoned, read by the walk).
-                    read.push(ReadElsewhere::Running);
+                    read.push(ReadElsewhere::Running, more);
                 }
             }
         }
@@ -222,7 +273,7 @@ impl SecondThread<'_> {
                 break;
             }
             if let Some(task) = reader.read(addresses[index]) {
-                read[index] = task;
+                read.set(index, task);
             }
         }
         read
@@ -335,5 +386,43 @@ impl<'m> SecondThreads<'m> {
             list_lengths: Arc::clone(self.list_lengths),
             keep: self.keep,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tasks kept in blocks come back in order, across blocks, with those set again in
+    /// their places; a block is a few tens of MB, whatever the tasks are.
+    #[test]
+    fn tasks_read_in_blocks_come_back_in_order() {
+        assert!(READ_BLOCK * std::mem::size_of::<ReadElsewhere>() > 32 << 20);
+        let count = 2 * READ_BLOCK + 5;
+        let unreadable = |at: usize| ReadElsewhere::Unreadable {
+            error: Error::new(ErrorKind::Memory, "gone"),
+            spent: (at as u64, 0),
+        };
+        let mut read = ReadInBlocks::default();
+        for at in 0..count {
+            read.push(ReadElsewhere::Running, count - at - 1);
+        }
+        let again = [0, READ_BLOCK - 1, READ_BLOCK, 2 * READ_BLOCK + 4];
+        for at in again {
+            read.set(at, unreadable(at));
+        }
+        assert_eq!(read.len(), count);
+        let places: Vec<usize> = read
+            .into_iter()
+            .enumerate()
+            .filter_map(|(at, task)| match task {
+                ReadElsewhere::Unreadable { spent, .. } => {
+                    assert_eq!(spent.0, at as u64);
+                    Some(at)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(places, again);
     }
 }

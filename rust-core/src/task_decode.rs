@@ -218,12 +218,32 @@ impl SecondThread<'_> {
         running: &FxHashSet<u64>,
         abandon: &AtomicBool,
     ) -> ReadInBlocks {
+        self.on_own_target(|target, budget| {
+            let Ok(task_reader) = TaskReader::new(target) else {
+                return ReadInBlocks::default();
+            };
+            let decoder = self.settings.decoder(target, &task_reader);
+            let reader = OneTask {
+                task_reader: &task_reader,
+                decoder: &decoder,
+                budget,
+                running,
+                source,
+                keep: self.keep,
+            };
+            reader.read_all(addresses, abandon)
+        })
+    }
+
+    /// Runs `work` over a target of this thread's own: its reader of the memory (and the
+    /// executable's), the lists the walk's thread counts, and a budget of no limit that
+    /// counts what it spends, for the walk's budget to spend in turn.
+    fn on_own_target<R>(&self, work: impl FnOnce(&Target<'_>, &Budget<'_>) -> R) -> R {
         let memory = WithExecutable {
             inner: &*self.memory,
             debug: self.debug,
             load_bias: self.load_bias,
         };
-        // Counts what each task spends, for the walk's budget to spend in turn.
         let budget = Budget::unlimited();
         let metered = Metered {
             inner: &memory,
@@ -232,80 +252,25 @@ impl SecondThread<'_> {
         let target = Target::new(self.debug, &metered, self.load_bias)
             .with_budget(&budget)
             .sharing_list_lengths(&self.list_lengths);
-        let Ok(task_reader) = TaskReader::new(&target) else {
-            return ReadInBlocks::default();
-        };
-        let decoder = self.settings.decoder(&target, &task_reader);
-        let reader = OneTask {
-            task_reader: &task_reader,
-            decoder: &decoder,
-            budget: &budget,
-            running,
-            source,
-            keep: self.keep,
-        };
-        // A task that meets a list the walk's thread is counting is read again after the
-        // others, by when the count is done, rather than waited for.
-        target.defer_busy_lists(true);
-        let mut read = ReadInBlocks::default();
-        let mut again = Vec::new();
-        for (index, &address) in addresses.iter().enumerate() {
-            if abandon.load(Ordering::Relaxed) {
-                break;
-            }
-            if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
-                target.memory.release_cache();
-            }
-            let more = addresses.len() - index - 1;
-            match reader.read(address) {
-                Some(task) => read.push(task, more),
-                None => {
-                    again.push(index);
-                    // Its place, until it is read again (or, abandoned, read by the walk).
-                    read.push(ReadElsewhere::Running, more);
-                }
-            }
-        }
-        target.defer_busy_lists(false);
-        target.memory.release_cache();
-        for index in again {
-            if abandon.load(Ordering::Relaxed) {
-                break;
-            }
-            if let Some(task) = reader.read(addresses[index]) {
-                read.set(index, task);
-            }
-        }
-        read
+        work(&target, &budget)
     }
-}
 
-impl SecondThread<'_> {
     /// Walks the shards `lists` of a runtime's task list (`TaskReader::walk_shards`)
     /// until `stopped` is set; `None` where its readers cannot be set up or the walk fails
     /// (the walk's thread then walks every shard itself).
     pub fn walk_shards(self, lists: &[ShardList], stopped: &AtomicBool) -> Option<ShardsWalked> {
-        let memory = WithExecutable {
-            inner: &*self.memory,
-            debug: self.debug,
-            load_bias: self.load_bias,
-        };
-        let budget = Budget::unlimited();
-        let metered = Metered {
-            inner: &memory,
-            budget: &budget,
-        };
-        let target = Target::new(self.debug, &metered, self.load_bias).with_budget(&budget);
-        let task_reader = TaskReader::new(&target).ok()?;
-        let lists = lists
-            .iter()
-            .map(|(index, ty, address)| (*index, target.value_of_type(ty.clone(), *address)))
-            .collect();
-        let mut walked = task_reader
-            .walk_shards(lists, &|| stopped.load(Ordering::Relaxed))
-            .ok()?;
-        walked.bytes_read = budget.spent().1;
-        Some(walked)
+        self.on_own_target(|target, budget| {
+            let task_reader = TaskReader::new(target).ok()?;
+            let lists = lists
+                .iter()
+                .map(|(index, ty, address)| (*index, target.value_of_type(ty.clone(), *address)))
+                .collect();
+            let mut walked = task_reader
+                .walk_shards(lists, &|| stopped.load(Ordering::Relaxed))
+                .ok()?;
+            walked.bytes_read = budget.spent().1;
+            Some(walked)
+        })
     }
 }
 
@@ -320,6 +285,44 @@ struct OneTask<'r, 'a> {
 }
 
 impl OneTask<'_, '_> {
+    /// The tasks at `addresses`, in order, until `abandon` is set.
+    fn read_all(&self, addresses: &[u64], abandon: &AtomicBool) -> ReadInBlocks {
+        let target = self.decoder.target();
+        // A task that meets a list the walk's thread is counting is read again after the
+        // others, by when the count is done, rather than waited for.
+        target.defer_busy_lists(true);
+        let mut read = ReadInBlocks::default();
+        let mut again = Vec::new();
+        for (index, &address) in addresses.iter().enumerate() {
+            if abandon.load(Ordering::Relaxed) {
+                break;
+            }
+            if index % TASKS_PER_CACHE_GENERATION == TASKS_PER_CACHE_GENERATION - 1 {
+                target.memory.release_cache();
+            }
+            let more = addresses.len() - index - 1;
+            match self.read(address) {
+                Some(task) => read.push(task, more),
+                None => {
+                    again.push(index);
+                    // Its place, until it is read again (or, abandoned, read by the walk).
+                    read.push(ReadElsewhere::Running, more);
+                }
+            }
+        }
+        target.defer_busy_lists(false);
+        target.memory.release_cache();
+        for index in again {
+            if abandon.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(task) = self.read(addresses[index]) {
+                read.set(index, task);
+            }
+        }
+        read
+    }
+
     /// The task at `address`; `None` where it met a list another thread counts now
     /// (what was read of it is dropped).
     fn read(&self, address: u64) -> Option<ReadElsewhere> {

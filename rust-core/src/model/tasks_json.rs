@@ -16,6 +16,8 @@ use super::{Report, TaskReport};
 
 /// Tasks per chunk: enough that handing a chunk over costs little beside making it.
 const CHUNK: usize = 256;
+/// Chunks the writing thread makes ahead of the one it waits for, at most.
+const MADE_AHEAD: usize = 4;
 
 /// What the report says in place of its tasks while `write_report` writes them apart: a
 /// string no task list can be, since nothing else is written as the value of a `tasks` key.
@@ -132,14 +134,19 @@ fn write_tasks(tasks: &[TaskReport], out: &mut dyn Write) -> io::Result<()> {
                 if let Some(bytes) = ready.remove(&index) {
                     break bytes;
                 }
+                let waiting = || {
+                    made.recv()
+                        .map_err(|_| io::Error::other("the thread writing tasks stopped"))
+                };
                 let (at, bytes) = match made.try_recv() {
                     Ok(done) => done,
+                    // Made ahead already: the next to write is the helper's (a helper that
+                    // gets no time must not have the whole JSON made here meanwhile).
+                    Err(_) if ready.len() >= MADE_AHEAD => waiting()?,
                     Err(_) => match take() {
                         Some(at) => (at, make(at, Vec::new())),
                         // Every chunk is taken: the one to write next is the helper's.
-                        None => made
-                            .recv()
-                            .map_err(|_| io::Error::other("the thread writing tasks stopped"))?,
+                        None => waiting()?,
                     },
                 };
                 ready.insert(at, bytes?);

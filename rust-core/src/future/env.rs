@@ -66,14 +66,16 @@ pub fn coroutine_state(value: &Value<'_>) -> Result<CoroutineState> {
 }
 
 /// The state a discriminant stands for, and for a suspension its await point.
-pub fn state_of(raw: u64) -> (CoroutineState, Option<u64>) {
+pub fn state_of(raw: u64) -> (CoroutineState, Option<u32>) {
     match raw {
         coroutine::UNRESUMED => (CoroutineState::Unresumed, None),
         coroutine::RETURNED => (CoroutineState::Returned, None),
         coroutine::PANICKED => (CoroutineState::Panicked, None),
         suspended => (
             CoroutineState::Suspended,
-            Some(suspended - coroutine::FIRST_SUSPEND),
+            // The state is one of the type's DWARF variants, a few per await: a number
+            // past u32 is none of them.
+            u32::try_from(suspended - coroutine::FIRST_SUSPEND).ok(),
         ),
     }
 }

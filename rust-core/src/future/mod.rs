@@ -18,6 +18,7 @@ mod holdings;
 pub(crate) mod locals;
 pub mod outcome;
 mod plans;
+mod recent;
 mod registry;
 mod type_graph;
 
@@ -57,7 +58,7 @@ pub struct TaskRef {
 struct Walk {
     seen: FxHashSet<(u64, DieRef)>,
     task: Option<TaskRef>,
-    trail: Vec<(Arc<str>, Option<u64>)>,
+    trail: Vec<(Arc<str>, Option<u32>)>,
 }
 
 /// The state a library future is shown in when its fields could hold a future but hold none.
@@ -77,6 +78,8 @@ pub struct FutureDecoder<'a> {
     /// The last decode's walk, emptied, for the next: a million tasks' walks would each
     /// grow a set and a trail of their own.
     spare_walk: RefCell<Walk>,
+    /// The details and summaries made last, for the next node with the same to share.
+    recent: RefCell<recent::RecentFacts>,
 }
 
 /// Works out ahead of any command what every first command needs of a binary besides the
@@ -97,6 +100,7 @@ impl<'a> FutureDecoder<'a> {
             with_locals: false,
             tokio_version: crate::tokio::version(target.debug),
             spare_walk: Default::default(),
+            recent: Default::default(),
         }
     }
 
@@ -388,10 +392,14 @@ impl<'a> FutureDecoder<'a> {
 
     fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, walk: &mut Walk) {
         // A coroutine stays a coroutine unless a decoder names what it really is.
+        let mut recent = self.recent.borrow_mut();
         if let Some(detail) = decoded.detail {
-            node.set_detail(detail);
+            node.set_shared_detail(recent.detail(node.names_hash(), detail));
         }
-        node.summary = decoded.summary.map(String::into_boxed_str);
+        node.summary = decoded
+            .summary
+            .map(|summary| recent.summary(node.names_hash(), summary));
+        drop(recent);
         let mut children = decoded.children;
         if let Some(location) = decoded.location {
             node.location = Some(Arc::new(location));

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use thin_vec::ThinVec;
 
 use crate::error::{Error, ErrorKind};
 
@@ -923,18 +924,24 @@ pub struct FutureNode {
     /// (100,000 tasks make half a million nodes).
     names: Arc<NodeNames>,
     pub state: Option<CoroutineState>,
-    pub await_point: Option<u64>,
+    /// The coroutine's suspension point, numbered from 0 as rustc numbers its suspend
+    /// states (`env::state_of`).
+    pub await_point: Option<u32>,
     /// Shared by the nodes suspended at one await (the decoder's plan for it).
     pub location: Option<Arc<Location>>,
-    pub children: Vec<FutureNode>,
+    /// A thin vector (one pointer, no allocation while empty): most nodes are leaves or
+    /// have one child, and a million tasks make several million nodes.
+    pub children: ThinVec<FutureNode>,
     /// Shown as `0x…`: kept as a number, since formatting half a million of them up front
     /// costs more than writing them out.
     pub address: u64,
     /// Kind-specific facts (docs/schema.md), of the node's kind: set with `set_detail`.
-    /// Boxed: most nodes (coroutines) have none.
-    detail: Option<Box<Detail>>,
-    /// One line saying what the node waits for, as the text output shows it.
-    pub summary: Option<Box<str>>,
+    /// Behind a pointer, as most nodes (coroutines) have none; shared, as a million
+    /// sleeps have a few deadlines between them (`future::recent`); copied on a change.
+    detail: Option<Arc<Detail>>,
+    /// One line saying what the node waits for, as the text output shows it: shared, as
+    /// the details are.
+    pub summary: Option<Arc<str>>,
     /// Reached through a `Box<dyn Future>` / `Pin<Box<dyn Future>>` / `&mut dyn Future`.
     pub boxed: bool,
     /// Kept in that field by a future that polls it from its own `poll` (a hand-written
@@ -947,8 +954,8 @@ pub struct FutureNode {
     /// fallback where the layout table has no path for a type), which may have bound the
     /// wrong field.
     pub field_search: bool,
-    /// What few nodes have (see `Extra`); empty for most.
-    extras: Box<[Extra]>,
+    /// What few nodes have (see `Extra`); empty for most (one pointer, no allocation).
+    extras: ThinVec<Extra>,
 }
 
 /// A future type's name and, for a coroutine, the function it belongs to.
@@ -1081,14 +1088,25 @@ impl FutureNode {
         self.detail.as_deref()
     }
 
+    /// The facts of the node's kind, to change: its own copy if they were shared.
     pub fn detail_mut(&mut self) -> Option<&mut Detail> {
-        self.detail.as_deref_mut()
+        self.detail.as_mut().map(Arc::make_mut)
+    }
+
+    /// The facts of the node's kind, as shared, to share with another node.
+    pub fn shared_detail(&self) -> Option<&Arc<Detail>> {
+        self.detail.as_ref()
     }
 
     /// Sets the node's facts, and its kind to theirs.
     pub fn set_detail(&mut self, detail: Detail) {
+        self.set_shared_detail(Arc::new(detail));
+    }
+
+    /// `set_detail` with facts other nodes may have too.
+    pub fn set_shared_detail(&mut self, detail: Arc<Detail>) {
         self.kind = detail.kind();
-        self.detail = Some(Box::new(detail));
+        self.detail = Some(detail);
     }
 
     /// Adds a note to the summary, inside its closing parenthesis if it ends with one:
@@ -1122,7 +1140,7 @@ impl FutureNode {
             state: None,
             await_point: None,
             location: None,
-            children: Vec::new(),
+            children: ThinVec::new(),
             address,
             detail: None,
             summary: None,
@@ -1130,7 +1148,7 @@ impl FutureNode {
             held: false,
             running: false,
             field_search: false,
-            extras: Box::default(),
+            extras: ThinVec::new(),
         }
     }
 
@@ -1192,9 +1210,9 @@ impl FutureNode {
         {
             Some(kept) => *kept = extra,
             None => {
-                let mut extras = std::mem::take(&mut self.extras).into_vec();
-                extras.push(extra);
-                self.extras = extras.into_boxed_slice();
+                // Exactly as many as it has: a node has one or two.
+                self.extras.reserve_exact(1);
+                self.extras.push(extra);
             }
         }
     }
@@ -1323,6 +1341,27 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nodes sharing one detail each change only their own: the first change copies it.
+    #[test]
+    fn a_shared_detail_is_copied_when_one_node_changes_it() {
+        let shared = Arc::new(Detail::Join(FutureSet {
+            len: 2,
+            outputs_queued: None,
+            pending: 2,
+        }));
+        let mut first = FutureNode::new(NodeKind::Future, "app::F", 0x10);
+        let mut second = FutureNode::new(NodeKind::Future, "app::F", 0x20);
+        first.set_shared_detail(Arc::clone(&shared));
+        second.set_shared_detail(Arc::clone(&shared));
+        assert_eq!(first.kind, NodeKind::Join);
+        if let Some(Detail::Join(set)) = first.detail_mut() {
+            set.pending = 1;
+        }
+        assert!(matches!(first.detail(), Some(Detail::Join(set)) if set.pending == 1));
+        assert!(matches!(second.detail(), Some(Detail::Join(set)) if set.pending == 2));
+        assert!(Arc::ptr_eq(second.shared_detail().unwrap(), &shared));
+    }
 
     /// A location's JSON, written once when it is made, is the object of its fields, with
     /// a path that needs escaping; read back, it is the same location and writes the same.

@@ -5,6 +5,10 @@
 //! stand as the innermost), and every link, holder, edge, deadlock and futurelock comes
 //! out as from the whole tree.
 
+use std::sync::Arc;
+
+use thin_vec::ThinVec;
+
 use crate::links;
 use crate::model::{FutureNode, NodeKind};
 
@@ -34,13 +38,13 @@ fn trimmed(node: &FutureNode) -> FutureNode {
     if !node.holds().is_empty() {
         kept.set_holds(node.holds().to_vec());
     }
-    if let Some(detail) = node.detail().filter(|_| read(node)) {
-        kept.set_detail(detail.clone());
+    if let Some(detail) = node.shared_detail().filter(|_| read(node)) {
+        kept.set_shared_detail(Arc::clone(detail));
     }
     if let Some(error) = node.error() {
         kept.set_error(error);
     }
-    let children: Vec<FutureNode> = node.children.iter().map(trimmed).collect();
+    let children: ThinVec<FutureNode> = node.children.iter().map(trimmed).collect();
     // Children the analysis reads nothing of are each free to go on, as no children are;
     // where one is read, its bare siblings still count (a select! branch that may finish).
     if children.iter().any(|child| !is_bare_leaf(child)) {

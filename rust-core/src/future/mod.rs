@@ -153,8 +153,9 @@ impl<'a> FutureDecoder<'a> {
         walk.seen.clear();
         walk.trail.clear();
         walk.task = task;
-        let node = self.decode_at(ty, address, 0, &mut walk);
+        let mut node = self.decode_at(ty, address, 0, &mut walk);
         self.spare_walk.replace(walk);
+        self.share_extras(&mut node);
         node
     }
 
@@ -448,7 +449,14 @@ impl<'a> FutureDecoder<'a> {
         if let Some(branch) = child.branch {
             node.set_branch(branch);
         }
+        self.share_extras(&mut node);
         node
+    }
+
+    /// Puts an equal list a recent node has in place of `node`'s extras.
+    fn share_extras(&self, node: &mut FutureNode) {
+        let names_hash = node.names_hash();
+        node.share_extras(|extras| self.recent.borrow_mut().extras(names_hash, extras));
     }
 }
 

@@ -1,11 +1,12 @@
-//! The details and summaries of the nodes a decoder made last, shared with the next node
-//! that has the same: a million tasks' sleeps have a few deadlines between them, and their
-//! `select!`s and `join!`s the same few lines, so one allocation stands for thousands.
+//! The details, summaries and extras of the nodes a decoder made last, shared with the
+//! next node that has the same: a million tasks' `select!`s and `join!`s have a few
+//! details and branch lists between them, and their sleeps a few summaries, so one
+//! allocation stands for thousands.
 //! Small and bounded: a few recent values per type, found by comparing them.
 
 use std::sync::Arc;
 
-use crate::model::Detail;
+use crate::model::{Detail, Extras};
 
 /// Sets of values: a type's set is its name hash's remainder.
 const SETS: usize = 64;
@@ -18,6 +19,7 @@ const WAYS: usize = 4;
 pub struct RecentFacts {
     details: Recent<Detail>,
     summaries: Recent<str>,
+    extras: Recent<Extras>,
 }
 
 impl RecentFacts {
@@ -29,6 +31,11 @@ impl RecentFacts {
     /// `summary` for a node of type `names_hash`, as `detail`.
     pub fn summary(&mut self, names_hash: u64, summary: String) -> Arc<str> {
         self.summaries.share(names_hash, summary)
+    }
+
+    /// A node's `extras`, as `detail`.
+    pub fn extras(&mut self, names_hash: u64, extras: Arc<Extras>) -> Arc<Extras> {
+        self.extras.share(names_hash, extras)
     }
 }
 

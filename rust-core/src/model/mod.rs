@@ -815,7 +815,7 @@ impl BranchStatus {
 }
 
 /// A local variable saved across an `.await`.
-#[derive(Debug, Serialize, Clone)]
+#[derive(Debug, Serialize, Clone, PartialEq)]
 pub struct Local {
     pub name: String,
     #[serde(rename = "type")]
@@ -954,8 +954,9 @@ pub struct FutureNode {
     /// fallback where the layout table has no path for a type), which may have bound the
     /// wrong field.
     pub field_search: bool,
-    /// What few nodes have (see `Extra`); empty for most (one pointer, no allocation).
-    extras: ThinVec<Extra>,
+    /// What few nodes have (see `Extra`); none for most. Shared, as details are: the
+    /// branches of a million `select!`s are a few lists.
+    extras: Option<Arc<Extras>>,
 }
 
 /// A future type's name and, for a coroutine, the function it belongs to.
@@ -1009,10 +1010,15 @@ fn raw_json(value: &(impl Serialize + ?Sized)) -> Box<RawValue> {
         .unwrap_or_else(|_| RawValue::from_string("null".to_string()).unwrap_or_default())
 }
 
+/// The facts few nodes have, each once; shared by the nodes that have the same
+/// (`FutureNode::share_extras`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Extras(ThinVec<Extra>);
+
 /// One of the facts few nodes have. A node keeps a list of those it has, each once: a
 /// million nodes carry one pointer, and a node with one such fact (a `select!` branch, a
-/// macro's await) one small allocation.
-#[derive(Debug, Clone)]
+/// macro's await) a list it may share.
+#[derive(Debug, Clone, PartialEq)]
 enum Extra {
     /// For an await written inside a macro (`select!`, `join!`): the macro's own source
     /// line, which DWARF gives; `location` is then the user's line of the macro call.
@@ -1148,7 +1154,7 @@ impl FutureNode {
             held: false,
             running: false,
             field_search: false,
-            extras: ThinVec::new(),
+            extras: None,
         }
     }
 
@@ -1189,30 +1195,45 @@ impl FutureNode {
             .unwrap_or_else(|| self.names.type_name.clone())
     }
 
-    fn extra<T: ?Sized>(&self, pick: impl Fn(&Extra) -> Option<&T>) -> Option<&T> {
-        self.extras.iter().find_map(pick)
+    /// Lets `share` put an equal list other nodes have in place of the node's extras.
+    pub fn share_extras(&mut self, share: impl FnOnce(Arc<Extras>) -> Arc<Extras>) {
+        if let Some(extras) = self.extras.take() {
+            self.extras = Some(share(extras));
+        }
     }
 
+    fn extra<T: ?Sized>(&self, pick: impl Fn(&Extra) -> Option<&T>) -> Option<&T> {
+        self.extras.as_ref()?.0.iter().find_map(pick)
+    }
+
+    /// The extra `pick` finds, to change, in the node's own copy of its list: where
+    /// `has` finds one (else the list stays shared).
     fn extra_mut<T: ?Sized>(
         &mut self,
+        has: impl Fn(&Extra) -> bool,
         pick: impl Fn(&mut Extra) -> Option<&mut T>,
     ) -> Option<&mut T> {
-        self.extras.iter_mut().find_map(pick)
+        let extras = self
+            .extras
+            .as_mut()
+            .filter(|extras| extras.0.iter().any(has))?;
+        Arc::make_mut(extras).0.iter_mut().find_map(pick)
     }
 
     /// Sets `extra`, in place of the one of its kind the node has.
     fn set_extra(&mut self, extra: Extra) {
         let kind = std::mem::discriminant(&extra);
-        match self
-            .extras
+        let extras = Arc::make_mut(self.extras.get_or_insert_with(Default::default));
+        match extras
+            .0
             .iter_mut()
             .find(|kept| std::mem::discriminant(*kept) == kind)
         {
             Some(kept) => *kept = extra,
             None => {
                 // Exactly as many as it has: a node has one or two.
-                self.extras.reserve_exact(1);
-                self.extras.push(extra);
+                extras.0.reserve_exact(1);
+                extras.0.push(extra);
             }
         }
     }
@@ -1236,7 +1257,8 @@ impl FutureNode {
     }
 
     pub fn branch_mut(&mut self) -> Option<&mut Branch> {
-        self.extra_mut(|extra| match extra {
+        let has = |extra: &Extra| matches!(extra, Extra::Branch(_));
+        self.extra_mut(has, |extra| match extra {
             Extra::Branch(branch) => Some(branch),
             _ => None,
         })
@@ -1278,7 +1300,8 @@ impl FutureNode {
     }
 
     pub fn holds_mut(&mut self) -> &mut [Holding] {
-        self.extra_mut(|extra| match extra {
+        let has = |extra: &Extra| matches!(extra, Extra::Holds(_));
+        self.extra_mut(has, |extra| match extra {
             Extra::Holds(holds) => Some(holds.as_mut_slice()),
             _ => None,
         })
@@ -1341,6 +1364,33 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Nodes sharing one list of extras each change only their own.
+    #[test]
+    fn shared_extras_are_copied_when_one_node_changes_them() {
+        let mut first = FutureNode::new(NodeKind::Sleep, "app::F", 0x10);
+        first.set_branch(Branch::new(0, BranchStatus::Pending));
+        let mut kept = None;
+        first.share_extras(|extras| kept.insert(extras).clone());
+        let mut second = FutureNode::new(NodeKind::Sleep, "app::F", 0x20);
+        second.set_branch(Branch::new(0, BranchStatus::Pending));
+        second.share_extras(|extras| {
+            assert_eq!(extras, *kept.as_ref().unwrap());
+            kept.clone().unwrap()
+        });
+        second.set_branch(Branch::new(1, BranchStatus::Disabled));
+        second.set_via("inner");
+        assert_eq!(first.branch().map(|branch| branch.index), Some(0));
+        assert_eq!(first.via(), None);
+        assert_eq!(second.branch().map(|branch| branch.index), Some(1));
+        assert_eq!(second.via(), Some("inner"));
+        // A list with nothing to change stays shared.
+        assert!(first.holds_mut().is_empty());
+        first.share_extras(|extras| {
+            assert!(Arc::ptr_eq(&extras, kept.as_ref().unwrap()));
+            extras
+        });
+    }
 
     /// Nodes sharing one detail each change only their own: the first change copies it.
     #[test]

@@ -573,7 +573,7 @@ fn tree_shape(node: &FutureNode) -> String {
         node.kind.name(),
         node.function().unwrap_or(node.type_name()),
         node.state,
-        node.await_point,
+        node.await_point().map(u64::from),
         node.location.as_ref().map(|location| location.line),
         node.error().is_some(),
     );

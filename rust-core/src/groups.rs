@@ -203,11 +203,11 @@ fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
             node.function(),
             node.type_name(),
             node.state,
-            node.await_point,
+            node.await_point(),
         ),
         node.location.as_ref().map(|at| (&*at.path, at.line)),
         node.macro_location().map(|at| (&*at.path, at.line)),
-        node.boxed,
+        node.boxed(),
         node.branch().map(|branch| {
             (
                 branch.index,
@@ -217,7 +217,7 @@ fn own_shape(node: &FutureNode) -> impl Eq + Hash + '_ {
             )
         }),
         node.via(),
-        node.running,
+        node.running(),
         node.error().is_some(),
         node.children.len(),
     )

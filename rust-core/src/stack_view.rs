@@ -276,7 +276,7 @@ fn suspended_part<'r>(
     while let Some(child) = chain.last().and_then(|node| node.children.first()) {
         chain.push(child);
     }
-    if chain.iter().any(|node| node.running) {
+    if chain.iter().any(|node| node.running()) {
         return (Vec::new(), None);
     }
     // The innermost node a frame polls now, and that frame.
@@ -315,7 +315,7 @@ fn node_title(node: &FutureNode) -> String {
     let label = crate::render::label(node.kind);
     if !label.is_empty() {
         let name = node.function().unwrap_or(node.type_name());
-        let state = match (node.state, node.await_point) {
+        let state = match (node.state, node.await_point()) {
             (Some(CoroutineState::Suspended), Some(point)) => format!(" (await #{point})"),
             (Some(CoroutineState::Unresumed), _) => " (not started)".to_string(),
             _ => String::new(),
@@ -476,7 +476,7 @@ mod tests {
         };
         let mut node = FutureNode::named(kind, Arc::new(names), 0x1000 + line);
         node.state = Some(CoroutineState::Suspended);
-        node.await_point = Some(0);
+        node.set_await_point(Some(0));
         node.location = Some(Arc::new(Location::new(
             "src/main.rs".into(),
             line,
@@ -649,7 +649,7 @@ mod tests {
     #[test]
     fn a_block_on_future_the_core_saw_running_adds_no_frames() {
         let mut chain = async_fn("app::run", 9, None);
-        chain.running = true;
+        chain.set_running(true);
         let view = view_of_stack(&paths(PARKED), Some(5), Some(&thread(None, Some(chain))));
         assert!(view.iter().all(|frame| frame.kind != ViewKind::Suspended));
     }

@@ -86,7 +86,7 @@ fn chain(node: &FutureNode) -> Vec<ChainEntry> {
             node.kind,
             node.function().unwrap_or(node.type_name()).to_string(),
             node.state,
-            node.await_point.map(u64::from),
+            node.await_point().map(u64::from),
             node.location.as_ref().map(|l| l.line),
         ));
         current = node.children.first();

@@ -29,7 +29,7 @@ pub fn step<'a>(
 ) -> Result<Option<Decoded>> {
     let (state, await_point) = state_of(active.raw_state);
     node.state = Some(state);
-    node.await_point = await_point;
+    node.set_await_point(await_point);
     let awaitee = match state {
         CoroutineState::Suspended => active.fields.field(coroutine::AWAITEE).ok(),
         _ => None,
@@ -299,9 +299,9 @@ pub fn mark_running(root: &mut FutureNode, frames: &[ResolvedFrame<'_>]) {
     for _ in 0..target_depth {
         node = &mut node.children[0];
     }
-    node.running = true;
+    node.set_running(true);
     node.state = None;
-    node.await_point = None;
+    node.set_await_point(None);
     node.children.clear();
     if !node.locals().is_empty() {
         node.set_locals(Vec::new());

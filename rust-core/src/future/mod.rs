@@ -188,7 +188,7 @@ impl<'a> FutureDecoder<'a> {
         if let Some(decode) = head.decoder {
             let searches_before = self.target().field_searches.get();
             let outcome = decode(&self.context, &value);
-            node.field_search = self.target().field_searches.get() > searches_before;
+            node.set_field_search(self.target().field_searches.get() > searches_before);
             match outcome {
                 Ok(Outcome::SeeThrough(child)) => return self.child_node(child, depth, walk),
                 Ok(Outcome::Node(decoded)) => {
@@ -424,7 +424,7 @@ impl<'a> FutureDecoder<'a> {
         node.children
             .reserve_exact(children.len().min(MAX_CHILDREN));
         let name = node.shared_name();
-        walk.trail.push((name, node.await_point));
+        walk.trail.push((name, node.await_point()));
         for child in children.into_iter().take(MAX_CHILDREN) {
             node.children.push(self.child_node(child, depth, walk));
         }
@@ -441,11 +441,15 @@ impl<'a> FutureDecoder<'a> {
         } else {
             self.decode_at(child.ty, child.address, depth + 1, walk)
         };
-        node.boxed |= child.boxed;
+        if child.boxed {
+            node.set_boxed(true);
+        }
         if let Some(via) = child.via {
             node.set_via(via);
         }
-        node.held |= child.held;
+        if child.held {
+            node.set_held(true);
+        }
         if let Some(branch) = child.branch {
             node.set_branch(branch);
         }

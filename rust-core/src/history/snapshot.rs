@@ -444,7 +444,7 @@ impl MarkedNode for crate::model::FutureNode {
         self.state
     }
     fn await_point(&self) -> Option<u64> {
-        self.await_point.map(u64::from)
+        crate::model::FutureNode::await_point(self).map(u64::from)
     }
     fn place(&self) -> Option<(&str, u64)> {
         self.location

@@ -2,6 +2,7 @@
 //! documented in docs/schema.md (version 2: `errors` are objects, they were strings in
 //! version 1); new keys may be added, none removed.
 
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -924,9 +925,9 @@ pub struct FutureNode {
     /// (100,000 tasks make half a million nodes).
     names: Arc<NodeNames>,
     pub state: Option<CoroutineState>,
-    /// The coroutine's suspension point, numbered from 0 as rustc numbers its suspend
-    /// states (`env::state_of`).
-    pub await_point: Option<u32>,
+    /// The coroutine's suspension point (`await_point`), one more than its number: four
+    /// bytes, as the node's flags and kind fit beside it in eight.
+    await_point_after: Option<NonZeroU32>,
     /// Shared by the nodes suspended at one await (the decoder's plan for it).
     pub location: Option<Arc<Location>>,
     /// A thin vector (one pointer, no allocation while empty): most nodes are leaves or
@@ -942,21 +943,33 @@ pub struct FutureNode {
     /// One line saying what the node waits for, as the text output shows it: shared, as
     /// the details are.
     pub summary: Option<Arc<str>>,
-    /// Reached through a `Box<dyn Future>` / `Pin<Box<dyn Future>>` / `&mut dyn Future`.
-    pub boxed: bool,
-    /// Kept in that field by a future that polls it from its own `poll` (a hand-written
-    /// future's channel, timer or socket), rather than awaited.
-    pub held: bool,
-    /// True for the coroutine a worker is executing right now: its location is where it
-    /// runs (from the thread's stack), and its memory state is from its last suspension.
-    pub running: bool,
-    /// What the node says was found by searching for a field by name below a value (the
-    /// fallback where the layout table has no path for a type), which may have bound the
-    /// wrong field.
-    pub field_search: bool,
+    /// `boxed`, `held`, `running`, `field_search`, a bit each.
+    flags: NodeFlags,
     /// What few nodes have (see `Extra`); none for most. Shared, as details are: the
     /// branches of a million `select!`s are a few lists.
     extras: Option<Arc<Extras>>,
+}
+
+/// A node's yes-or-no facts, a bit each: a million tasks make several million nodes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct NodeFlags(u8);
+
+impl NodeFlags {
+    const BOXED: u8 = 1;
+    const HELD: u8 = 2;
+    const RUNNING: u8 = 4;
+    const FIELD_SEARCH: u8 = 8;
+
+    fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    fn set(&mut self, flag: u8, on: bool) {
+        match on {
+            true => self.0 |= flag,
+            false => self.0 &= !flag,
+        }
+    }
 }
 
 /// A future type's name and, for a coroutine, the function it belongs to.
@@ -1044,7 +1057,7 @@ impl Serialize for FutureNode {
         node.serialize_field("type", &*self.names.type_json)?;
         node.serialize_field("function", &*self.names.function_json)?;
         node.serialize_field("state", &self.state)?;
-        node.serialize_field("await_point", &self.await_point)?;
+        node.serialize_field("await_point", &self.await_point())?;
         node.serialize_field("location", &self.location)?;
         if let Some(at) = self.macro_location() {
             node.serialize_field("macro_location", at)?;
@@ -1057,7 +1070,7 @@ impl Serialize for FutureNode {
         if let Some(summary) = &self.summary {
             node.serialize_field("summary", summary)?;
         }
-        if self.boxed {
+        if self.boxed() {
             node.serialize_field("boxed", &true)?;
         }
         if let Some(branch) = self.branch() {
@@ -1066,7 +1079,7 @@ impl Serialize for FutureNode {
         if let Some(via) = self.via() {
             node.serialize_field("via", via)?;
         }
-        if self.held {
+        if self.held() {
             node.serialize_field("held", &true)?;
         }
         if !self.locals().is_empty() {
@@ -1075,10 +1088,10 @@ impl Serialize for FutureNode {
         if !self.holds().is_empty() {
             node.serialize_field("holds", self.holds())?;
         }
-        if self.running {
+        if self.running() {
             node.serialize_field("running", &true)?;
         }
-        if self.field_search {
+        if self.field_search() {
             node.serialize_field("field_search", &true)?;
         }
         if let Some(error) = self.error() {
@@ -1133,6 +1146,58 @@ impl FutureNode {
             });
     }
 
+    /// The coroutine's suspension point, numbered from 0 as rustc numbers its suspend
+    /// states (`env::state_of`).
+    pub fn await_point(&self) -> Option<u32> {
+        self.await_point_after.map(|after| after.get() - 1)
+    }
+
+    /// Sets the suspension point; none for a number past the last one a node keeps
+    /// (rustc's are a few per await).
+    pub fn set_await_point(&mut self, point: Option<u32>) {
+        self.await_point_after = point.and_then(|point| NonZeroU32::new(point.checked_add(1)?));
+    }
+
+    /// Reached through a `Box<dyn Future>` / `Pin<Box<dyn Future>>` / `&mut dyn Future`.
+    pub fn boxed(&self) -> bool {
+        self.flags.has(NodeFlags::BOXED)
+    }
+
+    pub fn set_boxed(&mut self, boxed: bool) {
+        self.flags.set(NodeFlags::BOXED, boxed);
+    }
+
+    /// Kept in that field by a future that polls it from its own `poll` (a hand-written
+    /// future's channel, timer or socket), rather than awaited.
+    pub fn held(&self) -> bool {
+        self.flags.has(NodeFlags::HELD)
+    }
+
+    pub fn set_held(&mut self, held: bool) {
+        self.flags.set(NodeFlags::HELD, held);
+    }
+
+    /// True for the coroutine a worker is executing right now: its location is where it
+    /// runs (from the thread's stack), and its memory state is from its last suspension.
+    pub fn running(&self) -> bool {
+        self.flags.has(NodeFlags::RUNNING)
+    }
+
+    pub fn set_running(&mut self, running: bool) {
+        self.flags.set(NodeFlags::RUNNING, running);
+    }
+
+    /// What the node says was found by searching for a field by name below a value (the
+    /// fallback where the layout table has no path for a type), which may have bound the
+    /// wrong field.
+    pub fn field_search(&self) -> bool {
+        self.flags.has(NodeFlags::FIELD_SEARCH)
+    }
+
+    pub fn set_field_search(&mut self, field_search: bool) {
+        self.flags.set(NodeFlags::FIELD_SEARCH, field_search);
+    }
+
     /// A node with only its kind, type and address known.
     pub fn new(kind: NodeKind, type_name: impl Into<Arc<str>>, address: u64) -> FutureNode {
         FutureNode::named(kind, Arc::new(NodeNames::new(type_name, None)), address)
@@ -1144,16 +1209,13 @@ impl FutureNode {
             kind,
             names,
             state: None,
-            await_point: None,
+            await_point_after: None,
             location: None,
             children: ThinVec::new(),
             address,
             detail: None,
             summary: None,
-            boxed: false,
-            held: false,
-            running: false,
-            field_search: false,
+            flags: NodeFlags::default(),
             extras: None,
         }
     }
@@ -1163,12 +1225,9 @@ impl FutureNode {
     pub fn bare(&self) -> FutureNode {
         FutureNode {
             state: self.state,
-            await_point: self.await_point,
+            await_point_after: self.await_point_after,
             location: self.location.clone(),
-            boxed: self.boxed,
-            held: self.held,
-            running: self.running,
-            field_search: self.field_search,
+            flags: self.flags,
             ..FutureNode::named(self.kind, Arc::clone(&self.names), self.address)
         }
     }
@@ -1365,6 +1424,27 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 mod tests {
     use super::*;
 
+    /// A node's flags and await point are kept apart, each as set; a node stays 72
+    /// bytes, as a million tasks' several million nodes are most of a report.
+    #[test]
+    fn flags_and_await_point_are_kept_small_and_apart() {
+        assert!(std::mem::size_of::<FutureNode>() <= 72);
+        let mut node = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x10);
+        assert_eq!(node.await_point(), None);
+        for point in [0, 7, u32::MAX - 1] {
+            node.set_await_point(Some(point));
+            assert_eq!(node.await_point(), Some(point));
+        }
+        node.set_await_point(Some(u32::MAX));
+        assert_eq!(node.await_point(), None);
+        node.set_held(true);
+        node.set_field_search(true);
+        assert!(node.held() && node.field_search() && !node.boxed() && !node.running());
+        node.set_held(false);
+        node.set_running(true);
+        assert!(!node.held() && node.field_search() && node.running());
+    }
+
     /// Nodes sharing one list of extras each change only their own.
     #[test]
     fn shared_extras_are_copied_when_one_node_changes_them() {
@@ -1459,10 +1539,10 @@ mod tests {
         );
         node.location = Some(Arc::new(at(3)));
         node.summary = Some("waits".into());
-        node.boxed = true;
-        node.held = true;
-        node.running = true;
-        node.field_search = true;
+        node.set_boxed(true);
+        node.set_held(true);
+        node.set_running(true);
+        node.set_field_search(true);
         // Set out of the schema's order, as the decoders come to them.
         node.set_error("cannot read");
         node.set_locals(vec![Local {

@@ -372,7 +372,7 @@ fn is_pass_through(node: &FutureNode) -> bool {
     node.kind == NodeKind::Future
         && node.summary.is_none()
         && node.error().is_none()
-        && !node.running
+        && !node.running()
         && matches!(node.children.as_slice(), [only] if only.branch().is_none())
 }
 
@@ -482,7 +482,7 @@ fn node_line(node: &FutureNode, frame: usize, indent: &str, options: &TextOption
         Some(summary) => summary.to_string(),
         None => node.type_name().to_string(),
     };
-    let boxed = if node.boxed { " [boxed]" } else { "" };
+    let boxed = if node.boxed() { " [boxed]" } else { "" };
     let head = format!("{indent}#{frame} {body}{boxed}");
     // Where a coroutine stands; a recognised async fn (Mutex::lock) says what it waits for
     // instead, and its inner await line is tokio's, not the user's.
@@ -497,8 +497,8 @@ fn node_line(node: &FutureNode, frame: usize, indent: &str, options: &TextOption
                     .file(&format!("{}:{}", location.file, location.line))
             );
         }
-        let state = match (node.state, node.await_point) {
-            _ if node.running => "(running)".to_string(),
+        let state = match (node.state, node.await_point()) {
+            _ if node.running() => "(running)".to_string(),
             (Some(CoroutineState::Suspended), Some(point)) => format!("(await #{point})"),
             (Some(CoroutineState::Unresumed), _) => "(not started)".to_string(),
             (Some(CoroutineState::Returned), _) => "(returned)".to_string(),
@@ -541,7 +541,7 @@ fn branch_head(branch: &FutureNode, i: usize, indent: &str, options: &TextOption
     match (branch.branch(), branch.via()) {
         // A future found in a field: where it is kept, not a branch.
         (None, Some(via)) => {
-            let held = if branch.held { "held in" } else { "in" };
+            let held = if branch.held() { "held in" } else { "in" };
             format!("{indent}   {held} `{via}`:")
         }
         _ => format!("{indent}   branch {index}{name} ({}){at}:", status.name()),

@@ -239,7 +239,7 @@ pub(crate) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
     let waits_on = match (leaf.error(), &leaf.summary) {
         (Some(error), _) => format!("error: {error}"),
         (None, Some(summary)) => summary.to_string(),
-        (None, None) if leaf.running => format!("{} (running)", frame_name(leaf)),
+        (None, None) if leaf.running() => format!("{} (running)", frame_name(leaf)),
         (None, None) => frame_name(leaf),
     };
     [style.function(&frame_name(root)), user_frame, waits_on]

@@ -434,7 +434,7 @@ impl<'w> Walk<'w> {
     /// What the party is blocked on below `node` (the await path: pending branches only),
     /// adding the edges it finds and each waiting node's holders.
     fn visit(&mut self, node: &mut FutureNode, at: Option<&Arc<Location>>) -> Condition {
-        if node.running {
+        if node.running() {
             return Condition::Free;
         }
         // The await line of the innermost coroutine: a field apart from the children, so

@@ -69,7 +69,7 @@ fn passes_through(node: &FutureNode) -> bool {
     node.detail().is_none()
         && node.holds().is_empty()
         && node.error().is_none()
-        && !node.running
+        && !node.running()
         && node.kind != NodeKind::JoinHandle
         && child.branch().is_none()
         && (has_own_line || !gives_await_line)

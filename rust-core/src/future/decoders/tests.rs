@@ -1236,7 +1236,7 @@ fn io_waits_name_the_fd_of_a_listener_a_stream_and_a_listener_stream() {
         node.summary.as_deref(),
         Some("accept on fd 9, waiting for read")
     );
-    assert!(!node.field_search);
+    assert!(!node.field_search());
 
     let listener_stream = decode(&debug, &memory, wrapper, 0x2000);
     assert_eq!(facts(&listener_stream), &Detail::IoReadiness(wait));
@@ -1305,7 +1305,7 @@ fn an_io_type_the_table_lacks_is_searched_for_its_fd_and_marked_so() {
         operation: Some("read".into()),
     };
     assert_eq!(facts(&node), &Detail::IoReadiness(wait));
-    assert!(node.field_search, "{node:?}");
+    assert!(node.field_search(), "{node:?}");
     assert_eq!(target.field_searches.get(), 1);
     assert!(serde_json::to_string(&node)
         .unwrap()
@@ -2173,7 +2173,7 @@ fn a_boxed_future_is_its_concrete_type_through_its_vtable() {
     memory.write_u64(0x2000, 42);
     let node = decode(&debug, &memory, boxed, 0x1000);
     assert_eq!(
-        (node.type_name(), node.address, node.boxed),
+        (node.type_name(), node.address, node.boxed()),
         ("app::Job", 0x2000, true)
     );
     // A vtable no DWARF names.

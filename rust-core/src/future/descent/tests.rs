@@ -29,7 +29,7 @@ fn found(node: &FutureNode) -> Vec<(String, u64)> {
     node.children
         .iter()
         .map(|child| {
-            assert!(child.held, "{child:?}");
+            assert!(child.held(), "{child:?}");
             (child.via().expect("a path").to_string(), child.address)
         })
         .collect()
@@ -132,7 +132,7 @@ fn a_vec_of_boxed_futures_shows_each_by_its_concrete_type() {
     assert!(node
         .children
         .iter()
-        .all(|child| child.boxed && child.type_name() == "app::Job"));
+        .all(|child| child.boxed() && child.type_name() == "app::Job"));
 }
 
 #[test]

@@ -564,24 +564,45 @@ impl TaskState {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug)]
 pub struct TaskReport {
     pub id: u64,
-    #[serde(serialize_with = "hex_address")]
     pub address: u64,
     pub state: TaskState,
     pub root: FutureNode,
-    #[serde(serialize_with = "hex_address")]
     pub runtime: u64,
     /// Where the task was spawned, where tokio records it (`tokio_unstable` builds):
     /// shared by the tasks spawned at one place.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spawned_at: Option<Arc<Location>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
+impl Serialize for TaskReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut task = serializer.serialize_struct("TaskReport", 7)?;
+        self.write_fields(&mut StructFields(&mut task))?;
+        task.end()
+    }
+}
+
 impl TaskReport {
+    /// The task's fields, as its JSON has them (`spawned_at` and `error` where known).
+    pub(crate) fn write_fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.entry("id", &self.id)?;
+        out.address("address", self.address)?;
+        out.entry("state", &self.state)?;
+        out.node("root", &self.root)?;
+        out.address("runtime", self.runtime)?;
+        if let Some(at) = &self.spawned_at {
+            out.entry("spawned_at", at)?;
+        }
+        if let Some(error) = &self.error {
+            out.entry("error", error)?;
+        }
+        Ok(())
+    }
+
     /// Whether its tree may keep guards memory does not show: it runs, mid-poll with what
     /// it took since its last await, or its future could not be read.
     pub fn may_hide_holdings(&self) -> bool {
@@ -1047,57 +1068,102 @@ enum Extra {
     Error(Box<str>),
 }
 
+/// Where a node's or a task's fields go, in the schema's order (docs/schema.md): serde's
+/// struct, or the bytes of a task chunk (`tasks_json`), which write the keys as they are
+/// rather than escape each (a million tasks have fifty million keys).
+pub(crate) trait Fields {
+    type Error;
+    fn entry<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Self::Error>;
+    fn address(&mut self, key: &'static str, address: u64) -> Result<(), Self::Error> {
+        self.entry(key, &Hex(address))
+    }
+    fn node(&mut self, key: &'static str, node: &FutureNode) -> Result<(), Self::Error>;
+    fn nodes(&mut self, key: &'static str, nodes: &[FutureNode]) -> Result<(), Self::Error>;
+}
+
+/// `Fields` into serde's struct.
+struct StructFields<'a, S>(&'a mut S);
+
+impl<S: serde::ser::SerializeStruct> Fields for StructFields<'_, S> {
+    type Error = S::Error;
+    fn entry<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), S::Error> {
+        self.0.serialize_field(key, value)
+    }
+    fn node(&mut self, key: &'static str, node: &FutureNode) -> Result<(), S::Error> {
+        self.0.serialize_field(key, node)
+    }
+    fn nodes(&mut self, key: &'static str, nodes: &[FutureNode]) -> Result<(), S::Error> {
+        self.0.serialize_field(key, nodes)
+    }
+}
+
 /// Written field by field as the schema orders them (docs/schema.md), the extras among
 /// the others, each left out when it says nothing.
 impl Serialize for FutureNode {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut node = serializer.serialize_struct("FutureNode", 20)?;
-        node.serialize_field("kind", &self.kind)?;
-        node.serialize_field("type", &*self.names.type_json)?;
-        node.serialize_field("function", &*self.names.function_json)?;
-        node.serialize_field("state", &self.state)?;
-        node.serialize_field("await_point", &self.await_point())?;
-        node.serialize_field("location", &self.location)?;
+        self.write_fields(&mut StructFields(&mut node))?;
+        node.end()
+    }
+}
+
+impl FutureNode {
+    /// The node's fields, as its JSON has them.
+    pub(crate) fn write_fields<F: Fields>(&self, out: &mut F) -> Result<(), F::Error> {
+        out.entry("kind", &self.kind)?;
+        out.entry("type", &*self.names.type_json)?;
+        out.entry("function", &*self.names.function_json)?;
+        out.entry("state", &self.state)?;
+        out.entry("await_point", &self.await_point())?;
+        out.entry("location", &self.location)?;
         if let Some(at) = self.macro_location() {
-            node.serialize_field("macro_location", at)?;
+            out.entry("macro_location", at)?;
         }
-        node.serialize_field("children", &self.children)?;
-        node.serialize_field("address", &Hex(self.address))?;
+        out.nodes("children", &self.children)?;
+        out.address("address", self.address)?;
         if let Some(detail) = &self.detail {
-            node.serialize_field("detail", detail)?;
+            out.entry("detail", detail)?;
         }
         if let Some(summary) = &self.summary {
-            node.serialize_field("summary", summary)?;
+            out.entry("summary", summary)?;
         }
         if self.boxed() {
-            node.serialize_field("boxed", &true)?;
+            out.entry("boxed", &true)?;
         }
         if let Some(branch) = self.branch() {
-            node.serialize_field("branch", branch)?;
+            out.entry("branch", branch)?;
         }
         if let Some(via) = self.via() {
-            node.serialize_field("via", via)?;
+            out.entry("via", via)?;
         }
         if self.held() {
-            node.serialize_field("held", &true)?;
+            out.entry("held", &true)?;
         }
         if !self.locals().is_empty() {
-            node.serialize_field("locals", self.locals())?;
+            out.entry("locals", self.locals())?;
         }
         if !self.holds().is_empty() {
-            node.serialize_field("holds", self.holds())?;
+            out.entry("holds", self.holds())?;
         }
         if self.running() {
-            node.serialize_field("running", &true)?;
+            out.entry("running", &true)?;
         }
         if self.field_search() {
-            node.serialize_field("field_search", &true)?;
+            out.entry("field_search", &true)?;
         }
         if let Some(error) = self.error() {
-            node.serialize_field("error", error)?;
+            out.entry("error", error)?;
         }
-        node.end()
+        Ok(())
     }
 }
 
@@ -1395,8 +1461,9 @@ pub(crate) fn hex_address<S: serde::Serializer>(
 /// several million addresses, and the formatting machinery was a tenth of writing them.
 struct Hex(u64);
 
-impl Serialize for Hex {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+impl Hex {
+    /// `0x…` as bytes: the buffer and how much of it is the text.
+    fn text(&self) -> ([u8; 18], usize) {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut text = [0u8; 18];
         let digits = ((64 - self.0.leading_zeros() as usize).div_ceil(4)).max(1);
@@ -1404,8 +1471,15 @@ impl Serialize for Hex {
         for (place, slot) in text[2..2 + digits].iter_mut().rev().enumerate() {
             *slot = DIGITS[((self.0 >> (4 * place)) & 0xf) as usize];
         }
+        (text, 2 + digits)
+    }
+}
+
+impl Serialize for Hex {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (text, len) = self.text();
         // Only ASCII digits were written.
-        serializer.serialize_str(std::str::from_utf8(&text[..2 + digits]).unwrap_or("0x?"))
+        serializer.serialize_str(std::str::from_utf8(&text[..len]).unwrap_or("0x?"))
     }
 }
 
@@ -1424,11 +1498,9 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 mod tests {
     use super::*;
 
-    /// A node's flags and await point are kept apart, each as set; a node stays 72
-    /// bytes, as a million tasks' several million nodes are most of a report.
+    /// A node's flags and await point are kept apart, each as set.
     #[test]
     fn flags_and_await_point_are_kept_small_and_apart() {
-        assert!(std::mem::size_of::<FutureNode>() <= 72);
         let mut node = FutureNode::new(NodeKind::AsyncFn, "app::f", 0x10);
         assert_eq!(node.await_point(), None);
         for point in [0, 7, u32::MAX - 1] {
@@ -1520,8 +1592,10 @@ mod tests {
     /// many share (the type's names, the await's location) is shared.
     #[test]
     fn a_node_keeps_its_rare_facts_out_of_line() {
+        // A million tasks' several million nodes are most of a report; at 72 bytes a node
+        // in a one-child list is a 96-byte allocation.
         let size = std::mem::size_of::<FutureNode>();
-        assert!(size <= 112, "FutureNode is {size} bytes");
+        assert!(size <= 72, "FutureNode is {size} bytes");
         // A select! branch or a macro's await: one allocation of one small entry.
         let size = std::mem::size_of::<Extra>();
         assert!(size <= 56, "Extra is {size} bytes");

@@ -12,7 +12,7 @@ use std::sync::mpsc::sync_channel;
 
 use serde::Serializer;
 
-use super::{Report, TaskReport};
+use super::{Fields, FutureNode, Hex, Report, TaskReport};
 
 /// Tasks per chunk: enough that handing a chunk over costs little beside making it.
 const CHUNK: usize = 256;
@@ -88,8 +88,83 @@ fn write_chunk(index: usize, tasks: &[TaskReport], bytes: &mut Vec<u8>) -> io::R
         if index > 0 || at > 0 {
             bytes.push(b',');
         }
-        serde_json::to_writer(&mut *bytes, task).map_err(encoding_error)?;
+        write_task(bytes, task).map_err(encoding_error)?;
     }
+    Ok(())
+}
+
+/// `Fields` as JSON bytes: the keys as they are (names of the schema, which need no
+/// escaping), each value as `serde_json` writes it; the bytes `serde_json::to_writer`
+/// writes for the whole.
+struct JsonFields<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl JsonFields<'_> {
+    fn key(&mut self, key: &'static str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+    }
+}
+
+impl Fields for JsonFields<'_> {
+    type Error = serde_json::Error;
+
+    fn entry<T: serde::Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), serde_json::Error> {
+        self.key(key);
+        serde_json::to_writer(&mut *self.out, value)
+    }
+
+    fn address(&mut self, key: &'static str, address: u64) -> Result<(), serde_json::Error> {
+        self.key(key);
+        let (text, len) = Hex(address).text();
+        self.out.push(b'"');
+        self.out.extend_from_slice(&text[..len]);
+        self.out.push(b'"');
+        Ok(())
+    }
+
+    fn node(&mut self, key: &'static str, node: &FutureNode) -> Result<(), serde_json::Error> {
+        self.key(key);
+        write_node(self.out, node)
+    }
+
+    fn nodes(&mut self, key: &'static str, nodes: &[FutureNode]) -> Result<(), serde_json::Error> {
+        self.key(key);
+        self.out.push(b'[');
+        for (at, node) in nodes.iter().enumerate() {
+            if at > 0 {
+                self.out.push(b',');
+            }
+            write_node(self.out, node)?;
+        }
+        self.out.push(b']');
+        Ok(())
+    }
+}
+
+fn write_node(out: &mut Vec<u8>, node: &FutureNode) -> Result<(), serde_json::Error> {
+    out.push(b'{');
+    node.write_fields(&mut JsonFields { out, first: true })?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// `task`'s JSON, as `serde_json::to_writer` writes it.
+fn write_task(out: &mut Vec<u8>, task: &TaskReport) -> Result<(), serde_json::Error> {
+    out.push(b'{');
+    task.write_fields(&mut JsonFields { out, first: true })?;
+    out.push(b'}');
     Ok(())
 }
 
@@ -179,6 +254,58 @@ mod tests {
             spawned_at: None,
             error: None,
         }
+    }
+
+    /// A task whose nodes have every field is written as serde writes it: the keys as
+    /// they are, each value as serde_json writes it, in the same order.
+    #[test]
+    fn a_task_with_every_field_is_the_json_serde_writes() {
+        use crate::model::{Branch, BranchStatus, Deadline, Detail, Location, MonotonicTime};
+        use std::sync::Arc;
+        let at = |line| {
+            Arc::new(Location::new(
+                "src/main.rs".into(),
+                line,
+                "/a/\"q\".rs".into(),
+            ))
+        };
+        let mut leaf = FutureNode::new(NodeKind::Sleep, "tokio::time::Sleep", 0);
+        leaf.set_detail(Detail::Sleep(Deadline {
+            deadline: Some(MonotonicTime { secs: 5, nanos: 7 }),
+            period_secs: Some(0.25),
+            remaining_secs: Some(-0.0),
+            since_last_tick_secs: None,
+        }));
+        leaf.summary = Some("Sleep \"until\" +1.0s\n".into());
+        leaf.set_branch(Branch::new(1, BranchStatus::Disabled));
+        leaf.set_via("inner.\u{e9}");
+        leaf.set_boxed(true);
+        leaf.set_held(true);
+        leaf.set_running(true);
+        leaf.set_field_search(true);
+        leaf.set_error("cannot read");
+        let mut root = FutureNode::new(NodeKind::AsyncFn, "app::f", u64::MAX);
+        root.location = Some(at(3));
+        root.set_macro_location(at(4));
+        root.set_await_point(Some(2));
+        root.children.push(leaf);
+        root.children
+            .push(FutureNode::new(NodeKind::Pending, "Pending", 0x10));
+        let task = TaskReport {
+            id: 9,
+            address: 0xabc,
+            state: TaskState::Running,
+            root,
+            runtime: 0,
+            spawned_at: Some(at(5)),
+            error: Some("partly read".into()),
+        };
+        let mut fast = Vec::new();
+        write_task(&mut fast, &task).unwrap();
+        assert_eq!(
+            String::from_utf8(fast).unwrap(),
+            serde_json::to_string(&task).unwrap()
+        );
     }
 
     /// The report written with its tasks made on two threads is the bytes serde writes

@@ -7,6 +7,11 @@ use std::sync::{Mutex, PoisonError};
 
 use crate::panics;
 
+/// Tasks from which a pass over all of them (the walk of a runtime's shards, the wait
+/// analysis, the stop's marks, the `tasks` table's rows) is split between two threads:
+/// below it, starting and joining a second thread costs about what it saves.
+pub const MANY_TASKS: usize = 20_000;
+
 /// Blocks every signal on the calling thread; the first call of a thread of ours.
 pub fn block_signals() {
     let mut all = std::mem::MaybeUninit::<libc::sigset_t>::uninit();

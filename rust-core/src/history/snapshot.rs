@@ -366,9 +366,6 @@ impl Snapshot {
     }
 }
 
-/// Tasks from which the marks are made on two threads.
-const TASKS_FOR_TWO_THREADS: usize = 20_000;
-
 /// The marks of `trees`, in their order: a long list's second half on a thread of its own
 /// (each half interning its own labels; equal fingerprints compare equal). Every debugger
 /// command takes a snapshot of its stop, a tenth of its time at 100,000 tasks.
@@ -383,7 +380,7 @@ fn task_marks<N: MarkedNode + Sync>(trees: &[(u64, TaskState, &N)]) -> Marks {
         }
         marks
     };
-    if trees.len() < TASKS_FOR_TWO_THREADS {
+    if trees.len() < crate::threads::MANY_TASKS {
         return marks_of(trees);
     }
     let (first, second) = trees.split_at(trees.len() / 2);
@@ -471,7 +468,7 @@ mod tests {
     /// those one thread makes, in the list's order.
     #[test]
     fn two_threads_mark_a_long_list_as_one_does() {
-        let roots: Vec<FutureNode> = (0..TASKS_FOR_TWO_THREADS as u64 + 3)
+        let roots: Vec<FutureNode> = (0..crate::threads::MANY_TASKS as u64 + 3)
             .map(|index| {
                 let kind = match index % 3 {
                     0 => NodeKind::Sleep,

@@ -9,11 +9,8 @@ use super::{counted, group_states, state_name};
 use crate::model::{FutureNode, TaskGroup, TaskReport};
 use crate::names;
 
-/// Tasks from which the table's rows are made by two threads, a half each.
-const ROWS_FOR_TWO_THREADS: usize = 20_000;
-
 pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) {
-    render_task_table_split(out, tasks, style, ROWS_FOR_TWO_THREADS);
+    render_task_table_split(out, tasks, style, crate::threads::MANY_TASKS);
 }
 
 /// `render_task_table`, the rows made by two threads from `two_threads_from` tasks on.

@@ -140,7 +140,7 @@ pub type ShardHelper<'h> =
     Box<dyn FnOnce(&[ShardList], &AtomicBool) -> Option<ShardsWalked> + Send + 'h>;
 
 /// Tasks (tokio's count) from which a runtime's shards are walked by two threads.
-pub const TASKS_FOR_TWO_WALKERS: u64 = 20_000;
+pub const TASKS_FOR_TWO_WALKERS: u64 = crate::threads::MANY_TASKS as u64;
 /// Bytes a link of the walk reads, at most (a header's vtable word, the vtable's first word
 /// and trailer offset, the next pointer): the budget must hold this many per task counted
 /// for the shards to be walked by two threads, each spending on its own.

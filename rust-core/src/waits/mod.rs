@@ -36,7 +36,7 @@ type Holders = FxHashMap<u64, Vec<Holder>>;
 /// Analyses `report` in place: annotates waiting nodes with their holders, and fills
 /// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`.
 pub fn analyse(report: &mut Report, keep_edges: bool) {
-    analyse_split(report, keep_edges, TASKS_FOR_TWO_THREADS)
+    analyse_split(report, keep_edges, crate::threads::MANY_TASKS)
 }
 
 /// `analyse`, walking tasks on two threads from `two_threads_from` tasks on.
@@ -114,9 +114,6 @@ struct Visited {
     edges: Vec<WaitEdge>,
     conditions: Vec<(u64, Condition)>,
 }
-
-/// Tasks at least this many are walked by two threads, each half on its own.
-const TASKS_FOR_TWO_THREADS: usize = 20_000;
 
 /// Walks every task's tree; a long list in two halves at once (a million tasks' walk takes
 /// half a second on one thread), joined as one walk in order would have made them.

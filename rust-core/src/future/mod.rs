@@ -78,7 +78,8 @@ pub struct FutureDecoder<'a> {
     /// The last decode's walk, emptied, for the next: a million tasks' walks would each
     /// grow a set and a trail of their own.
     spare_walk: RefCell<Walk>,
-    /// The details and summaries made last, for the next node with the same to share.
+    /// The details, summaries and extras made last, for the next node with the same to
+    /// share.
     recent: RefCell<recent::RecentFacts>,
 }
 
@@ -392,8 +393,8 @@ impl<'a> FutureDecoder<'a> {
     }
 
     fn apply(&self, node: &mut FutureNode, decoded: Decoded, depth: usize, walk: &mut Walk) {
-        // A coroutine stays a coroutine unless a decoder names what it really is.
         let mut recent = self.recent.borrow_mut();
+        // A coroutine stays a coroutine unless a decoder names what it really is.
         if let Some(detail) = decoded.detail {
             node.set_shared_detail(recent.detail(node.names_hash(), detail));
         }

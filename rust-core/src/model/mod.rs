@@ -958,11 +958,12 @@ pub struct FutureNode {
     /// costs more than writing them out.
     pub address: u64,
     /// Kind-specific facts (docs/schema.md), of the node's kind: set with `set_detail`.
-    /// Behind a pointer, as most nodes (coroutines) have none; shared, as a million
-    /// sleeps have a few deadlines between them (`future::recent`); copied on a change.
+    /// Behind a pointer, as most nodes (coroutines) have none; shared where equal (a
+    /// million `select!`s have a few sets between them: `future::recent`); copied on a
+    /// change.
     detail: Option<Arc<Detail>>,
     /// One line saying what the node waits for, as the text output shows it: shared, as
-    /// the details are.
+    /// the details are (a million sleeps have a few to the tenth of a second).
     pub summary: Option<Arc<str>>,
     /// `boxed`, `held`, `running`, `field_search`, a bit each.
     flags: NodeFlags,

@@ -16,7 +16,7 @@ const SETS: usize = 64;
 /// a `join!`, tasks spawned a millisecond apart).
 const WAYS: usize = 4;
 
-/// The recent details and summaries of one decoder (one thread).
+/// The recent details, summaries and extras of one decoder (one thread).
 #[derive(Default)]
 pub struct RecentFacts {
     details: Recent<Detail>,

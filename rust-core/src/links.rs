@@ -48,7 +48,8 @@ pub fn link_blocking_threads(report: &mut Report) {
         return;
     }
     for_each_root(report, &mut |node| {
-        let Some(Detail::JoinHandle(target)) = node.detail_mut() else {
+        let joins = |detail: &Detail| matches!(detail, Detail::JoinHandle(_));
+        let Some(Detail::JoinHandle(target)) = node.detail_mut_if(joins) else {
             return;
         };
         let Some((tid, function)) = running.get(&target.task_id) else {
@@ -93,7 +94,8 @@ pub fn link_local_sets(report: &mut Report, dropped: &[(u64, u64)]) {
             .for_each(|tasks| tasks.sort_unstable());
     }
     for_each_root(report, &mut |node| {
-        let Some(Detail::LocalSet(local_set)) = node.detail_mut() else {
+        let runs = |detail: &Detail| matches!(detail, Detail::LocalSet(_));
+        let Some(Detail::LocalSet(local_set)) = node.detail_mut_if(runs) else {
             return;
         };
         let Some(tasks) = tasks_of.get(&local_set.address) else {
@@ -146,7 +148,13 @@ pub fn link_tasks(report: &mut Report) {
 fn link_node(node: &mut FutureNode, holders: &FxHashMap<u64, u64>) {
     let holder_of =
         |channel: Option<u64>| channel.and_then(|channel| holders.get(&channel).copied());
-    let note = match node.detail_mut() {
+    let linked = |detail: &Detail| {
+        matches!(
+            detail,
+            Detail::TowerBufferResponse(_) | Detail::OneshotRecv(_)
+        )
+    };
+    let note = match node.detail_mut_if(linked) {
         Some(Detail::TowerBufferResponse(request)) => {
             let Some(holder) = holder_of(request.channel) else {
                 return;

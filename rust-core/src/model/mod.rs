@@ -1179,6 +1179,13 @@ impl FutureNode {
         self.detail.as_mut().map(Arc::make_mut)
     }
 
+    /// `detail_mut` where `wanted` says these are facts the caller changes, else none:
+    /// a pass over every node asks first, or it would copy every shared detail it meets.
+    pub fn detail_mut_if(&mut self, wanted: impl FnOnce(&Detail) -> bool) -> Option<&mut Detail> {
+        let detail = self.detail.as_mut().filter(|detail| wanted(detail))?;
+        Some(Arc::make_mut(detail))
+    }
+
     /// The facts of the node's kind, as shared, to share with another node.
     pub fn shared_detail(&self) -> Option<&Arc<Detail>> {
         self.detail.as_ref()
@@ -1563,7 +1570,12 @@ mod tests {
         }
         assert!(matches!(first.detail(), Some(Detail::Join(set)) if set.pending == 1));
         assert!(matches!(second.detail(), Some(Detail::Join(set)) if set.pending == 2));
+        // Asked for facts of another kind, the node leaves its own shared.
+        let sleeps = |detail: &Detail| matches!(detail, Detail::Sleep(_));
+        assert!(second.detail_mut_if(sleeps).is_none());
         assert!(Arc::ptr_eq(second.shared_detail().unwrap(), &shared));
+        assert!(second.detail_mut_if(|_| true).is_some());
+        assert!(!Arc::ptr_eq(second.shared_detail().unwrap(), &shared));
     }
 
     /// A location's JSON, written once when it is made, is the object of its fields, with

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::ThreadId;
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -90,7 +90,11 @@ pub struct Request {
     /// The snapshot of the stop before this one (`history::store`), for `--stuck-for`
     /// and for the `since` each task carries.
     #[serde(skip)]
-    pub previous: Option<std::sync::Arc<Snapshot>>,
+    pub previous: Option<Arc<Snapshot>>,
+    /// This stop's own snapshot, kept by an earlier command at the same stop
+    /// (`history::store::this_stop`): taken again it would be the same, so it is not.
+    #[serde(skip)]
+    pub this_stop: Option<Arc<Snapshot>>,
     /// Take this stop's snapshot (for `diff`, for history, or to be kept for the next
     /// stop); a one-shot command that compares with nothing skips it.
     #[serde(default = "snapshot_by_default")]
@@ -115,7 +119,7 @@ pub struct StopClock {
 /// A report, and the snapshot of its stop when every task was walked (`history`).
 pub struct Inspection {
     pub report: Report,
-    pub snapshot: Option<Snapshot>,
+    pub snapshot: Option<Arc<Snapshot>>,
 }
 
 pub fn inspect(
@@ -343,11 +347,13 @@ impl<'s> Showing<'s> {
         let leaving_out = selection.decides_per_task().then_some(selection);
         let grouping =
             request.group && request.only_groups && request.all && selection.takes_every_selected();
-        let snapshot = request.all && (request.snapshot || selection.needs_history());
+        let marking = request.all
+            && (request.snapshot || selection.needs_history())
+            && request.this_stop.is_none();
         Showing {
             leaving_out,
             grouping: grouping.then(Mutex::default),
-            marking: ((leaving_out.is_some() || grouping) && snapshot).then(Mutex::default),
+            marking: ((leaving_out.is_some() || grouping) && marking).then(Mutex::default),
             walk_thread: std::thread::current().id(),
         }
     }
@@ -485,11 +491,13 @@ fn select(
 ) -> Result<Inspection> {
     let wanted = request.snapshot || selection.needs_history();
     let previous = request.previous.as_deref();
-    let snapshot =
-        (wanted && request.all && budget.stopped().is_none()).then(|| match left.marks {
-            Some(marks) => Snapshot::from_marks(report.taken_at, marks, previous),
-            None => Snapshot::of(&report, previous),
-        });
+    let snapshot = (wanted && request.all && budget.stopped().is_none()).then(|| {
+        match (&request.this_stop, left.marks) {
+            (Some(kept), _) => kept.clone(),
+            (None, Some(marks)) => Arc::new(Snapshot::from_marks(report.taken_at, marks, previous)),
+            (None, None) => Arc::new(Snapshot::of(&report, previous)),
+        }
+    });
     if selection.needs_history() && snapshot.is_none() {
         return Err(Error::new(
             ErrorKind::Budget,
@@ -497,7 +505,7 @@ fn select(
              stuck is not known",
         ));
     }
-    let history = snapshot.as_ref().filter(|_| request.previous.is_some());
+    let history = snapshot.as_deref().filter(|_| request.previous.is_some());
     selection.apply(&mut report, history, left.left_out.as_ref())?;
     if request.group {
         report.groups = Some(match left.grouped {

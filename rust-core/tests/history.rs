@@ -195,13 +195,13 @@ fn the_store_compares_with_the_stop_before_this_one() {
     };
     let snapshot = |unix_secs| Snapshot::from_marks(at(unix_secs), Marks::default(), None);
     assert!(store::previous(&key, at(1.0)).is_none());
-    store::keep(key.clone(), Arc::new(snapshot(1.0)));
+    store::keep(key.clone(), Arc::new(snapshot(1.0)), true);
     // Another command at the same stop has no earlier stop yet.
     assert!(store::previous(&key, at(1.0)).is_none());
     let earlier = store::previous(&key, at(2.0)).expect("the first stop");
     assert_eq!(earlier.taken_at, at(1.0));
-    store::keep(key.clone(), Arc::new(snapshot(2.0)));
-    store::keep(key.clone(), Arc::new(snapshot(2.0)));
+    store::keep(key.clone(), Arc::new(snapshot(2.0)), true);
+    store::keep(key.clone(), Arc::new(snapshot(2.0)), true);
     assert_eq!(store::previous(&key, at(2.0)).unwrap().taken_at, at(1.0));
     assert_eq!(store::previous(&key, at(3.0)).unwrap().taken_at, at(2.0));
     let other_build = ProcessKey {
@@ -209,4 +209,36 @@ fn the_store_compares_with_the_stop_before_this_one() {
         ..key
     };
     assert!(store::previous(&other_build, at(3.0)).is_none());
+}
+
+#[test]
+fn a_second_command_at_a_stop_takes_the_snapshot_the_first_kept() {
+    let key = ProcessKey {
+        target: "pid 4243 (history test)".into(),
+        build_id: None,
+    };
+    let snapshot =
+        |unix_secs| Arc::new(Snapshot::from_marks(at(unix_secs), Marks::default(), None));
+    let first = snapshot(1.0);
+    store::keep(key.clone(), first.clone(), true);
+    let again = store::this_stop(&key, at(1.0)).expect("the stop's own snapshot");
+    assert!(Arc::ptr_eq(&again, &first));
+    // The next stop has none of its own yet, and compares with this one.
+    assert!(store::this_stop(&key, at(2.0)).is_none());
+    assert!(Arc::ptr_eq(
+        &store::previous(&key, at(2.0)).unwrap(),
+        &first
+    ));
+    // Counted from a saved report, a stop's snapshot is not what marking it again gives.
+    store::keep(key.clone(), snapshot(2.0), false);
+    assert!(store::this_stop(&key, at(2.0)).is_none());
+    store::keep(key.clone(), snapshot(2.0), true);
+    assert!(store::this_stop(&key, at(2.0)).is_some());
+    // Without a time, no two commands are known to share a stop.
+    store::keep(key.clone(), snapshot_without_time(), true);
+    assert!(store::this_stop(&key, None).is_none());
+}
+
+fn snapshot_without_time() -> Arc<Snapshot> {
+    Arc::new(Snapshot::from_marks(None, Marks::default(), None))
 }

@@ -102,11 +102,7 @@ impl Stop {
     }
 
     /// Under what this process's snapshots are kept, and the stop before the one at `now`.
-    pub fn history(
-        &self,
-        debug: &DebugInfo,
-        now: Option<TakenAt>,
-    ) -> (Option<ProcessKey>, Option<Arc<Snapshot>>) {
+    pub fn history(&self, debug: &DebugInfo, now: Option<TakenAt>) -> History {
         let key = self.target.clone().map(|target| ProcessKey {
             target,
             build_id: debug.build_id(),
@@ -114,8 +110,25 @@ impl Stop {
         let previous = key
             .as_ref()
             .and_then(|key| history::store::previous(key, now));
-        (key, previous)
+        let this_stop = key
+            .as_ref()
+            .and_then(|key| history::store::this_stop(key, now));
+        History {
+            key,
+            previous,
+            this_stop,
+        }
     }
+}
+
+/// What is kept of a process's stops (`history::store`), as a command at a stop finds it.
+pub struct History {
+    /// Under what its snapshots are kept.
+    pub key: Option<ProcessKey>,
+    /// The snapshot of the stop before this one.
+    pub previous: Option<Arc<Snapshot>>,
+    /// This stop's own, where an earlier command here took it.
+    pub this_stop: Option<Arc<Snapshot>>,
 }
 
 /// What `Prepared::read_memory` read, waiting for `Prepared::analyse`.
@@ -136,6 +149,8 @@ pub struct Prepared {
     since: Option<(Snapshot, PathBuf)>,
     key: Option<ProcessKey>,
     previous: Option<Arc<Snapshot>>,
+    /// `previous` is the stop kept before this one, not a saved report.
+    from_earlier: bool,
     truncated: Option<String>,
     how_to_diff: &'static str,
 }
@@ -144,16 +159,20 @@ impl Prepared {
     pub fn new(debug: &DebugInfo, stop: &Stop, command: Command) -> Result<Prepared> {
         let diffing = command.view == View::Diff;
         let clock = stop.clock();
-        let (key, kept) = stop.history(debug, clock.taken_at);
+        let History {
+            key,
+            previous: kept,
+            this_stop,
+        } = stop.history(debug, clock.taken_at);
         let since = match command.since {
             Some(path) => Some((history::saved::snapshot_from_file(&path)?, path)),
             None => None,
         };
         // Outside `diff`, a saved report stands for the stop before this one (what
         // `--stuck-for` and each task's `since` count from).
-        let (since, previous) = match (since, diffing) {
-            (Some((saved, _)), false) => (None, Some(Arc::new(saved))),
-            (since, _) => (since, kept),
+        let (since, previous, from_earlier) = match (since, diffing) {
+            (Some((saved, _)), false) => (None, Some(Arc::new(saved)), false),
+            (since, _) => (since, kept, true),
         };
         Ok(Prepared {
             request: inspect::Request {
@@ -171,6 +190,8 @@ impl Prepared {
                 limits: command.limits,
                 clock,
                 previous: previous.clone(),
+                // Counted from a saved report, this stop's snapshot differs from the one kept.
+                this_stop: this_stop.filter(|_| from_earlier),
                 snapshot: diffing || previous.is_some() || key.is_some(),
             },
             view: command.view,
@@ -181,6 +202,7 @@ impl Prepared {
             since,
             key,
             previous,
+            from_earlier,
             // A truncated core explains every read that fails: say so first.
             truncated: stop
                 .core_path
@@ -264,7 +286,7 @@ impl Prepared {
         let diff = (self.view == View::Diff).then(|| {
             compare(
                 &report,
-                snapshot.as_ref(),
+                snapshot.as_deref(),
                 self.previous.as_deref(),
                 self.since,
                 self.how_to_diff,
@@ -272,7 +294,7 @@ impl Prepared {
         });
         // Kept even when there is nothing to compare with yet: the next stop has this one.
         if let (Some(key), Some(snapshot)) = (self.key, snapshot) {
-            history::store::keep(key, Arc::new(snapshot));
+            history::store::keep(key, snapshot, self.from_earlier);
         }
         report.diff = diff.transpose()?;
         if let Some(note) = self.truncated {

@@ -1,6 +1,7 @@
 //! The snapshots kept between commands, in the extension's memory: per process (its pid or
 //! core file, with the executable's build id), the latest stop's and the one before it, so
-//! that a second command at the same stop still compares with the stop before.
+//! that a second command at the same stop still compares with the stop before, and takes
+//! the stop's own snapshot from here rather than marking a million tasks again.
 
 use std::sync::{Arc, Mutex};
 
@@ -22,6 +23,9 @@ pub struct ProcessKey {
 
 struct Kept {
     latest: Arc<Snapshot>,
+    /// Whether `latest` counted each task's `since` from `earlier` (not from a saved
+    /// report): then it is what marking its stop again would give.
+    latest_from_earlier: bool,
     earlier: Option<Arc<Snapshot>>,
     used: u64,
 }
@@ -49,8 +53,19 @@ pub fn previous(key: &ProcessKey, now: Option<TakenAt>) -> Option<Arc<Snapshot>>
     }
 }
 
-/// Keeps `snapshot` as the latest of its process (shared: a sampler keeps it too).
-pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>) {
+/// The snapshot of the stop at `now` itself, kept by an earlier command at this stop that
+/// counted from the stop before it: the memory has not changed since, so neither have the
+/// marks.
+pub fn this_stop(key: &ProcessKey, now: Option<TakenAt>) -> Option<Arc<Snapshot>> {
+    let store = STORE.lock().ok()?;
+    let kept = store.as_ref()?.processes.get(key)?;
+    (same_stop(&kept.latest, now) && kept.latest_from_earlier).then(|| kept.latest.clone())
+}
+
+/// Keeps `snapshot` as the latest of its process (shared: a sampler keeps it too);
+/// `from_earlier`: its tasks' `since` count from the stop kept before it (`previous`), not
+/// from a saved report.
+pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>, from_earlier: bool) {
     let Ok(mut store) = STORE.lock() else {
         return;
     };
@@ -63,6 +78,7 @@ pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>) {
                 kept.earlier = Some(kept.latest.clone());
             }
             kept.latest = snapshot;
+            kept.latest_from_earlier = from_earlier;
             kept.used = used;
         }
         None => {
@@ -80,6 +96,7 @@ pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>) {
                 key,
                 Kept {
                     latest: snapshot,
+                    latest_from_earlier: from_earlier,
                     earlier: None,
                     used,
                 },

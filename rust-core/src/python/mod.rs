@@ -539,6 +539,7 @@ fn reading_request(
         limits: fields.limits,
         clock: process.stop().clock(),
         previous: None,
+        this_stop: None,
         snapshot: true,
     })
 }

@@ -2,7 +2,7 @@
 //! and its report, folded stacks and flamegraph.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use pyo3::prelude::*;
 
@@ -127,10 +127,11 @@ pub fn sample(
     let result = guarded(|| {
         let mut inspect_request =
             reading_request(request.get(), process, true, TaskFilter::default())?;
-        let (key, previous) = process
+        let history = process
             .stop()
             .history(&debug, inspect_request.clock.taken_at);
-        inspect_request.previous = previous;
+        inspect_request.previous = history.previous;
+        inspect_request.this_stop = history.this_stop;
         let check = || user_asks_to_stop(py, interrupted.as_ref());
         let check: &InterruptCheck<'_> = &check;
         let budget = Budget::new(inspect_request.limits, Some(check));
@@ -144,10 +145,9 @@ pub fn sample(
             ));
         };
         // One snapshot of the stop serves the sampler and the store.
-        let snapshot = Arc::new(snapshot);
         sampler.get().sampler()?.add(&done.report, snapshot.clone());
-        if let Some(key) = key {
-            history::store::keep(key, snapshot);
+        if let Some(key) = history.key {
+            history::store::keep(key, snapshot, true);
         }
         Ok(done.report.tasks.len())
     });

@@ -91,7 +91,7 @@ fn first_difference(before: &TaskView<'_>, after: &TaskView<'_>) -> FirstDiffere
         after_label = after_label.map(|same| format!("{same} (its progress changed)"));
     }
     FirstDifference {
-        depth: now.or(was).map_or(0, |node| node.depth as usize),
+        depth: now.or(was).map_or(0, |node| node.depth()),
         before: before_label,
         after: after_label,
     }

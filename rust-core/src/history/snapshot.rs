@@ -30,80 +30,133 @@ pub trait MarkedNode: Sized {
 }
 
 /// One node as it was: where it sits and what it showed. Two marks are equal when their
-/// depth and fingerprint are: a fingerprint covers all its label says.
+/// depth and fingerprint are: a fingerprint covers all its label says. Twelve bytes: a
+/// million tasks make several million.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeMark {
-    pub depth: u16,
-    /// Its label, in the labels of the marks it belongs to.
+    /// The depth in the top byte, the fingerprint in the rest (as two halves: aligned to
+    /// four bytes, not eight).
+    key: [u32; 2],
+    /// Its label, in the labels of the part it belongs to.
     label: u32,
-    /// Everything that counts, hashed.
-    pub fingerprint: u64,
 }
 
+/// Labels are where each snapshot keeps them: only the key counts.
 impl PartialEq for NodeMark {
     fn eq(&self, other: &NodeMark) -> bool {
-        self.depth == other.depth && self.fingerprint == other.fingerprint
+        self.key == other.key
     }
 }
 
-/// One task as it was; its node marks are in the marks it belongs to (`Marks::nodes`).
+/// Bits of a `NodeMark`'s key under its depth (`MAX_DEPTH` fits the byte above).
+const FINGERPRINT_BITS: u32 = 56;
+
+impl NodeMark {
+    fn new(depth: usize, fingerprint: u64, label: u32) -> NodeMark {
+        let key =
+            (fingerprint & ((1 << FINGERPRINT_BITS) - 1)) | ((depth as u64) << FINGERPRINT_BITS);
+        NodeMark {
+            key: [key as u32, (key >> 32) as u32],
+            label,
+        }
+    }
+
+    fn key(&self) -> u64 {
+        u64::from(self.key[0]) | (u64::from(self.key[1]) << 32)
+    }
+
+    pub fn depth(&self) -> usize {
+        (self.key() >> FINGERPRINT_BITS) as usize
+    }
+
+    /// Everything that counts, hashed (the low 56 bits of it).
+    pub fn fingerprint(&self) -> u64 {
+        self.key() & ((1 << FINGERPRINT_BITS) - 1)
+    }
+}
+
+/// One task as it was; its node marks are in one part of the marks it belongs to.
 #[derive(Debug, Clone)]
 pub struct TaskMark {
     pub id: u64,
-    pub state: TaskState,
-    /// Where its nodes are in `Marks::nodes`: the tree in pre-order.
+    /// The `taken_at` (Unix seconds) of the earliest stop with this same mark; NaN for
+    /// none (eight bytes, not sixteen: `since()`).
+    since: f64,
+    /// Where its nodes are in its part's: the tree in pre-order.
     first_node: u32,
     node_count: u32,
-    /// The `taken_at` (Unix seconds) of the earliest stop with this same mark.
-    pub since: Option<f64>,
+    pub state: TaskState,
+    /// Which of `Marks::parts` holds its nodes.
+    part: u8,
 }
 
-/// The marks of many tasks in three vectors: a million tasks' marks as one small
+impl TaskMark {
+    pub fn since(&self) -> Option<f64> {
+        (!self.since.is_nan()).then_some(self.since)
+    }
+
+    fn set_since(&mut self, since: Option<f64>) {
+        self.since = since.unwrap_or(f64::NAN);
+    }
+}
+
+/// The marks of many tasks in a few vectors: a million tasks' marks as one small
 /// allocation each would scatter over the heap the report is freed from, and keep most
 /// of its pages (a debugger held 900 MB after the command).
 #[derive(Debug, Default)]
 pub struct Marks {
     tasks: Vec<TaskMark>,
+    /// The nodes, one part per thread that marked them: joined into one, a million tasks'
+    /// marks would be copied again and held twice meanwhile (the peak of a debugger's
+    /// first command).
+    parts: Vec<NodeMarks>,
+}
+
+/// The nodes some tasks' marks hold, and their labels.
+#[derive(Debug, Default)]
+struct NodeMarks {
     nodes: Vec<NodeMark>,
     /// What a person reads of a node: `app::serve at main.rs:88`, `mutex_lock
     /// (permits_needed 1)`; one per fingerprint, shared by the nodes that have it.
     labels: LabelText,
-    /// Where recent fingerprints' labels are in `labels`, while tasks are marked.
-    label_of: RecentLabels,
+    /// Where recent labels are in `labels`, while tasks are marked.
+    recent: RecentLabels,
 }
 
-/// The labels of recent fingerprints, direct-mapped by fingerprint: tasks parked alike
-/// share a few labels, each written once, and a million sleeps' labels (each names its
-/// deadline) are met once each. A map of every fingerprint was a tenth of a snapshot's
-/// time, most of it waiting on memory; a label met again after its slot was taken is
-/// written again, which costs text, not correctness (marks compare by fingerprint).
+/// The labels of recent fingerprints and of recent texts, direct-mapped: tasks parked
+/// alike share a few labels, each written once. A million sleeps' fingerprints differ
+/// (their deadlines, to the nanosecond) while their labels (to the millisecond) mostly
+/// repeat the one before: those are found by their text. A map of every fingerprint was
+/// a tenth of a snapshot's time, most of it waiting on memory; a label met again after
+/// its slot was taken is written again, which costs text, not correctness (marks compare
+/// by fingerprint).
 #[derive(Debug, Default)]
 struct RecentLabels {
-    /// `(fingerprint, label)`; empty until the first label.
-    slots: Vec<(u64, u32)>,
+    /// `(fingerprint, label)` by fingerprint; empty until the first label.
+    by_fingerprint: Vec<(u64, u32)>,
+    /// `(hash of the text, label)` by that hash.
+    by_text: Vec<(u64, u32)>,
 }
 
-/// Slots of `RecentLabels` (256 KiB, within a core's cache).
+/// Slots of each of `RecentLabels`' tables (256 KiB, within a core's cache).
 const RECENT_LABELS: usize = 1 << 14;
 
-impl RecentLabels {
-    fn slot(fingerprint: u64) -> usize {
-        (fingerprint % RECENT_LABELS as u64) as usize
-    }
+fn slot(hash: u64) -> usize {
+    (hash % RECENT_LABELS as u64) as usize
+}
 
-    fn get(&self, fingerprint: u64) -> Option<u32> {
-        self.slots
-            .get(Self::slot(fingerprint))
-            .filter(|&&(held, label)| held == fingerprint && label != u32::MAX)
-            .map(|&(_, label)| label)
-    }
+fn recently(slots: &[(u64, u32)], hash: u64) -> Option<u32> {
+    slots
+        .get(slot(hash))
+        .filter(|&&(held, label)| held == hash && label != u32::MAX)
+        .map(|&(_, label)| label)
+}
 
-    fn insert(&mut self, fingerprint: u64, label: u32) {
-        if self.slots.is_empty() {
-            self.slots = vec![(0, u32::MAX); RECENT_LABELS];
-        }
-        self.slots[Self::slot(fingerprint)] = (fingerprint, label);
+fn remember(slots: &mut Vec<(u64, u32)>, hash: u64, label: u32) {
+    if slots.is_empty() {
+        *slots = vec![(0, u32::MAX); RECENT_LABELS];
     }
+    slots[slot(hash)] = (hash, label);
 }
 
 /// Labels end to end in one string: a million tasks' sleeps each have a label of their
@@ -116,12 +169,25 @@ struct LabelText {
 }
 
 impl LabelText {
-    /// Adds the label `write` writes; its index.
-    fn push(&mut self, write: impl FnOnce(&mut String)) -> u32 {
+    /// The label `write` writes: the index of an equal recent one (the text written is
+    /// taken back), else of the one added.
+    fn push(&mut self, recent: &mut RecentLabels, write: impl FnOnce(&mut String)) -> u32 {
+        let start = self.text.len();
         write(&mut self.text);
+        let mut hasher = FxHasher::default();
+        self.text[start..].hash(&mut hasher);
+        let hash = hasher.finish();
+        if let Some(at) =
+            recently(&recent.by_text, hash).filter(|&at| self.get(at) == &self.text[start..])
+        {
+            self.text.truncate(start);
+            return at;
+        }
         self.ends
             .push(u32::try_from(self.text.len()).unwrap_or(u32::MAX));
-        u32::try_from(self.ends.len() - 1).unwrap_or(u32::MAX)
+        let at = u32::try_from(self.ends.len() - 1).unwrap_or(u32::MAX);
+        remember(&mut recent.by_text, hash, at);
+        at
     }
 
     fn get(&self, at: u32) -> &str {
@@ -134,33 +200,13 @@ impl LabelText {
         self.text.get(start..end).unwrap_or_default()
     }
 
+    #[cfg(test)]
     fn len(&self) -> usize {
         self.ends.len()
     }
-
-    /// Adds `other`'s labels after these, their indices moved by `self.len()`.
-    fn append(&mut self, other: LabelText) {
-        let base = u32::try_from(self.text.len()).unwrap_or(u32::MAX);
-        self.text.push_str(&other.text);
-        self.ends
-            .extend(other.ends.into_iter().map(|end| end.saturating_add(base)));
-    }
 }
 
-impl Marks {
-    /// Marks one task's tree.
-    pub fn mark<N: MarkedNode>(&mut self, id: u64, state: TaskState, root: &N) {
-        let first = self.nodes.len();
-        self.mark_tree(root);
-        self.tasks.push(TaskMark {
-            id,
-            state,
-            first_node: u32::try_from(first).unwrap_or(u32::MAX),
-            node_count: u32::try_from(self.nodes.len() - first).unwrap_or(u32::MAX),
-            since: None,
-        });
-    }
-
+impl NodeMarks {
     /// The marks of a tree, in pre-order.
     fn mark_tree<N: MarkedNode>(&mut self, root: &N) {
         let mut pending = vec![(root, 0usize)];
@@ -171,58 +217,71 @@ impl Marks {
             // Facts that say nothing count as none (a coroutine's absent facts, mostly).
             let progress = node.progress().filter(|progress| !progress.is_empty());
             let fingerprint = fingerprint(node, depth, progress.as_ref());
-            let label = match self.label_of.get(fingerprint) {
+            let label = match recently(&self.recent.by_fingerprint, fingerprint) {
                 Some(at) => at,
                 None => {
-                    let at = self
-                        .labels
-                        .push(|text| write_label(text, node, progress.as_ref()));
-                    self.label_of.insert(fingerprint, at);
+                    let at = self.labels.push(&mut self.recent, |text| {
+                        write_label(text, node, progress.as_ref())
+                    });
+                    remember(&mut self.recent.by_fingerprint, fingerprint, at);
                     at
                 }
             };
-            self.nodes.push(NodeMark {
-                depth: depth as u16,
-                label,
-                fingerprint,
-            });
+            self.nodes.push(NodeMark::new(depth, fingerprint, label));
             for child in node.children().iter().rev() {
                 pending.push((child, depth + 1));
             }
         }
     }
+}
 
-    /// Adds `other`'s tasks after these (its nodes and labels moved to follow these).
-    fn append(&mut self, other: Marks) {
-        let node_base = u32::try_from(self.nodes.len()).unwrap_or(u32::MAX);
-        let label_base = u32::try_from(self.labels.len()).unwrap_or(u32::MAX);
-        self.tasks
-            .extend(other.tasks.into_iter().map(|task| TaskMark {
-                first_node: task.first_node.saturating_add(node_base),
-                ..task
-            }));
-        self.nodes
-            .extend(other.nodes.into_iter().map(|node| NodeMark {
-                label: node.label.saturating_add(label_base),
-                ..node
-            }));
-        self.labels.append(other.labels);
+impl Marks {
+    /// Marks one task's tree.
+    pub fn mark<N: MarkedNode>(&mut self, id: u64, state: TaskState, root: &N) {
+        if self.parts.is_empty() {
+            self.parts.push(NodeMarks::default());
+        }
+        let part = self.parts.len() - 1;
+        let nodes = &mut self.parts[part];
+        let first = nodes.nodes.len();
+        nodes.mark_tree(root);
+        self.tasks.push(TaskMark {
+            id,
+            since: f64::NAN,
+            first_node: u32::try_from(first).unwrap_or(u32::MAX),
+            node_count: u32::try_from(nodes.nodes.len() - first).unwrap_or(u32::MAX),
+            state,
+            part: u8::try_from(part).unwrap_or(u8::MAX),
+        });
     }
 
-    fn nodes_of(&self, task: &TaskMark) -> &[NodeMark] {
-        let first = task.first_node as usize;
-        self.nodes
-            .get(first..first.saturating_add(task.node_count as usize))
-            .unwrap_or_default()
+    /// Adds `other`'s tasks after these, its parts beside these (nothing copied but the
+    /// tasks).
+    fn append(&mut self, other: Marks) {
+        let part_base = u8::try_from(self.parts.len()).unwrap_or(u8::MAX);
+        self.tasks
+            .extend(other.tasks.into_iter().map(|task| TaskMark {
+                part: task.part.saturating_add(part_base),
+                ..task
+            }));
+        self.parts.extend(other.parts);
     }
 
     fn view(&self, task: &TaskMark) -> TaskView<'_> {
+        let part = self.parts.get(task.part as usize);
+        let first = task.first_node as usize;
+        let nodes = part
+            .and_then(|part| {
+                part.nodes
+                    .get(first..first.saturating_add(task.node_count as usize))
+            })
+            .unwrap_or_default();
         TaskView {
             id: task.id,
             state: task.state,
-            since: task.since,
-            nodes: self.nodes_of(task),
-            labels: &self.labels,
+            since: task.since(),
+            nodes,
+            labels: part.map(|part| &part.labels),
         }
     }
 }
@@ -235,17 +294,17 @@ pub struct TaskView<'s> {
     pub since: Option<f64>,
     /// The tree in pre-order.
     pub nodes: &'s [NodeMark],
-    labels: &'s LabelText,
+    labels: Option<&'s LabelText>,
 }
 
 /// Its nodes with their labels, not where the labels are kept: two snapshots of one stop
 /// print alike however their marks were gathered.
 impl std::fmt::Debug for TaskView<'_> {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let nodes: Vec<(u16, u64, &str)> = self
+        let nodes: Vec<(usize, u64, &str)> = self
             .nodes
             .iter()
-            .map(|node| (node.depth, node.fingerprint, self.label(node)))
+            .map(|node| (node.depth(), node.fingerprint(), self.label(node)))
             .collect();
         write!(
             formatter,
@@ -263,7 +322,7 @@ impl TaskView<'_> {
 
     /// What a person reads of one of its nodes.
     pub fn label(&self, node: &NodeMark) -> &str {
-        self.labels.get(node.label)
+        self.labels.map_or("", |labels| labels.get(node.label))
     }
 }
 
@@ -304,8 +363,10 @@ impl Snapshot {
     ) -> Snapshot {
         marks.tasks.sort_by_key(|task| task.id);
         marks.tasks.dedup_by_key(|task| task.id);
-        // Only marking needs it.
-        marks.label_of = RecentLabels::default();
+        // Only marking needs them.
+        for part in &mut marks.parts {
+            part.recent = RecentLabels::default();
+        }
         let now = taken_at.map(|at| at.unix_secs);
         for index in 0..marks.tasks.len() {
             let view = marks.view(&marks.tasks[index]);
@@ -316,7 +377,7 @@ impl Snapshot {
                 Some(before) => before.since.or(now),
                 None => now,
             };
-            marks.tasks[index].since = since;
+            marks.tasks[index].set_since(since);
         }
         Snapshot { taken_at, marks }
     }
@@ -343,22 +404,25 @@ impl Snapshot {
 impl Snapshot {
     /// One idle task, id 14, of these node marks: (depth, fingerprint, label).
     pub(super) fn of_one_task(nodes: &[(u16, u64, String)]) -> Snapshot {
-        let mut marks = Marks::default();
+        let mut part = NodeMarks::default();
         for (depth, fingerprint, label) in nodes {
-            let label = marks.labels.push(|text| text.push_str(label));
-            marks.nodes.push(NodeMark {
-                depth: *depth,
-                label,
-                fingerprint: *fingerprint,
-            });
+            let label = part
+                .labels
+                .push(&mut part.recent, |text| text.push_str(label));
+            part.nodes
+                .push(NodeMark::new(*depth as usize, *fingerprint, label));
         }
-        marks.tasks.push(TaskMark {
-            id: 14,
-            state: TaskState::Idle,
-            first_node: 0,
-            node_count: nodes.len() as u32,
-            since: None,
-        });
+        let marks = Marks {
+            tasks: vec![TaskMark {
+                id: 14,
+                since: f64::NAN,
+                first_node: 0,
+                node_count: nodes.len() as u32,
+                state: TaskState::Idle,
+                part: 0,
+            }],
+            parts: vec![part],
+        };
         Snapshot {
             taken_at: None,
             marks,
@@ -495,7 +559,13 @@ mod tests {
             let view = marks.view(task);
             view.nodes
                 .iter()
-                .map(|node| (node.depth, node.fingerprint, view.label(node).to_string()))
+                .map(|node| {
+                    (
+                        node.depth() as u16,
+                        node.fingerprint(),
+                        view.label(node).to_string(),
+                    )
+                })
                 .collect()
         };
         for (index, task) in two_threads.tasks.iter().enumerate() {
@@ -507,6 +577,52 @@ mod tests {
                 "task {index}"
             );
         }
+    }
+
+    /// Sleeps whose deadlines differ in the nanosecond (so in their fingerprints) but read
+    /// alike to the millisecond share one label: a million sleeps are a few thousand.
+    #[test]
+    fn nodes_that_read_alike_share_their_label() {
+        use crate::model::{Deadline, Detail, MonotonicTime};
+        let roots: Vec<FutureNode> = (0..1000u32)
+            .map(|nanos| {
+                let mut sleep = FutureNode::new(NodeKind::Sleep, "tokio::time::Sleep", 0x20);
+                sleep.set_detail(Detail::Sleep(Deadline {
+                    deadline: Some(MonotonicTime { secs: 7, nanos }),
+                    period_secs: None,
+                    remaining_secs: None,
+                    since_last_tick_secs: None,
+                }));
+                sleep
+            })
+            .collect();
+        let mut marks = Marks::default();
+        for (id, root) in roots.iter().enumerate() {
+            marks.mark(id as u64, TaskState::Idle, root);
+        }
+        let fingerprints: std::collections::HashSet<u64> = marks.parts[0]
+            .nodes
+            .iter()
+            .map(NodeMark::fingerprint)
+            .collect();
+        assert_eq!(fingerprints.len(), roots.len());
+        assert_eq!(marks.parts[0].labels.len(), 1);
+        let view = marks.view(&marks.tasks[999]);
+        assert_eq!(view.label(&view.nodes[0]), "sleep (deadline 7.000s)");
+    }
+
+    /// A node's mark keeps its depth and fingerprint apart in twelve bytes.
+    #[test]
+    fn a_node_mark_holds_its_depth_and_fingerprint() {
+        let mark = NodeMark::new(MAX_DEPTH - 1, u64::MAX, 3);
+        assert_eq!(mark.depth(), MAX_DEPTH - 1);
+        assert_eq!(mark.fingerprint(), (1 << FINGERPRINT_BITS) - 1);
+        let other = NodeMark::new(2, 0x1234_5678_9abc, 3);
+        assert_eq!((other.depth(), other.fingerprint()), (2, 0x1234_5678_9abc));
+        assert_ne!(NodeMark::new(1, 5, 0), NodeMark::new(2, 5, 0));
+        assert_eq!(NodeMark::new(1, 5, 0), NodeMark::new(1, 5, 9));
+        assert_eq!(std::mem::size_of::<NodeMark>(), 12);
+        assert!(std::mem::size_of::<TaskMark>() <= 32);
     }
 
     /// More distinct labels than `RecentLabels` has slots (a sleep's names its deadline),
@@ -549,10 +665,7 @@ mod tests {
             assert_eq!(labels, [expected(root), expected(&root.children[0])]);
         }
         // Per task, its sleep's label or the shared one; the coroutine's once.
-        assert!(
-            marks.labels.len() < roots.len() / 2 + 100,
-            "{}",
-            marks.labels.len()
-        );
+        let labels = marks.parts[0].labels.len();
+        assert!(labels < roots.len() / 2 + 100, "{labels}");
     }
 }

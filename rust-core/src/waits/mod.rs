@@ -6,6 +6,7 @@
 
 mod deadlocks;
 mod locks;
+mod noted;
 pub mod trim;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use crate::model::{
 };
 pub use deadlocks::Condition;
 use locks::{LockHolders, Share};
+use noted::{LastNoted, NotedHolders};
 
 /// One holder of a resource: who, where, and what it keeps.
 #[derive(Debug, Clone)]
@@ -59,12 +61,13 @@ fn analyse_split(report: &mut Report, keep_edges: bool, two_threads_from: usize)
         mut labels,
         mut edges,
         conditions,
+        mut noted,
     } = visit_tasks(&context, &mut report.tasks, two_threads_from);
     for thread in &mut report.threads {
         let party = Party::Thread(thread.tid);
         if let Some(root) = thread.own_block_on_future_mut() {
             context
-                .walk(party, &mut labels, &mut edges)
+                .walk(party, &mut labels, &mut edges, &mut noted)
                 .visit(root, None);
         }
     }
@@ -91,6 +94,7 @@ impl<'w> WalkContext<'w> {
         party: Party,
         labels: &'v mut FxHashMap<u64, Resource>,
         edges: &'v mut Vec<WaitEdge>,
+        noted: &'v mut LastNoted,
     ) -> Walk<'v>
     where
         'w: 'v,
@@ -101,6 +105,7 @@ impl<'w> WalkContext<'w> {
             locks: self.locks,
             labels,
             edges,
+            noted,
             every_holder_read: self.every_holder_read,
         }
     }
@@ -113,6 +118,8 @@ struct Visited {
     labels: FxHashMap<u64, Resource>,
     edges: Vec<WaitEdge>,
     conditions: Vec<(u64, Condition)>,
+    /// Kept from task to task on the walk's thread.
+    noted: LastNoted,
 }
 
 /// Walks every task's tree; a long list in two halves at once (a million tasks' walk takes
@@ -138,7 +145,12 @@ fn visit_some(context: &WalkContext<'_>, tasks: &mut [TaskReport]) -> Visited {
     for task in tasks {
         let party = Party::Task(task.id);
         let condition = context
-            .walk(party, &mut visited.labels, &mut visited.edges)
+            .walk(
+                party,
+                &mut visited.labels,
+                &mut visited.edges,
+                &mut visited.noted,
+            )
             .visit(&mut task.root, None);
         // A task free to go on is none of the deadlock search's business: it frees its
         // waiters as a task missing from the conditions does (most tasks wait on a timer).
@@ -423,6 +435,7 @@ struct Walk<'w> {
     /// Resource key -> the resource as its waiters name it.
     labels: &'w mut FxHashMap<u64, Resource>,
     edges: &'w mut Vec<WaitEdge>,
+    noted: &'w mut LastNoted,
     /// A lock none of whose guards is found is held by no live party (`Condition::Never`).
     every_holder_read: bool,
 }
@@ -517,7 +530,12 @@ impl<'w> Walk<'w> {
             None => self.found_holders(&waiting),
         };
         if !listing.entries.is_empty() {
-            note_holders(node, &waiting, &listing);
+            let holders = NotedHolders {
+                listed: holder_notes(&listing),
+                certainty: listing.certainty,
+                note: holders_note(&waiting, &listing),
+            };
+            self.noted.note(node, holders, note_holders);
         }
         let nobody_holds = listing.entries.is_empty()
             && listing.certainty == Some(HolderCertainty::Incomplete)
@@ -638,8 +656,8 @@ impl<'h> Listing<'h> {
 /// Writes the holders into a waiting node: its facts' list of holders, senders or
 /// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`, `…; held
 /// by one of tasks 7, 8)`).
-fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>) {
-    let listed: Vec<HolderNote> = listing
+fn holder_notes(listing: &Listing<'_>) -> Vec<HolderNote> {
+    listing
         .entries
         .iter()
         .map(|entry| HolderNote {
@@ -649,7 +667,11 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>)
             idle_future: entry.holder.holding.idle_future,
             permits: entry.permits,
         })
-        .collect();
+        .collect()
+}
+
+/// Lists `holders` in the node's facts and notes them in its summary.
+fn note_holders(node: &mut FutureNode, holders: &NotedHolders) {
     let slot = match node.detail_mut() {
         Some(
             Detail::MutexLock(wait)
@@ -657,7 +679,7 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>)
             | Detail::RwlockWrite(wait)
             | Detail::SemaphoreAcquire(wait),
         ) => {
-            wait.holders_certainty = listing.certainty;
+            wait.holders_certainty = holders.certainty;
             &mut wait.holders
         }
         Some(Detail::MpscRecv(wait)) => &mut wait.senders_held_by,
@@ -667,8 +689,8 @@ fn note_holders(node: &mut FutureNode, waiting: &Waiting, listing: &Listing<'_>)
         Some(Detail::Notified(wait)) => &mut wait.notifiers,
         _ => return,
     };
-    *slot = Some(listed);
-    node.add_note(&holders_note(waiting, listing));
+    *slot = Some(holders.listed.clone());
+    node.add_note(&holders.note);
 }
 
 /// `held by task 4 at src/bank.rs:27`; where the permits cannot tell which candidates hold

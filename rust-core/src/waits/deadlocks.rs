@@ -27,6 +27,29 @@ pub enum Condition {
 }
 
 impl Condition {
+    /// Any of `parts`: free where one is (a `select!` with a timer's branch goes on by
+    /// itself), so a million such tasks keep no list of their branches; one part is
+    /// itself.
+    pub fn any(mut parts: Vec<Condition>) -> Condition {
+        if parts.iter().any(|part| matches!(part, Condition::Free)) {
+            return Condition::Free;
+        }
+        match parts.len() {
+            1 => parts.swap_remove(0),
+            _ => Condition::Any(parts),
+        }
+    }
+
+    /// All of `parts`, less those that are free.
+    pub fn all(mut parts: Vec<Condition>) -> Condition {
+        parts.retain(|part| !matches!(part, Condition::Free));
+        match parts.len() {
+            0 => Condition::Free,
+            1 => parts.swap_remove(0),
+            _ => Condition::All(parts),
+        }
+    }
+
     /// Whether the task can go on, given which tasks cannot (`stuck`).
     fn holds(&self, stuck: &impl Fn(u64) -> bool) -> bool {
         match self {
@@ -368,6 +391,28 @@ mod tests {
             uncertain: false,
         });
         Condition::Wait(Party::Task(to), edges.len() - 1)
+    }
+
+    /// A condition with a free way out is free; free parts of an `All` are dropped; one
+    /// part is itself. The search finds what it found with the lists kept whole.
+    #[test]
+    fn conditions_keep_only_what_can_hold_a_task_back() {
+        let mut edges = Vec::new();
+        let e = &mut edges;
+        let any = Condition::any(vec![wait(e, 5, 4), Condition::Free]);
+        assert!(matches!(any, Condition::Free));
+        let all = Condition::all(vec![wait(e, 7, 8), Condition::Free]);
+        assert!(matches!(all, Condition::Wait(Party::Task(8), _)));
+        let one = Condition::any(vec![wait(e, 3, 1)]);
+        assert!(matches!(one, Condition::Wait(Party::Task(1), _)));
+        assert!(matches!(
+            Condition::all(vec![Condition::Free, Condition::Free]),
+            Condition::Free
+        ));
+        let both = Condition::all(vec![wait(e, 13, 4), Condition::Never(lock(13))]);
+        assert!(matches!(both, Condition::All(ref parts) if parts.len() == 2));
+        let either = Condition::any(vec![wait(e, 13, 4), Condition::Never(lock(13))]);
+        assert!(matches!(either, Condition::Any(ref parts) if parts.len() == 2));
     }
 
     #[test]

@@ -484,8 +484,8 @@ impl<'w> Walk<'w> {
         // A select! goes on when any branch does; unknown trees are taken the same way,
         // so a deadlock is never claimed on a guess.
         match all {
-            true => Condition::All(conditions),
-            false => Condition::Any(conditions),
+            true => Condition::all(conditions),
+            false => Condition::any(conditions),
         }
     }
 
@@ -575,8 +575,8 @@ impl<'w> Walk<'w> {
             .map(|(index, edge)| Condition::Wait(edge.to, first + index))
             .collect();
         match waiting.relation {
-            Relation::AllOf => Condition::All(waits),
-            _ => Condition::Any(waits),
+            Relation::AllOf => Condition::all(waits),
+            _ => Condition::any(waits),
         }
     }
 

@@ -282,6 +282,7 @@ def start_loading_binary(path: str, debug_dirs=(), debugger_file=None, only_if_t
 
 def _process(adapter: DebuggerAdapter, load_bias: int):
     """The core's view of the stopped program: how it reads its memory."""
+    stop_key = adapter.stop_key()
     return _core().Process(
         load_bias=load_bias,
         read_memory=adapter.read_memory,
@@ -293,6 +294,9 @@ def _process(adapter: DebuggerAdapter, load_bias: int):
         # A core says its own time (or none).
         stop_clock=None if adapter.is_core() else adapter.stop_clock(),
         target=adapter.target_key(),
+        # Changes when the memory may have: a command at an unchanged stop takes the stop's
+        # snapshot an earlier one kept.
+        memory_key=None if stop_key is None else repr(stop_key),
     )
 
 

@@ -396,6 +396,7 @@ fn read_live(
         stop_clock: Some((unix, monotonic, ClockSource::StopEvent)),
         // One command, then the process exits: no stop is kept for a later one.
         target: None,
+        memory_key: None,
         how_to_diff: HOW_TO_DIFF_HERE,
     };
     let walk_started = Instant::now();
@@ -886,6 +887,7 @@ fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepar
         core_path: Some(core.to_path_buf()),
         stop_clock: None,
         target: None,
+        memory_key: None,
         how_to_diff: HOW_TO_DIFF_HERE,
     };
     let prepared = Prepared::new(debug, &stop, command)?;

@@ -195,13 +195,13 @@ fn the_store_compares_with_the_stop_before_this_one() {
     };
     let snapshot = |unix_secs| Snapshot::from_marks(at(unix_secs), Marks::default(), None);
     assert!(store::previous(&key, at(1.0)).is_none());
-    store::keep(key.clone(), Arc::new(snapshot(1.0)), true);
+    store::keep(key.clone(), Arc::new(snapshot(1.0)), memory(1));
     // Another command at the same stop has no earlier stop yet.
     assert!(store::previous(&key, at(1.0)).is_none());
     let earlier = store::previous(&key, at(2.0)).expect("the first stop");
     assert_eq!(earlier.taken_at, at(1.0));
-    store::keep(key.clone(), Arc::new(snapshot(2.0)), true);
-    store::keep(key.clone(), Arc::new(snapshot(2.0)), true);
+    store::keep(key.clone(), Arc::new(snapshot(2.0)), memory(2));
+    store::keep(key.clone(), Arc::new(snapshot(2.0)), memory(2));
     assert_eq!(store::previous(&key, at(2.0)).unwrap().taken_at, at(1.0));
     assert_eq!(store::previous(&key, at(3.0)).unwrap().taken_at, at(2.0));
     let other_build = ProcessKey {
@@ -220,25 +220,33 @@ fn a_second_command_at_a_stop_takes_the_snapshot_the_first_kept() {
     let snapshot =
         |unix_secs| Arc::new(Snapshot::from_marks(at(unix_secs), Marks::default(), None));
     let first = snapshot(1.0);
-    store::keep(key.clone(), first.clone(), true);
-    let again = store::this_stop(&key, at(1.0)).expect("the stop's own snapshot");
+    store::keep(key.clone(), first.clone(), memory(1));
+    let again = store::this_stop(&key, at(1.0), memory(1).as_deref()).expect("the stop's own");
     assert!(Arc::ptr_eq(&again, &first));
+    // Memory written at the stop (`set var`), or a debugger that cannot tell: marked again.
+    assert!(store::this_stop(&key, at(1.0), memory(9).as_deref()).is_none());
+    assert!(store::this_stop(&key, at(1.0), None).is_none());
     // The next stop has none of its own yet, and compares with this one.
-    assert!(store::this_stop(&key, at(2.0)).is_none());
+    assert!(store::this_stop(&key, at(2.0), memory(2).as_deref()).is_none());
     assert!(Arc::ptr_eq(
         &store::previous(&key, at(2.0)).unwrap(),
         &first
     ));
     // Counted from a saved report, a stop's snapshot is not what marking it again gives.
-    store::keep(key.clone(), snapshot(2.0), false);
-    assert!(store::this_stop(&key, at(2.0)).is_none());
-    store::keep(key.clone(), snapshot(2.0), true);
-    assert!(store::this_stop(&key, at(2.0)).is_some());
+    store::keep(key.clone(), snapshot(2.0), None);
+    assert!(store::this_stop(&key, at(2.0), memory(2).as_deref()).is_none());
+    store::keep(key.clone(), snapshot(2.0), memory(2));
+    assert!(store::this_stop(&key, at(2.0), memory(2).as_deref()).is_some());
     // Without a time, no two commands are known to share a stop.
-    store::keep(key.clone(), snapshot_without_time(), true);
-    assert!(store::this_stop(&key, None).is_none());
+    store::keep(key.clone(), snapshot_without_time(), memory(3));
+    assert!(store::this_stop(&key, None, memory(3).as_deref()).is_none());
 }
 
 fn snapshot_without_time() -> Arc<Snapshot> {
     Arc::new(Snapshot::from_marks(None, Marks::default(), None))
+}
+
+/// A debugger's stop key, as the glue passes it.
+fn memory(generation: u32) -> Option<String> {
+    Some(format!("(1, 4243, '/app', {generation})"))
 }

@@ -70,6 +70,9 @@ pub struct Stop {
     pub stop_clock: Option<(f64, f64, ClockSource)>,
     /// `pid 1234`, `core /tmp/core`: the snapshots of its stops are kept under it.
     pub target: Option<String>,
+    /// What changes when the memory may have (the debugger's stop key: the program ran,
+    /// or memory or registers were written); `None` where that cannot be told.
+    pub memory_key: Option<String>,
     /// What `diff` without an earlier stop tells the user to do.
     pub how_to_diff: &'static str,
 }
@@ -112,7 +115,7 @@ impl Stop {
             .and_then(|key| history::store::previous(key, now));
         let this_stop = key
             .as_ref()
-            .and_then(|key| history::store::this_stop(key, now));
+            .and_then(|key| history::store::this_stop(key, now, self.memory_key.as_deref()));
         History {
             key,
             previous,
@@ -149,8 +152,9 @@ pub struct Prepared {
     since: Option<(Snapshot, PathBuf)>,
     key: Option<ProcessKey>,
     previous: Option<Arc<Snapshot>>,
-    /// `previous` is the stop kept before this one, not a saved report.
-    from_earlier: bool,
+    /// The memory this stop's snapshot is marked from, where it counts from the stop kept
+    /// before this one (not a saved report): `history::store::keep`.
+    of_memory: Option<String>,
     truncated: Option<String>,
     how_to_diff: &'static str,
 }
@@ -170,9 +174,9 @@ impl Prepared {
         };
         // Outside `diff`, a saved report stands for the stop before this one (what
         // `--stuck-for` and each task's `since` count from).
-        let (since, previous, from_earlier) = match (since, diffing) {
-            (Some((saved, _)), false) => (None, Some(Arc::new(saved)), false),
-            (since, _) => (since, kept, true),
+        let (since, previous, of_memory) = match (since, diffing) {
+            (Some((saved, _)), false) => (None, Some(Arc::new(saved)), None),
+            (since, _) => (since, kept, stop.memory_key.clone()),
         };
         Ok(Prepared {
             request: inspect::Request {
@@ -191,7 +195,7 @@ impl Prepared {
                 clock,
                 previous: previous.clone(),
                 // Counted from a saved report, this stop's snapshot differs from the one kept.
-                this_stop: this_stop.filter(|_| from_earlier),
+                this_stop: this_stop.filter(|_| of_memory.is_some()),
                 snapshot: diffing || previous.is_some() || key.is_some(),
             },
             view: command.view,
@@ -202,7 +206,7 @@ impl Prepared {
             since,
             key,
             previous,
-            from_earlier,
+            of_memory,
             // A truncated core explains every read that fails: say so first.
             truncated: stop
                 .core_path
@@ -294,7 +298,7 @@ impl Prepared {
         });
         // Kept even when there is nothing to compare with yet: the next stop has this one.
         if let (Some(key), Some(snapshot)) = (self.key, snapshot) {
-            history::store::keep(key, snapshot, self.from_earlier);
+            history::store::keep(key, snapshot, self.of_memory);
         }
         report.diff = diff.transpose()?;
         if let Some(note) = self.truncated {

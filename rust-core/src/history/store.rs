@@ -23,9 +23,10 @@ pub struct ProcessKey {
 
 struct Kept {
     latest: Arc<Snapshot>,
-    /// Whether `latest` counted each task's `since` from `earlier` (not from a saved
-    /// report): then it is what marking its stop again would give.
-    latest_from_earlier: bool,
+    /// The memory `latest` was marked from (the debugger's stop key), where it counted
+    /// each task's `since` from `earlier` (not from a saved report): while the memory is
+    /// that, it is what marking the stop again would give.
+    latest_of_memory: Option<String>,
     earlier: Option<Arc<Snapshot>>,
     used: u64,
 }
@@ -54,18 +55,24 @@ pub fn previous(key: &ProcessKey, now: Option<TakenAt>) -> Option<Arc<Snapshot>>
 }
 
 /// The snapshot of the stop at `now` itself, kept by an earlier command at this stop that
-/// counted from the stop before it: the memory has not changed since, so neither have the
-/// marks.
-pub fn this_stop(key: &ProcessKey, now: Option<TakenAt>) -> Option<Arc<Snapshot>> {
+/// counted from the stop before it, while the memory is as it was then (`memory`, the
+/// debugger's stop key, is what it was): then neither have the marks changed.
+pub fn this_stop(
+    key: &ProcessKey,
+    now: Option<TakenAt>,
+    memory: Option<&str>,
+) -> Option<Arc<Snapshot>> {
     let store = STORE.lock().ok()?;
     let kept = store.as_ref()?.processes.get(key)?;
-    (same_stop(&kept.latest, now) && kept.latest_from_earlier).then(|| kept.latest.clone())
+    let same_memory = memory.is_some() && kept.latest_of_memory.as_deref() == memory;
+    (same_stop(&kept.latest, now) && same_memory).then(|| kept.latest.clone())
 }
 
-/// Keeps `snapshot` as the latest of its process (shared: a sampler keeps it too);
-/// `from_earlier`: its tasks' `since` count from the stop kept before it (`previous`), not
-/// from a saved report.
-pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>, from_earlier: bool) {
+/// Keeps `snapshot` as the latest of its process (shared: a sampler keeps it too).
+/// `of_memory`: the memory it was marked from, where its tasks' `since` count from the
+/// stop kept before it (`previous`); `None` where they count from a saved report, or the
+/// debugger cannot tell when memory changes.
+pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>, of_memory: Option<String>) {
     let Ok(mut store) = STORE.lock() else {
         return;
     };
@@ -78,7 +85,7 @@ pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>, from_earlier: bool) {
                 kept.earlier = Some(kept.latest.clone());
             }
             kept.latest = snapshot;
-            kept.latest_from_earlier = from_earlier;
+            kept.latest_of_memory = of_memory;
             kept.used = used;
         }
         None => {
@@ -96,7 +103,7 @@ pub fn keep(key: ProcessKey, snapshot: Arc<Snapshot>, from_earlier: bool) {
                 key,
                 Kept {
                     latest: snapshot,
-                    latest_from_earlier: from_earlier,
+                    latest_of_memory: of_memory,
                     earlier: None,
                     used,
                 },

@@ -174,12 +174,15 @@ struct Process {
     /// What names the target among others (`pid 1234`, `core /tmp/core`): the snapshots of
     /// its stops are kept under it (`history::store`).
     target: Option<String>,
+    /// The debugger's stop key, which changes when the memory may have: a second command
+    /// with the same takes the stop's snapshot the first kept.
+    memory_key: Option<String>,
 }
 
 #[pymethods]
 impl Process {
     #[new]
-    #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None, stop_clock=None, target=None))]
+    #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None, stop_clock=None, target=None, memory_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         load_bias: u64,
@@ -190,6 +193,7 @@ impl Process {
         interrupted: Option<Py<PyAny>>,
         stop_clock: Option<(f64, f64, String)>,
         target: Option<String>,
+        memory_key: Option<String>,
     ) -> Process {
         Process {
             load_bias,
@@ -200,6 +204,7 @@ impl Process {
             interrupted,
             stop_clock,
             target,
+            memory_key,
         }
     }
 }
@@ -222,6 +227,7 @@ impl Process {
                     (*unix_secs, *monotonic, source)
                 }),
             target: self.target.clone(),
+            memory_key: self.memory_key.clone(),
             how_to_diff: HOW_TO_DIFF_IN_A_DEBUGGER,
         }
     }

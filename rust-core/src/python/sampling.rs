@@ -127,9 +127,8 @@ pub fn sample(
     let result = guarded(|| {
         let mut inspect_request =
             reading_request(request.get(), process, true, TaskFilter::default())?;
-        let history = process
-            .stop()
-            .history(&debug, inspect_request.clock.taken_at);
+        let stop = process.stop();
+        let history = stop.history(&debug, inspect_request.clock.taken_at);
         inspect_request.previous = history.previous;
         inspect_request.this_stop = history.this_stop;
         let check = || user_asks_to_stop(py, interrupted.as_ref());
@@ -147,7 +146,7 @@ pub fn sample(
         // One snapshot of the stop serves the sampler and the store.
         sampler.get().sampler()?.add(&done.report, snapshot.clone());
         if let Some(key) = history.key {
-            history::store::keep(key, snapshot, true);
+            history::store::keep(key, snapshot, stop.memory_key);
         }
         Ok(done.report.tasks.len())
     });

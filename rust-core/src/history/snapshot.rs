@@ -34,9 +34,9 @@ pub trait MarkedNode: Sized {
 /// million tasks make several million.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeMark {
-    /// The depth in the top byte, the fingerprint in the rest (as two halves: aligned to
-    /// four bytes, not eight).
-    key: [u32; 2],
+    /// The depth in the top byte, the fingerprint in the rest (as bytes: aligned to four
+    /// bytes with the label, not eight).
+    key: [u8; 8],
     /// Its label, in the labels of the part it belongs to.
     label: u32,
 }
@@ -56,13 +56,13 @@ impl NodeMark {
         let key =
             (fingerprint & ((1 << FINGERPRINT_BITS) - 1)) | ((depth as u64) << FINGERPRINT_BITS);
         NodeMark {
-            key: [key as u32, (key >> 32) as u32],
+            key: key.to_le_bytes(),
             label,
         }
     }
 
     fn key(&self) -> u64 {
-        u64::from(self.key[0]) | (u64::from(self.key[1]) << 32)
+        u64::from_le_bytes(self.key)
     }
 
     pub fn depth(&self) -> usize {

@@ -75,6 +75,22 @@ mod tests {
     use super::*;
     use crate::model::{NodeKind, Party, PermitWait};
 
+    /// A Mutex at 0x100 that `waiters` wait for.
+    fn waiting_for_mutex(waiters: u64) -> Detail {
+        Detail::MutexLock(PermitWait {
+            address: 0x100,
+            closed: false,
+            holders: None,
+            holders_certainty: None,
+            permits_assigned: Some(0),
+            permits_available: 0,
+            permits_needed: 1,
+            permits_total: Some(1),
+            semaphore: 0x100,
+            waiters,
+        })
+    }
+
     fn waiting_on_one_mutex(facts: &Arc<Detail>, summary: &Arc<str>) -> FutureNode {
         let mut node = FutureNode::new(NodeKind::MutexLock, "tokio::sync::Mutex", 0x10);
         node.set_shared_detail(facts.clone());
@@ -108,18 +124,7 @@ mod tests {
     /// others gets its own; each reads what noting it alone would have written.
     #[test]
     fn waiters_alike_share_what_they_are_told() {
-        let facts = Arc::new(Detail::MutexLock(PermitWait {
-            address: 0x100,
-            closed: false,
-            holders: None,
-            holders_certainty: None,
-            permits_assigned: Some(0),
-            permits_available: 0,
-            permits_needed: 1,
-            permits_total: Some(1),
-            semaphore: 0x100,
-            waiters: 3,
-        }));
+        let facts = Arc::new(waiting_for_mutex(3));
         let summary: Arc<str> = "lock on Mutex 0x100 (3 waiters)".into();
         let mut nodes: Vec<FutureNode> = (0..3)
             .map(|_| waiting_on_one_mutex(&facts, &summary))
@@ -147,18 +152,7 @@ mod tests {
     #[test]
     fn a_node_of_its_own_facts_is_noted_in_place() {
         let mut node = FutureNode::new(NodeKind::MutexLock, "tokio::sync::Mutex", 0x10);
-        node.set_detail(Detail::MutexLock(PermitWait {
-            address: 0x100,
-            closed: false,
-            holders: None,
-            holders_certainty: None,
-            permits_assigned: None,
-            permits_available: 0,
-            permits_needed: 1,
-            permits_total: Some(1),
-            semaphore: 0x100,
-            waiters: 1,
-        }));
+        node.set_detail(waiting_for_mutex(1));
         let before = Arc::as_ptr(node.shared_detail().unwrap());
         let mut last = LastNoted::default();
         last.note(&mut node, held_by(4), note);

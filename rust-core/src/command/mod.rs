@@ -104,7 +104,8 @@ impl Stop {
         }
     }
 
-    /// Under what this process's snapshots are kept, and the stop before the one at `now`.
+    /// Under what this process's snapshots are kept, the stop before the one at `now`, and
+    /// the one at `now` where an earlier command kept it.
     pub fn history(&self, debug: &DebugInfo, now: Option<TakenAt>) -> History {
         let key = self.target.clone().map(|target| ProcessKey {
             target,

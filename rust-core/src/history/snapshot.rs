@@ -117,7 +117,7 @@ pub struct Marks {
 struct NodeMarks {
     nodes: Vec<NodeMark>,
     /// What a person reads of a node: `app::serve at main.rs:88`, `mutex_lock
-    /// (permits_needed 1)`; one per fingerprint, shared by the nodes that have it.
+    /// (permits_needed 1)`; shared by nodes of one fingerprint or one text, where recent.
     labels: LabelText,
     /// Where recent labels are in `labels`, while tasks are marked.
     recent: RecentLabels,

@@ -653,9 +653,7 @@ impl<'h> Listing<'h> {
     }
 }
 
-/// Writes the holders into a waiting node: its facts' list of holders, senders or
-/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`, `…; held
-/// by one of tasks 7, 8)`).
+/// The holders a listing names, as a waiting node lists them.
 fn holder_notes(listing: &Listing<'_>) -> Vec<HolderNote> {
     listing
         .entries
@@ -670,7 +668,9 @@ fn holder_notes(listing: &Listing<'_>) -> Vec<HolderNote> {
         .collect()
 }
 
-/// Lists `holders` in the node's facts and notes them in its summary.
+/// Writes the holders into a waiting node: its facts' list of holders, senders or
+/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`, `…; held
+/// by one of tasks 7, 8)`).
 fn note_holders(node: &mut FutureNode, holders: &NotedHolders) {
     let slot = match node.detail_mut() {
         Some(

@@ -46,21 +46,18 @@ setup:
 PYO3_PYTHON ?= $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
 
 # abi3 and not linked to libpython (pyo3's extension-module feature), so one build loads
-# in any debugger's embedded Python 3.9+.
+# in any debugger's embedded Python 3.9+. The library is built as a cdylib here only (it is
+# declared an rlib), so the executable below shares this target dir and its dependencies.
 build:
-	$(if $(PYO3_PYTHON),PYO3_PYTHON=$(PYO3_PYTHON)) $(CARGO) build --release -p tokio-async-core
+	$(if $(PYO3_PYTHON),PYO3_PYTHON=$(PYO3_PYTHON)) $(CARGO) rustc --release -p tokio-async-core --lib --crate-type cdylib
 	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
 	mv -f $(EXTENSION).tmp $(EXTENSION)
 	$(MAKE) --no-print-directory executable
 
-# The executable links no libpython, so it is built without the `python` feature; in a
-# target dir of its own, since the cdylib of the same crate would be rebuilt otherwise.
-CLI_TARGET := target/cli
+# The executable links no libpython, so it is built without the `python` feature:
+# target/release/tokio-async.
 executable:
-	CARGO_TARGET_DIR=$(CLI_TARGET) $(CARGO) build --release -p tokio-async-core --no-default-features --features cli --bin tokio-async
-	mkdir -p target/release
-	cp $(CLI_TARGET)/release/tokio-async target/release/tokio-async.tmp
-	mv -f target/release/tokio-async.tmp target/release/tokio-async
+	$(CARGO) build --release -p tokio-async-core --no-default-features --features cli --bin tokio-async
 
 demo: setup build
 	@tools/demo.sh
@@ -73,8 +70,13 @@ lint: setup
 	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
+# On make build's release dependencies (compiled once for both); the crate itself as the
+# test profile builds it (Cargo.toml): optimized a little, line tables, and the overflow
+# checks and debug assertions the tests are there to run.
+CRATE_UNDER_TEST := $(foreach setting,opt-level=1 debug="line-tables-only" overflow-checks=true debug-assertions=true,--config 'profile.release.package.tokio-async-core.$(setting)')
+
 test-rust:
-	$(CARGO) test --no-default-features --features cli -p tokio-async-core
+	$(CARGO) test --release $(CRATE_UNDER_TEST) --no-default-features --features cli -p tokio-async-core
 
 # Two pytest workers (pytest-xdist), one per core: the debuggers mostly run one thread. A
 # file's tests stay on one worker, which builds that file's fixture variants once.

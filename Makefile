@@ -78,9 +78,12 @@ CRATE_UNDER_TEST := $(foreach setting,opt-level=1 debug="line-tables-only" overf
 test-rust:
 	$(CARGO) test --release $(CRATE_UNDER_TEST) --no-default-features --features cli -p tokio-async-core
 
-# Two pytest workers (pytest-xdist), one per core: the debuggers mostly run one thread. A
-# file's tests stay on one worker, which builds that file's fixture variants once.
-PYTEST_WORKERS ?= 2
+# Three pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
+# a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so
+# with two the cores were 71% busy, with three 87%. A file's tests stay on one worker,
+# which builds that file's fixture variants once; the slowest files start first
+# (tests/conftest.py).
+PYTEST_WORKERS ?= 3
 
 test-debuggers: build
 	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/scale tests

@@ -86,7 +86,7 @@ test-rust:
 PYTEST_WORKERS ?= 3
 
 test-debuggers: build
-	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/scale tests
+	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 --ignore=tests/scale tests
 
 # A million tasks read whole with the default budget, by the executable and in GDB
 # (tests/scale; minutes, and a few GB of memory).

@@ -212,9 +212,11 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
         assert stopped["reason"] == "step"
         after = client.request("threads")["threads"]
         names = [frame["name"] for frame in client.request("stackTrace", {"threadId": stopped["threadId"]})["stackFrames"]]
-        # Said whole when it fails (it did once in CI): the proxy's notes and its threads.
+        # Said whole when it fails (it did twice in CI; pytest cuts an assertion's message
+        # short): the proxy's notes and its threads.
         notes = [event["body"].get("output", "") for event in client.seen_events if event["event"] == "output"][-5:]
-        assert any(name.startswith("task %d · " % task) for name in names), (stopped, names, notes, after)
+        if not any(name.startswith("task %d · " % task) for name in names):
+            pytest.fail("task %d not below the poll frame: %s" % (task, json.dumps([stopped, names, notes, after], indent=1)))
 
         # The REPL's `async next` runs in the frame the editor has selected (lldb-dap alone
         # would run it in its debugger's selected thread), and says where it stopped: the

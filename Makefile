@@ -80,9 +80,9 @@ test-rust:
 
 # Three pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
 # a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so
-# with two the cores were 71% busy, with three 87%. A file's tests stay on one worker,
-# which builds that file's fixture variants once; the slowest files start first
-# (tests/conftest.py).
+# with two the cores were 71% busy (sampled every 5 s over a run's first four minutes),
+# with three 88% (a whole run). A file's tests stay on one worker, which builds that
+# file's fixture variants once; the slowest files start first (tests/conftest.py).
 PYTEST_WORKERS ?= 3
 
 test-debuggers: build

@@ -15,9 +15,13 @@ fi
 # core for each other every time. It gets a target dir of its own, started as a copy of
 # make build's so that the dependencies are not compiled again.
 export CARGO_TARGET_DIR=$PWD/target/wheel-build
-if [ ! -d "$CARGO_TARGET_DIR/release" ] && [ -d target/release ]; then
-    mkdir -p "$CARGO_TARGET_DIR"
-    cp -a target/release "$CARGO_TARGET_DIR/"
+# Only what a dependency's build leaves is copied: the test binaries beside it (400 MB after
+# `make test-rust`) are not needed here.
+if [ ! -d "$CARGO_TARGET_DIR/release" ] && [ -d target/release/deps ]; then
+    mkdir -p "$CARGO_TARGET_DIR/release/deps"
+    cp -a target/release/.fingerprint target/release/build "$CARGO_TARGET_DIR/release/"
+    find target/release/deps -maxdepth 1 -type f \( -name '*.rlib' -o -name '*.rmeta' -o -name '*.so' -o -name '*.d' \) \
+        -exec cp -a -t "$CARGO_TARGET_DIR/release/deps" {} +
 fi
 
 # Only this build's wheel is left in target/wheels.

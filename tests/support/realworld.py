@@ -96,8 +96,6 @@ def _locked():
 def _cargo(args, cwd, extra_env=None):
     env = dict(os.environ)
     env.pop("RUSTFLAGS", None)
-    # One-off builds: incremental caches would only take disk.
-    env["CARGO_INCREMENTAL"] = "0"
     env.update(extra_env or {})
     result = subprocess.run(["cargo"] + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:

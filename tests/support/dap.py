@@ -50,7 +50,12 @@ class DapClient:
                 # The adapter went away in the middle of a header (killed by a test).
                 self.events.put(None)
                 return
-            message = json.loads(stream.read(length))
+            body = stream.read(length)
+            if len(body) < length:
+                # The adapter went away in the middle of a message.
+                self.events.put(None)
+                return
+            message = json.loads(body)
             if message.get("type") == "response":
                 with self.condition:
                     self.responses[message["request_seq"]] = message

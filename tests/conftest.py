@@ -54,3 +54,30 @@ def remove_big_files_after_module(tmp_path_factory):
                         os.remove(path)
                 except OSError:
                     pass
+
+
+# TEST_CPU_LOG=FILE: one line per test with its wall seconds and the CPU seconds of the
+# programs it ran (builds, debuggers, the executable) and of pytest itself, to find where
+# a run's CPU goes (tools/cpu_by_test.py sums it by file and phase).
+CPU_LOG = os.environ.get("TEST_CPU_LOG")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    if not CPU_LOG:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu(who):
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    started = (time.monotonic(), cpu(resource.RUSAGE_CHILDREN), cpu(resource.RUSAGE_SELF))
+    yield
+    wall = time.monotonic() - started[0]
+    children = cpu(resource.RUSAGE_CHILDREN) - started[1]
+    own = cpu(resource.RUSAGE_SELF) - started[2]
+    with open(CPU_LOG, "a") as log:
+        log.write("%.2f %.2f %.2f %s\n" % (wall, children, own, item.nodeid))

@@ -62,16 +62,7 @@ executable:
 demo: setup build
 	@tools/demo.sh
 
-# The Rust tests run beside pytest: alone, their run kept the two cores 75% busy (a test
-# binary at a time, each waiting on its fixture builds, which pytest needs too). Their
-# output goes to target/test-rust.log and is printed after pytest's.
-test: setup build lint
-	@$(MAKE) --no-print-directory test-rust > target/test-rust.log 2>&1 & rust=$$!; \
-	$(MAKE) --no-print-directory test-debuggers; debuggers=$$?; \
-	wait $$rust; rust=$$?; \
-	echo "--- make test-rust, run beside pytest (target/test-rust.log):"; cat target/test-rust.log; \
-	echo "make test: test-rust exit $$rust, test-debuggers exit $$debuggers"; \
-	[ $$rust -eq 0 ] && [ $$debuggers -eq 0 ]
+test: setup build lint test-rust test-debuggers
 
 # The formatter and the linters, as CI runs them: any finding fails the suite.
 lint: setup

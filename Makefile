@@ -39,17 +39,12 @@ all: build
 setup:
 	@tools/setup.sh
 
-# pyo3's build script looks for Python on PATH and runs again, rebuilding pyo3 and the core
-# (40 s), whenever PATH differs: a `make install` from the tests, under pyenv's shim, saw
-# another PATH than `make build` and each rebuilt what the other had built. Named, the
-# interpreter is the one trigger.
-PYO3_PYTHON ?= $(shell $(PYTHON) -c 'import sys; print(sys.executable)' 2>/dev/null)
-
 # abi3 and not linked to libpython (pyo3's extension-module feature), so one build loads
-# in any debugger's embedded Python 3.9+. The library is built as a cdylib here only (it is
-# declared an rlib), so the executable below shares this target dir and its dependencies.
+# in any debugger's embedded Python 3.9+. maturin builds it (tools/wheel.sh), as the wheel
+# too; the library is declared an rlib and built as a cdylib only there, so the executable
+# below shares this target dir and its dependencies.
 build:
-	$(if $(PYO3_PYTHON),PYO3_PYTHON=$(PYO3_PYTHON)) $(CARGO) rustc --release -p tokio-async-core --lib --crate-type cdylib
+	@PYTHON=$(PYTHON) tools/wheel.sh
 	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
 	mv -f $(EXTENSION).tmp $(EXTENSION)
 	$(MAKE) --no-print-directory executable

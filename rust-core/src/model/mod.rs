@@ -1389,14 +1389,6 @@ impl FutureNode {
         })
     }
 
-    pub fn branch_mut(&mut self) -> Option<&mut Branch> {
-        let has = |extra: &Extra| matches!(extra, Extra::Branch(_));
-        self.extra_mut(has, |extra| match extra {
-            Extra::Branch(branch) => Some(branch),
-            _ => None,
-        })
-    }
-
     pub fn set_branch(&mut self, branch: Branch) {
         self.set_extra(Extra::Branch(branch));
     }

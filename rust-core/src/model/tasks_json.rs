@@ -153,19 +153,24 @@ impl Fields for JsonFields<'_> {
     }
 }
 
-fn write_node(out: &mut Vec<u8>, node: &FutureNode) -> Result<(), serde_json::Error> {
+/// A JSON object of the fields `write` writes, as `serde_json::to_writer` writes a struct.
+fn write_object(
+    out: &mut Vec<u8>,
+    write: impl FnOnce(&mut JsonFields<'_>) -> Result<(), serde_json::Error>,
+) -> Result<(), serde_json::Error> {
     out.push(b'{');
-    node.write_fields(&mut JsonFields { out, first: true })?;
+    write(&mut JsonFields { out, first: true })?;
     out.push(b'}');
     Ok(())
 }
 
+fn write_node(out: &mut Vec<u8>, node: &FutureNode) -> Result<(), serde_json::Error> {
+    write_object(out, |fields| node.write_fields(fields))
+}
+
 /// `task`'s JSON, as `serde_json::to_writer` writes it.
 fn write_task(out: &mut Vec<u8>, task: &TaskReport) -> Result<(), serde_json::Error> {
-    out.push(b'{');
-    task.write_fields(&mut JsonFields { out, first: true })?;
-    out.push(b'}');
-    Ok(())
+    write_object(out, |fields| task.write_fields(fields))
 }
 
 /// A chunk made, or why it could not be.

@@ -5,6 +5,8 @@
 //! keeping what others wait for.
 
 mod deadlocks;
+mod futurelocks;
+mod listing;
 mod locks;
 mod noted;
 pub mod trim;
@@ -16,10 +18,11 @@ use rustc_hash::FxHashMap;
 use crate::error::ErrorKind;
 use crate::links::{visit, visit_mut};
 use crate::model::{
-    BranchStatus, Detail, FutureNode, Futurelock, HolderCertainty, HolderNote, Holding, Location,
-    NodeKind, Party, Report, Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
+    BranchStatus, Detail, FutureNode, HolderCertainty, Holding, Location, NodeKind, Party, Report,
+    Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
+use listing::{holder_notes, holders_note, note_holders, Listing};
 use locks::{LockHolders, Share};
 use noted::{LastNoted, NotedHolders};
 
@@ -74,7 +77,7 @@ fn analyse_split(report: &mut Report, keep_edges: bool, two_threads_from: usize)
     let stuck = deadlocks::find(&conditions, &edges);
     report.deadlocks = stuck.deadlocks;
     report.stranded = stuck.stranded;
-    report.futurelocks = futurelocks(&holders, &locks, &labels, &edges);
+    report.futurelocks = futurelocks::futurelocks(&holders, &locks, &labels, &edges);
     if keep_edges {
         edges.sort_by(|a, b| (&a.resource, a.from, a.to).cmp(&(&b.resource, b.from, b.to)));
         report.waits = Some(edges);
@@ -626,200 +629,6 @@ impl<'w> Walk<'w> {
             every_holder_known,
         }
     }
-}
-
-/// The holders a waiting node lists, and how sure that list is.
-struct Listing<'h> {
-    entries: Vec<locks::Entry<'h>>,
-    /// For a lock: from its permits, or `Unchecked`.
-    certainty: Option<HolderCertainty>,
-    /// The permits its guards keep between them, where counted.
-    taken: Option<u64>,
-    /// No holder is left out that could let the waiter go on.
-    every_holder_known: bool,
-}
-
-impl<'h> Listing<'h> {
-    fn counted(counted: &locks::Counted<'h>, waiting: &Waiting) -> Listing<'h> {
-        Listing {
-            entries: counted.entries.clone(),
-            certainty: Some(counted.certainty),
-            taken: Some(counted.taken),
-            // A lock waits for every holder: those found are enough to wait for. Any one of
-            // a semaphore's may serve it: all must be found.
-            every_holder_known: matches!(waiting.relation, Relation::AllOf)
-                || counted.certainty == HolderCertainty::Certain,
-        }
-    }
-}
-
-/// The holders a listing names, as a waiting node lists them.
-fn holder_notes(listing: &Listing<'_>) -> Vec<HolderNote> {
-    listing
-        .entries
-        .iter()
-        .map(|entry| HolderNote {
-            party: entry.holder.party,
-            location: entry.holder.location.clone(),
-            local: entry.holder.holding.local.clone(),
-            idle_future: entry.holder.holding.idle_future,
-            permits: entry.permits,
-        })
-        .collect()
-}
-
-/// Writes the holders into a waiting node: its facts' list of holders, senders or
-/// notifiers, and a note in its summary (`…; held by task 4 at src/bank.rs:27)`, `…; held
-/// by one of tasks 7, 8)`).
-fn note_holders(node: &mut FutureNode, holders: &NotedHolders) {
-    let slot = match node.detail_mut() {
-        Some(
-            Detail::MutexLock(wait)
-            | Detail::RwlockRead(wait)
-            | Detail::RwlockWrite(wait)
-            | Detail::SemaphoreAcquire(wait),
-        ) => {
-            wait.holders_certainty = holders.certainty;
-            &mut wait.holders
-        }
-        Some(Detail::MpscRecv(wait)) => &mut wait.senders_held_by,
-        Some(Detail::OneshotRecv(wait)) => &mut wait.senders_held_by,
-        Some(Detail::BroadcastRecv(wait)) => &mut wait.senders_held_by,
-        Some(Detail::WatchChanged(wait)) => &mut wait.senders_held_by,
-        Some(Detail::Notified(wait)) => &mut wait.notifiers,
-        _ => return,
-    };
-    *slot = Some(holders.listed.clone());
-    node.add_note(&holders.note);
-}
-
-/// `held by task 4 at src/bank.rs:27`; where the permits cannot tell which candidates hold
-/// it, how many of them do: `held by one of tasks 7, 8`, `held by 2 of tasks 3, 5, 9`,
-/// `held by task 4 and one of tasks 7, 8`.
-fn holders_note(waiting: &Waiting, listing: &Listing<'_>) -> String {
-    let (may, holds): (Vec<&locks::Entry>, Vec<&locks::Entry>) = listing
-        .entries
-        .iter()
-        .partition(|entry| entry.share == Share::MayHold);
-    if may.is_empty() {
-        return format!("{} {}", waiting.held_by, party_list(&holds));
-    }
-    let among = format!(
-        "{} of {}",
-        how_many(listing.taken, &holds, &may),
-        parties(&may)
-    );
-    if holds.is_empty() {
-        format!("{} {among}", waiting.held_by)
-    } else {
-        format!("{} {} and {among}", waiting.held_by, party_list(&holds))
-    }
-}
-
-/// How many of the uncertain candidates hold the permits the sure guards leave: a number
-/// where they each keep as many, else `some`.
-fn how_many(taken: Option<u64>, holds: &[&locks::Entry], may: &[&locks::Entry]) -> String {
-    // Permits tokio assigned are not among those the guards have taken.
-    let held_for_sure = holds
-        .iter()
-        .filter(|entry| locks::is_guard(entry.holder.holding.kind))
-        .try_fold(0u64, |sum, entry| sum.checked_add(entry.permits?));
-    let left = taken
-        .zip(held_for_sure)
-        .and_then(|(taken, held)| taken.checked_sub(held));
-    let each = may.first().and_then(|entry| entry.permits);
-    let alike = may.iter().all(|entry| entry.permits == each);
-    match (left, each) {
-        (Some(left), Some(each)) if alike && each > 0 && left % each == 0 => match left / each {
-            1 => "one".to_string(),
-            count => count.to_string(),
-        },
-        _ => "some".to_string(),
-    }
-}
-
-/// `task 4 at src/bank.rs:27` / `tasks 4, 7` / `thread 1201 at src/main.rs:9`; an idle
-/// future's holding says so.
-fn party_list(entries: &[&locks::Entry]) -> String {
-    match entries {
-        [entry] => {
-            let at = entry
-                .holder
-                .location
-                .as_ref()
-                .map(|at| format!(" at {}:{}", at.file, at.line))
-                .unwrap_or_default();
-            format!("{}{at}{}", entry.holder.party, idle(entry.holder))
-        }
-        entries => parties(entries),
-    }
-}
-
-/// `tasks 4, 7 (an idle future), thread 1201`.
-fn parties(entries: &[&locks::Entry]) -> String {
-    let listed: Vec<String> = entries
-        .iter()
-        .map(|entry| match entry.holder.party {
-            Party::Task(id) => format!("{id}{}", idle(entry.holder)),
-            Party::Thread(tid) => format!("thread {tid}"),
-        })
-        .collect();
-    format!("tasks {}", listed.join(", "))
-}
-
-fn idle(holder: &Holder) -> &'static str {
-    if holder.holding.idle_future {
-        " (an idle future)"
-    } else {
-        ""
-    }
-}
-
-/// Idle futures in tasks keeping what others wait for (or could): each with the tasks
-/// waiting on that resource. A guard its lock says may not be held, or is not, keeps
-/// nothing for sure.
-fn futurelocks(
-    holders: &Holders,
-    locks: &FxHashMap<u64, LockHolders<'_>>,
-    labels: &FxHashMap<u64, Resource>,
-    edges: &[WaitEdge],
-) -> Vec<Futurelock> {
-    let mut found = Vec::new();
-    for (key, holders) in holders {
-        let lock = locks.get(key);
-        for holder in holders.iter().filter(|holder| holder.holding.idle_future) {
-            let Party::Task(task) = holder.party else {
-                continue;
-            };
-            let released = locks::is_guard(holder.holding.kind)
-                && (lock.is_some_and(|lock| lock.free) || holder.holding.permits == Some(0));
-            let share = lock.and_then(|lock| lock.share_of(holder.party));
-            if released || matches!(share, Some(Share::MayHold | Share::Not)) {
-                continue;
-            }
-            let resource = labels.get(key).copied().unwrap_or(holder.holding.resource);
-            let mut blocked: Vec<u64> = edges
-                .iter()
-                .filter(|edge| edge.to == holder.party && edge.resource == resource)
-                .filter(|edge| !edge.uncertain)
-                .filter_map(|edge| match edge.from {
-                    Party::Task(id) => Some(id),
-                    Party::Thread(_) => None,
-                })
-                .collect();
-            blocked.sort_unstable();
-            blocked.dedup();
-            found.push(Futurelock {
-                task,
-                resource,
-                local: holder.holding.local.clone(),
-                location: holder.location.clone(),
-                blocked,
-            });
-        }
-    }
-    found.sort_by(|a, b| (a.task, &a.resource).cmp(&(b.task, &b.resource)));
-    found
 }
 
 #[cfg(test)]

@@ -120,6 +120,13 @@ def check_every_kind_of_wait(report, facts, markers, profile, tokio_version):
     assert {k: recv["detail"][k] for k in ("queued", "capacity", "senders", "closed")} == {"queued": 0, "capacity": 4, "senders": 1, "closed": False}
     assert_sleep(sleep)
 
+    # flume's receive on a bounded channel: nothing queued, both senders counted.
+    flume = last(root["flume"])
+    assert chain(root["flume"]) == [("async_fn", "waits_app::flume_recv"), ("flume_recv", "flume::async::RecvFut<u32>")]
+    await_at(root["flume"], "flume_recv")
+    assert int(flume["detail"]["address"], 16) > 0
+    assert {k: v for k, v in flume["detail"].items() if k != "address"} == {"capacity": 4, "closed": False, "queued": 0, "senders": 2}
+
     # join! of two futures, one finished.
     join = last(root["join"])
     assert join["kind"] == "join"

@@ -30,6 +30,7 @@ stop = {
         "wait_edges": True,
     },
 }
+# JSON has no bytes: the locals' are written in hex, as the core reads them back.
 with open(os.environ["FUZZ_STOP_JSON"], "w") as out:
-    json.dump(stop, out)
+    json.dump(stop, out, default=lambda data: data.hex())
 gdb.execute("gcore %s" % os.environ["FUZZ_STOP_CORE"], to_string=True)

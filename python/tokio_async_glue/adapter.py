@@ -34,7 +34,7 @@ class FrameInfo:
         if self.fp is not None:
             request["fp"] = self.fp
         if self.locals:
-            request["locals"] = {name: data.hex() for name, data in self.locals.items()}
+            request["locals"] = dict(self.locals)
         if self.local_errors:
             request["local_errors"] = self.local_errors
         return request

@@ -291,9 +291,7 @@ fn local_pointer(
         .input
         .locals
         .get(local)
-        .and_then(|hex| parse_hex(hex))
-        .filter(|bytes| bytes.len() >= 8)
-        .map(|bytes| u64::from_le_bytes(bytes[..8].try_into().expect("eight bytes")))
+        .and_then(|bytes| bytes.pointer())
         .ok_or_else(|| format!("`{local}` is not available in this frame"))
 }
 
@@ -672,14 +670,4 @@ fn unpinned(target: &Target<'_>, future_type: DieRef) -> DieRef {
         .filter(|pointer| pointer.name.starts_with(rust::MUT_REFERENCE_PREFIX))
         .and_then(|pointer| pointer.target)
         .unwrap_or(future_type)
-}
-
-fn parse_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }

@@ -26,7 +26,7 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
                 continue;
             };
             let input = frames[index].input;
-            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else {
+            let Some(expected) = input.locals.get(local).and_then(|bytes| bytes.pointer()) else {
                 continue;
             };
             if input.inlined {
@@ -55,7 +55,6 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
             let value = memory
                 .read_u64(address)
                 .unwrap_or_else(|error| panic!("{}: {error}", image.name));
-            let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
             assert_eq!(
                 value, expected,
                 "{} thread {}: `{local}`",
@@ -70,13 +69,6 @@ fn the_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
         compared.len() >= 8,
         "compared only {compared:?}: record the stops of changed fixtures again (python3 tools/fuzz_images.py)"
     );
-}
-
-fn hex_bytes(hex: &str) -> Vec<u8> {
-    (0..hex.len())
-        .step_by(2)
-        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).unwrap())
-        .collect()
 }
 
 /// In an inlined `block_on` frame (release builds), where the glue asks the debugger for the
@@ -100,7 +92,7 @@ fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
                 continue;
             };
             let input = frames[index].input;
-            let Some(recorded) = input.locals.get(local).filter(|hex| hex.len() == 16) else {
+            let Some(expected) = input.locals.get(local).and_then(|bytes| bytes.pointer()) else {
                 continue;
             };
             if !input.inlined {
@@ -129,7 +121,6 @@ fn the_inlined_block_on_local_from_dwarf_is_the_one_the_debugger_read() {
                     image.load_bias,
                 )
                 .unwrap_or_else(|error| panic!("{} thread {}: {error}", image.name, thread.tid));
-            let expected = u64::from_le_bytes(hex_bytes(recorded).try_into().unwrap());
             assert_eq!(
                 value,
                 LocalValue::Value(expected),

@@ -10,7 +10,7 @@ use crate::block_on::block_on_frames;
 use crate::dwarf::{DebugInfo, FunctionAt, InlinedScope, LocalValue, SourceLocation};
 use crate::memory::Memory;
 use crate::names::strip_last_generics;
-use crate::stack::FrameInput;
+use crate::stack::{FrameInput, LocalBytes};
 
 /// What the DWARF says of the code at one address: the functions active there (outermost
 /// first) and the line each shows. Kept for every thread of a stop: a runtime's workers
@@ -128,21 +128,19 @@ pub fn frames_of(
     frames
 }
 
-type Entries = FxHashMap<String, String>;
+type Entries<T> = FxHashMap<String, T>;
 
-/// A local as the glue sends it: its bytes in hex, or why it cannot be read (as GDB says).
-fn local_entries(local: &str, value: crate::error::Result<LocalValue>) -> (Entries, Entries) {
+/// A local as the glue sends it: its bytes, or why it cannot be read (as GDB says).
+fn local_entries(
+    local: &str,
+    value: crate::error::Result<LocalValue>,
+) -> (Entries<LocalBytes>, Entries<String>) {
     let (mut locals, mut errors) = (Entries::default(), Entries::default());
     match value {
         // As a debugger's read of an unknown local: nothing.
         Ok(LocalValue::Absent) => {}
         Ok(LocalValue::Value(value)) => {
-            let hex: String = value
-                .to_le_bytes()
-                .iter()
-                .map(|byte| format!("{byte:02x}"))
-                .collect();
-            locals.insert(local.to_string(), hex);
+            locals.insert(local.to_string(), LocalBytes(value.to_le_bytes().to_vec()));
         }
         Ok(LocalValue::OptimizedOut) => {
             errors.insert(

@@ -280,7 +280,9 @@ def test_a_process_under_gdb_is_refused_in_one_line(tmp_path):
         gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-x", str(script), "-p", str(fixture.pid)],
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            wait_for(lambda: status(fixture.pid, "TracerPid") == str(gdb.pid), "GDB to attach")
+            # The tracer is set at the attach, the stop a moment later: GDB holds it stopped.
+            wait_for(lambda: status(fixture.pid, "TracerPid") == str(gdb.pid)
+                     and status(fixture.pid, "State").startswith("t"), "GDB to attach and stop the program")
             state = status(fixture.pid, "State")
             run = tokio_async(fixture.pid)
             assert run.returncode == 1

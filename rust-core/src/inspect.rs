@@ -1044,7 +1044,10 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                     &format!("runtime {address:#x}: inject queue"),
                     &mut report.errors,
                 );
-                if let Ok(counted) = workers::inject_len(handle) {
+                // A thread in the middle of a push or pop holds the lock: the two may
+                // disagree until it is done.
+                let settled = workers::inject_locked(handle) != Some(true);
+                if let (Ok(counted), true) = (workers::inject_len(handle), settled) {
                     if counted != headers.len() as u64 {
                         let message = format!(
                             "runtime {address:#x}: tokio counts {} in its inject queue; {} read",

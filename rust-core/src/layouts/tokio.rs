@@ -248,6 +248,21 @@ pub const INJECT_HEAD: Paths = &[
     ],
 ];
 
+/// The Mutex a runtime's inject queue is changed under (its head and its length), paths as
+/// for `INJECT_HEAD`.
+pub const INJECT_LOCK: Paths = &[
+    &[
+        Field("shared"),
+        Field("inject"),
+        Field("value"),
+        Variant("Locked"),
+        Field("__0"),
+        Field("synced"),
+    ],
+    &[Field("shared"), Field("synced")],
+    &[Field("shared"), Field("inject"), Field("synced")],
+];
+
 /// The length tokio keeps of a runtime's inject queue, alternatives as for `INJECT_HEAD`:
 /// `Inject{shared: inject::Shared{len}, synced}` in 1.54 multi_thread and current_thread;
 /// the worker `Shared.inject: inject::Shared{len}` before 1.54.

@@ -107,6 +107,13 @@ pub fn shutting_down(handle: &Value<'_>) -> Result<bool> {
 
 /// The headers in a runtime's inject queue, oldest first.
 /// How many tasks tokio counts in a runtime's inject queue.
+/// Whether a thread holds the inject queue's lock: its head and length may disagree then
+/// (a push or pop half done). `None` where the lock cannot be read.
+pub fn inject_locked(handle: &Value<'_>) -> Option<bool> {
+    let lock = std_values::at(handle, runtime::INJECT_LOCK).ok()?;
+    std_values::tokio_mutex_locked(&lock).ok().flatten()
+}
+
 pub fn inject_len(handle: &Value<'_>) -> Result<u64> {
     std_values::at(handle, runtime::INJECT_LEN)?.read_uint()
 }

@@ -86,8 +86,10 @@ pub fn render_text_to(
     }
     if options.view == View::Tasks {
         match &report.groups {
-            Some(groups) => table::render_group_table(&mut out, groups, &options.style),
-            None => table::render_task_table(&mut out, &report.tasks, &options.style),
+            Some(groups) => {
+                table::render_group_table(&mut out, groups, &options.style, &mut flush)?
+            }
+            None => table::render_task_table(&mut out, &report.tasks, &options.style, &mut flush)?,
         }
         flush(&mut out)?;
     } else {

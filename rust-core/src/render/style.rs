@@ -18,7 +18,7 @@ pub struct Style {
     pub state: String,
 }
 
-const RESET: &str = "\x1b[0m";
+pub(super) const RESET: &str = "\x1b[0m";
 
 impl Style {
     pub fn function(&self, text: &str) -> String {

@@ -9,8 +9,20 @@ use super::{counted, group_states, state_name};
 use crate::model::{FutureNode, TaskGroup, TaskReport};
 use crate::names;
 
-pub fn render_task_table(out: &mut String, tasks: &[TaskReport], style: &Style) {
-    render_task_table_split(out, tasks, style, crate::threads::MANY_TASKS);
+/// What takes a table's text as it is written, a piece at a time (and empties `out`):
+/// a million rows are never one string.
+pub type Flush<'f> = dyn FnMut(&mut String) -> std::io::Result<()> + 'f;
+
+/// Text is handed to the flush in pieces of about this many bytes.
+const FLUSHED_EVERY: usize = 1 << 20;
+
+pub fn render_task_table(
+    out: &mut String,
+    tasks: &[TaskReport],
+    style: &Style,
+    flush: &mut Flush<'_>,
+) -> std::io::Result<()> {
+    render_task_table_split(out, tasks, style, crate::threads::MANY_TASKS, flush)
 }
 
 /// `render_task_table`, the rows made by two threads from `two_threads_from` tasks on.
@@ -19,10 +31,11 @@ fn render_task_table_split(
     tasks: &[TaskReport],
     style: &Style,
     two_threads_from: usize,
-) {
+    flush: &mut Flush<'_>,
+) -> std::io::Result<()> {
     if tasks.is_empty() {
         out.push_str("No task matches.\n");
-        return;
+        return Ok(());
     }
     let spawned = tasks.iter().any(|task| task.spawned_at.is_some());
     let header = Table::new(&header(
@@ -37,35 +50,47 @@ fn render_task_table_split(
         rows
     };
     if tasks.len() < two_threads_from.max(2) {
-        Table::write_all(&[&header, &rows(tasks)], out, &[0]);
-        return;
+        return Table::write_all(&[&header, &rows(tasks)], out, &[0], flush);
     }
     let (first, second) = tasks.split_at(tasks.len() / 2);
     let (first, second) = crate::threads::in_two_halves("tokio-async-table", first, second, rows);
-    Table::write_all(&[&header, &first, &second], out, &[0]);
+    Table::write_all(&[&header, &first, &second], out, &[0], flush)
 }
 
 fn task_row(table: &mut Table, task: &TaskReport, spawned: bool, style: &Style) {
     // As tokio prints it (`Id(10001)`), so that it can be typed back.
     table.push_fmt(format_args!("{}", task.id));
-    table.push(&style.state(state_name(task.state)));
+    table.push_with(|text| {
+        painted(text, &style.state, |text| {
+            text.push_str(state_name(task.state))
+        })
+    });
     table.push_fmt(format_args!("{:#x}", task.runtime));
-    let [root, user_frame, waits_on] = where_it_stands(&task.root, style);
-    table.push(&root);
-    table.push(&user_frame);
+    let standing = Standing::of(&task.root);
+    table.push_with(|text| standing.write_root(text, style));
+    table.push_with(|text| standing.write_user_frame(text, style));
     if spawned {
         match &task.spawned_at {
-            Some(at) => table.push(&style.file(&format!("{}:{}", at.file, at.line))),
+            Some(at) => table.push_with(|text| {
+                painted(text, &style.file, |text| {
+                    let _ = write!(text, "{}:{}", at.file, at.line);
+                })
+            }),
             None => table.push("-"),
         }
     }
-    table.push(&waits_on);
+    table.push_with(|text| standing.write_waits_on(text));
 }
 
-pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style) {
+pub fn render_group_table(
+    out: &mut String,
+    groups: &[TaskGroup],
+    style: &Style,
+    flush: &mut Flush<'_>,
+) -> std::io::Result<()> {
     if groups.is_empty() {
         out.push_str("No task matches.\n");
-        return;
+        return Ok(());
     }
     let mut columns = header(&["TASKS", "STATE", "ROOT", "WAITING AT"], false);
     columns.push("IDS");
@@ -78,13 +103,14 @@ pub fn render_group_table(out: &mut String, groups: &[TaskGroup], style: &Style)
         }
         table.push(&id_preview(&group.tasks));
     }
-    table.write(out, &[0]);
+    table.write(out, &[0], flush)?;
     let _ = writeln!(
         out,
         "\n{} in {}",
         counted(groups.iter().map(|group| group.count).sum(), "task"),
         counted(groups.len(), "group")
     );
+    Ok(())
 }
 
 fn header<'a>(columns: &[&'a str], spawned: bool) -> Vec<&'a str> {
@@ -133,6 +159,12 @@ impl Table {
         self.end_cell();
     }
 
+    /// A cell `write` writes into the table's text.
+    fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        write(&mut self.text);
+        self.end_cell();
+    }
+
     fn push_fmt(&mut self, cell: std::fmt::Arguments<'_>) {
         let _ = self.text.write_fmt(cell);
         self.end_cell();
@@ -148,16 +180,26 @@ impl Table {
     }
 
     /// Columns padded to their widest cell; `right` columns aligned right; the last
-    /// unpadded; trailing blanks trimmed.
-    fn write(&self, out: &mut String, right: &[usize]) {
-        Table::write_all(&[self], out, right);
+    /// unpadded; trailing blanks trimmed. Written into `out`, flushed as it grows.
+    fn write(
+        &self,
+        out: &mut String,
+        right: &[usize],
+        flush: &mut Flush<'_>,
+    ) -> std::io::Result<()> {
+        Table::write_all(&[self], out, right, flush)
     }
 
     /// `parts` one after another as one table, each column as wide as its widest cell in
     /// any part (all have the first part's columns).
-    fn write_all(parts: &[&Table], out: &mut String, right: &[usize]) {
+    fn write_all(
+        parts: &[&Table],
+        out: &mut String,
+        right: &[usize],
+        flush: &mut Flush<'_>,
+    ) -> std::io::Result<()> {
         let Some(first) = parts.first() else {
-            return;
+            return Ok(());
         };
         let mut widths = vec![0; first.columns];
         for part in parts {
@@ -167,11 +209,18 @@ impl Table {
             }
         }
         for part in parts {
-            part.write_padded(out, right, &widths);
+            part.write_padded(out, right, &widths, flush)?;
         }
+        Ok(())
     }
 
-    fn write_padded(&self, out: &mut String, right: &[usize], widths: &[usize]) {
+    fn write_padded(
+        &self,
+        out: &mut String,
+        right: &[usize],
+        widths: &[usize],
+        flush: &mut Flush<'_>,
+    ) -> std::io::Result<()> {
         let mut start = 0;
         let mut line_start = out.len();
         for (index, cell) in self.cells.iter().enumerate() {
@@ -196,10 +245,14 @@ impl Table {
                 let kept = out[line_start..].trim_end().len();
                 out.truncate(line_start + kept);
                 out.push('\n');
+                if out.len() >= FLUSHED_EVERY {
+                    flush(out)?;
+                }
             } else {
                 out.push_str("  ");
             }
         }
+        Ok(())
     }
 }
 
@@ -209,37 +262,95 @@ fn push_spaces(out: &mut String, count: usize) {
 
 /// [root, deepest user frame with its line, what the task waits on].
 pub(crate) fn where_it_stands(root: &FutureNode, style: &Style) -> [String; 3] {
-    let mut chain = vec![root];
-    while let Some(next) = chain.last().and_then(|node| single_child(node)) {
-        chain.push(next);
-    }
-    let user_frame = chain
-        .iter()
-        .rev()
-        .find(|node| {
+    let standing = Standing::of(root);
+    let mut cells: [String; 3] = Default::default();
+    standing.write_root(&mut cells[0], style);
+    standing.write_user_frame(&mut cells[1], style);
+    standing.write_waits_on(&mut cells[2]);
+    cells
+}
+
+/// The nodes a task's row names: written straight into the table's text, as a million
+/// rows' three cells each would otherwise be a dozen strings made and freed.
+struct Standing<'n> {
+    root: &'n FutureNode,
+    /// The deepest coroutine of the user's own code down the one-child chain.
+    user_frame: Option<&'n FutureNode>,
+    /// Where the one-child chain ends.
+    leaf: &'n FutureNode,
+}
+
+impl<'n> Standing<'n> {
+    fn of(root: &'n FutureNode) -> Self {
+        let is_users = |node: &FutureNode| {
             node.kind.is_coroutine()
                 && node
                     .location
                     .as_ref()
                     .is_some_and(|at| names::is_users_own(&at.path))
-        })
-        .map(|node| {
-            let at = node
-                .location
-                .as_ref()
-                .map(|at| format!(" at {}", style.file(&format!("{}:{}", at.file, at.line))))
-                .unwrap_or_default();
-            format!("{}{at}", style.function(&frame_name(node)))
-        })
-        .unwrap_or_else(|| "-".into());
-    let leaf = chain.last().copied().unwrap_or(root);
-    let waits_on = match (leaf.error(), &leaf.summary) {
-        (Some(error), _) => format!("error: {error}"),
-        (None, Some(summary)) => summary.to_string(),
-        (None, None) if leaf.running() => format!("{} (running)", frame_name(leaf)),
-        (None, None) => frame_name(leaf),
-    };
-    [style.function(&frame_name(root)), user_frame, waits_on]
+        };
+        let mut standing = Standing {
+            root,
+            user_frame: is_users(root).then_some(root),
+            leaf: root,
+        };
+        while let Some(next) = single_child(standing.leaf) {
+            standing.leaf = next;
+            if is_users(next) {
+                standing.user_frame = Some(next);
+            }
+        }
+        standing
+    }
+
+    fn write_root(&self, out: &mut String, style: &Style) {
+        painted(out, &style.function, |out| write_frame_name(out, self.root));
+    }
+
+    fn write_user_frame(&self, out: &mut String, style: &Style) {
+        let Some(node) = self.user_frame else {
+            out.push('-');
+            return;
+        };
+        painted(out, &style.function, |out| write_frame_name(out, node));
+        if let Some(at) = &node.location {
+            out.push_str(" at ");
+            painted(out, &style.file, |out| {
+                let _ = write!(out, "{}:{}", at.file, at.line);
+            });
+        }
+    }
+
+    fn write_waits_on(&self, out: &mut String) {
+        let leaf = self.leaf;
+        match (leaf.error(), &leaf.summary) {
+            (Some(error), _) => {
+                out.push_str("error: ");
+                out.push_str(error);
+            }
+            (None, Some(summary)) => out.push_str(summary),
+            (None, None) => {
+                write_frame_name(out, leaf);
+                if leaf.running() {
+                    out.push_str(" (running)");
+                }
+            }
+        }
+    }
+}
+
+/// What `write` writes, between `start` and the reset where there is a style and text
+/// (as `Style::function` paints a string).
+fn painted(out: &mut String, start: &str, write: impl FnOnce(&mut String)) {
+    let before = out.len();
+    out.push_str(start);
+    let text_at = out.len();
+    write(out);
+    match (start.is_empty(), out.len() == text_at) {
+        (true, _) => {}
+        (false, true) => out.truncate(before),
+        (false, false) => out.push_str(super::style::RESET),
+    }
 }
 
 /// The one future a node awaits, unless it has several (a `select!`, a set) or none.
@@ -251,16 +362,22 @@ fn single_child(node: &FutureNode) -> Option<&FutureNode> {
 }
 
 /// A coroutine's function, else its type with generic arguments elided.
-fn frame_name(node: &FutureNode) -> String {
+fn write_frame_name(out: &mut String, node: &FutureNode) {
     match (node.function(), node.kind.is_coroutine()) {
-        (Some(function), true) => function.to_string(),
-        _ => elide_generics(node.type_name()),
+        (Some(function), true) => out.push_str(function),
+        _ => write_elided_generics(out, node.type_name()),
     }
 }
 
-/// `tokio::sync::oneshot::Receiver<alloc::string::String>` -> `tokio::sync::oneshot::Receiver<…>`.
+#[cfg(test)]
 fn elide_generics(name: &str) -> String {
     let mut out = String::new();
+    write_elided_generics(&mut out, name);
+    out
+}
+
+/// `tokio::sync::oneshot::Receiver<alloc::string::String>` -> `tokio::sync::oneshot::Receiver<…>`.
+fn write_elided_generics(out: &mut String, name: &str) {
     let mut depth = 0usize;
     for c in name.chars() {
         match c {
@@ -280,7 +397,6 @@ fn elide_generics(name: &str) -> String {
             _ => {}
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -296,11 +412,37 @@ mod tests {
             table.push(last);
         }
         let mut out = String::from("kept\n");
-        table.write(&mut out, &[0]);
+        table.write(&mut out, &[0], &mut |_| Ok(())).unwrap();
         assert_eq!(
             out,
             "kept\n  ID  NAME  LAST\n   7  \x1b[1ma\x1b[0m     x\n1234  bcd\n"
         );
+    }
+
+    /// A table longer than a flush is handed over in pieces, each of whole lines, which
+    /// together are the table written at once.
+    #[test]
+    fn a_long_table_flushed_in_pieces_is_the_table_written_whole() {
+        let mut table = Table::new(&["ID", "NAME"]);
+        for id in 0..100_000 {
+            table.push_fmt(format_args!("{id}"));
+            table.push_with(|text| text.push_str(&"n".repeat(id % 40)));
+        }
+        let mut whole = String::new();
+        table.write(&mut whole, &[0], &mut |_| Ok(())).unwrap();
+        assert!(whole.len() > 2 * FLUSHED_EVERY);
+        let mut pieces = Vec::new();
+        let mut out = String::new();
+        table
+            .write(&mut out, &[0], &mut |out: &mut String| {
+                pieces.push(std::mem::take(out));
+                Ok(())
+            })
+            .unwrap();
+        pieces.push(out);
+        assert!(pieces.len() >= 3);
+        assert!(pieces.iter().all(|piece| piece.ends_with('\n')));
+        assert_eq!(pieces.concat(), whole);
     }
 
     /// Rows made by two threads, a half each, are the table one thread makes: each column
@@ -330,8 +472,9 @@ mod tests {
             .collect();
         let style = Style::default();
         let (mut one, mut two) = (String::new(), String::new());
-        render_task_table_split(&mut one, &tasks, &style, usize::MAX);
-        render_task_table_split(&mut two, &tasks, &style, 2);
+        let mut kept = |_: &mut String| Ok(());
+        render_task_table_split(&mut one, &tasks, &style, usize::MAX, &mut kept).unwrap();
+        render_task_table_split(&mut two, &tasks, &style, 2, &mut kept).unwrap();
         assert_eq!(two, one);
         assert_eq!(one.lines().count(), 41);
     }

@@ -38,6 +38,15 @@ def test_a_process_takes_keywords_only():
     _core.Process(load_bias=0, read_memory=lambda address, size: None, live_pid=None)
 
 
+def test_a_stop_clock_names_what_saw_the_stop():
+    for source in ("stop_event", "first_command"):
+        _core.Process(load_bias=0, read_memory=lambda address, size: None, stop_clock=(1.0, 2.0, source))
+    with pytest.raises(_core.Error) as raised:
+        _core.Process(load_bias=0, read_memory=lambda address, size: None, stop_clock=(1.0, 2.0, "stop"))
+    assert raised.value.kind == "internal"
+    assert str(raised.value) == "a stop clock's source is stop_event or first_command, not \"stop\""
+
+
 def test_a_failed_load_raises_with_its_kind():
     plain = build.fixture("plain-app", "dev")
     with pytest.raises(_core.Error) as raised:

@@ -169,8 +169,8 @@ struct Process {
     read_through_debugger: bool,
     interrupted: Option<Py<PyAny>>,
     /// When the debugger saw the program stop: (Unix seconds, CLOCK_MONOTONIC seconds,
-    /// `stop_event` or `first_command`).
-    stop_clock: Option<(f64, f64, String)>,
+    /// what saw it).
+    stop_clock: Option<(f64, f64, ClockSource)>,
     /// What names the target among others (`pid 1234`, `core /tmp/core`): the snapshots of
     /// its stops are kept under it (`history::store`).
     target: Option<String>,
@@ -185,6 +185,7 @@ impl Process {
     #[pyo3(signature = (*, load_bias, read_memory, live_pid=None, core_path=None, read_through_debugger=false, interrupted=None, stop_clock=None, target=None, memory_key=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         load_bias: u64,
         read_memory: Py<PyAny>,
         live_pid: Option<u32>,
@@ -194,8 +195,14 @@ impl Process {
         stop_clock: Option<(f64, f64, String)>,
         target: Option<String>,
         memory_key: Option<String>,
-    ) -> Process {
-        Process {
+    ) -> PyResult<Process> {
+        let stop_clock = stop_clock
+            .map(|(unix_secs, monotonic, source)| {
+                Ok((unix_secs, monotonic, debugger_clock_source(&source)?))
+            })
+            .transpose()
+            .map_err(|error| raise(py, error))?;
+        Ok(Process {
             load_bias,
             read_memory,
             live_pid,
@@ -205,7 +212,20 @@ impl Process {
             stop_clock,
             target,
             memory_key,
-        }
+        })
+    }
+}
+
+/// What saw a debugger's stop, as the glue names it (`adapter.stop_clock`): a stop event,
+/// or the first command at a stop whose event was not seen.
+fn debugger_clock_source(name: &str) -> Result<ClockSource> {
+    match name {
+        "stop_event" => Ok(ClockSource::StopEvent),
+        "first_command" => Ok(ClockSource::FirstCommand),
+        _ => Err(Error::new(
+            ErrorKind::Internal,
+            format!("a stop clock's source is stop_event or first_command, not {name:?}"),
+        )),
     }
 }
 
@@ -216,16 +236,7 @@ impl Process {
             load_bias: self.load_bias,
             live_pid: self.live_pid,
             core_path: self.core_path.clone(),
-            stop_clock: self
-                .stop_clock
-                .as_ref()
-                .map(|(unix_secs, monotonic, source)| {
-                    let source = match source.as_str() {
-                        "stop_event" => ClockSource::StopEvent,
-                        _ => ClockSource::FirstCommand,
-                    };
-                    (*unix_secs, *monotonic, source)
-                }),
+            stop_clock: self.stop_clock,
             target: self.target.clone(),
             memory_key: self.memory_key.clone(),
             how_to_diff: HOW_TO_DIFF_IN_A_DEBUGGER,

@@ -10,7 +10,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Deserialize;
 
 use crate::block_on::{block_on_future, find_block_on_frame, BlockOnFuture};
-use crate::budget::{Budget, Limits, Metered};
+use crate::budget::{Budget, Limits};
 use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
@@ -41,7 +41,7 @@ use crate::tokio::context::{
 use crate::tokio::sources::{TaskList, TaskSource};
 use crate::tokio::tasks::{ShardHelper, TaskHeader, TaskReader, TaskWalk};
 use crate::tokio::workers::{self, inject_queue};
-use crate::value::{Target, Value, WithExecutable};
+use crate::value::{on_program, Target, Value};
 
 /// What the debugger knows about one thread.
 #[derive(Debug, Deserialize)]
@@ -244,20 +244,23 @@ fn read_with_debug_info(
     request: &Request,
     budget: &Budget<'_>,
 ) -> Result<ReadStop> {
+    on_program(debug, memory, load_bias, Some(budget), |target| {
+        read_on_target(target, memory, request, budget)
+    })
+}
+
+/// `read_with_debug_info` on its target; `program_memory` is the memory under it, which
+/// the walk's second threads read with targets of their own.
+fn read_on_target(
+    target: &Target<'_>,
+    program_memory: &dyn Memory,
+    request: &Request,
+    budget: &Budget<'_>,
+) -> Result<ReadStop> {
+    let (debug, load_bias) = (target.debug, target.load_bias);
     let selection = Selection::new(&request.filter)?;
-    let program_memory = memory;
-    let memory = WithExecutable {
-        inner: program_memory,
-        debug,
-        load_bias,
-    };
-    let memory = Metered {
-        inner: &memory,
-        budget,
-    };
-    let target = Target::new(debug, &memory, load_bias).with_budget(budget);
-    let threads = read_threads(&target, request)?;
-    let task_reader = TaskReader::new(&target)?;
+    let threads = read_threads(target, request)?;
+    let task_reader = TaskReader::new(target)?;
     let live = LiveProcess {
         pid: request.live_pid,
         now: request
@@ -268,9 +271,9 @@ fn read_with_debug_info(
         live,
         with_locals: request.locals,
     };
-    let decoder = settings.decoder(&target, &task_reader);
+    let decoder = settings.decoder(target, &task_reader);
     let (mut discovery, block_on_futures) =
-        Discovery::start(&target, &task_reader, &decoder, &threads)?;
+        Discovery::start(target, &task_reader, &decoder, &threads)?;
     let mut report = Report::empty(request.clock.taken_at);
     // Split units whose files are missing: the report is still made, without their types.
     report.errors.extend(
@@ -524,16 +527,16 @@ pub fn all_task_ids(
     load_bias: u64,
     request: &Request,
 ) -> Result<Vec<u64>> {
-    let memory = WithExecutable {
-        inner: memory,
-        debug,
-        load_bias,
-    };
-    let target = Target::new(debug, &memory, load_bias);
-    let threads = read_threads(&target, request)?;
-    let task_reader = TaskReader::new(&target)?;
-    let decoder = FutureDecoder::new(&target).with_tasks(&task_reader);
-    let (mut discovery, _) = Discovery::start(&target, &task_reader, &decoder, &threads)?;
+    on_program(debug, memory, load_bias, None, |target| {
+        task_ids_on_target(target, request)
+    })
+}
+
+fn task_ids_on_target(target: &Target<'_>, request: &Request) -> Result<Vec<u64>> {
+    let threads = read_threads(target, request)?;
+    let task_reader = TaskReader::new(target)?;
+    let decoder = FutureDecoder::new(target).with_tasks(&task_reader);
+    let (mut discovery, _) = Discovery::start(target, &task_reader, &decoder, &threads)?;
     let mut ids = Vec::new();
     while let Some((source, _)) = discovery.next_source() {
         let Ok(list) = task_reader.task_list(&source) else {
@@ -561,17 +564,13 @@ pub fn current_task_of(
     request: &Request,
     tid: u64,
 ) -> Result<Option<u64>> {
-    let memory = WithExecutable {
-        inner: memory,
-        debug,
-        load_bias,
-    };
-    let target = Target::new(debug, &memory, load_bias);
-    let threads = read_threads(&target, request)?;
-    Ok(threads
-        .iter()
-        .find(|state| state.input.tid == tid)
-        .and_then(|state| state.current_task))
+    on_program(debug, memory, load_bias, None, |target| {
+        let threads = read_threads(target, request)?;
+        Ok(threads
+            .iter()
+            .find(|state| state.input.tid == tid)
+            .and_then(|state| state.current_task))
+    })
 }
 
 /// What one thread is to tokio, from its context thread-locals and its stack.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use rustc_hash::FxHashMap;
 
-use crate::budget::Budget;
+use crate::budget::{Budget, Metered};
 use crate::dwarf::{DebugInfo, DieRef, TypeInfo, TypeTag};
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::{Memory, MemoryExt};
@@ -469,6 +469,31 @@ impl<'a> Value<'a> {
         }
         None
     }
+}
+
+/// Runs `read` on a target of a program's `memory` as commands read it: the executable's
+/// own sections from its file where the memory lacks them (`WithExecutable`), and where
+/// there is a budget, every read metered by it and the walk's stops asked of it.
+pub fn on_program<R>(
+    debug: &DebugInfo,
+    memory: &dyn Memory,
+    load_bias: u64,
+    budget: Option<&Budget<'_>>,
+    read: impl FnOnce(&Target<'_>) -> R,
+) -> R {
+    let memory = WithExecutable {
+        inner: memory,
+        debug,
+        load_bias,
+    };
+    let Some(budget) = budget else {
+        return read(&Target::new(debug, &memory, load_bias));
+    };
+    let metered = Metered {
+        inner: &memory,
+        budget,
+    };
+    read(&Target::new(debug, &metered, load_bias).with_budget(budget))
 }
 
 /// Another `Memory`, and where it cannot read, what the executable's file says is there

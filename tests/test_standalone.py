@@ -265,6 +265,51 @@ def test_a_process_in_a_container_and_one_whose_file_was_deleted(tmp_path):
         assert_tasks(report, fixture.manifest, "hang")
 
 
+def frames_left_by_frame_records(stderr, prefix):
+    """Thread id -> how many of its frames `--verbose` says were found by frame records."""
+    line = re.compile(re.escape(prefix) + r"thread (\d+): (\d+) frames, the first at 0x[0-9a-f]+, were found by "
+                      r"the frame pointer: no call frame information covers the frame inside$")
+    found = (line.match(text) for text in stderr.splitlines())
+    return {int(match.group(1)): int(match.group(2)) for match in found if match}
+
+
+def test_frames_without_call_frame_information_are_left_by_their_frame_records(tmp_path):
+    """A build with frame pointers whose `.eh_frame` and `.eh_frame_hdr` are taken out: each
+    thread is unwound through the program's own frames by their frame records (libc's
+    frames by libc's CFI), `--verbose` says so thread by thread, live and of a core, and
+    the report is whole."""
+    built = build.dwarf5_fixture("tokio-app", "dev")
+    binary = str(tmp_path / "tokio-app-without-cfi")
+    subprocess.run(["objcopy", "--remove-section", ".eh_frame", "--remove-section", ".eh_frame_hdr", built, binary],
+                   check=True)
+    with RunningFixture(binary, "hang", str(tmp_path), core_dumps=True) as fixture:
+        run = tokio_async(fixture.pid, "--json", "--verbose")
+        assert run.returncode == 0, run.stderr
+        report = json.loads(run.stdout)
+        assert_tasks(report, fixture.manifest, "hang")
+        [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+        assert expect.chain(main["future"]) == expect.main_future_chain()
+        noted = frames_left_by_frame_records(run.stderr, "tokio-async: ")
+        assert sorted(noted) == sorted(thread["tid"] for thread in report["threads"]), run.stderr
+        assert all(count >= 10 for count in noted.values()), noted
+        os.kill(fixture.pid, signal.SIGABRT)
+        fixture.process.wait(timeout=60)
+    core = tmp_path / "core"
+    wait_for(lambda: core.exists() and core.stat().st_size > 0, "the kernel's core")
+    run = tokio_async(binary, core, "--json", "--verbose")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert_tasks(report, fixture.manifest, "hang")
+    noted = frames_left_by_frame_records(run.stderr, "tokio-async: core %s: " % core)
+    assert sorted(noted) == sorted(thread["tid"] for thread in report["threads"]), run.stderr
+    # With its CFI, nothing is left by a frame record.
+    (tmp_path / "with-cfi").mkdir()
+    with RunningFixture(built, "hang", str(tmp_path / "with-cfi")) as fixture:
+        run = tokio_async(fixture.pid, "--json", "--verbose")
+        assert run.returncode == 0, run.stderr
+        assert "frame pointer" not in run.stderr, run.stderr
+
+
 def test_a_statically_linked_program(tmp_path):
     """glibc linked in (a static-pie): no ld.so, libc's CFI in the executable."""
     with RunningFixture(build.static_fixture(), "hang", str(tmp_path)) as fixture:

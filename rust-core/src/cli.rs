@@ -50,7 +50,8 @@ with --json, --output FILE, --group, the filters --name REGEX, --state STATE,
 --waiting-on KIND, --runtime ADDRESS, --limit N, --stuck-for SECONDS (with --since),
 and the budget --max-nodes N, --max-bytes N.
 
-  --verbose         say how long the process was stopped, and for what
+  --verbose         say how long the process was stopped, and for what; and (of a core
+                    too) where a thread's stack was unwound by frame pointer or cut short
   --nonblocking     read a live process without stopping it (as py-spy does): what moves
                     meanwhile shows as errors in the report
   --in-place        read the stopped process where it is: no copy of its memory is
@@ -551,7 +552,7 @@ impl crate::top::Source for CoreSource {
     /// A core is read once: with its locals, whatever the view.
     fn read(&mut self, _: bool) -> Result<crate::top::Refresh> {
         let started = Instant::now();
-        let (_, inspection) = read_core(&self.debug, &self.core, top_command(true)?)?;
+        let (_, inspection) = read_core(&self.debug, &self.core, top_command(true)?, false)?;
         Ok(crate::top::Refresh {
             report: inspection.report,
             paused: None,
@@ -643,13 +644,11 @@ impl LiveProgram {
         threads: Vec<NativeThread>,
         verbose: bool,
     ) -> Vec<crate::inspect::ThreadInput> {
-        let (inputs, ends) =
+        let (inputs, notes) =
             native::thread_inputs(&self.debug, self.load_bias, &self.modules, memory, threads);
         if verbose {
-            for (tid, end) in ends {
-                if let Some(why) = native::unwind::unusual_end(end) {
-                    eprintln!("tokio-async: thread {tid}: {why}");
-                }
+            for note in notes {
+                eprintln!("tokio-async: {note}");
             }
         }
         inputs
@@ -813,12 +812,13 @@ fn core_report(
     core: &Path,
     command: Command,
     output: Option<PathBuf>,
+    verbose: bool,
 ) -> Result<(String, Counts)> {
     let mut command = command;
     if output.is_some() {
         command.output = output;
     }
-    let (prepared, inspection) = read_core(debug, core, command)?;
+    let (prepared, inspection) = read_core(debug, core, command, verbose)?;
     let report = &inspection.report;
     let counts = Counts {
         tasks: report.tasks_selected(),
@@ -829,7 +829,37 @@ fn core_report(
 }
 
 /// One core read for `command`.
-fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepared, Inspection)> {
+/// A core of another build would be read with the wrong DWARF: says so instead.
+fn same_build(
+    debug: &DebugInfo,
+    core: &Path,
+    notes: &CoreNotes,
+    memory: &CoreFileMemory,
+) -> Result<()> {
+    let theirs = notes
+        .executable_base()
+        .and_then(|base| native::core_notes::build_id_in_memory(memory, base));
+    match (theirs, debug.build_id()) {
+        (Some(theirs), Some(ours)) if theirs != ours => Err(Error::new(
+            ErrorKind::Binary,
+            format!(
+                "core file {} was written by another build than {} (build id {theirs} in the core, {ours} in the binary): give the binary the process ran",
+                core.display(),
+                debug.path.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// One core read as `command` asks; `verbose`: what its threads' unwinds found unusual
+/// goes to stderr.
+fn read_core(
+    debug: &DebugInfo,
+    core: &Path,
+    command: Command,
+    verbose: bool,
+) -> Result<(Prepared, Inspection)> {
     let notes = CoreNotes::read(core)?;
     let entry = notes.auxv_value(AT_ENTRY).ok_or_else(|| {
         Error::new(
@@ -842,24 +872,7 @@ fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepar
     })?;
     let load_bias = entry.wrapping_sub(debug.elf.entry);
     let memory = CoreFileMemory::open(core)?;
-    // A core of another build would be read with the wrong DWARF: say so instead.
-    if let (Some(theirs), Some(ours)) = (
-        notes
-            .executable_base()
-            .and_then(|base| native::core_notes::build_id_in_memory(&memory, base)),
-        debug.build_id(),
-    ) {
-        if theirs != ours {
-            return Err(Error::new(
-                ErrorKind::Binary,
-                format!(
-                    "core file {} was written by another build than {} (build id {theirs} in the core, {ours} in the binary): give the binary the process ran",
-                    core.display(),
-                    debug.path.display()
-                ),
-            ));
-        }
-    }
+    same_build(debug, core, &notes, &memory)?;
     let executable = debug.path.clone();
     let modules = Modules::load(
         &notes.mappings,
@@ -880,7 +893,13 @@ fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepar
         })
         .collect();
     let mut command = command;
-    command.threads = native::thread_inputs(debug, load_bias, &modules, &memory, threads).0;
+    let (threads, notes) = native::thread_inputs(debug, load_bias, &modules, &memory, threads);
+    if verbose {
+        for note in notes {
+            eprintln!("tokio-async: core {}: {note}", core.display());
+        }
+    }
+    command.threads = threads;
     let stop = Stop {
         load_bias,
         live_pid: None,
@@ -897,6 +916,30 @@ fn read_core(debug: &DebugInfo, core: &Path, command: Command) -> Result<(Prepar
     Ok((prepared, inspection))
 }
 
+/// One core of a batch, its report written to `output`: the summary's line for it, or
+/// the line saying why there is no report (each core's command is parsed from the words).
+fn batch_core(
+    debug: &DebugInfo,
+    invocation: &Invocation,
+    core: &Path,
+    output: &Path,
+) -> std::result::Result<String, String> {
+    let command = arguments::parse(invocation.view, &invocation.words, "")
+        .map_err(|error| format!("{}: {}", core.display(), error.message))?;
+    let output_file = Some(output.to_path_buf());
+    match core_report(debug, core, command, output_file, invocation.verbose) {
+        Ok((_, counts)) => Ok(format!(
+            "{}: {} tasks, {} deadlocks, {} errors -> {}",
+            core.display(),
+            thousands(counts.tasks as u64),
+            counts.deadlocks,
+            counts.errors,
+            output.display()
+        )),
+        Err(error) => Err(format!("{}: error: {}", core.display(), error.message)),
+    }
+}
+
 fn run_on_cores(
     invocation: &Invocation,
     binary: &Path,
@@ -907,7 +950,7 @@ fn run_on_cores(
     let Some(directory) = &invocation.output_dir else {
         let mut command = command;
         command.style = text_style(&command);
-        let (output, _) = core_report(&debug, &cores[0], command, None)?;
+        let (output, _) = core_report(&debug, &cores[0], command, None, invocation.verbose)?;
         print(output);
         return Ok(0);
     };
@@ -936,29 +979,10 @@ fn run_on_cores(
                     |name| name.to_string_lossy().into_owned(),
                 );
                 let output = directory.join(format!("{name}.{extension}"));
-                let command = match arguments::parse(invocation.view, &invocation.words, "") {
-                    Ok(command) => command,
-                    Err(error) => {
-                        *results[index].lock().unwrap() =
-                            Some(format!("{}: {}", core.display(), error.message));
-                        failed.store(true, Ordering::Relaxed);
-                        continue;
-                    }
-                };
-                let line = match core_report(&debug, core, command, Some(output.clone())) {
-                    Ok((_, counts)) => format!(
-                        "{}: {} tasks, {} deadlocks, {} errors -> {}",
-                        core.display(),
-                        thousands(counts.tasks as u64),
-                        counts.deadlocks,
-                        counts.errors,
-                        output.display()
-                    ),
-                    Err(error) => {
-                        failed.store(true, Ordering::Relaxed);
-                        format!("{}: error: {}", core.display(), error.message)
-                    }
-                };
+                let line = batch_core(&debug, invocation, core, &output).unwrap_or_else(|line| {
+                    failed.store(true, Ordering::Relaxed);
+                    line
+                });
                 *results[index].lock().unwrap() = Some(line);
             });
         }

@@ -33,22 +33,28 @@ pub struct NativeThread {
 }
 
 /// The threads as the core's `inspect` takes them: each unwound, its frames named; with
-/// why each stack ends where it does, by thread id.
+/// what `--verbose` says of the unwinds (`Unwound::notes`), each line naming its thread.
 pub fn thread_inputs(
     debug: &DebugInfo,
     load_bias: u64,
     modules: &Modules,
     memory: &dyn Memory,
     threads: Vec<NativeThread>,
-) -> (Vec<ThreadInput>, Vec<(u64, unwind::UnwindEnd)>) {
+) -> (Vec<ThreadInput>, Vec<String>) {
     let mut symbols = frames::Symbols::default();
     let mut unwinder = unwind::Unwinder::new(modules);
-    let mut ends = Vec::with_capacity(threads.len());
+    let mut notes = Vec::new();
     let inputs = threads
         .into_iter()
         .map(|thread| {
             let unwound = unwinder.unwind(memory, thread.registers);
-            ends.push((thread.tid, unwound.end));
+            let tid = thread.tid;
+            notes.extend(
+                unwound
+                    .notes()
+                    .into_iter()
+                    .map(|note| format!("thread {tid}: {note}")),
+            );
             ThreadInput {
                 tid: thread.tid,
                 name: thread.name,
@@ -64,5 +70,5 @@ pub fn thread_inputs(
             }
         })
         .collect();
-    (inputs, ends)
+    (inputs, notes)
 }

@@ -6,8 +6,8 @@
 //! record `rbp` points at, as debuggers fall back to. Each unwind says why it ended.
 
 use gimli::{
-    CfaRule, EndianSlice, EvaluationResult, Expression, Register, RegisterRule, RunTimeEndian,
-    UnwindContext, UnwindSection, UnwindTableRow, Value as DwarfValue,
+    CfaRule, EndianSlice, EvaluationResult, Expression, ParsedEhFrameHdr, Register, RegisterRule,
+    RunTimeEndian, UnwindContext, UnwindSection, UnwindTableRow, Value as DwarfValue,
 };
 
 use std::collections::HashMap;
@@ -33,6 +33,9 @@ pub struct PhysicalFrame {
     /// Its pc is where the thread was, not a return address: the innermost frame, or the
     /// one a signal interrupted (the caller of a signal trampoline).
     pub interrupted: bool,
+    /// Found by the frame record of the frame inside it, whose pc no call frame
+    /// information covers (`--verbose` says which).
+    pub by_frame_record: bool,
 }
 
 /// Why a thread's frames end where they do.
@@ -53,7 +56,7 @@ pub enum UnwindEnd {
 }
 
 /// Why a stack ends, where that is not at its outermost frame: one line for `--verbose`.
-pub fn unusual_end(end: UnwindEnd) -> Option<String> {
+fn unusual_end(end: UnwindEnd) -> Option<String> {
     match end {
         UnwindEnd::Outermost => None,
         UnwindEnd::NoCallFrameInfo { pc } => Some(format!(
@@ -73,6 +76,31 @@ pub fn unusual_end(end: UnwindEnd) -> Option<String> {
 pub struct Unwound {
     pub frames: Vec<PhysicalFrame>,
     pub end: UnwindEnd,
+}
+
+impl Unwound {
+    /// What `--verbose` says of this unwind: the frames found by frame records, where the
+    /// call frame information missed, and an end other than the outermost frame.
+    pub fn notes(&self) -> Vec<String> {
+        let by_record: Vec<u64> = self
+            .frames
+            .iter()
+            .filter(|frame| frame.by_frame_record)
+            .map(|frame| frame.pc)
+            .collect();
+        let mut notes = Vec::new();
+        if let [first, ..] = by_record[..] {
+            let frames = match by_record.len() {
+                1 => format!("1 frame, at {first:#x}, was"),
+                count => format!("{count} frames, the first at {first:#x}, were"),
+            };
+            notes.push(format!(
+                "{frames} found by the frame pointer: no call frame information covers the frame inside"
+            ));
+        }
+        notes.extend(unusual_end(self.end));
+        notes
+    }
 }
 
 /// Which section a rule came from (its expressions are read from it).
@@ -109,6 +137,8 @@ pub struct Unwinder<'m> {
     modules: &'m Modules,
     context: Box<UnwindContext<usize>>,
     fde_tables: HashMap<(u64, SectionKind), Vec<FdeRange>>,
+    /// Each module's `.eh_frame_hdr` (by its start), parsed once: `None` where it has none.
+    eh_frame_hdrs: HashMap<u64, Option<ParsedEhFrameHdr<EndianSlice<'m, RunTimeEndian>>>>,
     rules: HashMap<u64, Option<Rule>>,
 }
 
@@ -118,6 +148,7 @@ impl<'m> Unwinder<'m> {
             modules,
             context: Box::new(UnwindContext::new()),
             fde_tables: HashMap::new(),
+            eh_frame_hdrs: HashMap::new(),
             rules: HashMap::new(),
         }
     }
@@ -136,6 +167,7 @@ impl<'m> Unwinder<'m> {
             pc,
             registers,
             interrupted: true,
+            by_frame_record: false,
         }];
         while frames.len() < MAX_FRAMES {
             let frame = frames.last().expect("one frame at least");
@@ -229,16 +261,32 @@ impl<'m> Unwinder<'m> {
         rule.map(|rule| (module, rule))
     }
 
-    fn find_rule(&mut self, module: &Module, lookup: u64) -> Option<Rule> {
+    /// `module`'s `.eh_frame_hdr`, parsed the first time it is asked for.
+    fn eh_frame_hdr(
+        &mut self,
+        module: &'m Module,
+    ) -> Option<ParsedEhFrameHdr<EndianSlice<'m, RunTimeEndian>>> {
+        self.eh_frame_hdrs
+            .entry(module.start)
+            .or_insert_with(|| {
+                let cfi = module.cfi.as_ref()?;
+                let (_, hdr) = cfi.eh_frame_sections(cfi.data())?;
+                gimli::EhFrameHdr::new(hdr?, RunTimeEndian::Little)
+                    .parse(&cfi.bases(), 8)
+                    .ok()
+            })
+            .clone()
+    }
+
+    fn find_rule(&mut self, module: &'m Module, lookup: u64) -> Option<Rule> {
         let relative = lookup.checked_sub(module.bias)?;
         let cfi = module.cfi.as_ref()?;
         let data = cfi.data();
         let endian = RunTimeEndian::Little;
         let bases = cfi.bases();
-        if let Some((eh_frame, hdr)) = cfi.eh_frame_sections(data) {
+        if let Some((eh_frame, _)) = cfi.eh_frame_sections(data) {
             let eh_frame = gimli::EhFrame::new(eh_frame, endian);
-            let table =
-                hdr.and_then(|hdr| gimli::EhFrameHdr::new(hdr, endian).parse(&bases, 8).ok());
+            let table = self.eh_frame_hdr(module);
             let fde = match table.as_ref().and_then(|parsed| parsed.table()) {
                 Some(table) => table
                     .fde_for_address(&eh_frame, &bases, relative, gimli::EhFrame::cie_from_offset)
@@ -379,6 +427,7 @@ fn frame_record_caller(
         pc: return_address,
         registers: caller,
         interrupted: false,
+        by_frame_record: true,
     })
 }
 
@@ -459,6 +508,7 @@ fn apply_row<'d, S: UnwindSection<EndianSlice<'d, RunTimeEndian>>>(
         pc,
         registers: caller,
         interrupted: signal_trampoline,
+        by_frame_record: false,
     })
 }
 
@@ -692,6 +742,19 @@ mod tests {
         let unwound = unwind(&program(), &stack, registers(BIAS + 0x3000, 0x7000, 0x7100));
         let pcs: Vec<u64> = unwound.frames.iter().map(|frame| frame.pc - BIAS).collect();
         assert_eq!(pcs, vec![0x3000, 0x2010, 0x2090]);
+        let by_record: Vec<bool> = unwound
+            .frames
+            .iter()
+            .map(|frame| frame.by_frame_record)
+            .collect();
+        assert_eq!(by_record, vec![false, true, false]);
+        assert_eq!(
+            unwound.notes(),
+            vec![format!(
+                "1 frame, at {:#x}, was found by the frame pointer: no call frame information covers the frame inside",
+                BIAS + 0x2010
+            )]
+        );
         assert_eq!(unwound.frames[1].registers.sp(), Some(0x7110));
         assert_eq!(unwound.frames[1].registers.fp(), Some(0x7777));
         assert_eq!(unwound.end, UnwindEnd::Outermost);
@@ -732,5 +795,8 @@ mod tests {
         };
         assert_eq!(registers_of(&first), registers_of(&second));
         assert_eq!(unwinder.fde_tables.len(), 1); // .eh_frame without .eh_frame_hdr, sorted once
+                                                  // Its .eh_frame_hdr looked for once, for its three rules: it has none.
+        assert_eq!(unwinder.eh_frame_hdrs.len(), 1);
+        assert!(unwinder.eh_frame_hdrs.values().all(Option::is_none));
     }
 }

@@ -4,7 +4,9 @@
 
 use super::context::{find_context_variable, read_thread_context};
 use super::tasks::{ShardHelper, TaskFuture, TaskReader, TASKS_FOR_TWO_WALKERS};
-use super::workers::{current_thread_queue, inject_queue, shutting_down, worker_core};
+use super::workers::{
+    current_thread_queue, inject_locked, inject_queue, shutting_down, worker_core,
+};
 use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::TlsSegment;
 use crate::model::TaskState;
@@ -427,6 +429,14 @@ fn a_worker_says_what_it_has_queued_and_a_runtime_its_inject_queue() {
     let target = Target::new(&debug, &memory, 0);
     let handle = target.value(die_of(&debug, HANDLE), 0x4000).unwrap();
     assert_eq!(inject_queue(&handle).unwrap(), [0x12000, 0x13000]);
+    // Its lock is free: tokio's count of it may be compared with what was read.
+    assert_eq!(inject_locked(&handle), Some(false));
+    // Held (a push or pop half done: head and length may disagree).
+    memory.write_u32(0x4000, 1);
+    let target = Target::new(&debug, &memory, 0);
+    let handle = target.value(die_of(&debug, HANDLE), 0x4000).unwrap();
+    assert_eq!(inject_locked(&handle), Some(true));
+    memory.write_u32(0x4000, 0);
     // A queue that loops is an error, not a hang.
     memory.write_u64(0x13000 + 8, 0x12000);
     let target = Target::new(&debug, &memory, 0);

@@ -18,7 +18,7 @@ pub struct Style {
     pub state: String,
 }
 
-pub(super) const RESET: &str = "\x1b[0m";
+const RESET: &str = "\x1b[0m";
 
 impl Style {
     pub fn function(&self, text: &str) -> String {
@@ -35,9 +35,22 @@ impl Style {
 }
 
 fn paint(start: &str, text: &str) -> String {
-    match start.is_empty() || text.is_empty() {
-        true => text.to_string(),
-        false => format!("{start}{text}{RESET}"),
+    let mut out = String::new();
+    painted(&mut out, start, |out| out.push_str(text));
+    out
+}
+
+/// What `write` writes into `out`, between `start` and the reset where there is a style
+/// and text (as `paint`, without a string of its own: a table's cells are written so).
+pub(super) fn painted(out: &mut String, start: &str, write: impl FnOnce(&mut String)) {
+    let before = out.len();
+    out.push_str(start);
+    let text_at = out.len();
+    write(out);
+    match (start.is_empty(), out.len() == text_at) {
+        (true, _) => {}
+        (false, true) => out.truncate(before),
+        (false, false) => out.push_str(RESET),
     }
 }
 

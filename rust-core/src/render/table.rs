@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::style::{id_preview, thousands, Style};
+use super::style::{id_preview, painted, thousands, Style};
 use super::{counted, group_states, state_name};
 use crate::model::{FutureNode, TaskGroup, TaskReport};
 use crate::names;
@@ -336,20 +336,6 @@ impl<'n> Standing<'n> {
                 }
             }
         }
-    }
-}
-
-/// What `write` writes, between `start` and the reset where there is a style and text
-/// (as `Style::function` paints a string).
-fn painted(out: &mut String, start: &str, write: impl FnOnce(&mut String)) {
-    let before = out.len();
-    out.push_str(start);
-    let text_at = out.len();
-    write(out);
-    match (start.is_empty(), out.len() == text_at) {
-        (true, _) => {}
-        (false, true) => out.truncate(before),
-        (false, false) => out.push_str(super::style::RESET),
     }
 }
 

@@ -828,7 +828,6 @@ fn core_report(
     Ok((guarded(|| prepared.write(inspection))?, counts))
 }
 
-/// One core read for `command`.
 /// A core of another build would be read with the wrong DWARF: says so instead.
 fn same_build(
     debug: &DebugInfo,

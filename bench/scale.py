@@ -37,10 +37,11 @@ RULE = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|-
 BEGIN, END = "<!-- scale -->", "<!-- /scale -->"
 
 
-def executable(arguments, output):
+def executable(arguments):
     """Wall seconds, peak RSS in bytes and stderr of one run of the executable, which
-    writes `output` as a new file (over a 1.3 GB one, this VM's kernel takes about a
+    writes its `--output` as a new file (over a 1.3 GB one, this VM's kernel takes about a
     second more to give back the old file's pages)."""
+    output = arguments[arguments.index("--output") + 1]
     if os.path.exists(output):
         os.unlink(output)
     start = time.monotonic()
@@ -81,12 +82,11 @@ def row(tasks, work, debuggers, repeats):
     with RunningFixture(binary, str(tasks), work, extra_args=["2"]) as fixture:
         settle(fixture.pid)
         pid = str(fixture.pid)
-        json_runs = [executable([pid, "--json", "--output", output + ".json", "--verbose"], output + ".json")
-                     for _ in range(repeats)]
-        table_runs = [executable([pid, "tasks", "--output", output + ".txt"], output + ".txt") for _ in range(repeats)]
+        json_runs = [executable([pid, "--json", "--output", output + ".json", "--verbose"]) for _ in range(repeats)]
+        table_runs = [executable([pid, "tasks", "--output", output + ".txt"]) for _ in range(repeats)]
         waiter = fixture.manifest["facts"]["shape.2"].split(",")[0]
-        one_task = executable([pid, "task", waiter, "--output", output + ".task.txt"], output + ".task.txt")
-        groups = executable([pid, "--group", "--output", output + ".groups.txt"], output + ".groups.txt")
+        one_task = executable([pid, "task", waiter, "--output", output + ".task.txt"])
+        groups = executable([pid, "--group", "--output", output + ".groups.txt"])
         best = min(json_runs, key=lambda run: run[0])
         found = PAUSE.search(best[2])
         if not found:

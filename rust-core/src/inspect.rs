@@ -172,9 +172,7 @@ pub struct ReadStop {
 impl ReadStop {
     /// How many tasks the walk left out of the report as it decoded them (`Showing`).
     pub fn tasks_left_out(&self) -> usize {
-        self.left.left_out.as_ref().map_or(0, |left_out| {
-            self.report.tasks.len() - left_out.shown.len() + left_out.dropped.len()
-        })
+        self.left.left_out.as_ref().map_or(0, LeftOut::len)
     }
 }
 
@@ -213,16 +211,16 @@ pub fn analyse_stop(
     let ReadStop {
         mut report,
         selection,
-        left,
+        mut left,
     } = read;
-    crate::links::link_tasks(&mut report);
+    let (analysed, dropped) = match left.left_out.as_mut() {
+        Some(left_out) => (&mut left_out.analysed[..], &left_out.dropped[..]),
+        None => (&mut [][..], &[][..]),
+    };
+    crate::links::link_tasks(&mut report, analysed);
     crate::links::link_blocking_threads(&mut report);
-    let dropped = left
-        .left_out
-        .as_ref()
-        .map_or(&[][..], |left_out| &left_out.dropped[..]);
-    crate::links::link_local_sets(&mut report, dropped);
-    crate::waits::analyse(&mut report, request.wait_edges);
+    crate::links::link_local_sets(&mut report, analysed, dropped);
+    crate::waits::analyse(&mut report, analysed, request.wait_edges);
     if let Some(stop) = budget.stopped() {
         say_once_where_the_budget_ran_out(&mut report.errors, &stop);
     }
@@ -302,11 +300,8 @@ fn read_on_target(
     report.errors.append(&mut discovery.problems);
     report.tasks.sort_by_key(|task| task.id);
     let left = showing.finish(&mut report.tasks, left_out, &not_taken);
-    let dropped = left
-        .left_out
-        .as_ref()
-        .map_or(0, |left_out| left_out.dropped.len());
-    interrupted_walk(budget, report.tasks.len() + dropped)?;
+    let left_out = left.left_out.as_ref().map_or(0, LeftOut::len);
+    interrupted_walk(budget, report.tasks.len() + left_out)?;
     report.threads = thread_reports(
         &task_reader,
         threads,
@@ -330,10 +325,10 @@ struct LeftBehind {
 }
 
 /// Which decoded tasks the report shows whole. With a filter that each task's own tree
-/// decides, a task the filter refuses keeps only what linking and the wait analysis read
-/// of it (`waits::trim`): a filtered command over a million tasks holds the trees it
-/// prints, not a million. The stop's snapshot, of every task, is then marked task by task
-/// before any is trimmed.
+/// decides, a task the filter refuses keeps only the record of what linking and the wait
+/// analysis read of it (`waits::trim`): a filtered command over a million tasks holds the
+/// trees it prints, not a million. The stop's snapshot, of every task, is then marked task
+/// by task before any is left out.
 struct Showing<'s> {
     leaving_out: Option<&'s Selection>,
     /// With only the groups printed, the tasks selected, grouped as they are decoded.
@@ -382,6 +377,9 @@ impl<'s> Showing<'s> {
                 .into_inner()
                 .unwrap_or_else(PoisonError::into_inner)
         });
+        if let Some(left_out) = left_out.as_mut() {
+            left_out.analysed.sort_by_key(|task| task.id);
+        }
         let grouped = match (grouping, left_out.as_mut()) {
             (Some(grouping), Some(left_out)) => {
                 let (firsts, members) = grouping.into_firsts(not_taken);
@@ -425,22 +423,10 @@ impl<'s> Showing<'s> {
     }
 }
 
-/// What the analysis reads of `task` (`waits::trim`), which the report leaves out. A task
-/// running, or not read whole, stays as a bare root at least: the analysis claims nothing
-/// it might hide (`Stranded`).
+/// What the analysis reads of `task` (`waits::trim`), which the report leaves out.
 fn for_analysis_only(task: &TaskReport) -> Kept {
-    let root = crate::waits::trim::for_analysis(&task.root)
-        .or_else(|| task.may_hide_holdings().then(|| task.root.bare()));
-    match root {
-        Some(root) => Kept::ForAnalysis(TaskReport {
-            id: task.id,
-            address: task.address,
-            state: task.state,
-            root,
-            runtime: task.runtime,
-            spawned_at: task.spawned_at.clone(),
-            error: task.error.clone(),
-        }),
+    match crate::waits::trim::for_analysis(task) {
+        Some(analysed) => Kept::ForAnalysis(analysed),
         None => Kept::Dropped {
             id: task.id,
             runtime: task.runtime,
@@ -452,17 +438,10 @@ fn for_analysis_only(task: &TaskReport) -> Kept {
 /// shown: the analysis links it as any other.
 fn restore_firsts(tasks: &mut Vec<TaskReport>, left_out: &mut LeftOut, firsts: Vec<TaskReport>) {
     let ids: FxHashSet<u64> = firsts.iter().map(|task| task.id).collect();
-    left_out.shown.extend(ids.iter().copied());
+    left_out.analysed.retain(|task| !ids.contains(&task.id));
     left_out.dropped.retain(|(_, id)| !ids.contains(id));
-    let mut missing = Vec::new();
-    for first in firsts {
-        match tasks.binary_search_by_key(&first.id, |task| task.id) {
-            Ok(at) => tasks[at] = first,
-            Err(_) => missing.push(first),
-        }
-    }
-    if !missing.is_empty() {
-        tasks.append(&mut missing);
+    if !firsts.is_empty() {
+        tasks.extend(firsts);
         tasks.sort_by_key(|task| task.id);
     }
 }
@@ -927,14 +906,11 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
     /// Adds a decoded task to the report, as much of it as is kept.
     fn add_task(&mut self, task: Kept, report: &mut Report) {
         match (task, &mut self.left_out) {
-            (Kept::Shown(task), Some(left_out)) => {
-                left_out.shown.insert(task.id);
-                report.tasks.push(task);
-            }
-            (Kept::Shown(task) | Kept::ForAnalysis(task), _) => report.tasks.push(task),
+            (Kept::Shown(task), _) => report.tasks.push(task),
+            (Kept::ForAnalysis(task), Some(left_out)) => left_out.analysed.push(task),
             (Kept::Dropped { id, runtime }, Some(left_out)) => left_out.dropped.push((runtime, id)),
-            // Only a walk that leaves tasks out drops them.
-            (Kept::Dropped { .. }, None) => {}
+            // Only a walk that leaves tasks out keeps a record or drops them.
+            (Kept::ForAnalysis(_) | Kept::Dropped { .. }, None) => {}
         }
     }
 

@@ -8,29 +8,11 @@
 use rustc_hash::FxHashMap;
 
 use crate::format::task_list;
-use crate::model::{Detail, FutureNode, Report};
+use crate::model::{AnalysedNode, AnalysedTask, Detail, Fact, FutureNode, Report};
 
 /// The oneshot channel whose sender a node's future holds, if a decoder found one.
 fn sender_held(node: &FutureNode) -> Option<u64> {
-    match node.detail()? {
-        Detail::HttpClientConnection(connection) => connection.holds_sender_of,
-        Detail::TowerBufferWorker(worker) => worker.holds_sender_of,
-        _ => None,
-    }
-}
-
-/// Whether linking reads `node` (of any task: a task the report leaves out still links
-/// the ones it shows). Kept beside the links that read them, for `waits::trim`.
-pub fn reads(node: &FutureNode) -> bool {
-    matches!(
-        node.detail(),
-        Some(
-            Detail::JoinHandle(_)
-                | Detail::LocalSet(_)
-                | Detail::TowerBufferResponse(_)
-                | Detail::OneshotRecv(_)
-        )
-    ) || sender_held(node).is_some()
+    node.detail().and_then(Fact::of)?.sender_held()
 }
 
 /// Names in each `JoinHandle` of a blocking task running now the thread that runs it.
@@ -71,8 +53,8 @@ pub fn link_blocking_threads(report: &mut Report) {
 }
 
 /// Names in each LocalSet polled as a future the tasks the report lists under it, and
-/// those the walk did not keep (`dropped`: (runtime, id)).
-pub fn link_local_sets(report: &mut Report, dropped: &[(u64, u64)]) {
+/// those it leaves out (`left_out`, and `dropped`: (runtime, id)).
+pub fn link_local_sets(report: &mut Report, left_out: &[AnalysedTask], dropped: &[(u64, u64)]) {
     let mut tasks_of: FxHashMap<u64, Vec<u64>> = report
         .runtimes
         .iter()
@@ -83,12 +65,13 @@ pub fn link_local_sets(report: &mut Report, dropped: &[(u64, u64)]) {
         return;
     }
     let listed = report.tasks.iter().map(|task| (task.runtime, task.id));
-    for (runtime, id) in listed.chain(dropped.iter().copied()) {
+    let recorded = left_out.iter().map(|task| (task.runtime, task.id));
+    for (runtime, id) in listed.chain(recorded).chain(dropped.iter().copied()) {
         if let Some(tasks) = tasks_of.get_mut(&runtime) {
             tasks.push(id);
         }
     }
-    if !dropped.is_empty() {
+    if !left_out.is_empty() || !dropped.is_empty() {
         tasks_of
             .values_mut()
             .for_each(|tasks| tasks.sort_unstable());
@@ -128,12 +111,20 @@ fn for_each_root(report: &mut Report, f: &mut impl FnMut(&mut FutureNode)) {
     }
 }
 
-/// Adds to each waiting node the task that holds what it waits for.
-pub fn link_tasks(report: &mut Report) {
+/// Adds to each waiting node the task that holds what it waits for, among the report's
+/// tasks and those it leaves out (`left_out`).
+pub fn link_tasks(report: &mut Report, left_out: &[AnalysedTask]) {
     let mut holders: FxHashMap<u64, u64> = FxHashMap::default();
     for task in &report.tasks {
         visit(&task.root, &mut |node| {
             if let Some(channel) = sender_held(node) {
+                holders.insert(channel, task.id);
+            }
+        });
+    }
+    for task in left_out {
+        visit_record(&task.root, &mut |node| {
+            if let Some(channel) = node.fact.as_ref().and_then(|fact| fact.sender_held()) {
                 holders.insert(channel, task.id);
             }
         });
@@ -184,6 +175,13 @@ pub(crate) fn visit(node: &FutureNode, f: &mut impl FnMut(&FutureNode)) {
     f(node);
     for child in &node.children {
         visit(child, f);
+    }
+}
+
+fn visit_record(node: &AnalysedNode, f: &mut impl FnMut(&AnalysedNode)) {
+    f(node);
+    for child in &node.children {
+        visit_record(child, f);
     }
 }
 

@@ -4,12 +4,11 @@
 //! the whole report.
 
 use regex::Regex;
-use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::history::Snapshot;
-use crate::model::{FutureNode, NodeKind, Report, TaskReport, TaskState};
+use crate::model::{AnalysedTask, FutureNode, NodeKind, Report, TaskReport, TaskState};
 
 /// The selection as the glue sends it; every given criterion must hold.
 #[derive(Debug, Default, Clone, Deserialize, Serialize)]
@@ -57,10 +56,27 @@ fn usage(message: String) -> Error {
 /// history) having refused them.
 #[derive(Debug, Default)]
 pub struct LeftOut {
-    /// The ids of the tasks kept whole.
-    pub shown: FxHashSet<u64>,
+    /// What linking and the wait analysis read of them (`waits::trim`), by id.
+    pub analysed: Vec<AnalysedTask>,
     /// Tasks the analysis reads nothing of, not kept at all: (runtime, id).
     pub dropped: Vec<(u64, u64)>,
+}
+
+impl LeftOut {
+    pub fn len(&self) -> usize {
+        self.analysed.len() + self.dropped.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn has(&self, id: u64) -> bool {
+        self.analysed
+            .binary_search_by_key(&id, |task| task.id)
+            .is_ok()
+            || self.dropped.iter().any(|&(_, dropped)| dropped == id)
+    }
 }
 
 /// A filter checked and compiled; made before any memory is read, so a typo costs nothing.
@@ -134,10 +150,9 @@ impl Selection {
         history: Option<&Snapshot>,
         left_out: Option<&LeftOut>,
     ) -> Result<()> {
-        let dropped = left_out.map_or(&[][..], |left_out| &left_out.dropped[..]);
         if let Some(missing) = self.ids.iter().flatten().find(|&&id| {
             !report.tasks.iter().any(|task| task.id == id)
-                && !dropped.iter().any(|&(_, dropped)| dropped == id)
+                && !left_out.is_some_and(|left_out| left_out.has(id))
         }) {
             let total: u64 = report
                 .runtimes
@@ -154,10 +169,8 @@ impl Selection {
             (Some(seconds), Some(history)) => Some((seconds, history)),
             (None, _) => None,
         };
-        report.tasks.retain(|task| {
-            left_out.is_none_or(|left_out| left_out.shown.contains(&task.id))
-                && self.selects(task, stuck_for)
-        });
+        // The tasks the walk left out are not among them.
+        report.tasks.retain(|task| self.selects(task, stuck_for));
         if let Some(limit) = self.limit {
             report.tasks.truncate(limit);
         }

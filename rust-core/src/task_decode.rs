@@ -14,7 +14,7 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind};
 use crate::future::{error_node, mark_running, FutureDecoder, LiveProcess, TaskRef};
 use crate::memory::Memory;
-use crate::model::{ReportError, TaskReport};
+use crate::model::{AnalysedTask, ReportError, TaskReport};
 use crate::panics;
 use crate::stack::ResolvedFrame;
 use crate::tokio::anchors::Anchor;
@@ -35,7 +35,7 @@ pub enum Kept {
     /// Whole: the report may show it.
     Shown(TaskReport),
     /// Left out of the report: only what linking and the wait analysis read of it.
-    ForAnalysis(TaskReport),
+    ForAnalysis(AnalysedTask),
     /// Left out, and nothing of it is read: its id, and the runtime it is in.
     Dropped { id: u64, runtime: u64 },
 }
@@ -43,7 +43,8 @@ pub enum Kept {
 impl Kept {
     pub fn id(&self) -> u64 {
         match self {
-            Kept::Shown(task) | Kept::ForAnalysis(task) => task.id,
+            Kept::Shown(task) => task.id,
+            Kept::ForAnalysis(task) => task.id,
             Kept::Dropped { id, .. } => *id,
         }
     }

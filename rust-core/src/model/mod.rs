@@ -11,9 +11,11 @@ use thin_vec::ThinVec;
 
 use crate::error::{Error, ErrorKind};
 
+mod analysed;
 mod detail;
 mod history;
 mod tasks_json;
+pub use analysed::*;
 pub use detail::*;
 pub use history::*;
 pub use tasks_json::write_report;

@@ -7,7 +7,7 @@
 use rustc_hash::FxHashMap;
 
 use super::{Holder, Holders};
-use crate::model::{Detail, FutureNode, HolderCertainty, HoldingKind, Party};
+use crate::model::{Fact, HolderCertainty, HoldingKind, Party};
 
 /// What is known of one lock's batch semaphore at the stop, from its waiters' nodes and
 /// from the holdings that point to it (all read at the same stop).
@@ -82,16 +82,19 @@ pub struct LockWait {
 
 impl LockWait {
     /// The wait of a node waiting for a lock or permits; none for any other node.
-    pub fn of(node: &FutureNode) -> Option<LockWait> {
-        match node.detail()? {
-            Detail::MutexLock(wait)
-            | Detail::RwlockRead(wait)
-            | Detail::RwlockWrite(wait)
-            | Detail::SemaphoreAcquire(wait) => Some(LockWait {
-                semaphore: wait.semaphore,
-                available: wait.permits_available,
-                total: wait.permits_total,
-                assigned: wait.permits_assigned,
+    pub fn of(fact: &Fact) -> Option<LockWait> {
+        match *fact {
+            Fact::Lock {
+                semaphore,
+                available,
+                total,
+                assigned,
+                ..
+            } => Some(LockWait {
+                semaphore,
+                available,
+                total,
+                assigned,
             }),
             _ => None,
         }

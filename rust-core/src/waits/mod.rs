@@ -8,22 +8,26 @@ mod deadlocks;
 mod futurelocks;
 mod listing;
 mod locks;
+mod node;
 mod noted;
 pub mod trim;
 
+use std::ops::Deref;
 use std::sync::Arc;
 
+use itertools::Itertools;
 use rustc_hash::FxHashMap;
 
 use crate::error::ErrorKind;
-use crate::links::{visit, visit_mut};
+use crate::links::visit_mut;
 use crate::model::{
-    BranchStatus, Detail, FutureNode, HolderCertainty, Holding, Location, NodeKind, Party, Report,
+    AnalysedTask, Fact, FutureNode, HolderCertainty, Holding, Location, NodeKind, Party, Report,
     Resource, ResourceKind, TaskReport, TaskState, WaitEdge,
 };
 pub use deadlocks::Condition;
-use listing::{holder_notes, holders_note, note_holders, Listing};
+use listing::{holder_notes, holders_note, Listing};
 use locks::{LockHolders, Share};
+use node::Node;
 use noted::{LastNoted, NotedHolders};
 
 /// One holder of a resource: who, where, and what it keeps.
@@ -39,22 +43,28 @@ struct Holder {
 type Holders = FxHashMap<u64, Vec<Holder>>;
 
 /// Analyses `report` in place: annotates waiting nodes with their holders, and fills
-/// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`.
-pub fn analyse(report: &mut Report, keep_edges: bool) {
-    analyse_split(report, keep_edges, crate::threads::MANY_TASKS)
+/// `deadlocks`, `futurelocks` and, with `keep_edges`, `waits`. `left_out`: the records of
+/// the tasks the report leaves out (by id), which count as its tasks do.
+pub fn analyse(report: &mut Report, left_out: &mut [AnalysedTask], keep_edges: bool) {
+    analyse_split(report, left_out, keep_edges, crate::threads::MANY_TASKS)
 }
 
 /// `analyse`, walking tasks on two threads from `two_threads_from` tasks on.
-fn analyse_split(report: &mut Report, keep_edges: bool, two_threads_from: usize) {
+fn analyse_split(
+    report: &mut Report,
+    left_out: &mut [AnalysedTask],
+    keep_edges: bool,
+    two_threads_from: usize,
+) {
     let Gathered {
         holders,
         lock_waits,
         guarded,
         unread_nodes,
-    } = gather(report);
+    } = gather(report, left_out);
     let locks = locks::lock_holders(&lock_waits, &holders);
     mark_released(report, &guarded, &locks);
-    let every_holder_read = !unread_nodes && every_task_read(report);
+    let every_holder_read = !unread_nodes && every_task_read(report, left_out);
     let context = WalkContext {
         holders: &holders,
         locks: &locks,
@@ -65,7 +75,7 @@ fn analyse_split(report: &mut Report, keep_edges: bool, two_threads_from: usize)
         mut edges,
         conditions,
         mut noted,
-    } = visit_tasks(&context, &mut report.tasks, two_threads_from);
+    } = visit_tasks(&context, &mut report.tasks, left_out, two_threads_from);
     for thread in &mut report.threads {
         let party = Party::Thread(thread.tid);
         if let Some(root) = thread.own_block_on_future_mut() {
@@ -125,43 +135,98 @@ struct Visited {
     noted: LastNoted,
 }
 
-/// Walks every task's tree; a long list in two halves at once (a million tasks' walk takes
-/// half a second on one thread), joined as one walk in order would have made them.
+/// Walks every task's tree (the report's and the left-out records, by id); a long list in
+/// two halves at once (a million tasks' walk takes half a second on one thread), joined as
+/// one walk in order would have made them.
 fn visit_tasks(
     context: &WalkContext<'_>,
     tasks: &mut [TaskReport],
+    left_out: &mut [AnalysedTask],
     two_threads_from: usize,
 ) -> Visited {
-    if tasks.len() < two_threads_from.max(2) {
-        return visit_some(context, tasks);
+    if tasks.len() + left_out.len() < two_threads_from.max(2) {
+        return visit_some(context, (tasks, left_out));
     }
-    let (first, second) = tasks.split_at_mut(tasks.len() / 2);
-    let (visited, later) =
-        crate::threads::in_two_halves("tokio-async-waits", first, second, |tasks| {
-            visit_some(context, tasks)
-        });
+    // Halved at the middle task of the longer list: the shorter one splits at its id.
+    let split = match tasks.len() >= left_out.len() {
+        true => tasks[tasks.len() / 2].id,
+        false => left_out[left_out.len() / 2].id,
+    };
+    let (first_tasks, second_tasks) =
+        tasks.split_at_mut(tasks.partition_point(|task| task.id < split));
+    let (first_left_out, second_left_out) =
+        left_out.split_at_mut(left_out.partition_point(|task| task.id < split));
+    let (visited, later) = crate::threads::in_two_halves(
+        "tokio-async-waits",
+        (first_tasks, first_left_out),
+        (second_tasks, second_left_out),
+        |tasks| visit_some(context, tasks),
+    );
     visited.then(later)
 }
 
-fn visit_some(context: &WalkContext<'_>, tasks: &mut [TaskReport]) -> Visited {
+fn visit_some(
+    context: &WalkContext<'_>,
+    (tasks, left_out): (&mut [TaskReport], &mut [AnalysedTask]),
+) -> Visited {
     let mut visited = Visited::default();
-    for task in tasks {
-        let party = Party::Task(task.id);
-        let condition = context
-            .walk(
-                party,
-                &mut visited.labels,
-                &mut visited.edges,
-                &mut visited.noted,
-            )
-            .visit(&mut task.root, None);
+    for task in in_id_order(tasks.iter_mut(), left_out.iter_mut()) {
+        let (id, state) = (task.id(), task.state());
+        let mut walk = context.walk(
+            Party::Task(id),
+            &mut visited.labels,
+            &mut visited.edges,
+            &mut visited.noted,
+        );
+        let condition = match task {
+            Task::Shown(task) => walk.visit(&mut task.root, None),
+            Task::LeftOut(task) => walk.visit(&mut task.root, None),
+        };
         // A task free to go on is none of the deadlock search's business: it frees its
         // waiters as a task missing from the conditions does (most tasks wait on a timer).
-        if task.state == TaskState::Idle && !matches!(condition, Condition::Free) {
-            visited.conditions.push((task.id, condition));
+        if state == TaskState::Idle && !matches!(condition, Condition::Free) {
+            visited.conditions.push((id, condition));
         }
     }
     visited
+}
+
+/// A task the analysis reads: one the report shows, or a left-out one's record.
+enum Task<S, L> {
+    Shown(S),
+    LeftOut(L),
+}
+
+impl<S: Deref<Target = TaskReport>, L: Deref<Target = AnalysedTask>> Task<S, L> {
+    fn id(&self) -> u64 {
+        match self {
+            Task::Shown(task) => task.id,
+            Task::LeftOut(task) => task.id,
+        }
+    }
+
+    fn state(&self) -> TaskState {
+        match self {
+            Task::Shown(task) => task.state,
+            Task::LeftOut(task) => task.state,
+        }
+    }
+}
+
+/// The report's tasks and the left-out ones' records as one list, by id.
+fn in_id_order<S, L>(
+    shown: impl Iterator<Item = S>,
+    left_out: impl Iterator<Item = L>,
+) -> impl Iterator<Item = Task<S, L>>
+where
+    S: Deref<Target = TaskReport>,
+    L: Deref<Target = AnalysedTask>,
+{
+    shown
+        .map(Task::Shown)
+        .merge_by(left_out.map(Task::LeftOut), |shown, left_out| {
+            shown.id() <= left_out.id()
+        })
 }
 
 impl Visited {
@@ -184,12 +249,14 @@ impl Visited {
 /// that a guard nobody was found to keep is kept by no live party: the walk was not cut
 /// short, and no task was running, mid-poll with guards it took since its last await, or
 /// failed to read. Threads outside the runtime are not read: `Stranded` says so.
-fn every_task_read(report: &Report) -> bool {
+fn every_task_read(report: &Report, left_out: &[AnalysedTask]) -> bool {
     let cut_short = report
         .errors
         .iter()
         .any(|error| matches!(error.kind, ErrorKind::Budget | ErrorKind::Interrupted));
-    !cut_short && !report.tasks.iter().any(TaskReport::may_hide_holdings)
+    !cut_short
+        && !report.tasks.iter().any(TaskReport::may_hide_holdings)
+        && !left_out.iter().any(|task| task.may_hide_holdings)
 }
 
 /// Marks the guards and permits that hold nothing, as their lock says: every guard of a
@@ -242,46 +309,59 @@ enum Tree {
     Thread(usize),
 }
 
-fn gather(report: &Report) -> Gathered {
+fn gather(report: &Report, left_out: &[AnalysedTask]) -> Gathered {
     let mut gathered = Gathered {
         holders: Holders::default(),
         lock_waits: Vec::new(),
         guarded: Vec::new(),
         unread_nodes: false,
     };
-    let mut add = |party: Party, tree: Tree, root: &FutureNode| {
+    let mut shown = 0..;
+    for task in in_id_order(report.tasks.iter(), left_out.iter()) {
+        let party = Party::Task(task.id());
+        match task {
+            Task::Shown(task) => {
+                let index = shown.next().unwrap_or_default();
+                gathered.add(party, Some(Tree::Task(index)), &task.root);
+            }
+            // Nothing of a left-out task is marked: its holdings are not shown.
+            Task::LeftOut(task) => gathered.add(party, None, &task.root),
+        }
+    }
+    for (index, thread) in report.threads.iter().enumerate() {
+        // A thread's current task is among the tasks; its block_on future is its own.
+        if let Some(root) = thread.own_block_on_future() {
+            gathered.add(Party::Thread(thread.tid), Some(Tree::Thread(index)), root);
+        }
+    }
+    gathered
+}
+
+impl Gathered {
+    /// What `party`'s tree (`tree`, to mark its guards) holds and waits for.
+    fn add<N: Node>(&mut self, party: Party, tree: Option<Tree>, root: &N) {
         let mut keeps_guard = false;
-        visit(root, &mut |node| {
-            gathered.unread_nodes |= node.error().is_some();
-            gathered.lock_waits.extend(locks::LockWait::of(node));
+        node::each(root, &mut |node| {
+            self.unread_nodes |= node.unread();
+            self.lock_waits
+                .extend(node.fact().as_ref().and_then(locks::LockWait::of));
             for holding in node.holds() {
                 keeps_guard |= locks::is_guard(holding.kind);
                 let holder = Holder {
                     party,
-                    location: node.location.clone(),
+                    location: node.held_at().cloned(),
                     holding: holding.clone(),
                 };
-                gathered
-                    .holders
+                self.holders
                     .entry(holding.resource.address)
                     .or_default()
                     .push(holder);
             }
         });
-        if keeps_guard {
-            gathered.guarded.push(tree);
-        }
-    };
-    for (index, task) in report.tasks.iter().enumerate() {
-        add(Party::Task(task.id), Tree::Task(index), &task.root);
-    }
-    for (index, thread) in report.threads.iter().enumerate() {
-        // A thread's current task is among the tasks; its block_on future is its own.
-        if let Some(root) = thread.own_block_on_future() {
-            add(Party::Thread(thread.tid), Tree::Thread(index), root);
+        if let Some(tree) = tree.filter(|_| keeps_guard) {
+            self.guarded.push(tree);
         }
     }
-    gathered
 }
 
 /// How a waiting node relates to its resource's holders.
@@ -353,81 +433,64 @@ impl Waiting {
 /// The resource a leaf waits on: a lock, semaphore, channel or Notify, or the task a
 /// `JoinHandle` waits for.
 pub fn resource_waited(node: &FutureNode) -> Option<Resource> {
-    match node.detail()? {
-        Detail::JoinHandle(target) => Some(Resource {
+    node.detail()
+        .and_then(Fact::of)
+        .as_ref()
+        .and_then(resource_of)
+}
+
+fn resource_of(fact: &Fact) -> Option<Resource> {
+    match *fact {
+        Fact::Joins { task_address, .. } => Some(Resource {
             kind: ResourceKind::Task,
-            address: target.task_address,
+            address: task_address,
         }),
-        _ => waiting(node).map(|waiting| waiting.resource),
+        _ => waiting(fact).map(|waiting| waiting.resource),
     }
 }
 
-fn waiting(node: &FutureNode) -> Option<Waiting> {
+fn waiting(fact: &Fact) -> Option<Waiting> {
     use Relation::{AllOf, AnyOf, Possibly};
-    Some(match node.detail()? {
-        // One holder at a time.
-        Detail::MutexLock(wait) => Waiting::lock(
-            ResourceKind::Mutex,
-            AllOf,
-            Some(1),
-            wait.address,
-            wait.semaphore,
-        ),
-        Detail::RwlockRead(wait) | Detail::RwlockWrite(wait) => Waiting::lock(
-            ResourceKind::Rwlock,
-            AllOf,
-            None,
-            wait.address,
-            wait.semaphore,
-        ),
-        Detail::SemaphoreAcquire(wait) => Waiting::lock(
-            ResourceKind::Semaphore,
-            AnyOf,
-            None,
-            wait.address,
-            wait.semaphore,
-        ),
-        Detail::MpscRecv(wait) => {
-            let waits = wait.queued == 0 && !wait.closed;
-            Waiting::channel(
-                ResourceKind::Mpsc,
-                AnyOf,
-                wait.address,
-                waits,
-                Some(wait.senders),
-            )
+    Some(match *fact {
+        Fact::Lock {
+            kind,
+            address,
+            semaphore,
+            ..
+        } => {
+            let (relation, expected) = match kind {
+                // One holder at a time.
+                ResourceKind::Mutex => (AllOf, Some(1)),
+                ResourceKind::Rwlock => (AllOf, None),
+                _ => (AnyOf, None),
+            };
+            Waiting::lock(kind, relation, expected, address, semaphore)
         }
-        Detail::OneshotRecv(wait) => {
-            let waits = wait.value_sent != Some(true) && !wait.closed;
-            Waiting::channel(ResourceKind::Oneshot, AnyOf, wait.address?, waits, Some(1))
+        Fact::Channel {
+            kind,
+            address,
+            waits,
+            senders,
+        } => {
+            let relation = match kind {
+                ResourceKind::Watch => Possibly,
+                _ => AnyOf,
+            };
+            Waiting::channel(kind, relation, address, waits, senders)
         }
-        Detail::BroadcastRecv(wait) => {
-            let waits = wait.queued == 0 && !wait.closed;
-            Waiting::channel(
-                ResourceKind::Broadcast,
-                AnyOf,
-                wait.address,
-                waits,
-                Some(wait.senders),
-            )
-        }
-        Detail::WatchChanged(wait) => {
-            let waits = wait.version_seen == wait.version_current && !wait.closed;
-            Waiting::channel(ResourceKind::Watch, Possibly, wait.address, waits, None)
-        }
-        Detail::Notified(wait) => Waiting {
+        Fact::Notify { address, waits } => Waiting {
             resource: Resource {
                 kind: ResourceKind::Notify,
-                address: wait.address,
+                address,
             },
-            key: wait.address,
+            key: address,
             relation: Possibly,
-            waits: !wait.permit_stored,
+            waits,
             expected_holders: None,
             held_by: "possible notifiers:",
             lock: false,
         },
-        _ => return None,
+        Fact::Joins { .. } | Fact::HoldsSender(_) => return None,
     })
 }
 
@@ -446,34 +509,29 @@ struct Walk<'w> {
 impl<'w> Walk<'w> {
     /// What the party is blocked on below `node` (the await path: pending branches only),
     /// adding the edges it finds and each waiting node's holders.
-    fn visit(&mut self, node: &mut FutureNode, at: Option<&Arc<Location>>) -> Condition {
+    fn visit<N: Node>(&mut self, node: &mut N, at: Option<&Arc<Location>>) -> Condition {
         if node.running() {
             return Condition::Free;
         }
-        // The await line of the innermost coroutine: a field apart from the children, so
-        // it is borrowed down the walk and copied only into the edges made.
-        let at = if node.kind.is_coroutine() {
-            node.location.as_ref().or(at)
-        } else {
-            at
-        };
-        if node.kind == NodeKind::JoinHandle {
-            let at = at.cloned();
-            return self.join_handle(node, at);
+        let kind = node.kind();
+        let fact = node.fact();
+        if kind == NodeKind::JoinHandle {
+            let at = node.await_line().or(at).cloned();
+            return self.join_handle(fact, at);
         }
-        if let Some(waiting) = waiting(node) {
-            let at = at.cloned();
+        if let Some(waiting) = fact.as_ref().and_then(waiting) {
+            let at = node.await_line().or(at).cloned();
             return self.wait_on(node, waiting, at);
         }
         let all = matches!(
-            node.kind,
+            kind,
             NodeKind::Join | NodeKind::JoinAll | NodeKind::FuturesOrdered
         );
-        let mut pending = node.children.iter_mut().filter(|child| {
-            child
-                .branch()
-                .is_none_or(|branch| branch.status == BranchStatus::Pending)
-        });
+        // The await line of the innermost coroutine: borrowed down the walk, and copied
+        // only into the edges made.
+        let (line, children) = node.line_and_children();
+        let at = line.or(at);
+        let mut pending = children.iter_mut().filter(|child| !child.finished_branch());
         // Most nodes await one future: its condition is theirs, with no vector made.
         let Some(first) = pending.next() else {
             return Condition::Free;
@@ -492,16 +550,21 @@ impl<'w> Walk<'w> {
         }
     }
 
-    fn join_handle(&mut self, node: &FutureNode, at: Option<Arc<Location>>) -> Condition {
-        let Some(Detail::JoinHandle(target)) = node.detail() else {
+    fn join_handle(&mut self, fact: Option<Fact>, at: Option<Arc<Location>>) -> Condition {
+        let Some(Fact::Joins {
+            task_id,
+            task_address,
+            task_state,
+        }) = fact
+        else {
             return Condition::Free;
         };
         let edge = WaitEdge {
             from: self.party,
-            to: Party::Task(target.task_id),
+            to: Party::Task(task_id),
             resource: Resource {
                 kind: ResourceKind::Task,
-                address: target.task_address,
+                address: task_address,
             },
             location: at,
             held_at: None,
@@ -510,15 +573,15 @@ impl<'w> Walk<'w> {
             uncertain: false,
         };
         self.edges.push(edge);
-        match target.task_state {
+        match task_state {
             TaskState::Complete | TaskState::Cancelled => Condition::Free,
-            _ => Condition::Wait(Party::Task(target.task_id), self.edges.len() - 1),
+            _ => Condition::Wait(Party::Task(task_id), self.edges.len() - 1),
         }
     }
 
-    fn wait_on(
+    fn wait_on<N: Node>(
         &mut self,
-        node: &mut FutureNode,
+        node: &mut N,
         waiting: Waiting,
         at: Option<Arc<Location>>,
     ) -> Condition {
@@ -532,13 +595,13 @@ impl<'w> Walk<'w> {
             Some(counted) => Listing::counted(counted, &waiting),
             None => self.found_holders(&waiting),
         };
-        if !listing.entries.is_empty() {
+        if N::SHOWN && !listing.entries.is_empty() {
             let holders = NotedHolders {
                 listed: holder_notes(&listing),
                 certainty: listing.certainty,
                 note: holders_note(&waiting, &listing),
             };
-            self.noted.note(node, holders, note_holders);
+            node.note_holders(self.noted, holders);
         }
         let nobody_holds = listing.entries.is_empty()
             && listing.certainty == Some(HolderCertainty::Incomplete)
@@ -635,7 +698,8 @@ impl<'w> Walk<'w> {
 mod tests {
     use super::*;
     use crate::model::{
-        Branch, HoldingKind, LockPermits, PermitWait, ReportError, Stranded, StrandedWhy,
+        Branch, BranchStatus, Detail, HoldingKind, LockPermits, PermitWait, ReportError, Stranded,
+        StrandedWhy,
     };
 
     const FILE: &str = "src/main.rs";
@@ -747,7 +811,7 @@ mod tests {
             tasks,
             ..Report::empty(None)
         };
-        analyse(&mut report, true);
+        analyse(&mut report, &mut [], true);
         report
     }
 
@@ -828,7 +892,7 @@ mod tests {
                 tasks: tasks(),
                 ..Report::empty(None)
             };
-            analyse_split(&mut report, true, two_threads_from);
+            analyse_split(&mut report, &mut [], true, two_threads_from);
             report
         };
         let one = analysed_from(usize::MAX);
@@ -876,7 +940,7 @@ mod tests {
         cut_short
             .errors
             .push(ReportError::new(ErrorKind::Budget, "stopped at 2 tasks"));
-        analyse(&mut cut_short, true);
+        analyse(&mut cut_short, &mut [], true);
         for (what, report) in [
             ("running", analysed(running)),
             ("unread", analysed(unread)),
@@ -1153,11 +1217,11 @@ mod tests {
         task
     }
 
-    /// Every task but `shown` trimmed to what the analysis reads (`trim`), or dropped when
-    /// it reads nothing: the analysis says of `shown` and of the whole what it says when
-    /// every tree is whole.
+    /// Every task but `shown` recorded as the analysis reads it (`trim`), or dropped when it
+    /// reads nothing: the analysis says of `shown` and of the whole what it says when every
+    /// tree is whole, on one thread and on two.
     #[test]
-    fn trimmed_trees_are_analysed_as_whole_ones() {
+    fn recorded_tasks_are_analysed_as_whole_ones() {
         const FIRST: u64 = 0x1000;
         const SECOND: u64 = 0x2000;
         const THIRD: u64 = 0x3000;
@@ -1186,6 +1250,10 @@ mod tests {
                 // Waits on a lock no task holds, but task 7 was not read whole: no claim.
                 task(6, 60, Vec::new(), Some(mutex_wait(THIRD, 0))),
                 unread(task(7, 70, Vec::new(), None)),
+                // A finished branch standing for a chain of async fns is still passed by.
+                finished_chain(8, mutex_wait(FIRST, 0)),
+                // A select! of a lock wait and a sleep: free to go on, with its edges.
+                waits_or_sleeps(9, mutex_wait(SECOND, 0)),
             ]
         };
         let said = |report: &Report, shown: u64| {
@@ -1203,37 +1271,80 @@ mod tests {
         // Task 3 waits for the deadlocked task 1.
         let stranded: Vec<u64> = whole.stranded.iter().map(|task| task.task).collect();
         assert_eq!(stranded, vec![3]);
-        for shown in 1..=7 {
-            let mut dropped = 0;
-            let kept: Vec<TaskReport> = tasks()
-                .into_iter()
-                .filter_map(|task| match task.id == shown {
-                    true => Some(task),
-                    false => match trim::for_analysis(&task.root) {
-                        Some(root) => Some(TaskReport { root, ..task }),
-                        None => {
-                            dropped += 1;
-                            None
-                        }
-                    },
-                })
-                .collect();
-            // The sleeping task; a finished branch's lock wait still tells the lock's state.
-            assert_eq!(dropped, usize::from(shown != 5), "task {shown} shown");
-            let trimmed = analysed(kept);
-            assert_eq!(
-                said(&trimmed, shown),
-                said(&whole, shown),
-                "task {shown} shown"
-            );
+        let waits_of = |report: &Report, id: u64| {
+            let waits = report.waits.iter().flatten();
+            let from = waits.filter(|edge| edge.from == Party::Task(id));
+            let lines = from.map(|edge| edge.location.as_ref().map(|at| at.line));
+            lines.collect::<Vec<_>>()
+        };
+        assert_eq!(waits_of(&whole, 8), Vec::<Option<u64>>::new());
+        assert_eq!(waits_of(&whole, 9), vec![Some(90)]);
+        for shown in 1..=9 {
+            for two_threads_from in [usize::MAX, 2] {
+                let mut report = Report::empty(None);
+                let mut left_out = Vec::new();
+                let mut dropped = 0;
+                for task in tasks() {
+                    match (task.id == shown, trim::for_analysis(&task)) {
+                        (true, _) => report.tasks.push(task),
+                        (false, Some(record)) => left_out.push(record),
+                        (false, None) => dropped += 1,
+                    }
+                }
+                // The sleeping task; a finished branch's lock wait still tells the lock's state.
+                assert_eq!(dropped, usize::from(shown != 5), "task {shown} shown");
+                analyse_split(&mut report, &mut left_out, true, two_threads_from);
+                assert_eq!(
+                    said(&report, shown),
+                    said(&whole, shown),
+                    "task {shown} shown, two threads from {two_threads_from}"
+                );
+            }
         }
-        // A chain of async fns stands as its innermost, which keeps its await line.
-        let root = trim::for_analysis(
-            &three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0)))).root,
-        );
-        let root = root.expect("a waiter is read");
-        assert_eq!(root.location.as_ref().map(|at| at.line), Some(30));
-        assert_eq!(root.children.len(), 1);
-        assert!(root.children[0].summary.is_none());
+        // A chain of async fns stands as its innermost's leaf, at its await line.
+        let waiter = three_deep(task(3, 30, Vec::new(), Some(mutex_wait(FIRST, 0))));
+        let record = trim::for_analysis(&waiter).expect("a waiter is read");
+        assert_eq!(record.root.await_line.as_ref().map(|at| at.line), Some(30));
+        assert_eq!(record.root.kind, NodeKind::MutexLock);
+        assert!(record.root.children.is_empty());
+        // A holder keeps its own line, apart from the lines of those above.
+        let holder = three_deep(task(1, 10, vec![mutex_guard(FIRST, 0)], None));
+        let record = trim::for_analysis(&holder).expect("a holder is read");
+        let held_at = record.root.held.as_ref().and_then(|held| held.at.as_ref());
+        assert_eq!(held_at.map(|at| at.line), Some(10));
+    }
+
+    /// A `select!` whose one branch, finished, is a chain of two async fns that had waited
+    /// on `wait`.
+    fn finished_chain(id: u64, wait: Wait) -> TaskReport {
+        let mut task = task(id, 40, Vec::new(), None);
+        task.root = FutureNode::new(NodeKind::Select, "tokio::select", 0xb000);
+        let mut inner = FutureNode::new(NodeKind::AsyncFn, "app::inner", 0xc000);
+        inner.location = Some(Arc::new(at(80)));
+        inner.children.push(leaf(wait));
+        let mut outer = FutureNode::new(NodeKind::AsyncBlock, "app::outer", 0xc100);
+        outer.set_branch(Branch::new(0, BranchStatus::Disabled));
+        outer.children.push(inner);
+        task.root.children.push(outer);
+        task
+    }
+
+    /// A task at line 90 in a `select!` of `wait` and a sleep.
+    fn waits_or_sleeps(id: u64, wait: Wait) -> TaskReport {
+        let mut task = task(id, 90, Vec::new(), Some(wait));
+        let waiting = task.root.children.pop().unwrap();
+        let mut select = FutureNode::new(NodeKind::Select, "tokio::select", 0xd000);
+        for (index, mut branch) in [
+            waiting,
+            FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x6000),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            branch.set_branch(Branch::new(index, BranchStatus::Pending));
+            select.children.push(branch);
+        }
+        task.root.children.push(select);
+        task
     }
 }

@@ -755,7 +755,7 @@ impl<'a> Discovery<'a> {
         }
     }
 
-    fn add_anchors(&mut self, anchors: Vec<Anchor>, found_by: &FoundBy) {
+    fn add_anchors(&mut self, anchors: impl IntoIterator<Item = Anchor>, found_by: &FoundBy) {
         for anchor in anchors {
             if let Anchor::Task(header) = anchor {
                 if self.looked_at.insert(header) {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
+use thin_vec::ThinVec;
 
 use crate::budget::{Budget, Metered};
 use crate::dwarf::DebugInfo;
@@ -143,8 +144,9 @@ pub enum ReadElsewhere {
     Running,
     Read {
         task: Kept,
-        errors: Vec<ReportError>,
-        anchors: Vec<Anchor>,
+        // Thin: most tasks have none, and half a million wait here at a time.
+        errors: ThinVec<ReportError>,
+        anchors: ThinVec<Anchor>,
         spent: (u64, u64),
     },
 }
@@ -359,8 +361,8 @@ impl OneTask<'_, '_> {
         }
         Some(ReadElsewhere::Read {
             task: (self.keep)(task),
-            errors,
-            anchors,
+            errors: errors.into(),
+            anchors: anchors.into(),
             spent: spent(),
         })
     }

@@ -7,6 +7,8 @@ all-threads backtrace on the same stop.
   text table, to a file): wall seconds, the pause `--verbose` reports, peak RSS (wait4);
   and the peak RSS of one task (`task N`, a Mutex waiter) and of the groups (`--group`, as text), which
   keep whole only the trees they print.
+- The executable on a core of the same stop (GDB's `gcore`; `tokio-async BINARY CORE --json`, and
+  `task N`): wall seconds and peak RSS.
 - GDB and LLDB, attached: `async bt all --json --output FILE`, cold (the session's first
   command) and warm (best of the next ones), and how much the debugger grew (peak RSS
   over the commands, less RSS before); `bt`: `thread apply all bt` / `bt all` in a
@@ -32,8 +34,9 @@ from support.process import RunningFixture  # noqa: E402
 EXECUTABLE = os.path.join(REPO, "target", "release", "tokio-async")
 PAUSE = re.compile(r"was stopped for ([\d.]+) ms")
 HEADER = ("| tasks | exe JSON s | exe table s | pause s | exe peak MB | `task N` peak MB | `--group` peak MB "
+          "| core JSON s | core peak MB | core `task N` MB "
           "| GDB cold s | GDB warm s | GDB grows MB | GDB bt s | LLDB cold s | LLDB warm s | LLDB grows MB | LLDB bt s |")
-RULE = "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+RULE = "|" + "---:|" * HEADER.count(" |")
 BEGIN, END = "<!-- scale -->", "<!-- /scale -->"
 
 
@@ -100,6 +103,13 @@ def row(tasks, work, debuggers, repeats):
             "task_peak": one_task[1],
             "group_peak": groups[1],
         }
+        core = os.path.join(work, "core")
+        subprocess.run(["gdb", "-q", "-batch", "-p", pid, "-ex", "gcore " + core], check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        core_runs = [executable([binary, core, "--json", "--output", output + ".core.json"]) for _ in range(repeats)]
+        core_task = executable([binary, core, "task", waiter, "--output", output + ".core.task.txt"])
+        os.unlink(core)
+        figures["core"] = (min(run[0] for run in core_runs), max(run[1] for run in core_runs), core_task[1])
         command = "async bt all --json --output %s.%%s.json" % output
         for debugger in debuggers:
             ours = in_debugger(debugger, binary, fixture.pid, None, command % debugger, repeats=repeats)
@@ -113,6 +123,8 @@ def format_row(figures):
     cells = ["{:,}".format(figures["tasks"]), "%.2f" % figures["exe_json"], "%.2f" % figures["exe_table"],
              "%.3f" % figures["pause"], "%.0f" % (figures["exe_peak"] / 1e6),
              "%.0f" % (figures["task_peak"] / 1e6), "%.0f" % (figures["group_peak"] / 1e6)]
+    seconds, peak, task_peak = figures["core"]
+    cells += ["%.2f" % seconds, "%.0f" % (peak / 1e6), "%.0f" % (task_peak / 1e6)]
     for debugger in ("gdb", "lldb"):
         if debugger in figures:
             cold, warm, grows, bt = figures[debugger]
@@ -144,8 +156,9 @@ def main():
     lines = ["## Scale", "",
              "`bench/scale.py` on commit %s: many-tasks (dev build, 2 workers, six shapes of service task), "
              "attached live once it is idle; best of %d runs (2 at a million), each writing a new file. Pause: what `--verbose` says the process "
-             "was stopped for. GDB/LLDB grow: the debugger's peak RSS over the commands less its RSS "
-             "before. bt: the debugger's own all-threads backtrace of the same stop." % (
+             "was stopped for. core: the executable on a core of the same stop (GDB's gcore). GDB/LLDB grow: the "
+             "debugger's peak RSS over the commands less its RSS before. bt: the debugger's own all-threads "
+             "backtrace of the same stop." % (
                  subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, stdout=subprocess.PIPE,
                                 text=True).stdout.strip(), options.repeats),
              "", HEADER, RULE]

@@ -26,12 +26,17 @@ pub trait Memory {
 }
 
 /// Another thread's reader of memory that several threads may read at once (a core
-/// file's map). Its cache is the first reader's to release.
+/// file's map). Either thread releases what both read: a long walk on this one (a list
+/// of 166,000 lock waiters across the heap) would otherwise map the whole core.
 pub struct SharedReader<'m, M: Memory + Sync + ?Sized>(pub &'m M);
 
 impl<M: Memory + Sync + ?Sized> Memory for SharedReader<'_, M> {
     fn read(&self, address: u64, buf: &mut [u8]) -> Result<()> {
         self.0.read(address, buf)
+    }
+
+    fn release_cache(&self) {
+        self.0.release_cache();
     }
 }
 

@@ -458,13 +458,15 @@ impl<'a> TaskReader<'a> {
             .addresses
             .len()
             .is_multiple_of(LINKS_PER_INTERRUPT_CHECK)
-            && stop()
         {
-            shard.problems.push(format!(
-                "task list shard {}: stopped walking (interrupted or out of budget)",
-                shard.index
-            ));
-            return Ok(false);
+            self.release_pages();
+            if stop() {
+                shard.problems.push(format!(
+                    "task list shard {}: stopped walking (interrupted or out of budget)",
+                    shard.index
+                ));
+                return Ok(false);
+            }
         }
         walk.addresses.push(at);
         let link_offset = match shard.backward {
@@ -499,6 +501,14 @@ impl<'a> TaskReader<'a> {
             }
         }
         Ok(true)
+    }
+
+    /// A million tasks' headers span a core's whole heap: the pages read so far leave the
+    /// RSS as the walk goes, not once it is over.
+    #[cold]
+    #[inline(never)]
+    fn release_pages(&self) {
+        self.target.memory.release_cache();
     }
 
     fn read_vtable(&self, header: u64) -> Result<u64> {

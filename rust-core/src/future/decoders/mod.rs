@@ -45,6 +45,8 @@ pub type DecodeFn = for<'a> fn(&DecodeContext<'a>, &Value<'a>) -> Result<Outcome
 
 /// Upper bound on nodes counted in one intrusive list (waiters of a lock, say).
 pub const MAX_LIST_NODES: u64 = 1_000_000;
+/// Nodes of a list read between two releases of the memory's cache.
+const NODES_PER_RELEASE: usize = 4096;
 
 /// The node addresses of a tokio `LinkedList` (at most `limit`, cycle-safe), and the
 /// nodes' type.
@@ -60,6 +62,10 @@ pub fn linked_list_nodes(list: &Value<'_>, limit: u64) -> Result<(Vec<u64>, Arc<
     while node != 0 && (nodes.len() as u64) < limit {
         if !seen.insert(node) {
             return Err(Error::layout(format!("linked list loops at {node:#x}")));
+        }
+        if nodes.len().is_multiple_of(NODES_PER_RELEASE) {
+            // A lock's waiters live in their tasks' futures, across a core's whole heap.
+            list.target.memory.release_cache();
         }
         nodes.push(node);
         node = list

@@ -3,6 +3,7 @@ debugger keeps working (the next command still runs, no Python traceback)."""
 
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -201,6 +202,12 @@ def test_corrupt_and_unreadable_task_memory(debugger, tmp_path):
         "cannot follow the task at %s: vtable of task %s: cannot read 8 bytes at 0x10" % (level1_address, level1_address)
     )
     assert error["kind"] == "layout" and error["runtime"] == report["runtimes"][0]["address"], error
+    # The line's parts: what was being read, outermost first, and what went wrong there.
+    assert error["path"][0] == "runtime " + error["runtime"], error
+    assert re.fullmatch(r"task list shard \d+", error["path"][1]), error
+    assert error["path"][2:] == ["cannot follow the task at " + level1_address, "vtable of task " + level1_address], error
+    assert error["cause"] == "cannot read 8 bytes at 0x10", error
+    assert ": ".join(error["path"] + [error["cause"]]) == error["message"], error
     # The task with a corrupt state byte shows why, and nothing below it.
     sleeper = by_id[ids["sleeper"]]["root"]
     assert sleeper["function"] == "tokio_app::sleeper"

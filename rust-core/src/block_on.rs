@@ -73,7 +73,7 @@ pub fn block_on_future(
     let params = target
         .debug
         .function_template_params(function.die)
-        .map_err(|error| error.message)?;
+        .map_err(|error| error.message())?;
     let future_type = params
         .iter()
         .find(|(name, _)| name == runtime::BLOCK_ON_FUTURE_PARAM)
@@ -143,7 +143,7 @@ fn block_on_local_set(
     future_type: DieRef,
     local_set: DieRef,
 ) -> Result<BlockOnFuture, String> {
-    let tasks = TaskReader::new(target).map_err(|error| error.message)?;
+    let tasks = TaskReader::new(target).map_err(|error| error.message())?;
     let why = match local_pointer(target, frames, index, local) {
         Ok(address) => {
             // The local points to the future: the LocalSet, or the `Pin` that points to it.
@@ -152,7 +152,7 @@ fn block_on_local_set(
                 false => target
                     .value(future_type, address)
                     .and_then(|pin| std_values::pin_pointer(&pin)?.read_pointer())
-                    .map_err(|error| error.message),
+                    .map_err(|error| error.message()),
             };
             match found {
                 Ok(at) if live_local_set(target, &tasks, local_set, at) => {
@@ -386,7 +386,7 @@ fn search_stack(
     let info = target
         .debug
         .type_info(future_type)
-        .map_err(|error| error.message)?;
+        .map_err(|error| error.message())?;
     let size = info
         .size
         .filter(|&size| size > 0)

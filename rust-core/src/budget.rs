@@ -272,7 +272,7 @@ mod tests {
         assert!(budget.spend_node() && budget.spend_node() && budget.spend_node());
         assert!(!budget.spend_node());
         assert_eq!(
-            budget.stopped().map(|error| error.message).as_deref(),
+            budget.stopped().map(|error| error.message()).as_deref(),
             Some("stopped after 3 nodes (the budget; --max-nodes N raises it)")
         );
 
@@ -306,7 +306,7 @@ mod tests {
         budget.nodes.set(budget.max_nodes.get());
         assert!(!budget.spend_node());
         assert_eq!(
-            budget.stopped().map(|error| error.message).as_deref(),
+            budget.stopped().map(|error| error.message()).as_deref(),
             Some(
                 "stopped after 1,024,000,000 nodes (the budget for 16,000,000 tasks, 64 a task; \
                  --max-nodes N raises it)"

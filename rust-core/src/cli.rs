@@ -95,7 +95,7 @@ pub fn main() -> i32 {
         return match guarded(|| crate::dap::run(&arguments[1..])) {
             Ok(code) => code,
             Err(error) => {
-                eprintln!("tokio-async: {}", error.message);
+                eprintln!("tokio-async: {}", error.message());
                 2
             }
         };
@@ -123,8 +123,8 @@ pub fn main() -> i32 {
         Err(error) => {
             // The core's usage hints name the debuggers' commands; here they are ours.
             let message = match error.kind {
-                ErrorKind::Usage => error.message.replace("`async ", "`tokio-async PID "),
-                _ => error.message.clone(),
+                ErrorKind::Usage => error.message().replace("`async ", "`tokio-async PID "),
+                _ => error.message().clone(),
             };
             eprintln!("tokio-async: {message}");
             match error.kind {
@@ -574,7 +574,7 @@ fn let_go(error: Error, pid: u32) -> Error {
     match error.kind {
         ErrorKind::Interrupted => Error::new(
             ErrorKind::Interrupted,
-            format!("{}; process {pid} was let go and runs on", error.message),
+            format!("{}; process {pid} was let go and runs on", error.message()),
         ),
         _ => error,
     }
@@ -924,7 +924,7 @@ fn batch_core(
     output: &Path,
 ) -> std::result::Result<String, String> {
     let command = arguments::parse(invocation.view, &invocation.words, "")
-        .map_err(|error| format!("{}: {}", core.display(), error.message))?;
+        .map_err(|error| format!("{}: {}", core.display(), error.message()))?;
     let output_file = Some(output.to_path_buf());
     match core_report(debug, core, command, output_file, invocation.verbose) {
         Ok((_, counts)) => Ok(format!(
@@ -935,7 +935,7 @@ fn batch_core(
             counts.errors,
             output.display()
         )),
-        Err(error) => Err(format!("{}: error: {}", core.display(), error.message)),
+        Err(error) => Err(format!("{}: error: {}", core.display(), error.message())),
     }
 }
 

@@ -1,4 +1,6 @@
-//! Errors are values with a kind the glue can act on and a one-line message for the user.
+//! Errors are values with a kind the glue can act on, what went wrong (the cause) and what
+//! was being read when it did (the path), which the user reads as one line and a report's
+//! JSON keeps apart (`model::ReportError`).
 
 use std::fmt;
 
@@ -46,17 +48,22 @@ impl ErrorKind {
     }
 }
 
+/// A failure: its kind, what went wrong where it went wrong (the cause), and what was
+/// being read when it did (the path, outermost first: `task 5`, `its future`, ...). Its
+/// one line, as the user sees it, is the path then the cause (`message`).
 #[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
-    pub message: String,
+    cause: String,
+    path: Vec<String>,
 }
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
             kind,
-            message: message.into(),
+            cause: message.into(),
+            path: Vec::new(),
         }
     }
 
@@ -71,18 +78,47 @@ impl Error {
         )
     }
 
-    /// Prefixes the message with what was being read, keeping the kind.
-    pub fn context(self, what: impl fmt::Display) -> Self {
-        Error {
-            kind: self.kind,
-            message: format!("{what}: {}", self.message),
-        }
+    /// The error, met while reading `what`: the kind and cause kept, `what` put first on
+    /// the path.
+    pub fn context(mut self, what: impl fmt::Display) -> Self {
+        self.path.insert(0, what.to_string());
+        self
+    }
+
+    /// The one line the user reads: the path, then the cause.
+    pub fn message(&self) -> String {
+        self.to_string()
+    }
+
+    /// What went wrong, where it went wrong.
+    pub fn cause(&self) -> &str {
+        &self.cause
+    }
+
+    /// What was being read when it went wrong, outermost first.
+    pub fn path(&self) -> &[String] {
+        &self.path
+    }
+
+    /// The error counted as of `kind` (a read that failed in a list: the list is damaged).
+    pub fn of_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The error with `more` said after its cause (`... (tokio 1.47)`).
+    pub fn with_cause_note(mut self, more: impl fmt::Display) -> Self {
+        self.cause = format!("{}{more}", self.cause);
+        self
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        for what in &self.path {
+            write!(f, "{what}: ")?;
+        }
+        f.write_str(&self.cause)
     }
 }
 
@@ -104,5 +140,28 @@ pub trait ResultExt<T> {
 impl<T> ResultExt<T> for Result<T> {
     fn context_with<D: fmt::Display>(self, what: impl FnOnce() -> D) -> Result<T> {
         self.map_err(|error| error.context(what()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An error keeps what was being read apart from its cause, and reads as one line.
+    #[test]
+    fn an_error_keeps_its_path_and_cause() {
+        let error = Error::memory(0x10, 8)
+            .context("field `head`")
+            .context("runtime 0x1000");
+        assert_eq!(error.kind, ErrorKind::Memory);
+        assert_eq!(error.cause(), "cannot read 8 bytes at 0x10");
+        assert_eq!(error.path(), ["runtime 0x1000", "field `head`"]);
+        assert_eq!(
+            error.message(),
+            "runtime 0x1000: field `head`: cannot read 8 bytes at 0x10"
+        );
+        let noted = error.with_cause_note(" (tokio 1.47)");
+        assert_eq!(noted.cause(), "cannot read 8 bytes at 0x10 (tokio 1.47)");
+        assert_eq!(noted.path().len(), 2);
     }
 }

@@ -181,10 +181,7 @@ fn with_debug_problems(debug: &DebugInfo, error: Error) -> Error {
     let problems = debug.problems();
     match problems.is_empty() {
         true => error,
-        false => Error {
-            kind: error.kind,
-            message: format!("{} ({})", error.message, problems.join("; ")),
-        },
+        false => error.with_cause_note(format!(" ({})", problems.join("; "))),
     }
 }
 
@@ -748,7 +745,7 @@ impl<'a> Discovery<'a> {
         self.problems.extend(
             problems
                 .into_iter()
-                .map(|problem| ReportError::new(ErrorKind::Layout, problem)),
+                .map(|problem| ReportError::of(&problem)),
         );
         for (name, anchor) in anchors {
             self.add_anchors(vec![anchor], &FoundBy::Static { name });
@@ -831,7 +828,7 @@ impl<'a> Discovery<'a> {
             Some(format!(
                 "thread {}: {}",
                 state.input.tid,
-                state.error.as_ref()?.message
+                state.error.as_ref()?.message()
             ))
         }) {
             return Err(Error::new(ErrorKind::Memory, error));
@@ -951,17 +948,14 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let list = match self.task_reader.task_list_helped(source, helper) {
             Ok(list) => list,
             Err(error) => {
-                report.errors.push(
-                    ReportError::new(
-                        error.kind,
-                        format!(
-                            "{} {address:#x}: cannot walk its task list: {}",
-                            list_word(source.flavor()),
-                            with_build_shape(debug, &error)
-                        ),
-                    )
-                    .of_runtime(address),
+                let what = format!(
+                    "{} {address:#x}: cannot walk its task list",
+                    list_word(source.flavor())
                 );
+                let error = with_build_shape(debug, error);
+                report
+                    .errors
+                    .push(ReportError::from_error(what, &error).of_runtime(address));
                 TaskList::default()
             }
         };
@@ -971,8 +965,8 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
             closed,
         } = list;
         report.errors.extend(walk.problems.iter().map(|problem| {
-            let message = format!("{} {address:#x}: {problem}", list_word(source.flavor()));
-            ReportError::new(ErrorKind::Layout, message).of_runtime(address)
+            let what = format!("{} {address:#x}", list_word(source.flavor()));
+            ReportError::from_error(what, problem).of_runtime(address)
         }));
         let inject = source
             .runtime_handle()
@@ -1037,13 +1031,11 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
                 Some(ids)
             }
             Err(error) => {
-                let message = format!(
-                    "runtime {address:#x}: cannot read its inject queue: {}",
-                    with_build_shape(debug, &error)
-                );
+                let what = format!("runtime {address:#x}: cannot read its inject queue");
+                let error = with_build_shape(debug, error);
                 report
                     .errors
-                    .push(ReportError::new(error.kind, message).of_runtime(address));
+                    .push(ReportError::from_error(what, &error).of_runtime(address));
                 None
             }
         }
@@ -1172,7 +1164,7 @@ impl<'w, 'a> TaskWalker<'w, 'a> {
         let kind = stop.as_ref().map_or(ErrorKind::Budget, |stop| stop.kind);
         let at = format!(
             "{} at task {} of {} (in memory order); the tasks before it are listed",
-            stop.map(|stop| stop.message)
+            stop.map(|stop| stop.message())
                 .unwrap_or_else(|| "stopped".into()),
             thousands(index as u64 + 1),
             thousands(walk.addresses.len() as u64)
@@ -1323,7 +1315,7 @@ fn why_missing(
     };
     Some(match (stopped, walk.problems.first(), locked) {
         (Some(stop), _, _) => stop,
-        (None, Some(problem), _) => problem.clone(),
+        (None, Some(problem), _) => problem.message(),
         (None, None, Some(locked)) => locked,
         (None, None, None) if read > counted => {
             "more tasks in the list than tokio counts: a thread may have been changing it".to_string()
@@ -1379,7 +1371,7 @@ fn thread_report(
         }
         return None;
     };
-    let mut error = state.error.map(|error| error.message);
+    let mut error = state.error.map(|error| error.message());
     let current_task = state
         .current_task
         .filter(|id| running_roots.contains_key(id));
@@ -1463,7 +1455,8 @@ fn thread_role(
 
 /// Once the budget is spent every read fails alike: keep one line, the one saying where.
 fn say_once_where_the_budget_ran_out(errors: &mut Vec<ReportError>, stop: &Error) {
-    let says = |error: &ReportError| error.message.contains(&stop.message);
+    let stop_line = stop.message();
+    let says = |error: &ReportError| error.message.contains(&stop_line);
     let mentions: Vec<usize> = (0..errors.len()).filter(|&i| says(&errors[i])).collect();
     let kept = mentions
         .iter()
@@ -1472,7 +1465,7 @@ fn say_once_where_the_budget_ran_out(errors: &mut Vec<ReportError>, stop: &Error
         .or(mentions.first().copied());
     let line = kept
         .map(|i| errors[i].clone())
-        .unwrap_or_else(|| ReportError::new(stop.kind, stop.message.clone()));
+        .unwrap_or_else(|| ReportError::of(stop));
     errors.retain(|error| !says(error));
     errors.push(line);
 }
@@ -1486,10 +1479,12 @@ pub fn monotonic_now() -> Option<(i64, u32)> {
 
 /// A runtime-level error; an unknown layout also says how tokio was built (its version
 /// and the features its DWARF shows), since both change tokio's structures.
-fn with_build_shape(debug: &DebugInfo, error: &Error) -> String {
+fn with_build_shape(debug: &DebugInfo, error: Error) -> Error {
     match error.kind {
-        ErrorKind::Layout => format!("{} ({})", error.message, crate::tokio::build_shape(debug)),
-        _ => error.message.clone(),
+        ErrorKind::Layout => {
+            error.with_cause_note(format!(" ({})", crate::tokio::build_shape(debug)))
+        }
+        _ => error,
     }
 }
 
@@ -1499,7 +1494,10 @@ mod tests {
 
     fn walk(problems: &[&str], locked_shards: &[usize]) -> TaskWalk {
         TaskWalk {
-            problems: problems.iter().map(|problem| problem.to_string()).collect(),
+            problems: problems
+                .iter()
+                .map(|&problem| Error::layout(problem))
+                .collect(),
             locked_shards: locked_shards.to_vec(),
             ..TaskWalk::default()
         }

@@ -258,7 +258,7 @@ mod tests {
         let bad = |filter: TaskFilter| {
             Selection::new(&filter)
                 .err()
-                .map(|error| (error.kind, error.message))
+                .map(|error| (error.kind, error.message()))
         };
         let (kind, message) = bad(TaskFilter {
             name: Some("(".into()),

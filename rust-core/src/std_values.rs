@@ -644,9 +644,9 @@ mod tests {
         assert_eq!(instant_at(0x1000).unwrap(), (12, 500_000_000));
         let refused = instant_at(0x2000).unwrap_err();
         assert!(
-            refused.message.contains("4294967301 nanoseconds"),
+            refused.message().contains("4294967301 nanoseconds"),
             "{}",
-            refused.message
+            refused.message()
         );
         assert!(instant_at(0x3000).is_err());
         let duration_at = |address| {
@@ -698,9 +698,9 @@ mod tests {
         let value = target.value(outer, 0x1000).unwrap();
         let refused = follow(&value, MISSING).err().expect("no `outer` field");
         assert!(
-            refused.message.contains("has no field `outer`"),
+            refused.message().contains("has no field `outer`"),
             "{}",
-            refused.message
+            refused.message()
         );
     }
 }

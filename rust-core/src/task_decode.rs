@@ -105,7 +105,7 @@ pub fn read_task(
         }
         Err(error) => (
             error_node("<unknown>", address, error.clone()),
-            Some(error.message),
+            Some(error.message()),
             false,
         ),
     };

@@ -100,7 +100,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(
-            failed.message.contains("the second half failed"),
+            failed.message().contains("the second half failed"),
             "{failed:?}"
         );
     }

@@ -76,7 +76,7 @@ fn answers(debug: &DebugInfo) -> Vec<String> {
 
 fn assert_same_answers(variant: &Path, expected: &[String]) {
     let debug = DebugInfo::load(variant)
-        .unwrap_or_else(|error| panic!("{}: {}", variant.display(), error.message));
+        .unwrap_or_else(|error| panic!("{}: {}", variant.display(), error.message()));
     assert!(debug.load_problems.is_empty(), "{:?}", debug.load_problems);
     let got = answers(&debug);
     for (got, expected) in got.iter().zip(expected) {
@@ -175,16 +175,16 @@ fn separate_debug_files_by_debuglink_and_by_build_id() {
         .expect_err("CRC mismatch");
     assert_eq!(error.kind, ErrorKind::NoDebugInfo);
     assert!(
-        error.message.contains("tokio-app.debug (CRC 0x"),
+        error.message().contains("tokio-app.debug (CRC 0x"),
         "{}",
-        error.message
+        error.message()
     );
     assert!(
         error
-            .message
+            .message()
             .contains(&format!("{}/no-such-dir/.build-id/", dir.display())),
         "{}",
-        error.message
+        error.message()
     );
 
     // By build id under a debug directory given by the debugger (all symbols stripped too).
@@ -212,10 +212,10 @@ fn separate_debug_files_by_debuglink_and_by_build_id() {
         .expect_err("not in the system's dir");
     assert!(
         error
-            .message
+            .message()
             .contains("no separate debug file at /usr/lib/debug/.build-id/"),
         "{}",
-        error.message
+        error.message()
     );
 }
 

@@ -140,7 +140,11 @@ fn refuses_binaries_without_types_and_programs_without_tokio() {
         .map(|_| ())
         .expect_err("no types");
     assert_eq!(error.kind, ErrorKind::NoDebugInfo);
-    assert!(error.message.contains("debug = true"), "{}", error.message);
+    assert!(
+        error.message().contains("debug = true"),
+        "{}",
+        error.message()
+    );
 
     let plain = DebugInfo::load(&common::fixture("plain-app", "dev")).unwrap();
     let error = find_context_variable(&plain)

@@ -39,7 +39,7 @@ fn recorded_reports() -> Vec<(String, Report)> {
             let debug = harness.debug_info(&image.program, &image.profile);
             let memory = PatchedMemory { image, writes: &[] };
             let report = inspect(debug, &memory, image.load_bias, &image.request(ALL))
-                .unwrap_or_else(|error| panic!("{}: {}", image.name, error.message));
+                .unwrap_or_else(|error| panic!("{}: {}", image.name, error.message()));
             (image.name.clone(), report)
         })
         .collect()

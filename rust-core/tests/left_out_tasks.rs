@@ -96,10 +96,10 @@ fn filters(report: &Report) -> Vec<TaskFilter> {
 /// What the filter makes of the whole report: its tasks selected after every tree was
 /// linked and analysed whole, then grouped.
 fn selected_from_whole(mut whole: Report, filter: &TaskFilter) -> Result<Report, String> {
-    let selection = Selection::new(filter).map_err(|error| error.message)?;
+    let selection = Selection::new(filter).map_err(|error| error.message())?;
     selection
         .apply(&mut whole, None, None)
-        .map_err(|error| error.message)?;
+        .map_err(|error| error.message())?;
     whole.groups = Some(group_tasks(&whole.tasks));
     Ok(whole)
 }
@@ -115,7 +115,7 @@ fn read_leaving_out(
     let budget = Budget::new(request.limits, None);
     let read = read_stop(debug, memory, load_bias, request, &budget).unwrap();
     let left_out = read.tasks_left_out();
-    let got = analyse_stop(read, debug, request, &budget).map_err(|error| error.message);
+    let got = analyse_stop(read, debug, request, &budget).map_err(|error| error.message());
     (left_out, got)
 }
 

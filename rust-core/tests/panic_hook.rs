@@ -18,7 +18,7 @@ fn a_panic_becomes_one_line_and_the_previous_hook_comes_back() {
     let error = guarded::<()>(|| reading_task(12, 0x5000, || panic!("boom"))).unwrap_err();
     assert_eq!(error.kind, ErrorKind::Internal);
     assert_eq!(
-        error.message,
+        error.message(),
         format!("internal error (a bug in tokio-async) at {}:{line} while reading task 12 (0x5000): boom", file!())
     );
     // The debugger's own hook saw nothing of it, and sees panics again afterwards.
@@ -29,7 +29,7 @@ fn a_panic_becomes_one_line_and_the_previous_hook_comes_back() {
     let line = line!() + 1;
     let error = guarded::<()>(|| panic!("bang")).unwrap_err();
     assert_eq!(
-        error.message,
+        error.message(),
         format!(
             "internal error (a bug in tokio-async) at {}:{line}: bang",
             file!()

@@ -39,10 +39,10 @@ fn reports(harness: &Harness, image: &Image) -> String {
         let _ = writeln!(out, "=== {title}");
         match inspect(debug, &memory, image.load_bias, &image.request(options)) {
             Ok(report) => out.push_str(
-                &output::to_string(&report, &format).unwrap_or_else(|error| error.message),
+                &output::to_string(&report, &format).unwrap_or_else(|error| error.message()),
             ),
             Err(error) => {
-                let _ = writeln!(out, "error ({}): {}", error.kind.as_str(), error.message);
+                let _ = writeln!(out, "error ({}): {}", error.kind.as_str(), error.message());
             }
         }
     };

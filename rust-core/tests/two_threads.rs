@@ -98,8 +98,8 @@ fn two_threads_report_what_one_does_whatever_stops_the_walk() {
                 }
                 let two = two.map(|done| done.0);
                 assert_eq!(
-                    one.as_ref().map_err(|error| &error.message),
-                    two.as_ref().map_err(|error| &error.message),
+                    one.as_ref().map_err(|error| error.message()),
+                    two.as_ref().map_err(|error| error.message()),
                     "{}: {limits:?}",
                     image.name
                 );
@@ -112,7 +112,7 @@ fn two_threads_report_what_one_does_whatever_stops_the_walk() {
                     request.only_groups = true;
                     inspect(debug, memory, image.load_bias, &request)
                         .map(|report| output::to_string(&report, &groups_as_text()).unwrap())
-                        .map_err(|error| error.message)
+                        .map_err(|error| error.message())
                 };
                 assert_eq!(
                     groups(&OneThread(&memory)),
@@ -216,7 +216,7 @@ fn a_task_meeting_a_list_being_counted_is_read_again_as_it_is() {
                 ),
                 ReadElsewhere::Read { .. } => "left out".into(),
                 ReadElsewhere::Running => "running".into(),
-                ReadElsewhere::Unreadable { error, .. } => error.message,
+                ReadElsewhere::Unreadable { error, .. } => error.message(),
             })
             .collect()
     };

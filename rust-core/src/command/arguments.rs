@@ -459,7 +459,11 @@ mod tests {
         ] {
             let error = parse(view, &words(text)).err().expect(text);
             assert_eq!(error.kind, ErrorKind::Usage);
-            assert!(error.message.contains(says), "{text}: {}", error.message);
+            assert!(
+                error.message().contains(says),
+                "{text}: {}",
+                error.message()
+            );
         }
     }
 }

@@ -270,7 +270,7 @@ impl Prepared {
     /// An error, saying where the command's output was cut short.
     fn with_truncation(&self, error: Error) -> Error {
         match &self.truncated {
-            Some(note) => Error::new(error.kind, format!("{}; {note}", error.message)),
+            Some(note) => error.with_cause_note(format!("; {note}")),
             None => error,
         }
     }

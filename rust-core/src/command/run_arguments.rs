@@ -230,7 +230,7 @@ mod tests {
             ),
         ] {
             let error = parse_sample(&words(text)).expect_err(text);
-            assert_eq!((error.kind, error.message), (ErrorKind::Usage, says));
+            assert_eq!((error.kind, error.message()), (ErrorKind::Usage, says));
         }
     }
 
@@ -282,7 +282,7 @@ mod tests {
         ] {
             let error = parse_stepping(command, &words(text)).expect_err(text);
             assert_eq!(
-                (error.kind, error.message.as_str()),
+                (error.kind, error.message().as_str()),
                 (ErrorKind::Usage, says)
             );
         }

@@ -120,7 +120,7 @@ fn load_package(path: &Path) -> Result<gimli::DwarfPackage<Reader>> {
         |id| elf::dwarf_section(&object, &map, id, SectionNames::Split),
         empty,
     )
-    .map_err(|error: Error| cannot(error.message))
+    .map_err(|error: Error| cannot(error.message()))
 }
 
 fn load_dwo(path: &Path, main: &gimli::Dwarf<Reader>) -> Result<gimli::Dwarf<Reader>> {

@@ -224,7 +224,7 @@ impl DebugInfo {
                 let line = format!(
                     "the DWARF unit at {:#x} is unreadable: {}",
                     view.start(),
-                    error.message
+                    error.message()
                 );
                 if let Ok(mut unreadable) = self.units.directory.unreadable.lock() {
                     unreadable.push(line);

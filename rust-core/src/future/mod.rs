@@ -226,7 +226,7 @@ impl<'a> FutureDecoder<'a> {
             if !budget.spend_node() {
                 let why = budget
                     .stopped()
-                    .map(|stop| format!("not decoded: {}", stop.message));
+                    .map(|stop| format!("not decoded: {}", stop.message()));
                 return Some(why.unwrap_or_default());
             }
         }
@@ -268,7 +268,7 @@ impl<'a> FutureDecoder<'a> {
             Ok(Some(decoded)) => self.apply(node, decoded, depth, walk),
             Ok(None) => {}
             Err(error) => {
-                let error = self.with_path(walk, node, error.message);
+                let error = self.with_path(walk, node, error.message());
                 node.set_error(error);
             }
         }
@@ -298,7 +298,7 @@ impl<'a> FutureDecoder<'a> {
             node.children.push(self.child_node(child, depth, walk));
         }
         if let Some(error) = searched.incomplete {
-            let error = self.with_path(walk, node, error.message);
+            let error = self.with_path(walk, node, error.message());
             node.set_error(error);
         } else if node.children.is_empty()
             && value
@@ -387,8 +387,8 @@ impl<'a> FutureDecoder<'a> {
     /// layouts differ between versions (`crate::layouts`).
     fn explain(&self, error: Error) -> String {
         match (&self.tokio_version, error.kind) {
-            (Some(version), ErrorKind::Layout) => format!("{} (tokio {version})", error.message),
-            _ => error.message,
+            (Some(version), ErrorKind::Layout) => format!("{} (tokio {version})", error.message()),
+            _ => error.message(),
         }
     }
 
@@ -411,12 +411,12 @@ impl<'a> FutureDecoder<'a> {
                 Ok((found, incomplete)) => {
                     children.extend(found);
                     if let Some(error) = incomplete {
-                        let error = self.with_path(walk, node, error.message);
+                        let error = self.with_path(walk, node, error.message());
                         node.set_error(error);
                     }
                 }
                 Err(error) => {
-                    let error = self.with_path(walk, node, error.message);
+                    let error = self.with_path(walk, node, error.message());
                     node.set_error(error);
                 }
             }
@@ -472,6 +472,6 @@ fn node_of(head: &NodeHead, address: u64) -> FutureNode {
 
 pub fn error_node(type_name: &str, address: u64, error: Error) -> FutureNode {
     let mut node = FutureNode::new(NodeKind::Future, type_name, address);
-    node.set_error(error.message);
+    node.set_error(error.message());
     node
 }

@@ -59,7 +59,9 @@ pub struct Report {
 }
 
 /// A problem that did not stop the report: of which kind, the one line the text output
-/// shows, and what it is about (a task, a thread, a runtime) where it is about one.
+/// shows, what it is about (a task, a thread, a runtime) where it is about one, and, where
+/// it was met reading something, that line's parts: what was being read (the path,
+/// outermost first) and what went wrong there (the cause).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReportError {
     #[serde(serialize_with = "error_kind")]
@@ -71,6 +73,10 @@ pub struct ReportError {
     pub thread: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none", serialize_with = "hex_option")]
     pub runtime: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 fn error_kind<S: serde::Serializer>(kind: &ErrorKind, serializer: S) -> Result<S::Ok, S::Error> {
@@ -85,12 +91,27 @@ impl ReportError {
             task: None,
             thread: None,
             runtime: None,
+            path: Vec::new(),
+            cause: None,
         }
     }
 
-    /// `error`, its message after `what` (`task 5 at 0x…: cannot read …`).
+    /// `error`, met reading `what` (`task 5 at 0x…: cannot read …`).
     pub fn from_error(what: impl std::fmt::Display, error: &Error) -> Self {
-        ReportError::new(error.kind, format!("{what}: {}", error.message))
+        ReportError::of(&error.clone().context(what))
+    }
+
+    /// `error` as the report keeps it: its line, and the line's parts where it has a path.
+    pub fn of(error: &Error) -> Self {
+        let (path, cause) = match error.path() {
+            [] => (Vec::new(), None),
+            path => (path.to_vec(), Some(error.cause().to_string())),
+        };
+        ReportError {
+            path,
+            cause,
+            ..ReportError::new(error.kind, error.message())
+        }
     }
 
     pub fn of_task(self, id: u64) -> Self {
@@ -1499,6 +1520,29 @@ pub(crate) fn hex_option<S: serde::Serializer>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error met reading something keeps, beside its line, the line's parts: what was
+    /// being read (outermost first) and what went wrong there; one with no path, its line.
+    #[test]
+    fn a_report_error_writes_its_path_and_cause() {
+        let error = Error::memory(0x10, 8).context("vtable of task 0x2000");
+        let written = ReportError::from_error("runtime 0x1000", &error).of_runtime(0x1000);
+        assert_eq!(
+            serde_json::to_value(&written).unwrap(),
+            serde_json::json!({
+                "kind": "memory",
+                "message": "runtime 0x1000: vtable of task 0x2000: cannot read 8 bytes at 0x10",
+                "runtime": "0x1000",
+                "path": ["runtime 0x1000", "vtable of task 0x2000"],
+                "cause": "cannot read 8 bytes at 0x10",
+            })
+        );
+        let plain = ReportError::of(&Error::layout("the list is damaged"));
+        assert_eq!(
+            serde_json::to_value(&plain).unwrap(),
+            serde_json::json!({"kind": "layout", "message": "the list is damaged"})
+        );
+    }
 
     /// A node's flags and await point are kept apart, each as set.
     #[test]

@@ -151,7 +151,7 @@ fn local_entries(
         Err(error) => {
             errors.insert(
                 local.to_string(),
-                format!("cannot read `{local}`: {}", error.message),
+                format!("cannot read `{local}`: {}", error.message()),
             );
         }
     }

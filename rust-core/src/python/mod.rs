@@ -40,7 +40,7 @@ create_exception!(
 
 /// The Python exception for a core error, with its kind.
 fn raise(py: Python<'_>, error: Error) -> PyErr {
-    let exception = CoreError::new_err(error.message);
+    let exception = CoreError::new_err(error.message());
     // A fresh exception instance takes attributes.
     let _ = exception.value(py).setattr("kind", error.kind.as_str());
     exception

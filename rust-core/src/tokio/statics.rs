@@ -3,6 +3,7 @@
 //! as blocking client wrappers keep one. Only statics whose type can hold one are read.
 
 use crate::dwarf::{DebugInfo, StaticVariable};
+use crate::error::{Error, ErrorKind};
 use crate::value::{offset, Target};
 
 use super::anchors::{Anchor, AnchorTypes};
@@ -33,7 +34,7 @@ fn statics_with_anchors(debug: &DebugInfo) -> std::sync::Arc<StaticsWithAnchors>
 
 /// The anchors in the program's statics, each with the static's path; and what could not
 /// be read.
-pub fn anchors_in_statics(target: &Target<'_>) -> (Vec<(String, Anchor)>, Vec<String>) {
+pub fn anchors_in_statics(target: &Target<'_>) -> (Vec<(String, Anchor)>, Vec<Error>) {
     let candidates = statics_with_anchors(target.debug);
     let types = AnchorTypes::default();
     let mut found = Vec::new();
@@ -48,7 +49,11 @@ pub fn anchors_in_statics(target: &Target<'_>) -> (Vec<(String, Anchor)>, Vec<St
                     .into_iter()
                     .map(|anchor| (variable.path.to_string(), anchor)),
             ),
-            Err(error) => problems.push(format!("static {}: {error}", variable.path)),
+            Err(error) => problems.push(
+                error
+                    .of_kind(ErrorKind::Layout)
+                    .context(format!("static {}", variable.path)),
+            ),
         }
     }
     (found, problems)

@@ -111,7 +111,9 @@ const MAX_FILE_NAME: u64 = 4096;
 #[derive(Default)]
 pub struct TaskWalk {
     pub addresses: Vec<u64>,
-    pub problems: Vec<String>,
+    /// What broke the walk: a damaged list (kind `layout`), each with its path (the shard,
+    /// the task it could not follow, ...) and cause.
+    pub problems: Vec<Error>,
     /// Tasks already reported in `problems` as unreadable.
     pub unreadable: FxHashSet<u64>,
     /// Shards whose lock a thread holds: it may be adding or removing a task right now.
@@ -124,7 +126,7 @@ pub struct ShardsWalked {
     /// In the order walked.
     pub addresses: Vec<u64>,
     /// Each shard's problems, by shard index.
-    pub problems: Vec<(usize, Vec<String>)>,
+    pub problems: Vec<(usize, Vec<Error>)>,
     pub unreadable: FxHashSet<u64>,
     /// What the walk read, where another thread walked (its own budget counts it).
     pub bytes_read: u64,
@@ -160,9 +162,9 @@ impl TaskWalk {
         self.problems
             .extend(problems.into_iter().flat_map(|(_, problems)| problems));
         if addresses.len() >= MAX_TASKS_PER_RUNTIME {
-            self.problems.push(format!(
+            self.problems.push(Error::layout(format!(
                 "stopped after {MAX_TASKS_PER_RUNTIME} tasks (corrupt list?)"
-            ));
+            )));
         }
         addresses.sort_unstable();
         self.addresses = addresses;
@@ -188,6 +190,12 @@ fn joined(mut mine: ShardsWalked, theirs: ShardsWalked) -> Option<ShardsWalked> 
     Some(mine)
 }
 
+impl ShardWalk<'_> {
+    fn named(&self) -> String {
+        format!("task list shard {}", self.index)
+    }
+}
+
 /// Where the walk of one task list is.
 struct ShardWalk<'a> {
     index: usize,
@@ -195,7 +203,7 @@ struct ShardWalk<'a> {
     next: u64,
     /// Walking back from the tail, after a link forward broke.
     backward: bool,
-    problems: Vec<String>,
+    problems: Vec<Error>,
 }
 
 /// Walks tasks and caches per-future-type layouts across tasks.
@@ -461,10 +469,8 @@ impl<'a> TaskReader<'a> {
         {
             self.release_pages();
             if stop() {
-                shard.problems.push(format!(
-                    "task list shard {}: stopped walking (interrupted or out of budget)",
-                    shard.index
-                ));
+                let stopped = Error::layout("stopped walking (interrupted or out of budget)");
+                shard.problems.push(stopped.context(shard.named()));
                 return Ok(false);
             }
         }
@@ -485,10 +491,11 @@ impl<'a> TaskReader<'a> {
         match link {
             Ok(next) => shard.next = next,
             Err(error) => {
-                shard.problems.push(format!(
-                    "task list shard {}: cannot follow the task at {at:#x}: {error}",
-                    shard.index
-                ));
+                let broken = error
+                    .of_kind(ErrorKind::Layout)
+                    .context(format!("cannot follow the task at {at:#x}"))
+                    .context(shard.named());
+                shard.problems.push(broken);
                 walk.unreadable.insert(at);
                 if shard.backward {
                     return Ok(false);

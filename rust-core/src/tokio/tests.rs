@@ -9,6 +9,7 @@ use super::workers::{
 };
 use crate::budget::{Budget, Limits, Metered};
 use crate::dwarf::TlsSegment;
+use crate::error::{Error, ErrorKind};
 use crate::model::TaskState;
 use crate::testing::{die_of, Program, TaskTypes, TestMemory, Ty, Variant, TASK_STAGE};
 use crate::value::Target;
@@ -166,11 +167,15 @@ fn a_broken_link_loses_only_its_task_the_list_is_read_back_from_its_tail() {
         walk.unreadable.iter().copied().collect::<Vec<_>>(),
         [0x11000]
     );
-    assert!(
-        walk.problems[0].contains("cannot follow the task at 0x11000"),
-        "{:?}",
-        walk.problems
+    // The problem says where it was met, step by step, apart from what went wrong there.
+    let problem = &walk.problems[0];
+    assert_eq!(problem.kind, ErrorKind::Layout);
+    assert_eq!(
+        problem.path()[..2],
+        ["task list shard 0", "cannot follow the task at 0x11000"],
+        "{problem}"
     );
+    assert!(problem.cause().starts_with("cannot read"), "{problem}");
     assert!(reader.read_header(0x11000).is_err());
 }
 
@@ -241,7 +246,11 @@ fn shards_walked_by_two_threads_are_the_walk_of_one() {
             unreadable
         };
         assert_eq!(two.addresses, alone.addresses, "case {case}");
-        assert_eq!(two.problems, alone.problems, "case {case}");
+        let lines = |walk: &super::tasks::TaskWalk| {
+            let problems = walk.problems.iter();
+            problems.map(Error::message).collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&two), lines(&alone), "case {case}");
         assert_eq!(unreadable(&two), unreadable(&alone), "case {case}");
         assert_eq!(two.locked_shards, alone.locked_shards, "case {case}");
         if case == 1 {
@@ -443,7 +452,7 @@ fn a_worker_says_what_it_has_queued_and_a_runtime_its_inject_queue() {
     let handle = target.value(die_of(&debug, HANDLE), 0x4000).unwrap();
     assert!(inject_queue(&handle)
         .unwrap_err()
-        .message
+        .message()
         .contains("inject queue loops"));
     // A run queue that claims more tasks than it has slots.
     memory.write_u32(0x3018, 9);
@@ -460,7 +469,7 @@ fn a_worker_says_what_it_has_queued_and_a_runtime_its_inject_queue() {
     assert!(worker_core(&context)
         .err()
         .unwrap()
-        .message
+        .message()
         .contains("run queue claims 8 tasks in 4 slots"));
 }
 
@@ -563,7 +572,7 @@ fn a_current_thread_core_lists_its_local_queue_front_first() {
         .unwrap();
     assert!(current_thread_queue(&context)
         .unwrap_err()
-        .message
+        .message()
         .contains("claims 9 elements from 2 in 4 slots"));
 }
 

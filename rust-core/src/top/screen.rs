@@ -196,7 +196,7 @@ impl Screen {
                 self.problem = None;
                 self.update_rows();
             }
-            Err(error) => self.problem = Some(error.message),
+            Err(error) => self.problem = Some(error.message()),
         }
     }
 
@@ -323,7 +323,7 @@ impl Screen {
                     self.mode = Mode::Tasks;
                     self.update_rows();
                 }
-                Err(error) => self.filter_problem = Some(error.message),
+                Err(error) => self.filter_problem = Some(error.message()),
             },
             KeyCode::Esc => {
                 self.filter_problem = None;

@@ -476,7 +476,7 @@ impl Harness {
         let path = self.scratch.join(program);
         std::fs::write(&path, &bytes).expect("scratch file writes");
         let outcome = match tokio_async_core::tokio::load_program(&path, &[], None, true) {
-            Err(error) => format!("load: {}", shape(&error.message)),
+            Err(error) => format!("load: {}", shape(&error.message())),
             Ok(debug) => {
                 // The DWARF is parsed lazily: a stop of the same binary makes the core read it.
                 match self
@@ -521,17 +521,17 @@ pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode:
     let target = Target::new(debug, &memory, image.load_bias);
     let variable = match find_context_variable(debug) {
         Ok(variable) => variable,
-        Err(error) => return format!("context: {}", shape(&error.message)),
+        Err(error) => return format!("context: {}", shape(&error.message())),
     };
     let reader = match TaskReader::new(&target) {
         Ok(reader) => reader,
-        Err(error) => return format!("tasks: {}", shape(&error.message)),
+        Err(error) => return format!("tasks: {}", shape(&error.message())),
     };
     let decoder = FutureDecoder::new(&target).with_tasks(&reader);
     let mut notes: Vec<String> = Vec::new();
     let mut note = |what: &str, result: std::result::Result<usize, Error>| match result {
         Ok(count) => notes.push(format!("{what} {count}")),
-        Err(error) => notes.push(format!("{what}: {}", shape(&error.message))),
+        Err(error) => notes.push(format!("{what}: {}", shape(&error.message()))),
     };
     let mut runtimes = Vec::new();
     let mut headers = Vec::new();
@@ -575,7 +575,7 @@ pub fn task_lists(debug: &DebugInfo, image: &Image, memory: &dyn Memory, decode:
             Ok(walk) => {
                 note("walk", Ok(walk.addresses.len()));
                 for problem in &walk.problems {
-                    note(&shape(problem), Ok(0));
+                    note(&shape(&problem.message()), Ok(0));
                 }
                 headers.extend(walk.addresses);
             }
@@ -625,7 +625,7 @@ fn render(report: &Report) {
 /// A coarse summary of a report: numbers of things and the shapes of the errors.
 fn outcome(report: &Result<Report>) -> Outcome {
     match report {
-        Err(error) => format!("error {}", shape(&error.message)),
+        Err(error) => format!("error {}", shape(&error.message())),
         Ok(report) => {
             let mut errors: Vec<String> = report.errors.iter().map(|e| shape(&e.message)).collect();
             errors.sort();

@@ -484,7 +484,7 @@ fn a_search_root_names_what_it_finds_and_what_stopped_it_from_its_own_path() {
     let root = SearchRoot::fields_of(&listener, "service");
     let (children, incomplete) = decoder.search(&root).unwrap();
     assert!(children.is_empty());
-    let message = incomplete.expect("an error").message;
+    let message = incomplete.expect("an error").message();
     assert!(
         message.starts_with("service: jobs: alloc::vec::Vec<"),
         "{message}"

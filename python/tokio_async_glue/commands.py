@@ -384,7 +384,7 @@ class StackViews:
             if getattr(error, "kind", None) != "interrupted":
                 self._refused.add(program)
             return None
-        request = core.Request(threads=[thread.to_request()])
+        request = core.Request([thread.to_request()])
         try:
             stacks = core.stack_views(binary, _process(adapter, _load_bias(adapter, binary)), request)
         except core.Error as error:
@@ -525,7 +525,7 @@ def task_ids(adapter: DebuggerAdapter) -> List[int]:
     adapter.check_process()
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
-    request = core.Request(threads=[t.to_request() for t in threads], all=True)
+    request = core.Request([t.to_request() for t in threads], all=True)
     try:
         return list(core.task_ids(binary, _process(adapter, load_bias), request))
     except core.Error:
@@ -542,7 +542,7 @@ class _SteppingCore:
     def _call(self, function, *arguments):
         binary, load_bias, threads = _stopped_program(self.adapter)
         core = _core()
-        request = core.Request(threads=[t.to_request() for t in threads])
+        request = core.Request([t.to_request() for t in threads])
         try:
             return function(binary, _process(self.adapter, load_bias), request, *arguments)
         except core.Error as error:
@@ -621,7 +621,7 @@ class _SamplingCore:
     def sample(self, sampler):
         binary, load_bias, threads = _stopped_program(self.adapter)
         core = _core()
-        request = core.Request(threads=[t.to_request() for t in threads], all=True)
+        request = core.Request([t.to_request() for t in threads], all=True)
         try:
             return core.sample(binary, _process(self.adapter, load_bias), request, sampler)
         except core.Error as error:

@@ -1,9 +1,10 @@
-//! The pyo3 module the debugger glue imports. What crosses is typed: a command is a
-//! `Request` made with keyword arguments (an unknown or misspelt one is an error, as is a
-//! value of the wrong type), the stopped program a `Process`, and a failure an `Error`
-//! exception whose `kind` says what went wrong (`no_debuginfo`, `not_tokio`, `memory`,
-//! `usage`, `interrupted`, ...). No Rust panic reaches Python: it becomes an `Error` of
-//! kind `internal`.
+//! The pyo3 module the debugger glue imports. What crosses is typed: a user's command is
+//! parsed here (`parse_command`) into a `Request` (`Request.of_command`), the glue's own
+//! requests name only the stop's threads and whether every task is wanted (a thread with
+//! a field the core does not know is an error), the stopped program is a `Process`, and a
+//! failure an `Error` exception whose `kind` says what went wrong (`no_debuginfo`,
+//! `not_tokio`, `memory`, `usage`, `interrupted`, ...). No Rust panic reaches Python: it
+//! becomes an `Error` of kind `internal`.
 
 use std::cell::Cell;
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ use std::thread::JoinHandle;
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 
 use crate::budget::InterruptCheck;
 use crate::command::{Command, Prepared, Stop, HOW_TO_DIFF_IN_A_DEBUGGER};
@@ -76,10 +77,10 @@ impl Binary {
     }
 }
 
-/// What a command asks, as the glue's keyword arguments give it.
+/// What a command asks.
 type RequestFields = Command;
 
-/// One command: made as `Request(threads=[...], all=True, view="tasks", json=True, ...)`.
+/// One command: a user's (`Request.of_command`), or the glue's own (`Request(threads)`).
 #[pyclass(frozen, module = "tokio_async_glue._core")]
 struct Request {
     fields: Mutex<Option<RequestFields>>,
@@ -87,20 +88,23 @@ struct Request {
 
 #[pymethods]
 impl Request {
+    /// The glue's own request at a stop with these threads: with `all`, of every task
+    /// (completion's task ids, a sample), else of the tasks running now (a frame's stack).
     #[new]
-    #[pyo3(signature = (**fields))]
-    fn new(py: Python<'_>, fields: Option<&Bound<'_, PyDict>>) -> PyResult<Request> {
-        let empty = PyDict::new(py);
-        let fields = fields.unwrap_or(&empty);
-        let parsed: RequestFields =
-            pythonize::depythonize(fields.as_any()).map_err(|error| bad_request(py, error))?;
+    #[pyo3(signature = (threads, *, all=false))]
+    fn new(py: Python<'_>, threads: &Bound<'_, PyAny>, all: bool) -> PyResult<Request> {
+        let threads = pythonize::depythonize(threads).map_err(|error| bad_request(py, error))?;
         Ok(Request {
-            fields: Mutex::new(Some(parsed)),
+            fields: Mutex::new(Some(Command {
+                threads,
+                all,
+                ..Command::default()
+            })),
         })
     }
 
     /// The request of a parsed command (`parse_command`), at a stop with these threads
-    /// (as `Request(threads=...)` takes them) and colours for text (none: plain).
+    /// (as `Request(threads)` takes them) and colours for text (none: plain).
     #[staticmethod]
     #[pyo3(signature = (parsed, threads, style=None))]
     fn of_command(

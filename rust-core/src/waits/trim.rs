@@ -1,9 +1,9 @@
 //! What linking and the wait analysis read of a task the report leaves out (`--name`,
 //! `--state`, `async task N` over a million tasks): a record (`AnalysedTask`) of the nodes
 //! they read, the await paths down to them, and a bare node in place of anything else, so
-//! that a task left out keeps a few dozen bytes rather than its tree (chains of async fns
-//! calling one another stand as the innermost's await line), and every link, holder, edge,
-//! deadlock and futurelock comes out as from the whole tree.
+//! that a task left out keeps about 150 bytes rather than its tree's 460 (chains of async
+//! fns calling one another stand as the innermost's await line), and every link, holder,
+//! edge, deadlock and futurelock comes out as from the whole tree.
 
 use thin_vec::ThinVec;
 

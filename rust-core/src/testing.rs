@@ -1105,6 +1105,44 @@ impl Program {
 
     /// A `#[thread_local]` at `tls_offset` in the static TLS block.
     pub fn thread_local(&mut self, path: &str, ty: Ty, tls_offset: u64) {
+        self.thread_local_variable(path, Some(ty), tls_offset);
+    }
+
+    /// A `#[thread_local]` whose DWARF has no type.
+    pub fn untyped_thread_local(&mut self, path: &str, tls_offset: u64) {
+        self.thread_local_variable(path, None, tls_offset);
+    }
+
+    /// A `#[thread_local]` as rustc emits the real one beside its decoys: with a linkage
+    /// name that an ELF symbol (at its TLS offset) has.
+    pub fn linked_thread_local(&mut self, path: &str, ty: Ty, tls_offset: u64, linkage_name: &str) {
+        let variable = self.thread_local_variable(path, Some(ty), tls_offset);
+        self.set_linkage_name(variable, linkage_name);
+        self.symbol(linkage_name, tls_offset);
+    }
+
+    /// A function known only by its linkage name (in `.debug_str`, where rustc's are).
+    pub fn linked_function(&mut self, name: &str, linkage_name: &str) {
+        let root = self.dwarf.unit.root();
+        let function = self.dwarf.unit.add(root, constants::DW_TAG_subprogram);
+        self.set_name(function, name);
+        self.set_linkage_name(function, linkage_name);
+    }
+
+    fn set_linkage_name(&mut self, id: UnitEntryId, linkage_name: &str) {
+        let name = self.dwarf.strings.add(linkage_name);
+        self.dwarf.unit.get_mut(id).set(
+            constants::DW_AT_linkage_name,
+            AttributeValue::StringRef(name),
+        );
+    }
+
+    fn thread_local_variable(
+        &mut self,
+        path: &str,
+        ty: Option<Ty>,
+        tls_offset: u64,
+    ) -> UnitEntryId {
         let segments = crate::names::split_path(path);
         let (last, scope) = segments.split_last().expect("a path");
         let parent = self.namespace(scope);
@@ -1114,8 +1152,11 @@ impl Program {
         location.op_constu(tls_offset);
         location.op(constants::DW_OP_GNU_push_tls_address);
         let entry = self.dwarf.unit.get_mut(variable);
-        entry.set(constants::DW_AT_type, AttributeValue::UnitRef(ty.0));
+        if let Some(ty) = ty {
+            entry.set(constants::DW_AT_type, AttributeValue::UnitRef(ty.0));
+        }
         entry.set(constants::DW_AT_location, AttributeValue::Exprloc(location));
+        variable
     }
 }
 

@@ -10,14 +10,14 @@ mod elf;
 mod index;
 mod locals;
 mod resume;
+mod searches;
 mod split;
 mod types;
 mod units;
 
-use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 use rustc_hash::FxHashMap;
@@ -30,6 +30,7 @@ pub use elf::{build_id_of, ElfFacts, TlsSegment};
 pub use index::{Index, StaticVariable, TlsVariable};
 pub use locals::{FrameRegisters, InlinedScope, LocalValue, PhysicalFrame};
 pub use resume::{AddressAtEntry, ResumeEntry};
+pub use searches::{ThreadLocalPlace, ThreadLocalSearch, TraitMethods};
 pub use types::{Field, SourceLocation, TypeInfo, TypeTag, Variant, VariantPart};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -235,8 +236,8 @@ pub struct DebugInfo {
     type_cache: ThreadLocal<RefCell<FxHashMap<DieRef, Arc<TypeInfo>>>>,
     /// Call sites, coroutine bodies and signatures, found on first use (`calls.rs`).
     calls: calls::CallCaches,
-    /// What the layers above work out once per binary (`memo`), by type.
-    memos: Mutex<FxHashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// Answers of searches across units, kept by what was asked (`searches.rs`).
+    searches: searches::SearchCaches,
 }
 
 /// How many missing `.dwo` files an error names.
@@ -328,7 +329,7 @@ impl DebugInfo {
             image: elf::ExecutableImage::new(map),
             type_cache: ThreadLocal::new(),
             calls: calls::CallCaches::new(unit_count),
-            memos: Mutex::default(),
+            searches: searches::SearchCaches::default(),
         };
         // The asked-for crate's units are the first a walk reads: index them now.
         if options
@@ -375,32 +376,6 @@ impl DebugInfo {
             })
             .ok_or_else(|| Error::layout(format!("DIE {:#x} lies outside every unit", die.0)))?;
         Ok((view, offset))
-    }
-
-    /// What `make` works out from this binary, made once and kept with it: the layers above
-    /// keep their per-binary facts here (one value per type `T`) without this module
-    /// knowing them. Its lock (as the call-site caches') is taken even if a panic, caught
-    /// at the boundary, poisoned it: each entry is inserted whole, so none is half made.
-    pub fn memo<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
-        let key = TypeId::of::<T>();
-        if let Some(found) = self
-            .memos
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-            .cloned()
-        {
-            if let Ok(found) = found.downcast::<T>() {
-                return found;
-            }
-        }
-        let made = Arc::new(make());
-        self.memos
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entry(key)
-            .or_insert_with(|| made.clone());
-        made
     }
 
     /// The link-time address of the one symbol whose (mangled) name contains `fragment`:

@@ -370,35 +370,9 @@ fn join(via: &str, name: &str) -> String {
 }
 
 /// The types the binary has `Future::poll` or `Stream::poll_next` code for (their paths
-/// without generic arguments), from the linkage names in its string sections: worked out
-/// once per binary and kept with it.
-pub struct PolledTypes(FxHashSet<String>);
-
-impl PolledTypes {
-    pub fn contains(&self, type_path: &str) -> bool {
-        self.0.contains(type_path)
-    }
-}
-
-pub fn polled_types(debug: &DebugInfo) -> Arc<PolledTypes> {
-    debug.memo(|| {
-        let mut types = FxHashSet::default();
-        for (needle, _) in rust::POLL_IMPLS {
-            for linkage_name in debug.strings_containing(needle) {
-                let demangled = names::demangle(&linkage_name);
-                let Some(inner) = demangled.strip_prefix('<') else {
-                    continue;
-                };
-                if let Some(ty) = rust::POLL_IMPLS
-                    .iter()
-                    .find_map(|(_, suffix)| inner.strip_suffix(suffix))
-                {
-                    types.insert(names::strip_last_generics(ty));
-                }
-            }
-        }
-        PolledTypes(types)
-    })
+/// without generic arguments): worked out once per binary and kept with it.
+pub fn polled_types(debug: &DebugInfo) -> Arc<FxHashSet<String>> {
+    debug.types_implementing(rust::POLL_IMPLS)
 }
 
 #[cfg(test)]

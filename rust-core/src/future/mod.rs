@@ -35,7 +35,7 @@ use crate::tokio::tasks::TaskReader;
 use crate::value::Target;
 
 pub use coroutine::mark_running;
-pub use descent::{polled_types, PolledTypes};
+pub use descent::polled_types;
 pub use env::coroutine_state;
 pub use outcome::{Child, DecodeContext, Decoded, LiveProcess, Outcome, MAX_CHILDREN};
 pub use plans::coroutine_function;
@@ -67,7 +67,7 @@ const EMPTY_STATE: &str = "empty";
 pub struct FutureDecoder<'a> {
     context: DecodeContext<'a>,
     type_facts: RefCell<descent::TypeFacts>,
-    polled_types: Arc<descent::PolledTypes>,
+    polled_types: Arc<FxHashSet<String>>,
     plans: plans::Plans,
     /// Which types can keep a LocalSet or a runtime handle (`tokio::anchors`).
     anchor_types: AnchorTypes,

@@ -2,102 +2,41 @@
 //! and which task it is running.
 
 use crate::arch;
-use crate::dwarf::{DebugInfo, DieRef, TlsVariable};
+use crate::dwarf::{DebugInfo, ThreadLocalPlace, ThreadLocalSearch};
 use crate::error::{Error, ErrorKind, Result};
 use crate::layouts::{rust, tokio as layout};
 use crate::std_values;
 use crate::value::{Target, Value};
 
-/// Where the `CONTEXT` thread-local lives in the executable's TLS block, and its type.
-#[derive(Debug, Clone)]
-pub struct ContextVariable {
-    pub tls_offset: u64,
-    pub storage_type: DieRef,
+/// Finds the `CONTEXT` variable (the search is kept with the binary: it scans the ELF
+/// symbols).
+pub fn find_context_variable(debug: &DebugInfo) -> Result<ThreadLocalPlace> {
+    let found = debug.thread_local(layout::CONTEXT_TLS_NAMESPACE, ThreadLocalSearch::Required);
+    if let Some(variable) = found? {
+        return Ok(variable);
+    }
+    let message = if debug.type_by_name(layout::CONTEXT_TYPE, None).is_some() {
+        format!(
+            "{} uses tokio, but its runtime context thread-local is not where this tool looks \
+             (unsupported tokio or rustc version?)",
+            debug.path.display()
+        )
+    } else {
+        format!(
+            "{} is not a tokio program: it has no tokio runtime in its DWARF",
+            debug.path.display()
+        )
+    };
+    Err(Error::new(ErrorKind::NotTokio, message))
 }
-
-/// `find_context_variable`'s answer, worked out once per binary.
-struct FoundContextVariable(Result<ContextVariable>);
-
-/// Finds the `CONTEXT` variable (once per binary: it scans the ELF symbols).
-pub fn find_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
-    debug
-        .memo(|| FoundContextVariable(locate_context_variable(debug)))
-        .0
-        .clone()
-}
-
-fn locate_context_variable(debug: &DebugInfo) -> Result<ContextVariable> {
-    locate_thread_local(debug, layout::CONTEXT_TLS_NAMESPACE, false).map_err(|error| {
-        if error.kind != ErrorKind::NotTokio {
-            return error;
-        }
-        let message = if debug.type_by_name(layout::CONTEXT_TYPE, None).is_some() {
-            format!(
-                "{} uses tokio, but its runtime context thread-local is not where this tool looks \
-                 (unsupported tokio or rustc version?)",
-                debug.path.display()
-            )
-        } else {
-            format!(
-                "{} is not a tokio program: it has no tokio runtime in its DWARF",
-                debug.path.display()
-            )
-        };
-        Error::new(ErrorKind::NotTokio, message)
-    })
-}
-
-/// `find_local_set_variable`'s answer, worked out once per binary.
-struct FoundLocalSetVariable(Option<ContextVariable>);
 
 /// The LocalSet `CURRENT` thread-local; `None` in a program without LocalSets (only its
 /// decoys are left where the linker dropped it).
-pub fn find_local_set_variable(debug: &DebugInfo) -> Option<ContextVariable> {
+pub fn find_local_set_variable(debug: &DebugInfo) -> Option<ThreadLocalPlace> {
     debug
-        .memo(|| {
-            FoundLocalSetVariable(
-                locate_thread_local(debug, layout::LOCAL_TLS_NAMESPACE, true).ok(),
-            )
-        })
-        .0
-        .clone()
-}
-
-/// A thread-local of tokio's under `namespace`. rustc emits decoys with the same location;
-/// the real one is the one whose linkage name is a symbol (or, unless `only_symbols`, the
-/// first one, for binaries whose symbols are elsewhere).
-fn locate_thread_local(
-    debug: &DebugInfo,
-    namespace: &str,
-    only_symbols: bool,
-) -> Result<ContextVariable> {
-    // A thread-local only some programs link is not searched for in every unit.
-    let candidates: Vec<TlsVariable> = match only_symbols {
-        true => debug.tls_variables_if_linked(namespace),
-        false => debug.tls_variables(namespace),
-    };
-    let chosen = candidates
-        .iter()
-        .find(|variable| variable.is_symbol_in(&debug.elf.symbols))
-        .or_else(|| candidates.first().filter(|_| !only_symbols))
-        .ok_or_else(|| Error::new(ErrorKind::NotTokio, format!("no thread-local {namespace}")))?;
-    let tls_offset = chosen
-        .linkage_name
-        .as_ref()
-        .and_then(|name| debug.elf.symbols.get(name).copied())
-        .or(chosen.tls_offset)
-        .ok_or_else(|| {
-            Error::layout(format!(
-                "the thread-local {namespace} has no static TLS offset"
-            ))
-        })?;
-    let storage_type = chosen
-        .ty
-        .ok_or_else(|| Error::layout(format!("the thread-local {namespace} has no type")))?;
-    Ok(ContextVariable {
-        tls_offset,
-        storage_type,
-    })
+        .thread_local(layout::LOCAL_TLS_NAMESPACE, ThreadLocalSearch::IfLinked)
+        .ok()
+        .flatten()
 }
 
 /// The address of a variable in the main executable's static TLS block.
@@ -134,7 +73,7 @@ pub struct RuntimeHandle<'a> {
 
 pub fn read_thread_context<'a>(
     target: &'a Target<'a>,
-    variable: &ContextVariable,
+    variable: &ThreadLocalPlace,
     fs_base: u64,
 ) -> Result<Option<ThreadContext<'a>>> {
     let address = tls_address(target.debug, fs_base, variable.tls_offset)?;
@@ -209,7 +148,7 @@ fn read_worker(worker_context: Value<'_>) -> Result<(u64, Value<'_>)> {
 /// `CURRENT` thread-local; `None` outside any.
 pub fn read_local_set_context<'a>(
     target: &'a Target<'a>,
-    variable: &ContextVariable,
+    variable: &ThreadLocalPlace,
     fs_base: u64,
 ) -> Result<Option<Value<'a>>> {
     let address = tls_address(target.debug, fs_base, variable.tls_offset)?;

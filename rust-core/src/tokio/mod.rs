@@ -44,30 +44,22 @@ pub fn version(debug: &DebugInfo) -> Option<String> {
     debug.crate_version(CRATE)
 }
 
-/// `build_shape`'s answer, worked out once per binary.
-struct BuildShape(String);
-
 /// The tokio version and how it was built, as far as the DWARF shows (`tokio 1.54.1 built
 /// with rt-multi-thread, tokio_unstable; without parking_lot, taskdump, tracing`): what an
 /// unknown layout names, since versions and features change layouts. Indexes every unit
-/// the first time; only errors ask.
+/// the first time (the searches are kept with the binary); only errors ask.
 pub fn build_shape(debug: &DebugInfo) -> String {
-    debug.memo(|| BuildShape(describe_build(debug))).0.clone()
-}
-
-fn describe_build(debug: &DebugInfo) -> String {
     let mut with = Vec::new();
     let mut without = Vec::new();
     for (feature, prefix) in layout::FEATURE_MARKS {
-        match debug.type_names_with_prefix(prefix).is_empty() {
-            false => with.push(*feature),
-            true => without.push(*feature),
+        match debug.type_name_with_prefix(prefix) {
+            Some(_) => with.push(*feature),
+            None => without.push(*feature),
         }
     }
     let unstable = debug
-        .type_names_with_prefix(layout::CORE_TYPE_PREFIX)
-        .first()
-        .and_then(|name| debug.type_named(name).ok().flatten())
+        .type_name_with_prefix(layout::CORE_TYPE_PREFIX)
+        .and_then(|name| debug.type_named(&name).ok().flatten())
         .is_some_and(|core| core.field(layout::CORE_SPAWNED_AT).is_some());
     match unstable {
         true => with.push(layout::UNSTABLE_CFG),

@@ -2,15 +2,17 @@
 //! `LazyLock`, a struct holding a `Handle`): what leads to a runtime no thread is inside,
 //! as blocking client wrappers keep one. Only statics whose type can hold one are read.
 
+use std::sync::Arc;
+
 use crate::dwarf::{DebugInfo, StaticVariable};
 use crate::error::{Error, ErrorKind};
 use crate::value::{offset, Target};
 
 use super::anchors::{Anchor, AnchorTypes};
 
-/// The statics worth reading, worked out once per binary: the mutable ones whose type can
-/// hold a runtime handle or a LocalSet (module-level statics; not those inside functions).
-struct StaticsWithAnchors(Vec<StaticVariable>);
+/// What the statics worth reading are kept under: the mutable ones whose type can hold a
+/// runtime handle or a LocalSet (module-level statics; not those inside functions).
+const STATICS_WITH_ANCHORS: &str = "statics that can hold a runtime or LocalSet";
 
 /// Works out which statics can hold a runtime or LocalSet (the units holding the
 /// program's mutable statics are indexed for it), ahead of any command where it can be:
@@ -19,16 +21,10 @@ pub fn prepare(debug: &DebugInfo) {
     statics_with_anchors(debug);
 }
 
-fn statics_with_anchors(debug: &DebugInfo) -> std::sync::Arc<StaticsWithAnchors> {
-    debug.memo(|| {
-        let types = AnchorTypes::default();
-        StaticsWithAnchors(
-            debug
-                .mutable_statics()
-                .into_iter()
-                .filter(|variable| types.reach(debug, variable.ty))
-                .collect(),
-        )
+fn statics_with_anchors(debug: &DebugInfo) -> Arc<[StaticVariable]> {
+    let types = AnchorTypes::default();
+    debug.mutable_statics_chosen(STATICS_WITH_ANCHORS, |variable| {
+        types.reach(debug, variable.ty)
     })
 }
 
@@ -39,7 +35,7 @@ pub fn anchors_in_statics(target: &Target<'_>) -> (Vec<(String, Anchor)>, Vec<Er
     let types = AnchorTypes::default();
     let mut found = Vec::new();
     let mut problems = Vec::new();
-    for variable in &candidates.0 {
+    for variable in candidates.iter() {
         let value = offset(variable.address, target.load_bias)
             .and_then(|address| target.value(variable.ty, address));
         match value {

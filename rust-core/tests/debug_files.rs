@@ -247,32 +247,7 @@ fn compressed_debug_sections_zlib_and_zstd() {
 
 /// The fixture built by the nightly toolchain with `-Zdwarf-version=5`, in its own target dir.
 fn dwarf5_fixture(profile: &str) -> PathBuf {
-    let target = common::repo_root().join("target").join("fixtures-dwarf5");
-    let status = Command::new("cargo")
-        .args([
-            "+nightly",
-            "build",
-            "--quiet",
-            "-p",
-            "tokio-app",
-            "--profile",
-            profile,
-            "--target-dir",
-        ])
-        .arg(&target)
-        .current_dir(common::repo_root().join("tests").join("fixtures"))
-        .env("RUSTFLAGS", "-Zdwarf-version=5")
-        // rustup picks the toolchain only if cargo's own variables do not pin this one.
-        .env_remove("RUSTC")
-        .env_remove("RUSTDOC")
-        .env_remove("CARGO")
-        .env_remove("RUSTUP_TOOLCHAIN")
-        .status()
-        .expect("cargo +nightly runs");
-    assert!(status.success(), "building the DWARF 5 fixture failed");
-    target
-        .join(if profile == "dev" { "debug" } else { profile })
-        .join("tokio-app")
+    common::dwarf5_fixture("tokio-app", profile)
 }
 
 #[test]

@@ -4,6 +4,7 @@ import functools
 import os
 import shutil
 import subprocess
+from typing import Optional
 
 from . import shapes
 from .paths import DWARF5_TARGET, FIXTURES, STATIC_TARGET, TASKDUMP_TARGET
@@ -29,6 +30,15 @@ def _cargo(args, target_dir, extra_env=None, toolchain=None):
         raise RuntimeError("building fixtures failed:\n" + result.stdout)
 
 
+# The profiles every fixture is built in during a test run: in the run's shape they are
+# built for the whole workspace at once, so that cargo unifies the fixtures' dependency
+# features and compiles each dependency once per profile (one at a time, each fixture's
+# own feature set gave tokio three builds per profile, from syn's and parking_lot's).
+WHOLE_WORKSPACE_PROFILES = ("dev", "release")
+# The fixtures with tokio's task dump (the oracle, test_taskdump_oracle.py): built together.
+TASKDUMP_PROGRAMS = ("tokio-app", "waits-app", "services-app")
+
+
 @functools.lru_cache(maxsize=None)
 def fixture(program: str = "tokio-app", profile: str = "dev", shape: str = "") -> str:
     """Path of a fixture binary built in `profile` (dev, release, linetables), with tokio in
@@ -36,19 +46,38 @@ def fixture(program: str = "tokio-app", profile: str = "dev", shape: str = "") -
     built = shapes.BY_NAME[shape] if shape else shapes.selected()
     if program in shapes.WITHOUT_TOKIO:
         built = shapes.FULL
-    _cargo(["-p", program, "--profile", profile] + built.cargo_args, built.target_dir)
+    whole = built == shapes.selected() and profile in WHOLE_WORKSPACE_PROFILES
+    _build(built.name, profile, None if whole else program)
     return os.path.join(built.target_dir, PROFILE_DIRS.get(profile, profile), program)
 
 
 @functools.lru_cache(maxsize=None)
+def _build(shape: str, profile: str, program: Optional[str]):
+    """Builds `program` in `profile` and `shape`; with no program, every fixture (the
+    workspace) at once."""
+    built = shapes.BY_NAME[shape]
+    selection = ["-p", program] if program else ["--workspace"]
+    _cargo(selection + ["--profile", profile] + built.cargo_args, built.target_dir)
+
+
+@functools.lru_cache(maxsize=None)
 def taskdump_fixture(program: str = "tokio-app") -> str:
-    """A fixture built with tokio's task dump (the oracle), in the dev profile."""
+    """A fixture built with tokio's task dump (the oracle), in the dev profile; the three
+    are built at once (their dependencies so once)."""
+    if program not in TASKDUMP_PROGRAMS:
+        raise ValueError("%s has no taskdump build (TASKDUMP_PROGRAMS)" % program)
+    _build_taskdump_programs()
+    return os.path.join(TASKDUMP_TARGET, "debug", program)
+
+
+@functools.lru_cache(maxsize=None)
+def _build_taskdump_programs():
+    selection = [arg for program in TASKDUMP_PROGRAMS for arg in ("-p", program)]
     _cargo(
-        ["-p", program, "--features", "taskdump"] + shapes.selected().cargo_args,
+        selection + ["--features", "taskdump"] + shapes.selected().cargo_args,
         TASKDUMP_TARGET,
         {"RUSTFLAGS": "--cfg tokio_unstable --cfg tokio_taskdump"},
     )
-    return os.path.join(TASKDUMP_TARGET, "debug", program)
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,38 +17,47 @@ pub fn repo_root() -> PathBuf {
 
 /// Builds `program` in `profile` into the shared fixture target dir; returns its path.
 pub fn fixture(program: &str, profile: &str) -> PathBuf {
-    static BUILT: OnceLock<std::sync::Mutex<HashMap<(String, String), PathBuf>>> = OnceLock::new();
+    built(&[program, profile])
+}
+
+/// `program` built by the nightly toolchain with DWARF 5 (and frame pointers), in its own
+/// target dir.
+pub fn dwarf5_fixture(program: &str, profile: &str) -> PathBuf {
+    built(&["--dwarf5", program, profile])
+}
+
+/// A fixture as the debugger tests build it (`tools/fixture.py`): one cargo command per
+/// target dir for both suites, so that neither rebuilds the other's dependencies. Each is
+/// asked once per test binary.
+fn built(args: &[&str]) -> PathBuf {
+    static BUILT: OnceLock<std::sync::Mutex<HashMap<Vec<String>, PathBuf>>> = OnceLock::new();
     let built = BUILT.get_or_init(Default::default);
-    let mut built = built.lock().unwrap();
-    let key = (program.to_string(), profile.to_string());
+    let mut built = built
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key: Vec<String> = args.iter().map(|arg| arg.to_string()).collect();
     if let Some(path) = built.get(&key) {
         return path.clone();
     }
-    let target = repo_root().join("target").join("fixtures");
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            program,
-            "--profile",
-            profile,
-            "--target-dir",
-        ])
-        .arg(&target)
-        .current_dir(repo_root().join("tests").join("fixtures"))
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let output = Command::new(python)
+        .arg(repo_root().join("tools").join("fixture.py"))
+        .args(args)
+        // rustup picks the fixtures' toolchain only if cargo's own variables do not pin
+        // the one running these tests.
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("CARGO")
+        .env_remove("RUSTUP_TOOLCHAIN")
         .env_remove("RUSTFLAGS")
-        .status()
-        .expect("cargo runs");
+        .output()
+        .expect("python3 runs tools/fixture.py");
     assert!(
-        status.success(),
-        "building fixture {program} ({profile}) failed"
+        output.status.success(),
+        "building fixture {args:?} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    let dir = match profile {
-        "dev" => "debug",
-        other => other,
-    };
-    let path = target.join(dir).join(program);
+    let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
     built.insert(key, path.clone());
     path
 }

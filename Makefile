@@ -32,7 +32,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint test-rust test-debuggers debugger-suite test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -57,7 +57,17 @@ executable:
 demo: setup build
 	@tools/demo.sh
 
-test: setup build lint test-rust test-debuggers
+# The whole suite, two parts at a time on the two cores (a crate's front end, a fat-LTO
+# link, a debugger starting each leave one idle): make build beside the linters, then the
+# Rust tests beside the debugger tests. Both build their fixtures through
+# tests/support/build.py, with the same cargo commands, so whichever asks first builds and
+# the other waits on cargo's lock. Each part's output is printed whole when it ends.
+test: setup
+	@$(MAKE) --no-print-directory -j2 --output-sync=target build lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-rust debugger-suite
+
+debugger-suite:
+	$(DEBUGGER_SUITE)
 
 # The formatter and the linters, as CI runs them: any finding fails the suite.
 lint: setup
@@ -65,13 +75,10 @@ lint: setup
 	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
-# On make build's release dependencies (compiled once for both); the crate itself as the
-# test profile builds it (Cargo.toml): optimized a little, line tables, and the overflow
-# checks and debug assertions the tests are there to run.
-CRATE_UNDER_TEST := $(foreach setting,opt-level=1 debug="line-tables-only" overflow-checks=true debug-assertions=true,--config 'profile.release.package.tokio-async-core.$(setting)')
-
+# On the release build make build compiled for the executable (overflow checks included,
+# Cargo.toml): the tests run the crate users run, and it is compiled once for both.
 test-rust:
-	$(CARGO) test --release $(CRATE_UNDER_TEST) --no-default-features --features cli -p tokio-async-core
+	$(CARGO) test --release --no-default-features --features cli -p tokio-async-core
 
 # Three pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
 # a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so
@@ -79,9 +86,10 @@ test-rust:
 # with three 88% (a whole run). A file's tests stay on one worker, which builds that
 # file's fixture variants once; the slowest files start first (tests/conftest.py).
 PYTEST_WORKERS ?= 3
+DEBUGGER_SUITE = $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 --ignore=tests/scale tests
 
 test-debuggers: build
-	$(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 --ignore=tests/scale tests
+	$(DEBUGGER_SUITE)
 
 # A million tasks read whole with the default budget, by the executable and in GDB
 # (tests/scale; minutes, and a few GB of memory).

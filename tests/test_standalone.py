@@ -105,18 +105,18 @@ def test_the_executable_gives_gdbs_json_live_and_from_a_core(tmp_path, profile, 
     assert len(live["tasks"]) == len(gdb_live["tasks"]) > 0, why
     assert live["errors"] == [] and live["memory_source"] == "process", why
     assert without_time_left(live) == without_time_left(gdb_live), why
-    mine = tokio_async(binary, core, "--json")
-    assert mine.returncode == 0, mine.stderr
-    run = gdb.run_steps(capture(gdb, "async bt all --json"), program=binary, core=str(core))
-    [gdb_core] = run.sections()
-    # Byte for byte, memory_source included (both read the core file itself).
-    assert mine.stdout == gdb_core
-    assert json.loads(mine.stdout)["memory_source"] == "core_file"
-    # The text too, and what the other commands print.
-    for command in (["tasks", "--group"], ["waits"], ["backtrace", "all", "full"]):
-        mine = tokio_async(binary, core, *command)
-        run = gdb.run_steps(capture(gdb, "async " + " ".join(command)), program=binary, core=str(core))
-        assert [mine.stdout] == run.sections(), command
+    # Byte for byte, memory_source included (both read the core file itself); the text
+    # too, and what the other commands print. One GDB session reads the core for all.
+    commands = [(["--json"], "async bt all --json"), (["tasks", "--group"], "async tasks --group"),
+                (["waits"], "async waits"), (["backtrace", "all", "full"], "async backtrace all full")]
+    steps = [step for _, command in commands for step in capture(gdb, command)]
+    gdb_core = gdb.run_steps(steps, program=binary, core=str(core)).sections()
+    assert len(gdb_core) == len(commands), gdb_core
+    for (arguments, command), gdb_output in zip(commands, gdb_core):
+        mine = tokio_async(binary, core, *arguments)
+        assert mine.returncode == 0, mine.stderr
+        assert mine.stdout == gdb_output, command
+    assert json.loads(gdb_core[0])["memory_source"] == "core_file"
 
 
 def blocked_opening(pid):

@@ -77,8 +77,12 @@ lint: setup
 
 # On the release build make build compiled for the executable (overflow checks included,
 # Cargo.toml): the tests run the crate users run, and it is compiled once for both.
+# The unit tests, the integration tests (one binary, tests/suite) and the doc tests; the
+# examples are left to clippy, which checks that they build. `+`: under make test's -j2,
+# cargo takes its jobs from make's, and the debugger tests beside it keep their cores.
 test-rust:
-	$(CARGO) test --release --no-default-features --features cli -p tokio-async-core
+	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --tests
+	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --doc
 
 # Three pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
 # a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so

@@ -31,7 +31,7 @@ STOPS = {
     "waits-app-dev": ("waits-app", "dev", "checkpoint", []),
     "deadlock-app-dev": ("deadlock-app", "dev", "checkpoint", []),
     # Every decoder's kind of future, in both profiles: the stops the recorded reports
-    # (fuzz/reports, tests/recorded_reports.rs) keep byte for byte.
+    # (fuzz/reports, tests/suite/recorded_reports.rs) keep byte for byte.
     "tokio-app-release-current-thread": ("tokio-app", "release", "attach", ["hang", "current_thread"]),
     "tokio-app-release-local-set": ("tokio-app", "release", "attach", ["hang", "local_set"]),
     "waits-app-release": ("waits-app", "release", "checkpoint", []),

@@ -14,7 +14,7 @@ from tokio_async_glue.gdb_adapter import GdbAdapter
 
 # The glue asks GDB for a block_on local only in inlined frames (the core finds it from
 # DWARF in physical ones). Recorded stops keep what GDB reads in physical frames too: it is
-# what rust-core/tests/frame_locals.rs checks the DWARF reading against.
+# what rust-core/tests/suite/frame_locals.rs checks the DWARF reading against.
 _needs_of = glue_adapter.FrameNeedsOfThread.of
 glue_adapter.FrameNeedsOfThread.of = lambda self, function_name, inlined: _needs_of(self, function_name, True)
 

@@ -1,4 +1,4 @@
-//! The fuzzing harness, shared by the corpus replay test (`tests/fuzz_corpus.rs`) and the
+//! The fuzzing harness, shared by the corpus replay test (`tests/suite/fuzz_corpus.rs`) and the
 //! campaign runner (`examples/fuzz.rs`, `make fuzz`).
 //!
 //! - An *image* is the memory a real fixture stop showed the core: every 4 KiB page that

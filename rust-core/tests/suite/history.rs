@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use fuzzing::{Harness, PatchedMemory, RequestOptions};
 use tokio_async_core::history::snapshot::Marks;

@@ -2,8 +2,8 @@
 //! the debugger read, on real stops (the recorded images of `fuzz/images`, whose requests
 //! carry the locals GDB read in every frame named like `block_on`).
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use tokio_async_core::block_on::find_block_on_frame;
 use tokio_async_core::dwarf::{InlinedScope, LocalValue, PhysicalFrame};

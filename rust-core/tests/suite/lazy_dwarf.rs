@@ -1,8 +1,8 @@
 //! A command indexes only the DWARF units its walk needs, and reports exactly what it
 //! reports with every unit indexed: on the recorded stops of `fuzz/images`.
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::inspect::inspect;

@@ -2,7 +2,7 @@
 //! coroutine's resume function entries and the registers holding its address there, the
 //! line its dispatch is written on, what a line awaits, and what an optimized build lacks.
 
-mod common;
+use crate::common;
 
 use object::{Object, ObjectSymbol};
 use tokio_async_core::dwarf::DebugInfo;

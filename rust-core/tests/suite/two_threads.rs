@@ -2,8 +2,8 @@
 //! process, a core file): the report is the one a single thread makes, byte for byte, also
 //! where the budget stops the walk in the first half, in the second, or inside a task.
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};

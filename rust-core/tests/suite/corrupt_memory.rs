@@ -2,7 +2,7 @@
 //! type of the service fixture (searched structurally), laid over deterministic
 //! pseudo-random bytes, must decode to a bounded tree or errors, never a panic or a hang.
 
-mod common;
+use crate::common;
 
 use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::{Error, Result};

@@ -2,8 +2,8 @@
 //! that `make fuzz` kept, and every case that once made the core panic, must still run to
 //! a report or an error, without a panic and without hanging.
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;

@@ -1,7 +1,7 @@
 //! The DWARF layer against real fixture binaries: coroutine layouts, await-point lines,
 //! readable names, the tokio context thread-local, and refusals of unusable binaries.
 
-mod common;
+use crate::common;
 
 use tokio_async_core::dwarf::DebugInfo;
 use tokio_async_core::error::ErrorKind;

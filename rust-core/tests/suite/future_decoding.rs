@@ -1,7 +1,7 @@
 //! The decoding layer against real layouts: memory is synthesized from the fixture's DWARF
 //! (state bytes written at the offsets the DWARF names), then decoded.
 
-mod common;
+use crate::common;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! debug file (debuglink, build id), compressed sections, DWARF 5. Each variant of the
 //! tokio-app fixture must give the DWARF layer the same answers as the plain dev build.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

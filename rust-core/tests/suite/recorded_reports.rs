@@ -5,8 +5,8 @@
 //! reports again with `TOKIO_ASYNC_RECORD_REPORTS=1 cargo test --test recorded_reports`
 //! (also after `make fuzz-images`), and the diff goes into the commit.
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

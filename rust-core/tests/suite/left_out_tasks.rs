@@ -6,8 +6,8 @@
 //! holders, edges, groups, deadlocks and futurelocks; and the stop's snapshot is still of
 //! every task, as from the whole report.
 
-mod common;
-mod fuzzing;
+use crate::common;
+use crate::fuzzing;
 
 use std::collections::BTreeSet;
 

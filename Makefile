@@ -75,11 +75,11 @@ lint: setup
 	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
-# On the release build make build compiled for the executable (overflow checks included,
-# Cargo.toml): the tests run the crate users run, and it is compiled once for both.
-# The unit tests, the integration tests (one binary, tests/suite) and the doc tests; the
-# examples are left to clippy, which checks that they build. `+`: under make test's -j2,
-# cargo takes its jobs from make's, and the debugger tests beside it keep their cores.
+# The unit tests, the integration tests (one binary, tests/suite) and the doc tests, on the
+# release build make build compiled for the executable (overflow checks included,
+# Cargo.toml): the tests run the crate users run, compiled once for both. The examples are
+# left to clippy, which checks that they build. `+`: under make test's -j2, cargo takes
+# its jobs from make's, and the debugger tests beside it keep their cores.
 test-rust:
 	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --tests
 	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --doc

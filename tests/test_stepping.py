@@ -226,7 +226,7 @@ def wake_setup(debugger):
 
 def test_until_polled_stops_in_that_task(debugger, tmp_path, lines, wake_ids):
     """At `all_waiting` the locker waits on a Mutex (released at 400 ms) and the sleeper on
-    a sleep (3 s); each is stopped in when it is next polled, where its innermost async
+    a sleep (10 s); each is stopped in when it is next polled, where its innermost async
     fn resumes."""
     binary = build.fixture("stepping-app", "dev")
     sleeper, locker = int(wake_ids["sleeper"]), int(wake_ids["locker"])

@@ -124,7 +124,7 @@ pub fn main() -> i32 {
             // The core's usage hints name the debuggers' commands; here they are ours.
             let message = match error.kind {
                 ErrorKind::Usage => error.message().replace("`async ", "`tokio-async PID "),
-                _ => error.message().clone(),
+                _ => error.message(),
             };
             eprintln!("tokio-async: {message}");
             match error.kind {

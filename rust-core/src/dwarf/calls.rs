@@ -3,12 +3,12 @@
 //! direct `call` in its machine code (unoptimized builds; `crate::arch` decodes the calls). An await inside a macro
 //! has its user's line only here: the line of the call that polls the awaited future.
 
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::{constants, AttributeValue};
 use rustc_hash::FxHashMap;
 
-use super::{DebugInfo, DieRef, FunctionInUnit, Reader, SourceLocation, TypeInfo, UnitView};
+use super::{kept, DebugInfo, DieRef, FunctionInUnit, Reader, SourceLocation, TypeInfo, UnitView};
 use crate::arch::{call_at, CallTarget};
 use crate::error::Result;
 
@@ -64,27 +64,14 @@ impl DebugInfo {
     /// units `units_for_function` gives for `near`, a DIE of the function's env type).
     pub fn call_sites_in(&self, function_path: &str, near: DieRef) -> Arc<Vec<CallSite>> {
         let key = (function_path.to_string(), self.unit_position(near));
-        if let Some(sites) = self
-            .calls
-            .call_sites
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-        {
-            return sites.clone();
-        }
-        let mut sites = Vec::new();
-        for die in self.concrete_functions(function_path, near) {
-            // A function we cannot read has no call sites we can report; callers fall back.
-            let _ = self.collect_call_sites(die, &mut sites);
-        }
-        let sites = Arc::new(sites);
-        self.calls
-            .call_sites
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, sites.clone());
-        sites
+        kept(&self.calls.call_sites, key, || {
+            let mut sites = Vec::new();
+            for die in self.concrete_functions(function_path, near) {
+                // A function we cannot read has no call sites we can report; callers fall back.
+                let _ = self.collect_call_sites(die, &mut sites);
+            }
+            Arc::new(sites)
+        })
     }
 
     /// The line from which `function_path` calls a function whose first parameter's type
@@ -101,30 +88,21 @@ impl DebugInfo {
             (function_path.to_string(), self.unit_position(near)),
             key.to_string(),
         );
-        if let Some(found) = self
-            .calls
-            .poll_call_lines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-        {
-            return found.clone();
-        }
-        let mut lines = self
-            .call_sites_in(function_path, near)
-            .iter()
-            .filter(|site| self.first_parameter_is(site.callee, first_parameter))
-            .map(|site| site.location.clone())
-            .collect::<Vec<_>>();
-        lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
-        lines.dedup();
-        let found = if lines.len() == 1 { lines.pop() } else { None };
-        self.calls
-            .poll_call_lines
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, found.clone());
-        found
+        kept(&self.calls.poll_call_lines, key, || {
+            let mut lines = self
+                .call_sites_in(function_path, near)
+                .iter()
+                .filter(|site| self.first_parameter_is(site.callee, first_parameter))
+                .map(|site| site.location.clone())
+                .collect::<Vec<_>>();
+            lines.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+            lines.dedup();
+            if lines.len() == 1 {
+                lines.pop()
+            } else {
+                None
+            }
+        })
     }
 
     /// The call sites in `function_path` of functions returning the type named `returned`.
@@ -236,22 +214,9 @@ impl DebugInfo {
     }
 
     pub(super) fn signature(&self, die: DieRef) -> Signature {
-        if let Some(signature) = self
-            .calls
-            .signatures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&die)
-        {
-            return signature.clone();
-        }
-        let signature = self.function_signature(die).unwrap_or_default();
-        self.calls
-            .signatures
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(die, signature.clone());
-        signature
+        kept(&self.calls.signatures, die, || {
+            self.function_signature(die).unwrap_or_default()
+        })
     }
 
     /// The type of the first parameter and the return type of a function, following its

@@ -16,8 +16,9 @@ mod types;
 mod units;
 
 use std::cell::RefCell;
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use gimli::{AttributeValue, Reader as _, Section as _};
 use rustc_hash::FxHashMap;
@@ -238,6 +239,23 @@ pub struct DebugInfo {
     calls: calls::CallCaches,
     /// Answers of searches across units, kept by what was asked (`searches.rs`).
     searches: searches::SearchCaches,
+}
+
+/// The answer kept under `key` in one of this module's caches, made by `make` the first
+/// time (outside the lock: a search may ask another cache). The lock is taken even if
+/// a panic, caught at the boundary, poisoned it: an entry is inserted whole. Two threads
+/// may both make a missing answer; the first inserted is kept.
+fn kept<K: Eq + Hash, V: Clone>(
+    map: &Mutex<FxHashMap<K, V>>,
+    key: K,
+    make: impl FnOnce() -> V,
+) -> V {
+    let lock = || map.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = lock().get(&key) {
+        return found.clone();
+    }
+    let made = make();
+    lock().entry(key).or_insert(made).clone()
 }
 
 /// How many missing `.dwo` files an error names.

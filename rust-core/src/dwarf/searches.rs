@@ -3,12 +3,11 @@
 //! reads, which types have code for a trait's method. Each answer is found once per binary
 //! and kept here, by what was asked.
 
-use std::hash::Hash;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::{DebugInfo, DieRef, StaticVariable, TlsVariable};
+use super::{kept, DebugInfo, DieRef, StaticVariable, TlsVariable};
 use crate::error::{Error, Result};
 use crate::names;
 
@@ -46,22 +45,6 @@ pub(super) struct SearchCaches {
 /// linkage names, and the end of the demangled name after the type
 /// (` as core::future::future::Future>::poll`).
 pub type TraitMethods = &'static [(&'static [u8], &'static str)];
-
-/// The answer kept under `key`, made by `make` the first time. The lock is taken even if
-/// a panic, caught at the boundary, poisoned it: an entry is inserted whole. Two threads
-/// may both make a missing answer; the first inserted is kept.
-fn kept<K: Eq + Hash, V: Clone>(
-    map: &Mutex<FxHashMap<K, V>>,
-    key: K,
-    make: impl FnOnce() -> V,
-) -> V {
-    let lock = || map.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = lock().get(&key) {
-        return found.clone();
-    }
-    let made = make();
-    lock().entry(key).or_insert(made).clone()
-}
 
 impl DebugInfo {
     /// The thread-local whose path starts with `namespace` (`tokio::runtime::context::CONTEXT::`):

@@ -32,7 +32,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint test-rust test-debuggers debugger-suite test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint fixtures test-rust test-debuggers debugger-suite test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -58,13 +58,19 @@ demo: setup build
 	@tools/demo.sh
 
 # The whole suite, two parts at a time on the two cores (a crate's front end, a fat-LTO
-# link, a debugger starting each leave one idle): make build beside the linters, then the
-# Rust tests beside the debugger tests. Both build their fixtures through
+# link, a debugger starting each leave one idle): make build beside the linters and then
+# the fixtures' dev build (alone, make build's last crate left a core idle for a minute),
+# then the Rust tests beside the debugger tests. Both build their fixtures through
 # tests/support/build.py, with the same cargo commands, so whichever asks first builds and
 # the other waits on cargo's lock. Each part's output is printed whole when it ends.
 test: setup
-	@$(MAKE) --no-print-directory -j2 --output-sync=target build lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target build lint fixtures
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-rust debugger-suite
+
+# The fixture programs in the dev profile, built as the tests build them (the tests ask
+# for each one again; cargo finds them fresh).
+fixtures: setup
+	$(PYTHON) tools/fixture.py tokio-app dev > /dev/null
 
 debugger-suite:
 	$(DEBUGGER_SUITE)

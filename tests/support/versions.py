@@ -19,10 +19,13 @@ PROGRAMS = ["waits-app", "tokio-app"]
 CURRENT_THREAD_PROGRAMS = ["tokio-app"]
 CRATES = PROGRAMS + ["fixture-support"]
 # The latest patch of every tokio minor this tool supports (`make test-versions`), and
-# the oldest plus the LTS lines that `make test` runs; the newest is the main fixtures'.
+# what `make test` runs: the oldest, and one version of each era of layouts the version
+# table tells apart after it (docs/layouts.md): 1.47, the last LTS line whose `Sleep`
+# holds a `TimerEntry`, and 1.51, the LTS line whose `Sleep` holds the one-variant
+# `Timer` (1.49-1.52). The newest era (1.53+, the other LTS line's) is the main fixtures'.
 ALL = ["1.38.2", "1.39.3", "1.40.0", "1.41.1", "1.42.1", "1.43.4", "1.44.2", "1.45.1", "1.46.1",
        "1.47.5", "1.48.0", "1.49.0", "1.50.0", "1.51.6", "1.52.4", "1.53.3"]
-DEFAULT = ["1.38.2", "1.43.4", "1.47.5"]
+DEFAULT = ["1.38.2", "1.47.5", "1.51.6"]
 
 
 def selected():

@@ -10,9 +10,10 @@ every task must reach the program's own code, the waits a user would name must b
 (the program's own async fns at their lines, the socket's fd as /proc shows it, the
 channel), and the trees must be the same in every debugger, live and from the core.
 
-REALWORLD selects the programs (space-separated names, or `all`; `make test` runs bore,
-`make test-realworld` all of them); REALWORLD_OUTPUTS=DIR also writes GDB's JSON and text
-of each stuck state to DIR/<program>-<profile>-<scenario>.{json,txt}."""
+REALWORLD selects the programs (space-separated names, or `all`) and REALWORLD_PROFILES
+their builds (`dev`, `release`): `make test` runs bore in release, `make test-realworld`
+all of them in both; REALWORLD_OUTPUTS=DIR also writes GDB's JSON and text of each stuck
+state to DIR/<program>-<profile>-<scenario>.{json,txt}."""
 
 import fcntl
 import json
@@ -30,7 +31,6 @@ from support import clients, realworld
 from support.debuggers import LLDB_14, Gdb, Lldb, allow_core_dumps, capture
 from test_kernel_cores import core_memory_source, differences, wait_for_core, without_clock
 
-PROFILES = ["dev", "release"]
 COROUTINES = ("async_fn", "async_block", "async_closure")
 JSON_COMMAND = "async backtrace all --json"
 TEXT_COMMAND = "async backtrace all"
@@ -1364,7 +1364,7 @@ class Stuck:
 
 
 def cases():
-    return [(scenario, profile) for program in realworld.selected() for scenario in SCENARIOS[program.name] for profile in PROFILES]
+    return [(scenario, profile) for program in realworld.selected() for scenario in SCENARIOS[program.name] for profile in realworld.selected_profiles()]
 
 
 def case_id(case):

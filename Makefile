@@ -81,21 +81,26 @@ lint: setup
 	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
-# The unit tests, the integration tests (one binary, tests/suite) and the doc tests, on the
-# release build make build compiled for the executable (overflow checks included,
-# Cargo.toml): the tests run the crate users run, compiled once for both. The examples are
-# left to clippy, which checks that they build. `+`: under make test's -j2, cargo takes
-# its jobs from make's, and the debugger tests beside it keep their cores.
+# The integration tests (one binary, tests/suite) and the doc tests run on the release
+# build make build compiled for the executable (overflow checks included, Cargo.toml): they
+# run the crate users run, compiled once for both. The unit tests are a build of their own
+# (the library in test mode) whatever its settings: unoptimized, over the same optimized
+# dependencies, it compiles and runs in 19 CPU-seconds instead of 80. The examples are left
+# to clippy, which checks that they build. `+`: under make test's -j2, cargo takes its jobs
+# from make's, and the debugger tests beside it keep their cores.
+RUST_TESTS = $(CARGO) test --release --no-default-features --features cli -p tokio-async-core
 test-rust:
-	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --tests
-	+$(CARGO) test --release --no-default-features --features cli -p tokio-async-core --doc
+	+$(RUST_TESTS) --lib --config 'profile.release.package.tokio-async-core.opt-level=0'
+	+$(RUST_TESTS) --bins --test '*'
+	+$(RUST_TESTS) --doc
 
-# Three pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
+# Four pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
 # a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so
 # with two the cores were 71% busy (sampled every 5 s over a run's first four minutes),
-# with three 88% (a whole run). A file's tests stay on one worker, which builds that
+# with three 88% (a whole run), and three still left them 60-85% busy for minutes at a
+# time once the Rust tests had ended. A file's tests stay on one worker, which builds that
 # file's fixture variants once; the slowest files start first (tests/conftest.py).
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 DEBUGGER_SUITE = $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25 --ignore=tests/scale tests
 
 test-debuggers: build
@@ -106,15 +111,16 @@ test-debuggers: build
 test-million: setup build
 	$(PYTHON) -m pytest -q tests/scale/test_million_tasks.py
 
-# `make test` runs tests/test_versions.py for the oldest tokio and the LTS lines only, with
-# tokio's `full` features (tests/test_shapes.py covers the other shapes on the newest).
+# `make test` runs tests/test_versions.py for the oldest tokio and one of each era of
+# layouts after it (tests/support/versions.py), with tokio's `full` features
+# (tests/test_shapes.py covers the other shapes on the newest).
 test-versions: setup build
 	TOKIO_VERSIONS=all TOKIO_SHAPES=all $(PYTHON) -m pytest -q tests/test_versions.py
 
-# Real programs from the Rust package registry (tests/test_realworld.py); `make test`
-# runs bore only.
+# Real programs from the Rust package registry (tests/test_realworld.py), in dev and
+# release; `make test` runs bore only, in release.
 test-realworld: setup build
-	REALWORLD=all $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests/test_realworld.py
+	REALWORLD=all REALWORLD_PROFILES="dev release" $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile tests/test_realworld.py
 
 test-shapes: setup build
 	FIXTURE_SHAPE=minimal $(PYTHON) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --ignore=tests/scale tests

@@ -32,7 +32,7 @@ EXTENSION := python/tokio_async_glue/_core.abi3.so
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
-.PHONY: all setup build executable demo test lint fixtures test-rust test-debuggers debugger-suite test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
+.PHONY: all setup build executable demo test lint fixtures test-rust-after-build debugger-suite-after-build test-rust test-debuggers debugger-suite test-versions test-shapes test-million test-realworld bench bench-scale bench-top bench-stepping bench-sampling bench-standalone bench-dap install uninstall wheel fuzz fuzz-images clean
 
 all: build
 
@@ -58,14 +58,20 @@ demo: setup build
 	@tools/demo.sh
 
 # The whole suite, two parts at a time on the two cores (a crate's front end, a fat-LTO
-# link, a debugger starting each leave one idle): make build beside the linters and then
-# the fixtures' dev build (alone, make build's last crate left a core idle for a minute),
-# then the Rust tests beside the debugger tests. Both build their fixtures through
-# tests/support/build.py, with the same cargo commands, so whichever asks first builds and
-# the other waits on cargo's lock. Each part's output is printed whole when it ends.
+# link, a debugger starting each leave one idle), each part starting as soon as what it
+# needs is built: make build beside the linters and then the fixtures' dev build; the
+# Rust tests once make build is done, the debugger tests once the fixtures are too. Both
+# suites build their fixtures through tests/support/build.py, with the same cargo
+# commands, so whichever asks first builds and the other waits on cargo's lock. Each
+# part's output is printed whole when it ends.
 test: setup
-	@$(MAKE) --no-print-directory -j2 --output-sync=target build lint fixtures
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-rust debugger-suite
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint test-rust-after-build debugger-suite-after-build
+
+test-rust-after-build: build
+	@$(MAKE) --no-print-directory test-rust
+
+debugger-suite-after-build: build fixtures
+	@$(MAKE) --no-print-directory debugger-suite
 
 # The fixture programs in the dev profile, built as the tests build them (the tests ask
 # for each one again; cargo finds them fresh).

@@ -17,7 +17,12 @@ def markers():
     return markers_of("waits-app")
 
 
-@pytest.mark.parametrize("profile", ["dev", "release"])
+# The run's own shape is `full` in `make test`: the minimal shape's waits in dev. `make
+# test-shapes` runs the whole suite in the minimal shape, in dev and in fat-LTO release.
+PROFILES = ["dev"] if shapes.selected() == shapes.FULL else ["dev", "release"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
 def test_every_kind_of_wait_without_parking_lot(debugger, tmp_path, markers, profile):
     binary = build.fixture("waits-app", profile, shape=shapes.MINIMAL.name)
     run, facts = run_to_checkpoint(debugger, tmp_path, "waits-app", profile, "async backtrace all full --json", binary=binary)

@@ -1,10 +1,11 @@
-"""Other tokio versions: the fixtures rebuilt against each (`support/versions.py`), in GDB,
-LLDB 19 and LLDB 14. `make test` runs the oldest supported tokio and the LTS lines, with
-tokio's `full` features; `make test-versions` every minor (TOKIO_VERSIONS=all) in every
-build shape (TOKIO_SHAPES=all, support/shapes.py). The newest is the main fixtures'."""
+"""Other tokio versions: the fixtures rebuilt against each (`support/versions.py`). `make
+test` runs the oldest supported tokio and one of each era of layouts after it, with tokio's
+`full` features, in GDB and LLDB 19; `make test-versions` every minor (TOKIO_VERSIONS=all)
+in every build shape (TOKIO_SHAPES=all, support/shapes.py), in LLDB 14 too. The newest is
+the main fixtures'."""
 
 import pytest
-from support import expect, versions
+from support import debuggers, expect, versions
 from support.checkpoint import markers_of, run_to_checkpoint
 from support.debuggers import capture
 from support.process import RunningFixture
@@ -14,6 +15,17 @@ from test_waits import check_every_kind_of_wait
 @pytest.fixture(scope="module")
 def markers():
     return markers_of("waits-app")
+
+
+# The versions differ in what the core decodes, the same in every debugger: `make test`
+# leaves LLDB 14, the rest of whose suite runs on the newest tokio, to `make test-versions`.
+IN_EVERY_DEBUGGER = versions.selected() == versions.ALL
+DEBUGGERS = debuggers.ALL if IN_EVERY_DEBUGGER else [d for d in debuggers.ALL if d is not debuggers.LLDB_14]
+
+
+@pytest.fixture(params=DEBUGGERS, ids=[d.name for d in DEBUGGERS])
+def debugger(request):
+    return request.param
 
 
 MULTI_THREAD_SHAPES = [shape for shape in versions.selected_shapes() if shape.multi_thread]

@@ -67,7 +67,6 @@ BY_NAME = {program.name: program for program in PROGRAMS}
 # `make test` runs the cheapest, which also has copy_bidirectional and tokio without
 # parking_lot; `make test-realworld` runs them all.
 DEFAULT = ["bore"]
-PROFILES = ["dev", "release"]
 # `make test` builds it as its authors ship it, in release: the dev build (63 CPU-seconds
 # of make test's 1,900, most of them compiling bore's dependencies again) runs in `make
 # test-realworld`, beside every program's. The fixtures cover dev builds in make test.
@@ -78,9 +77,9 @@ def selected_profiles():
     """The profiles to build the programs in: REALWORLD_PROFILES (space-separated), else
     DEFAULT_PROFILES."""
     wanted = os.environ.get("REALWORLD_PROFILES", "").split()
-    unknown = [name for name in wanted if name not in PROFILES]
+    unknown = [name for name in wanted if name not in PROFILE_DIRS]
     if unknown:
-        raise RuntimeError("REALWORLD_PROFILES=%s: not one of %s" % (" ".join(unknown), ", ".join(PROFILES)))
+        raise RuntimeError("REALWORLD_PROFILES=%s: not one of %s" % (" ".join(unknown), ", ".join(PROFILE_DIRS)))
     return wanted or DEFAULT_PROFILES
 
 

@@ -11,7 +11,7 @@ import os
 import shutil
 
 import pytest
-from support import build, expect
+from support import build
 from support.debuggers import capture
 from test_backtrace import assert_breakpoint_report
 from test_bad_input import ALIVE, assert_no_debug_file_found, assert_still_working
@@ -64,28 +64,11 @@ def test_separate_debug_file(debugger, tmp_path, layout):
 def test_compressed_debug_sections(debugger, tmp_path, kind):
     report, manifest, run = report_at_checkpoint(debugger, tmp_path, build.compressed_fixture(kind))
     if debugger.name == "lldb14" and kind == "zstd":
-        assert_lldb14_without_zstd(report, manifest, run)
-    else:
-        assert_breakpoint_report(report, manifest, "dev")
-
-
-def assert_lldb14_without_zstd(report, manifest, run):
-    """LLDB 14 predates zstd (LLVM 16 added it) and reads none of the DWARF. The tool reads
-    it itself, so every task and chain is there, and the block_on future too (LLDB has no
-    local for it, so it is found on the stack); only the line the running task is at,
-    which comes from LLDB's frames, is missing."""
-    assert "unsupported compression type" in run.stderr
-    ids = manifest["tasks"]
-    chains = expect.task_chains("breakpoint")
-    runner_kind, runner_function, runner_state, runner_await, _ = chains["runner"][0]
-    chains["runner"] = [(runner_kind, runner_function, runner_state, runner_await, None)]
-    by_id = {task["id"]: task for task in report["tasks"]}
-    assert sorted(by_id) == sorted(ids[name] for name in chains)
-    for name, chain in chains.items():
-        assert expect.chain(by_id[ids[name]]["root"]) == chain, name
-    [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
-    assert expect.chain(main["future"]) == expect.main_future_chain()
-    assert report["errors"] == []
+        # LLDB 14 predates zstd (LLVM 16 added it) and reads none of the DWARF. The tool
+        # reads it itself and unwinds the stacks from the threads' registers, so nothing
+        # is missing (the running task's line came from LLDB's frames before).
+        assert "unsupported compression type" in run.stderr
+    assert_breakpoint_report(report, manifest, "dev")
 
 
 @pytest.mark.parametrize("profile", ["dev", "split-unpacked"])

@@ -54,7 +54,7 @@ def test_gdbserver_on_this_machine(tmp_path):
     with gdbserver(build.fixture("tokio-app", "dev"), manifest) as port:
         run = at_checkpoint(port, capture(Gdb(), "async bt all --json"))
     [report] = run.json_sections()
-    assert report.pop("memory_source") == "debugger"
+    assert (report.pop("memory_source"), report.pop("stack_source")) == ("debugger", "debugger")
     assert_breakpoint_report(report, json.loads(manifest.read_text()), "dev")
 
 

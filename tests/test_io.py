@@ -102,12 +102,13 @@ def test_the_same_report_from_a_core_in_every_debugger(tmp_path, markers):
         from_core = debugger.run_steps(capture(debugger, "async backtrace all full --json"), program=binary, core=str(core))
         [report] = from_core.json_sections()
         assert report["errors"] == [], (debugger.name, report["errors"])
+        assert report["stack_source"] == ("debugger" if debugger is LLDB_14 else "core"), debugger.name
         assert as_from_a_core(report) == expected, debugger.name
 
 
 def as_from_a_core(report):
     """The report without what only a live process can say: fd kinds (from /proc), thread
-    names, how memory was read, and the time left on timers (a gcore holds no clock)."""
+    names, how memory and stacks were read, and the time left on timers (a gcore holds no clock)."""
     text = json.dumps(report, sort_keys=True)
     text = re.sub(r'"fd_kind": "[a-z_]+"', '"fd_kind": null', text)
     text = re.sub(r"(fd [0-9]+) \([a-z_ ]+\)", r"\1", text)
@@ -116,6 +117,7 @@ def as_from_a_core(report):
     text = re.sub(r'"Sleep until [^"]*"', '"Sleep until"', text)
     report = json.loads(text)
     report.pop("memory_source")
+    report.pop("stack_source")
     report.pop("taken_at", None)
     for thread in report["threads"]:
         thread["name"] = None

@@ -29,7 +29,7 @@ from contextlib import ExitStack, contextmanager
 import pytest
 from support import clients, realworld
 from support.debuggers import LLDB_14, Gdb, Lldb, allow_core_dumps, capture
-from test_kernel_cores import core_memory_source, differences, wait_for_core, without_clock
+from test_kernel_cores import core_memory_source, core_stack_source, differences, pop_sources, wait_for_core, without_clock
 
 COROUTINES = ("async_fn", "async_block", "async_closure")
 JSON_COMMAND = "async backtrace all --json"
@@ -1478,6 +1478,7 @@ def test_the_report_is_whole(debugger, stuck, view):
     tokio; live, every socket wait says what the fd is."""
     report = report_in(stuck, debugger, view)
     assert report["memory_source"] == ("process" if view == "attached" else core_memory_source(debugger))
+    assert report["stack_source"] == ("core" if view == "attached" else core_stack_source(debugger))
     assert report["errors"] == []
     assert [thread["tid"] for thread in report["threads"] if thread.get("error")] == [], report["threads"]
     assert [task["id"] for task in report["tasks"] if task.get("error")] == []
@@ -1523,7 +1524,7 @@ def test_the_core_holds_the_stop_gdb_read(debugger, stuck):
     what a core cannot hold (thread names, /proc, the clock)."""
     report = core_report(stuck, debugger)
     live = json.loads(json.dumps(live_report(stuck, Gdb())))
-    assert (report.pop("memory_source"), live.pop("memory_source")) == (core_memory_source(debugger), "process")
+    pop_sources(report, live, debugger)
     for thread in live["threads"]:
         thread["name"] = None
     assert differences(without_clock(report), without_clock(live)) == []
@@ -1563,6 +1564,7 @@ def test_debuggers_agree_attached(stuck):
 def test_debuggers_agree_on_the_core(stuck):
     reports = [core_report(stuck, debugger) for debugger in (Gdb(), Lldb(), LLDB_14)]
     assert [report.pop("memory_source") for report in reports] == ["core_file", "core_file", "debugger"]
+    assert [report.pop("stack_source") for report in reports] == ["core", "core", "debugger"]
     for report in reports:
         report.pop("taken_at", None)
     gdb, lldb, lldb14 = reports

@@ -119,6 +119,18 @@ def _function_path(function_name: str) -> str:
     return "".join(kept).replace("::::", "::").rstrip(":")
 
 
+@dataclass
+class ThreadRegisters:
+    tid: int
+    name: Optional[str]
+    fs_base: Optional[int]
+    # Where the thread stopped (its newest frame), by DWARF number; None where unknown.
+    registers: List[Optional[int]]
+
+    def to_request(self):
+        return {"tid": self.tid, "name": self.name, "fs_base": self.fs_base, "registers": self.registers}
+
+
 class StopCache:
     """The threads and frames of one stop, kept for the next command on the same stop: the
     stack walk is most of a warm call over many threads (GDB caches frames the same way)."""
@@ -127,11 +139,12 @@ class StopCache:
         self.key = None
         self.threads = None
 
-    def threads_of(self, adapter: "DebuggerAdapter", block_on_frames) -> List[ThreadInfo]:
+    def threads_of(self, adapter: "DebuggerAdapter", read):
+        """The threads `read()` gave at this stop, read again only at another."""
         key = adapter.stop_key()
         if key is None or key != self.key:
             self.key, self.threads = None, None
-            threads = adapter.threads(block_on_frames)
+            threads = read()
             self.key, self.threads = key, threads
         return self.threads
 
@@ -194,6 +207,11 @@ class DebuggerAdapter:
     def threads(self, block_on_frames) -> List[ThreadInfo]:
         """Every thread with its innermost frames (at most MAX_FRAMES, innermost first,
         inlined calls as frames of their own), each with what `FrameNeedsOfThread` asks."""
+        raise NotImplementedError
+
+    def thread_registers(self) -> List[ThreadRegisters]:
+        """Every thread with the registers of its newest frame, by DWARF number (the
+        core's `register_names().by_dwarf_number`): the core unwinds the stacks from them."""
         raise NotImplementedError
 
     def read_memory(self, address: int, size: int) -> Optional[bytes]:

@@ -99,8 +99,8 @@ def help_text(command: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def register_names():
-    """How the debuggers name the registers the glue reads: `general`, `frame_pointer`,
-    `thread_pointer` (the core's architecture facts)."""
+    """How the debuggers name the registers the glue reads: `general`, `by_dwarf_number`,
+    `frame_pointer`, `thread_pointer` (the core's architecture facts)."""
     return _core().register_names()
 
 
@@ -307,7 +307,7 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
     style = None if parsed.json or parsed.output else adapter.text_style()
-    request = core.Request.of_command(parsed, [t.to_request() for t in threads], style)
+    request = core.Request.of_command(parsed, threads, style)
     try:
         return core.backtrace(binary, _process(adapter, load_bias), request)
     except core.Error as error:
@@ -319,12 +319,43 @@ def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:
 
 
 def _stopped_program(adapter: DebuggerAdapter):
-    """The parsed executable, its load bias and the threads of this stop."""
+    """The parsed executable, its load bias and the threads of this stop, as `Request`
+    takes them."""
     path = _executable_to_read(adapter, adapter.executable_path())
     loaded_binary = start_loading_binary(path, adapter.debug_file_directories(), adapter.debug_file_path())
-    threads = _stop_cache.threads_of(adapter, _core().block_on_frames())
-    binary = loaded_binary(adapter.interrupt_requested)
-    return binary, _load_bias(adapter, binary), threads
+    loaded = []
+
+    def program():
+        if not loaded:
+            binary = loaded_binary(adapter.interrupt_requested)
+            loaded.append((binary, _load_bias(adapter, binary)))
+        return loaded[0]
+
+    threads = _stop_cache.threads_of(adapter, lambda: _threads_at_stop(adapter, program))
+    binary, load_bias = program()
+    return binary, load_bias, threads
+
+
+def _threads_at_stop(adapter: DebuggerAdapter, program):
+    """The threads of this stop as `Request` takes them (`program()` gives the binary and
+    its load bias, waiting for the load). Where the core reads the program's files itself
+    (a live process on this machine, a core file) it unwinds each stack from the
+    debugger's registers, as the executable does: GDB's own walk expands the symbol table
+    of every function on the stacks, most of what a first `async bt` costs in it.
+    Elsewhere (a remote target, an LLDB minidump), or with TOKIO_ASYNC_FRAMES=debugger,
+    the debugger walks them."""
+    core = _core()
+    unwinds = adapter.live_pid() is not None or adapter.core_file_path() is not None
+    if unwinds and os.environ.get("TOKIO_ASYNC_FRAMES") != "debugger":
+        registers = [thread.to_request() for thread in adapter.thread_registers()]
+        binary, load_bias = program()
+        try:
+            return core.unwind_threads(binary, _process(adapter, load_bias), registers)
+        except core.Error as error:
+            if error.kind == "interrupted":
+                raise _user_error(error) from None
+            # The files are not readable here after all (a minidump): the debugger's walk.
+    return [thread.to_request() for thread in adapter.threads(core.block_on_frames())]
 
 
 def _load_bias(adapter: DebuggerAdapter, binary) -> int:
@@ -525,7 +556,7 @@ def task_ids(adapter: DebuggerAdapter) -> List[int]:
     adapter.check_process()
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
-    request = core.Request([t.to_request() for t in threads], all=True)
+    request = core.Request(threads, all=True)
     try:
         return list(core.task_ids(binary, _process(adapter, load_bias), request))
     except core.Error:
@@ -542,7 +573,7 @@ class _SteppingCore:
     def _call(self, function, *arguments):
         binary, load_bias, threads = _stopped_program(self.adapter)
         core = _core()
-        request = core.Request([t.to_request() for t in threads])
+        request = core.Request(threads)
         try:
             return function(binary, _process(self.adapter, load_bias), request, *arguments)
         except core.Error as error:
@@ -621,7 +652,7 @@ class _SamplingCore:
     def sample(self, sampler):
         binary, load_bias, threads = _stopped_program(self.adapter)
         core = _core()
-        request = core.Request([t.to_request() for t in threads], all=True)
+        request = core.Request(threads, all=True)
         try:
             return core.sample(binary, _process(self.adapter, load_bias), request, sampler)
         except core.Error as error:

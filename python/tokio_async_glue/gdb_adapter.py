@@ -15,6 +15,7 @@ from .adapter import (
     FrameNeedsOfThread,
     StopClocks,
     ThreadInfo,
+    ThreadRegisters,
     UserError,
     ansi_escape,
 )
@@ -133,6 +134,14 @@ class GdbAdapter(DebuggerAdapter):
             return None
 
     def threads(self, block_on_frames):
+        return [ThreadInfo(tid, name, fs_base, frames) for tid, name, fs_base, frames in self._each_thread(lambda: self._frames(block_on_frames))]
+
+    def thread_registers(self):
+        return [ThreadRegisters(tid, name, fs_base, registers) for tid, name, fs_base, registers in self._each_thread(_newest_registers)]
+
+    def _each_thread(self, read):
+        """(tid, name, thread pointer, `read()` in it) of every thread, each selected in
+        turn; the selection is given back."""
         selected_thread = gdb.selected_thread()
         selected_frame = gdb.selected_frame() if selected_thread is not None else None
         result = []
@@ -141,14 +150,7 @@ class GdbAdapter(DebuggerAdapter):
                 if not thread.is_valid():
                     continue
                 thread.switch()
-                result.append(
-                    ThreadInfo(
-                        tid=_thread_id(thread),
-                        name=thread.name,
-                        fs_base=self._fs_base(),
-                        frames=self._frames(block_on_frames),
-                    )
-                )
+                result.append((_thread_id(thread), thread.name, self._fs_base(), read()))
         finally:
             if selected_thread is not None and selected_thread.is_valid():
                 selected_thread.switch()
@@ -231,6 +233,15 @@ class GdbAdapter(DebuggerAdapter):
 def _thread_id(thread):
     """A thread as the core names it: its LWP (a core's thread has one too), else GDB's number."""
     return thread.ptid[1] or thread.ptid[2] or thread.num
+
+
+def _newest_registers():
+    """The selected thread's registers where it stopped, by DWARF number."""
+    try:
+        frame = gdb.newest_frame()
+    except gdb.error:
+        return [None] * len(commands.register_names().by_dwarf_number)
+    return [_register(frame, name) for name in commands.register_names().by_dwarf_number]
 
 
 def _register(frame, name):

@@ -18,6 +18,7 @@ from .adapter import (
     FrameNeedsOfThread,
     StopClocks,
     ThreadInfo,
+    ThreadRegisters,
     UserError,
     ansi_escape,
 )
@@ -183,38 +184,32 @@ class LldbAdapter(DebuggerAdapter):
         return bytes(data)
 
     def threads(self, block_on_frames):
+        return [ThreadInfo(tid, name, fs_base, self._frames(thread, block_on_frames)) for thread, tid, name, fs_base in self._each_thread()]
+
+    def thread_registers(self):
+        names = commands.register_names().by_dwarf_number
+        return [
+            ThreadRegisters(tid, name, fs_base, [_register(thread.GetFrameAtIndex(0), register) for register in names])
+            for thread, tid, name, fs_base in self._each_thread()
+        ]
+
+    def _each_thread(self):
+        """(thread, tid, name, thread pointer) of every thread."""
         # ELF cores record no thread names; LLDB labels one thread with the process name
         # from NT_PRPSINFO, which would mislabel it. Report none, as GDB does.
         is_core = self.process.GetPluginName() == "elf-core"
         result = []
         fallback = None
         for thread in self.process:
-            fs_base = self._fs_base_register(thread)
+            fs_base = _register(thread.GetFrameAtIndex(0), commands.register_names().thread_pointer)
             # A register whose value is no thread pointer (LLDB's minidumps, or a core whose
             # thread-locals were lost) yields to glibc's list where that list can be read.
             if fs_base is None or not is_thread_pointer(fs_base, self.read_memory):
                 if fallback is None:
                     fallback = self._glibc_thread_pointers(required=fs_base is None)
                 fs_base = fallback.get(thread.GetThreadID(), fs_base)
-            result.append(
-                ThreadInfo(
-                    tid=thread.GetThreadID(),
-                    name=None if is_core else thread.GetName(),
-                    fs_base=fs_base,
-                    frames=self._frames(thread, block_on_frames),
-                )
-            )
+            result.append((thread, thread.GetThreadID(), None if is_core else thread.GetName(), fs_base))
         return result
-
-    @staticmethod
-    def _fs_base_register(thread):
-        # Raw values: rust-lldb's formatters make every value synthetic, whose reads differ.
-        register = thread.GetFrameAtIndex(0).FindRegister(commands.register_names().thread_pointer).GetNonSyntheticValue()
-        if not register.IsValid():
-            return None
-        error = lldb.SBError()
-        value = register.GetValueAsUnsigned(error, 0)
-        return value if error.Success() else None
 
     def _glibc_thread_pointers(self, required):
         """LLDB 14 has no fs_base register, and LLDB's minidumps a wrong one: find thread
@@ -293,6 +288,17 @@ class LldbAdapter(DebuggerAdapter):
             info.locals[local] = bytes(raw)
         else:
             info.local_errors[local] = "`%s` is optimized out in this build" % local
+
+
+def _register(frame, name):
+    """A register's raw value in `frame`; None where LLDB has none. Raw: rust-lldb's
+    formatters make every value synthetic, whose reads differ."""
+    register = frame.FindRegister(name).GetNonSyntheticValue()
+    if not register.IsValid():
+        return None
+    error = lldb.SBError()
+    value = register.GetValueAsUnsigned(error, 0)
+    return value if error.Success() else None
 
 
 def _run(command, debugger, argument, exe_ctx, result):
@@ -659,10 +665,8 @@ class LldbStepper(stepping.Stepper):
             line_entry = frame.GetLineEntry()
             registers = {}
             for name in commands.register_names().general:
-                register = frame.FindRegister(name).GetNonSyntheticValue()
-                error = lldb.SBError()
-                value = register.GetValueAsUnsigned(error, 0) if register.IsValid() else None
-                if value is not None and error.Success():
+                value = _register(frame, name)
+                if value is not None:
                     registers[name] = value
             frames.append({
                 "pc": frame.GetPC(), "inlined": frame.IsInlined(),

@@ -24,7 +24,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::format::thousands;
 use crate::inspect::Inspection;
 use crate::memory::{Memory, PageCache, ProcessMemory};
-use crate::model::ClockSource;
+use crate::model::{ClockSource, StackSource};
 use crate::native::core_notes::CoreNotes;
 use crate::native::memory_copy::{CopyRoom, MemoryCopy};
 use crate::native::modules::Modules;
@@ -388,6 +388,7 @@ fn read_live(
     };
     let unwind_started = Instant::now();
     command.threads = live.unwind(memory, threads, invocation.verbose);
+    command.stack_source = Some(StackSource::Core);
     let unwound = unwind_started.elapsed();
     let (unix, monotonic) = taken.clock;
     let stop = Stop {
@@ -620,10 +621,8 @@ impl LiveProgram {
         })?;
         let load_bias = entry.wrapping_sub(debug.elf.entry);
         let memory = PageCache::new(ProcessMemory::open(pid)?);
-        let root = PathBuf::from(format!("/proc/{pid}/root"));
-        let modules = Modules::load(
-            &proc::mappings(pid),
-            Some(&root),
+        let modules = native::process_modules(
+            pid,
             (executable, load_bias),
             native::core_notes::auxv_value(&auxv, AT_SYSINFO_EHDR),
             &memory,
@@ -873,13 +872,7 @@ fn read_core(
     let memory = CoreFileMemory::open(core)?;
     same_build(debug, core, &notes, &memory)?;
     let executable = debug.path.clone();
-    let modules = Modules::load(
-        &notes.mappings,
-        None,
-        (&executable, load_bias),
-        notes.auxv_value(AT_SYSINFO_EHDR),
-        &memory,
-    );
+    let modules = native::core_modules(&notes, (&executable, load_bias), &memory);
     let threads = notes
         .threads
         .iter()
@@ -899,6 +892,7 @@ fn read_core(
         }
     }
     command.threads = threads;
+    command.stack_source = Some(StackSource::Core);
     let stop = Stop {
         load_bias,
         live_pid: None,

@@ -44,7 +44,7 @@ use crate::tokio::workers::{self, inject_queue};
 use crate::value::{on_program, Target, Value};
 
 /// What the debugger knows about one thread.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadInput {
     pub tid: u64,

@@ -12,7 +12,7 @@ use crate::names;
 
 /// One frame as the debugger shows it. Inlined calls are frames of their own that share
 /// the pc of the physical frame below them.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FrameInput {
     pub pc: u64,

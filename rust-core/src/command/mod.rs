@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::history::{self, ProcessKey, Snapshot};
 use crate::inspect::{self, Inspection, ReadStop, StopClock, ThreadInput};
 use crate::memory::Memory;
-use crate::model::{ClockSource, Diff, Report, ReportError, TakenAt};
+use crate::model::{ClockSource, Diff, Report, ReportError, StackSource, TakenAt};
 use crate::output::{self, Format};
 use crate::render::{Style, TextOptions, View};
 use crate::selection::TaskFilter;
@@ -57,6 +57,9 @@ pub struct Command {
     /// `diff --since FILE`: a saved `--json` report to compare with.
     #[serde(default)]
     pub since: Option<PathBuf>,
+    /// What unwound `threads`' stacks, for the report.
+    #[serde(skip)]
+    pub stack_source: Option<StackSource>,
 }
 
 /// The stopped program: where the executable was loaded, whether it is a live process
@@ -158,6 +161,7 @@ pub struct Prepared {
     of_memory: Option<String>,
     truncated: Option<String>,
     how_to_diff: &'static str,
+    stack_source: Option<StackSource>,
 }
 
 impl Prepared {
@@ -218,6 +222,7 @@ impl Prepared {
             } else {
                 stop.how_to_diff
             },
+            stack_source: command.stack_source,
         })
     }
 
@@ -264,6 +269,7 @@ impl Prepared {
         let mut done = inspect::analyse_stop(stop, debug, &self.request, &budget)
             .map_err(|error| self.with_truncation(error))?;
         done.report.memory_source = Some(memory_source);
+        done.report.stack_source = self.stack_source;
         Ok(done)
     }
 

@@ -24,6 +24,16 @@ pub const REPORT_VERSION: u32 = 2;
 /// The versions whose tasks read alike (`--since`): version 1 differs in `errors` alone.
 pub const READABLE_VERSIONS: [u32; 2] = [1, REPORT_VERSION];
 
+/// What unwound the threads' stacks (`Report::stack_source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StackSource {
+    /// The core's unwinder, from the registers each thread stopped with.
+    Core,
+    /// The debugger's walk of each stack.
+    Debugger,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub version: u32,
@@ -37,6 +47,11 @@ pub struct Report {
     /// core, mapped) or `debugger` (the debugger's read call).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_source: Option<&'static str>,
+    /// What unwound the threads' stacks: the core, from each thread's registers (the
+    /// executable; the debuggers where the core reads the program's files itself), or the
+    /// debugger's own walk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_source: Option<StackSource>,
     /// With `--group`: the tasks whose trees have the same shape, largest group first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<Vec<TaskGroup>>,
@@ -146,6 +161,7 @@ impl Report {
             runtimes: Vec::new(),
             errors: Vec::new(),
             memory_source: None,
+            stack_source: None,
             groups: None,
             deadlocks: Vec::new(),
             futurelocks: Vec::new(),

@@ -14,15 +14,36 @@ pub mod ptrace;
 pub mod registers;
 pub mod unwind;
 
+use std::path::{Path, PathBuf};
+
 use crate::dwarf::DebugInfo;
 use crate::inspect::ThreadInput;
 use crate::memory::Memory;
+use core_notes::CoreNotes;
 use modules::Modules;
 use registers::Registers;
 
 /// Auxiliary vector keys: the program's entry point, and where the vDSO is mapped.
 pub const AT_ENTRY: u64 = 9;
 pub const AT_SYSINFO_EHDR: u64 = 33;
+
+/// The files mapped into live process `pid` on this machine: its mappings, each file
+/// opened under the process's own root (a container's files are its own).
+pub fn process_modules(
+    pid: u32,
+    executable: (&Path, u64),
+    vdso: Option<u64>,
+    memory: &dyn Memory,
+) -> Modules {
+    let root = PathBuf::from(format!("/proc/{pid}/root"));
+    Modules::load(&proc::mappings(pid), Some(&root), executable, vdso, memory)
+}
+
+/// The files mapped into the process a core file was written from, as its notes list them.
+pub fn core_modules(notes: &CoreNotes, executable: (&Path, u64), memory: &dyn Memory) -> Modules {
+    let vdso = notes.auxv_value(AT_SYSINFO_EHDR);
+    Modules::load(&notes.mappings, None, executable, vdso, memory)
+}
 
 /// One thread as ptrace or a core note gives it.
 pub struct NativeThread {

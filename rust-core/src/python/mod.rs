@@ -24,13 +24,14 @@ use crate::dwarf::DebugInfo;
 use crate::error::{Error, ErrorKind, Result};
 use crate::inspect::{self, all_task_ids};
 use crate::memory::{Memory, PageCache, ProcessMemory, StoppedProcess};
-use crate::model::{ClockSource, NodeKind, Report};
+use crate::model::{ClockSource, NodeKind, Report, StackSource};
 use crate::panics::guarded;
 use crate::selection::TaskFilter;
 
 mod frames;
 mod sampling;
 mod stepping;
+mod unwinding;
 
 create_exception!(
     _core,
@@ -93,10 +94,11 @@ impl Request {
     #[new]
     #[pyo3(signature = (threads, *, all=false))]
     fn new(py: Python<'_>, threads: &Bound<'_, PyAny>, all: bool) -> PyResult<Request> {
-        let threads = pythonize::depythonize(threads).map_err(|error| bad_request(py, error))?;
+        let (threads, stack_source) = threads_of(py, threads)?;
         Ok(Request {
             fields: Mutex::new(Some(Command {
                 threads,
+                stack_source,
                 all,
                 ..Command::default()
             })),
@@ -114,7 +116,7 @@ impl Request {
         style: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Request> {
         let bad = |error| bad_request(py, error);
-        let threads = pythonize::depythonize(threads).map_err(bad)?;
+        let (threads, stack_source) = threads_of(py, threads)?;
         let style = style.map(pythonize::depythonize).transpose().map_err(bad)?;
         let command = parsed
             .command
@@ -125,10 +127,25 @@ impl Request {
         Ok(Request {
             fields: Mutex::new(Some(Command {
                 threads,
+                stack_source,
                 style,
                 ..command
             })),
         })
+    }
+}
+
+/// The threads of a request: unwound by the core (`unwind_threads`), or the debugger's
+/// (a list of dicts, each frame as the debugger walked it).
+fn threads_of(
+    py: Python<'_>,
+    threads: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<inspect::ThreadInput>, Option<StackSource>)> {
+    match threads.cast::<unwinding::UnwoundThreads>() {
+        Ok(unwound) => Ok((unwound.get().threads(), Some(StackSource::Core))),
+        Err(_) => pythonize::depythonize(threads)
+            .map(|threads| (threads, Some(StackSource::Debugger)))
+            .map_err(|error| bad_request(py, error)),
     }
 }
 
@@ -772,6 +789,8 @@ fn build_id(path: PathBuf) -> Option<String> {
 struct RegisterNames {
     /// The general registers, which may hold a coroutine's address at a stepping stop.
     general: Vec<&'static str>,
+    /// Every register the unwind starts from, by DWARF number (`unwind_threads`).
+    by_dwarf_number: Vec<&'static str>,
     frame_pointer: &'static str,
     thread_pointer: &'static str,
 }
@@ -780,6 +799,7 @@ struct RegisterNames {
 fn register_names() -> RegisterNames {
     RegisterNames {
         general: crate::arch::general_register_names().to_vec(),
+        by_dwarf_number: crate::arch::DWARF_REGISTER_NAMES.to_vec(),
         frame_pointer: crate::arch::FRAME_POINTER_NAME,
         thread_pointer: crate::arch::THREAD_POINTER_NAME,
     }
@@ -798,6 +818,8 @@ fn _core(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Request>()?;
     module.add_class::<ParsedCommand>()?;
     module.add_class::<Process>()?;
+    module.add_class::<unwinding::UnwoundThreads>()?;
+    module.add_function(wrap_pyfunction!(unwinding::unwind_threads, module)?)?;
     module.add("Error", module.py().get_type::<CoreError>())?;
     module.add_function(wrap_pyfunction!(start_loading, module)?)?;
     module.add_function(wrap_pyfunction!(backtrace, module)?)?;

@@ -52,6 +52,12 @@ class Run:
         return "Traceback" not in self.stdout and "Traceback" not in self.stderr
 
 
+# GDB indexes a binary's DWARF each time it loads one; like LLDB 19 below it keeps that
+# index between sessions in this cache, as a user's `set index-cache enabled on` does (a
+# session to a checkpoint and `async bt all` on tokio-app: 0.64 -> 0.52 CPU-seconds).
+GDB_INDEX_CACHE = os.path.join(REPO, "target", "gdb-index-cache")
+
+
 class Gdb:
     name = "gdb"
     executable = "gdb"
@@ -63,7 +69,8 @@ class Gdb:
         return "break %s" % function
 
     def run_steps(self, steps, program=None, args=(), pid=None, core=None, env=None, timeout=180, cwd=None, core_dumps=False):
-        argv = [self.executable, "-nx", "-batch", "-ex", "set pagination off", "-ex", "set confirm off"]
+        argv = [self.executable, "-nx", "-batch", "-iex", "set index-cache directory %s" % GDB_INDEX_CACHE]
+        argv += ["-iex", "set index-cache enabled on", "-ex", "set pagination off", "-ex", "set confirm off"]
         argv += ["-ex", "set auto-load python-scripts off", "-ex", "source %s" % GDB_SCRIPT]
         for step in steps:
             argv += ["-ex", step]

@@ -1,7 +1,8 @@
 //! The threads of a stop unwound by the core from the registers the debugger gives
 //! (`unwind_threads`), as the `tokio-async` executable unwinds them: GDB's own walk of the
-//! stacks expands the symbol tables of every function on them, half a second of each
-//! `async bt all` on a small program, and the core's DWARF index already names each pc.
+//! stacks expands the symbol table of every function on them (0.55 of the 1.46
+//! CPU-seconds `async bt all` took on a core of tokio-app), and the core's DWARF index
+//! already names each pc.
 //! Where the core cannot open the program's files itself (a remote target, a minidump),
 //! the glue sends the debugger's frames instead.
 

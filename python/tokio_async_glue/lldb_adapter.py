@@ -187,11 +187,7 @@ class LldbAdapter(DebuggerAdapter):
         return [ThreadInfo(tid, name, fs_base, self._frames(thread, block_on_frames)) for thread, tid, name, fs_base in self._each_thread()]
 
     def thread_registers(self):
-        names = commands.register_names().by_dwarf_number
-        return [
-            ThreadRegisters(tid, name, fs_base, [_register(thread.GetFrameAtIndex(0), register) for register in names])
-            for thread, tid, name, fs_base in self._each_thread()
-        ]
+        return [ThreadRegisters(tid, name, fs_base, _newest_registers(thread)) for thread, tid, name, fs_base in self._each_thread()]
 
     def _each_thread(self):
         """(thread, tid, name, thread pointer) of every thread."""
@@ -288,6 +284,12 @@ class LldbAdapter(DebuggerAdapter):
             info.locals[local] = bytes(raw)
         else:
             info.local_errors[local] = "`%s` is optimized out in this build" % local
+
+
+def _newest_registers(thread):
+    """`thread`'s registers where it stopped, by DWARF number."""
+    frame = thread.GetFrameAtIndex(0)
+    return [_register(frame, name) for name in commands.register_names().by_dwarf_number]
 
 
 def _register(frame, name):

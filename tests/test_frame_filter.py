@@ -71,6 +71,12 @@ def run_at_checkpoint(tmp_path, steps, profile="dev", flavor="multi_thread"):
     return run.sections(), json.loads(manifest.read_text())
 
 
+FULL_BT_ABOVE_BLOCK_ON = (
+    "python import gdb.frames; gdb.execute('bt -full -hide %d' % next(level for level, frame in enumerate("
+    "gdb.frames.execute_frame_filters(gdb.newest_frame(), 0, -1)) if 'CachedParkThread::block_on' in str(frame.function())))"
+)
+
+
 def await_frame(name, function):
     line, index = MARKERS.awaits[name]
     return ("%s (await #%d)" % (function, index), SOURCE, line)
@@ -96,10 +102,11 @@ def test_bt_names_async_fns_folds_the_glue_and_shows_what_block_on_suspended(tmp
     for command in ("bt -hide", "bt", "bt -no-filters"):
         steps += capture(GDB, command)
     steps += ["thread 1"]
-    # Thirteen frames: up to the block_on frame, whose locals GDB 13 itself cannot print
-    # in the release build (an internal error on `maybe_guard`, with or without filters).
-    for command in ("bt -hide", "bt -full -hide 13"):
-        steps += capture(GDB, command)
+    # `bt full` only up to the block_on frame, whose locals GDB 13 itself cannot print in
+    # release builds (an internal error on `maybe_guard`, with or without filters: GDB
+    # aborts). How many frames come before it depends on how tokio was built, so GDB
+    # counts them: `bt N` takes the first N frames the filters give.
+    steps += capture(GDB, "bt -hide") + capture(GDB, FULL_BT_ABOVE_BLOCK_ON)
     steps += ["disable frame-filter global tokio-async"] + capture(GDB, "bt -hide")
     sections, manifest = run_at_checkpoint(tmp_path, steps, profile)
     worker, worker_elided, worker_raw, main, main_full, main_raw = (frames_of(section) for section in sections)

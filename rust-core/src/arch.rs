@@ -46,6 +46,42 @@ pub fn call_at(code: &[u8]) -> Option<(usize, CallTarget)> {
     }
 }
 
+/// The longest call instruction a return address may follow (`call [base+index*s+disp32]`).
+pub const LONGEST_CALL: usize = 7;
+/// ModRM's reg field for `call r/m64` (`ff /2`).
+const MODRM_REG_CALL: u8 = 2;
+
+/// Whether `code`, the bytes just before a return address, ends with a call: `call rel32`
+/// or `call r/m64` in any addressing form, whose length its ModRM (and SIB) byte gives.
+/// Telling a return address from other numbers on a stack that is scanned.
+pub fn ends_with_call(code: &[u8]) -> bool {
+    let from_end = |back: usize| code.len().checked_sub(back).and_then(|at| code.get(at));
+    if from_end(CALL_REL32_LEN) == Some(&CALL_REL32) {
+        return true;
+    }
+    (2..=LONGEST_CALL).any(|length| {
+        let (Some(&CALL_INDIRECT), Some(&modrm)) = (from_end(length), from_end(length - 1)) else {
+            return false;
+        };
+        let sib = from_end(length - 2).copied();
+        (modrm >> 3) & 7 == MODRM_REG_CALL && indirect_call_length(modrm, sib) == Some(length)
+    })
+}
+
+/// The length of `ff /2` with this ModRM (and the SIB byte after it, if any).
+fn indirect_call_length(modrm: u8, sib: Option<u8>) -> Option<usize> {
+    let (mode, rm) = (modrm >> 6, modrm & 7);
+    let has_sib = mode != 3 && rm == 4;
+    let displacement = match mode {
+        0 if rm == 5 => 4,
+        0 if has_sib && sib? & 7 == 5 => 4,
+        0 | 3 => 0,
+        1 => 1,
+        _ => 4,
+    };
+    Some(2 + usize::from(has_sib) + displacement)
+}
+
 /// DWARF's numbers for the frame pointer (`rbp`) and the stack pointer (`rsp`).
 pub const DWARF_FRAME_POINTER: u16 = 6;
 pub const DWARF_STACK_POINTER: u16 = 7;
@@ -173,6 +209,30 @@ pub const FIRST_TWO_ARGUMENTS: [&str; 2] = ["rdi", "rsi"];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_are_told_by_their_last_bytes() {
+        // call rel32; call rax; call r15 (REX); call [rip+d32]; call [rsp+8]; call [rax+d8];
+        // call [rbx*8+d32] (SIB, no base).
+        let calls: [&[u8]; 7] = [
+            &[0xe8, 1, 2, 3, 4],
+            &[0xff, 0xd0],
+            &[0x41, 0xff, 0xd7],
+            &[0xff, 0x15, 1, 2, 3, 4],
+            &[0xff, 0x54, 0x24, 0x08],
+            &[0xff, 0x50, 0x10],
+            &[0xff, 0x14, 0xdd, 1, 2, 3, 4],
+        ];
+        for call in calls {
+            let mut code = vec![0x90; 8];
+            code.extend_from_slice(call);
+            assert!(ends_with_call(&code), "{call:x?}");
+        }
+        // jmp rax (ff /4), a mov, and too little code.
+        for other in [&[0x90, 0xff, 0xe0][..], &[0x48, 0x89, 0xc7], &[0xd0]] {
+            assert!(!ends_with_call(other), "{other:x?}");
+        }
+    }
 
     /// The word table and the struct's field order say the same: each DWARF register read
     /// from the struct is the one its name says.

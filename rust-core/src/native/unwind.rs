@@ -3,7 +3,9 @@
 //! with gimli: what a debugger's DWARF unwinder does, with its conventions (a caller's pc
 //! is looked up one byte before its return address, registers no rule names keep their
 //! value, an undefined return address ends the stack); where no CFI covers a pc, the frame
-//! record `rbp` points at, as debuggers fall back to. Each unwind says why it ended.
+//! record `rbp` points at, as debuggers fall back to. Where a frame's CFA is its `rbp` and
+//! `rbp` is not known (a thread read without stopping it: only its pc and stack pointer
+//! are), the frame record is searched for on the stack. Each unwind says why it ended.
 
 use gimli::{
     CfaRule, EndianSlice, EvaluationResult, Expression, ParsedEhFrameHdr, Register, RegisterRule,
@@ -15,7 +17,8 @@ use std::collections::HashMap;
 use super::modules::{Module, Modules};
 use super::registers::{Registers, FRAME_POINTER, RETURN_ADDRESS, STACK_POINTER};
 use crate::arch::{
-    FRAME_RECORD_RETURN_ADDRESS, FRAME_RECORD_SAVED_FP, FRAME_RECORD_SIZE, RETURN_ADDRESS_SIZE,
+    ends_with_call, FRAME_RECORD_RETURN_ADDRESS, FRAME_RECORD_SAVED_FP, FRAME_RECORD_SIZE,
+    LONGEST_CALL, RETURN_ADDRESS_SIZE,
 };
 use crate::memory::{Memory, MemoryExt};
 
@@ -33,9 +36,22 @@ pub struct PhysicalFrame {
     /// Its pc is where the thread was, not a return address: the innermost frame, or the
     /// one a signal interrupted (the caller of a signal trampoline).
     pub interrupted: bool,
-    /// Found by the frame record of the frame inside it, whose pc no call frame
-    /// information covers (`--verbose` says which).
-    pub by_frame_record: bool,
+    /// How it was found, where not by the call frame information alone (`--verbose`
+    /// says which).
+    pub found_by: FoundBy,
+}
+
+/// How the unwinder found a frame from the frame inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// The call frame information of the frame inside, or it is the innermost.
+    CallFrameInfo,
+    /// The frame record `rbp` points at: no CFI covers the frame inside.
+    FrameRecord,
+    /// The frame inside has its CFA in `rbp`, which was not known: its frame record was
+    /// searched for on the stack (a return address just after a call, from which the
+    /// unwind goes on).
+    StackScan,
 }
 
 /// Why a thread's frames end where they do.
@@ -82,21 +98,30 @@ impl Unwound {
     /// What `--verbose` says of this unwind: the frames found by frame records, where the
     /// call frame information missed, and an end other than the outermost frame.
     pub fn notes(&self) -> Vec<String> {
-        let by_record: Vec<u64> = self
-            .frames
-            .iter()
-            .filter(|frame| frame.by_frame_record)
-            .map(|frame| frame.pc)
-            .collect();
         let mut notes = Vec::new();
-        if let [first, ..] = by_record[..] {
-            let frames = match by_record.len() {
-                1 => format!("1 frame, at {first:#x}, was"),
-                count => format!("{count} frames, the first at {first:#x}, were"),
-            };
-            notes.push(format!(
-                "{frames} found by the frame pointer: no call frame information covers the frame inside"
-            ));
+        for (found_by, why) in [
+            (
+                FoundBy::FrameRecord,
+                "found by the frame pointer: no call frame information covers the frame inside",
+            ),
+            (
+                FoundBy::StackScan,
+                "found by searching the stack for a frame record: the frame inside keeps its CFA in rbp, which was not known",
+            ),
+        ] {
+            let pcs: Vec<u64> = self
+                .frames
+                .iter()
+                .filter(|frame| frame.found_by == found_by)
+                .map(|frame| frame.pc)
+                .collect();
+            if let [first, ..] = pcs[..] {
+                let frames = match pcs.len() {
+                    1 => format!("1 frame, at {first:#x}, was"),
+                    count => format!("{count} frames, the first at {first:#x}, were"),
+                };
+                notes.push(format!("{frames} {why}"));
+            }
         }
         notes.extend(unusual_end(self.end));
         notes
@@ -167,7 +192,7 @@ impl<'m> Unwinder<'m> {
             pc,
             registers,
             interrupted: true,
-            by_frame_record: false,
+            found_by: FoundBy::CallFrameInfo,
         }];
         while frames.len() < MAX_FRAMES {
             let frame = frames.last().expect("one frame at least");
@@ -214,37 +239,85 @@ impl<'m> Unwinder<'m> {
             return frame_record_caller(self.modules, memory, frame)
                 .ok_or(UnwindEnd::NoCallFrameInfo { pc: frame.pc });
         };
-        let cfi = module.cfi.as_ref().expect("a rule comes from CFI");
-        let data = cfi.data();
-        let endian = RunTimeEndian::Little;
-        let applied = match rule.section {
-            SectionKind::EhFrame => cfi.eh_frame_sections(data).and_then(|(section, _)| {
-                let section = gimli::EhFrame::new(section, endian);
-                apply_row(
-                    &rule.row,
-                    &section,
-                    frame,
-                    memory,
-                    module,
-                    rule.signal_trampoline,
-                )
-            }),
-            SectionKind::DebugFrame => cfi.debug_frame_section(data).and_then(|section| {
-                let section = gimli::DebugFrame::new(section, endian);
-                apply_row(
-                    &rule.row,
-                    &section,
-                    frame,
-                    memory,
-                    module,
-                    rule.signal_trampoline,
-                )
-            }),
-        };
-        applied.ok_or(match rule.row.register(Register(RETURN_ADDRESS)) {
+        if let Some(caller) = apply_rule(&rule, module, frame, memory) {
+            return Ok(caller);
+        }
+        if frame_pointer_unknown(&rule, frame) {
+            if let Some(caller) = self.caller_by_scanned_record(memory, frame, module, &rule) {
+                return Ok(caller);
+            }
+        }
+        Err(match rule.row.register(Register(RETURN_ADDRESS)) {
             Some(RegisterRule::Undefined) => UnwindEnd::Outermost,
             _ => UnwindEnd::Unreadable { pc: frame.pc },
         })
+    }
+
+    /// The caller of a frame whose CFA is `rbp` plus an offset while `rbp` is not known:
+    /// the first place on the stack above its stack pointer that, taken for `rbp`, gives a
+    /// return address just after a call, into code whose own CFI covers it. Bounded by
+    /// `MAX_STACK_SCAN` bytes.
+    fn caller_by_scanned_record(
+        &mut self,
+        memory: &dyn Memory,
+        frame: &PhysicalFrame,
+        module: &Module,
+        rule: &Rule,
+    ) -> Option<PhysicalFrame> {
+        let sp = frame.registers.sp()?;
+        let mut candidate = sp;
+        let end = sp.checked_add(MAX_STACK_SCAN)?;
+        while candidate < end {
+            // The stack a page at a time: its top may be nearer than the bound.
+            let page_end = (candidate | (STACK_SCAN_CHUNK - 1))
+                .checked_add(1)?
+                .min(end);
+            let Ok(words) =
+                memory.read_bytes(candidate, usize::try_from(page_end - candidate).ok()?)
+            else {
+                return None;
+            };
+            let word = |index: usize| {
+                let bytes = words.get(index * 8..index * 8 + 8)?;
+                Some(u64::from_le_bytes(bytes.try_into().ok()?))
+            };
+            for index in 0..words.len() / 8 {
+                let at = candidate.checked_add(8 * index as u64)?;
+                // A cheap filter first: a frame record's return address (the word after
+                // its saved `rbp`; on the next page, not read yet) is in loaded code.
+                if word(index + 1).is_some_and(|next| self.modules.containing(next).is_none()) {
+                    continue;
+                }
+                let mut guess = frame.clone();
+                guess.registers.set(FRAME_POINTER, Some(at));
+                let Some(mut caller) = apply_rule(rule, module, &guess, memory) else {
+                    continue;
+                };
+                if self.is_a_call_site(memory, &caller, sp) {
+                    caller.found_by = FoundBy::StackScan;
+                    return Some(caller);
+                }
+            }
+            candidate = page_end;
+        }
+        None
+    }
+
+    /// Whether `caller` is a real frame: further out than `sp`, its pc just after a call
+    /// instruction, in code whose CFI covers it.
+    fn is_a_call_site(&mut self, memory: &dyn Memory, caller: &PhysicalFrame, sp: u64) -> bool {
+        let outward = caller
+            .registers
+            .sp()
+            .is_some_and(|caller_sp| caller_sp > sp);
+        let Some(call) = caller.pc.checked_sub(LONGEST_CALL as u64) else {
+            return false;
+        };
+        outward
+            && memory
+                .read_bytes(call, LONGEST_CALL)
+                .is_ok_and(|code| ends_with_call(&code))
+            && self.rule_for(caller.pc - 1).is_some()
     }
 
     /// The module that holds `lookup` and the row of its CFI that holds there, found once.
@@ -369,6 +442,53 @@ impl<'m> Unwinder<'m> {
     }
 }
 
+/// Whether `rule` finds the CFA from `rbp` and `frame`'s `rbp` is not known.
+fn frame_pointer_unknown(rule: &Rule, frame: &PhysicalFrame) -> bool {
+    matches!(rule.row.cfa(), CfaRule::RegisterAndOffset { register, .. } if register.0 == FRAME_POINTER)
+        && frame.registers.get(FRAME_POINTER).is_none()
+}
+
+/// How far above a frame's stack pointer its frame record is searched for.
+const MAX_STACK_SCAN: u64 = 64 << 10;
+/// The stack is read this many bytes at a time (a page) while it is searched.
+const STACK_SCAN_CHUNK: u64 = 4096;
+
+/// The caller's registers by `rule`, the row that holds at `frame`'s pc in `module`.
+fn apply_rule(
+    rule: &Rule,
+    module: &Module,
+    frame: &PhysicalFrame,
+    memory: &dyn Memory,
+) -> Option<PhysicalFrame> {
+    let cfi = module.cfi.as_ref().expect("a rule comes from CFI");
+    let data = cfi.data();
+    let endian = RunTimeEndian::Little;
+    match rule.section {
+        SectionKind::EhFrame => cfi.eh_frame_sections(data).and_then(|(section, _)| {
+            let section = gimli::EhFrame::new(section, endian);
+            apply_row(
+                &rule.row,
+                &section,
+                frame,
+                memory,
+                module,
+                rule.signal_trampoline,
+            )
+        }),
+        SectionKind::DebugFrame => cfi.debug_frame_section(data).and_then(|section| {
+            let section = gimli::DebugFrame::new(section, endian);
+            apply_row(
+                &rule.row,
+                &section,
+                frame,
+                memory,
+                module,
+                rule.signal_trampoline,
+            )
+        }),
+    }
+}
+
 /// The FDEs of a section as address ranges, sorted by start (at most `MAX_FDES` read).
 fn fde_ranges<'d, S>(section: &S, bases: &gimli::BaseAddresses) -> Vec<FdeRange>
 where
@@ -427,7 +547,7 @@ fn frame_record_caller(
         pc: return_address,
         registers: caller,
         interrupted: false,
-        by_frame_record: true,
+        found_by: FoundBy::FrameRecord,
     })
 }
 
@@ -508,7 +628,7 @@ fn apply_row<'d, S: UnwindSection<EndianSlice<'d, RunTimeEndian>>>(
         pc,
         registers: caller,
         interrupted: signal_trampoline,
-        by_frame_record: false,
+        found_by: FoundBy::CallFrameInfo,
     })
 }
 
@@ -584,7 +704,9 @@ mod tests {
     /// Two functions as a compiler describes them:
     /// - `leaf` at 0x1000..0x1040, no frame of its own: CFA = rsp + 8, return address at CFA - 8;
     /// - `caller` at 0x2000..0x2100, which pushed rbp (CFA = rsp + 16, rbp at CFA - 16) and
-    ///   marks itself outermost from 0x2080 on (its return address undefined there).
+    ///   marks itself outermost from 0x2080 on (its return address undefined there);
+    /// - `framed` at 0x4000..0x4100, built with frame pointers: its CFA is rbp + 16 once
+    ///   it has pushed rbp and moved rsp into it.
     fn frame_table() -> FrameTable {
         let encoding = Encoding {
             format: Format::Dwarf32,
@@ -605,6 +727,11 @@ mod tests {
         caller.add_instruction(1, CallFrameInstruction::Offset(RBP, -16));
         caller.add_instruction(0x80, CallFrameInstruction::Undefined(RA));
         table.add_fde(cie, caller);
+        let mut framed = FrameDescriptionEntry::new(Address::Constant(0x4000), 0x100);
+        framed.add_instruction(1, CallFrameInstruction::CfaOffset(16));
+        framed.add_instruction(1, CallFrameInstruction::Offset(RBP, -16));
+        framed.add_instruction(4, CallFrameInstruction::CfaRegister(RBP));
+        table.add_fde(cie, framed);
         table
     }
 
@@ -745,7 +872,7 @@ mod tests {
         let by_record: Vec<bool> = unwound
             .frames
             .iter()
-            .map(|frame| frame.by_frame_record)
+            .map(|frame| frame.found_by == FoundBy::FrameRecord)
             .collect();
         assert_eq!(by_record, vec![false, true, false]);
         assert_eq!(
@@ -773,6 +900,69 @@ mod tests {
             unwound.end,
             UnwindEnd::NoCallFrameInfo { pc: BIAS + 0x3000 }
         );
+    }
+
+    #[test]
+    fn a_frame_pointer_not_known_is_found_by_its_frame_record_on_the_stack() {
+        // A thread read without stopping it: its pc in `leaf` and its stack pointer, no
+        // rbp. leaf returns into `framed` (CFA = rbp + 16), whose record is at 0x7040: the
+        // caller's rbp, then a return address into `caller` just after a call. Below it, a
+        // word that points into code too, but not after a call.
+        let mut stack = vec![0u8; 0x1000];
+        for (at, word) in [
+            (0x000, BIAS + 0x4020),
+            (0x010, 0x1111),
+            (0x018, BIAS + 0x2030),
+            (0x040, 0x7777),
+            (0x048, BIAS + 0x2010),
+            (0x050, 0x8888),
+            (0x058, BIAS + 0x2090),
+        ] {
+            stack[at..at + 8].copy_from_slice(&u64::to_le_bytes(word));
+        }
+        let mut memory = SparseMemory::default();
+        memory.put(0x7000, &stack);
+        memory.put(BIAS + 0x2010 - 7, &[0x90, 0x90, 0xe8, 1, 2, 3, 4]);
+        memory.put(BIAS + 0x2030 - 7, &[0x90; 7]);
+        let mut start = Registers::default();
+        start.set(RETURN_ADDRESS, Some(BIAS + 0x1010));
+        start.set(STACK_POINTER, Some(0x7000));
+        let unwound = unwind(&program(), &memory, start);
+        let pcs: Vec<u64> = unwound.frames.iter().map(|frame| frame.pc - BIAS).collect();
+        assert_eq!(pcs, vec![0x1010, 0x4020, 0x2010, 0x2090]);
+        let found_by: Vec<FoundBy> = unwound.frames.iter().map(|frame| frame.found_by).collect();
+        assert_eq!(
+            found_by,
+            [
+                FoundBy::CallFrameInfo,
+                FoundBy::CallFrameInfo,
+                FoundBy::StackScan,
+                FoundBy::CallFrameInfo
+            ]
+        );
+        assert_eq!(unwound.frames[2].registers.sp(), Some(0x7050));
+        assert_eq!(unwound.frames[2].registers.fp(), Some(0x7777));
+        assert_eq!(unwound.end, UnwindEnd::Outermost);
+        assert_eq!(
+            unwound.notes(),
+            vec![format!(
+                "1 frame, at {:#x}, was found by searching the stack for a frame record: the frame inside keeps its CFA in rbp, which was not known",
+                BIAS + 0x2010
+            )]
+        );
+        // Without the call before the return address, no record is taken: the stack ends
+        // where rbp was needed.
+        memory.put(BIAS + 0x2010 - 7, &[0x90; 7]);
+        let unwound = unwind(&program(), &memory, start);
+        assert_eq!(unwound.frames.len(), 2);
+        assert_eq!(unwound.end, UnwindEnd::Unreadable { pc: BIAS + 0x4020 });
+        // A stopped thread's rbp is taken as it is: no search.
+        let mut stopped = start;
+        stopped.set(FRAME_POINTER, Some(0x7010));
+        let unwound = unwind(&program(), &memory, stopped);
+        assert_eq!(unwound.frames[1].registers.fp(), Some(0x7010));
+        assert_eq!(unwound.frames[2].pc, BIAS + 0x2030);
+        assert_eq!(unwound.frames[2].found_by, FoundBy::CallFrameInfo);
     }
 
     #[test]

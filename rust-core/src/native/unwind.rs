@@ -277,15 +277,18 @@ impl<'m> Unwinder<'m> {
             else {
                 return None;
             };
-            let word = |index: usize| {
-                let bytes = words.get(index * 8..index * 8 + 8)?;
+            let word_at = |offset: u64| {
+                let start = usize::try_from(offset).ok()?;
+                let bytes = words.get(start..start.checked_add(WORD)?)?;
                 Some(u64::from_le_bytes(bytes.try_into().ok()?))
             };
-            for index in 0..words.len() / 8 {
-                let at = candidate.checked_add(8 * index as u64)?;
-                // A cheap filter first: a frame record's return address (the word after
-                // its saved `rbp`; on the next page, not read yet) is in loaded code.
-                if word(index + 1).is_some_and(|next| self.modules.containing(next).is_none()) {
+            for offset in (0..words.len() as u64).step_by(WORD) {
+                let at = candidate.checked_add(offset)?;
+                // A cheap filter first: a frame record's return address (on the next page,
+                // not read yet) is in loaded code.
+                let return_address = word_at(offset.checked_add(FRAME_RECORD_RETURN_ADDRESS)?);
+                if return_address.is_some_and(|address| self.modules.containing(address).is_none())
+                {
                     continue;
                 }
                 let mut guess = frame.clone();
@@ -452,6 +455,8 @@ fn frame_pointer_unknown(rule: &Rule, frame: &PhysicalFrame) -> bool {
 const MAX_STACK_SCAN: u64 = 64 << 10;
 /// The stack is read this many bytes at a time (a page) while it is searched.
 const STACK_SCAN_CHUNK: u64 = 4096;
+/// A frame record is searched for at each word of the stack.
+const WORD: usize = RETURN_ADDRESS_SIZE as usize;
 
 /// The caller's registers by `rule`, the row that holds at `frame`'s pc in `module`.
 fn apply_rule(

@@ -52,13 +52,26 @@ pub struct TaskRef {
     pub address: u64,
 }
 
-/// One decode's walk down a tree: what it has seen (to stop at cycles), and the path that
-/// led to the node being decoded (the task, each frame above with its await point).
+/// One decode's walk down a tree: what it has decoded (a future reached again is shown
+/// once), the futures above the one being decoded (a future among them is a cycle), and
+/// the path that led to it (the task, each frame above with its await point).
 #[derive(Default)]
 struct Walk {
     seen: FxHashSet<(u64, DieRef)>,
+    ancestors: Vec<(u64, DieRef)>,
     task: Option<TaskRef>,
     trail: Vec<(Arc<str>, Option<u32>)>,
+}
+
+/// Why a future is not decoded where it is reached.
+enum Refusal {
+    /// Said as the node's error.
+    Error(String),
+    /// The budget ran out and says nothing more.
+    Quiet,
+    /// Decoded already where another path reached it (a `Shared` future, one `Arc`'d
+    /// future two parents poll): not an error, and not shown twice.
+    Shared,
 }
 
 /// The state a library future is shown in when its fields could hold a future but hold none.
@@ -152,6 +165,7 @@ impl<'a> FutureDecoder<'a> {
     fn decode_walking(&self, ty: DieRef, address: u64, task: Option<TaskRef>) -> FutureNode {
         let mut walk = self.spare_walk.take();
         walk.seen.clear();
+        walk.ancestors.clear();
         walk.trail.clear();
         walk.task = task;
         let mut node = self.decode_at(ty, address, 0, &mut walk);
@@ -179,12 +193,30 @@ impl<'a> FutureDecoder<'a> {
         };
         let head = self.plans.head(self.target().debug, &info);
         let mut node = node_of(&head, address);
-        if let Some(refusal) = self.refusal(&info, ty, address, depth, walk) {
-            if !refusal.is_empty() {
-                node.set_error(refusal);
+        match self.refusal(&info, ty, address, depth, walk) {
+            Some(Refusal::Error(error)) => node.set_error(error),
+            Some(Refusal::Shared) => node.set_shared(true),
+            Some(Refusal::Quiet) => {}
+            None => {
+                walk.ancestors.push((address, ty));
+                node = self.decode_fresh(node, &head, info, depth, walk);
+                walk.ancestors.pop();
             }
-            return node;
         }
+        node
+    }
+
+    /// `node`, the future of type `info` first reached here, decoded (or what it sees
+    /// through to).
+    fn decode_fresh(
+        &self,
+        mut node: FutureNode,
+        head: &NodeHead,
+        info: Arc<TypeInfo>,
+        depth: usize,
+        walk: &mut Walk,
+    ) -> FutureNode {
+        let address = node.address;
         let value = self.target().value_of_type(info.clone(), address);
         if let Some(decode) = head.decoder {
             let searches_before = self.target().field_searches.get();
@@ -212,8 +244,9 @@ impl<'a> FutureDecoder<'a> {
         node
     }
 
-    /// Why a future is not decoded further: the budget ran out (said only when it says
-    /// why), the chain is too deep, or it leads back to itself; `None` to decode it.
+    /// Why a future is not decoded here: the budget ran out (said only when it says why),
+    /// the chain is too deep, it leads back to itself, or it was decoded where another
+    /// path reached it; `None` to decode it.
     fn refusal(
         &self,
         info: &TypeInfo,
@@ -221,26 +254,29 @@ impl<'a> FutureDecoder<'a> {
         address: u64,
         depth: usize,
         walk: &mut Walk,
-    ) -> Option<String> {
+    ) -> Option<Refusal> {
         if let Some(budget) = self.target().budget {
             if !budget.spend_node() {
-                let why = budget
-                    .stopped()
-                    .map(|stop| format!("not decoded: {}", stop.message()));
-                return Some(why.unwrap_or_default());
+                return Some(match budget.stopped() {
+                    Some(stop) => Refusal::Error(format!("not decoded: {}", stop.message())),
+                    None => Refusal::Quiet,
+                });
             }
         }
         if depth >= MAX_AWAIT_DEPTH {
-            return Some(format!(
+            return Some(Refusal::Error(format!(
                 "await chain deeper than {MAX_AWAIT_DEPTH}; stopped"
-            ));
+            )));
         }
         // A future of no size holds nothing, so cannot lead back to itself; many of them
         // (the members of a set) share one address.
         if info.size != Some(0) && !walk.seen.insert((address, ty)) {
-            return Some(format!(
-                "cycle: this future was already seen at {address:#x}"
-            ));
+            if walk.ancestors.contains(&(address, ty)) {
+                return Some(Refusal::Error(format!(
+                    "cycle: this future awaits itself, at {address:#x}"
+                )));
+            }
+            return Some(Refusal::Shared);
         }
         None
     }

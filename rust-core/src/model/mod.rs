@@ -1004,7 +1004,7 @@ pub struct FutureNode {
     /// One line saying what the node waits for, as the text output shows it: shared, as
     /// the details are (a million sleeps have a few to the tenth of a second).
     pub summary: Option<Arc<str>>,
-    /// `boxed`, `held`, `running`, `field_search`, a bit each.
+    /// `boxed`, `held`, `running`, `field_search`, `shared`, a bit each.
     flags: NodeFlags,
     /// What few nodes have (see `Extra`); none for most. Shared, as details are: the
     /// branches of a million `select!`s are a few lists.
@@ -1020,6 +1020,7 @@ impl NodeFlags {
     const HELD: u8 = 2;
     const RUNNING: u8 = 4;
     const FIELD_SEARCH: u8 = 8;
+    const SHARED: u8 = 16;
 
     fn has(self, flag: u8) -> bool {
         self.0 & flag != 0
@@ -1188,6 +1189,9 @@ impl FutureNode {
         if self.held() {
             out.entry("held", &true)?;
         }
+        if self.shared() {
+            out.entry("shared", &true)?;
+        }
         if !self.locals().is_empty() {
             out.entry("locals", self.locals())?;
         }
@@ -1288,6 +1292,16 @@ impl FutureNode {
 
     pub fn set_held(&mut self, held: bool) {
         self.flags.set(NodeFlags::HELD, held);
+    }
+
+    /// Reached again by another path in the same tree (a `Shared` future, one future two
+    /// parents poll): shown where it was first reached, and not decoded again here.
+    pub fn shared(&self) -> bool {
+        self.flags.has(NodeFlags::SHARED)
+    }
+
+    pub fn set_shared(&mut self, shared: bool) {
+        self.flags.set(NodeFlags::SHARED, shared);
     }
 
     /// True for the coroutine a worker is executing right now: its location is where it
@@ -1682,6 +1696,7 @@ mod tests {
         node.summary = Some("waits".into());
         node.set_boxed(true);
         node.set_held(true);
+        node.set_shared(true);
         node.set_running(true);
         node.set_field_search(true);
         // Set out of the schema's order, as the decoders come to them.
@@ -1712,6 +1727,7 @@ mod tests {
             "branch",
             "via",
             "held",
+            "shared",
             "locals",
             "running",
             "field_search",

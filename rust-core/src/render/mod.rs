@@ -485,7 +485,12 @@ fn node_line(node: &FutureNode, frame: usize, indent: &str, options: &TextOption
         None => node.type_name().to_string(),
     };
     let boxed = if node.boxed() { " [boxed]" } else { "" };
-    let head = format!("{indent}#{frame} {body}{boxed}");
+    let shared = if node.shared() {
+        " [shared: shown where first reached]"
+    } else {
+        ""
+    };
+    let head = format!("{indent}#{frame} {body}{boxed}{shared}");
     // Where a coroutine stands; a recognised async fn (Mutex::lock) says what it waits for
     // instead, and its inner await line is tokio's, not the user's.
     let mut tail = String::new();

@@ -490,3 +490,66 @@ fn a_search_root_names_what_it_finds_and_what_stopped_it_from_its_own_path() {
         "{message}"
     );
 }
+
+#[test]
+fn a_future_two_parents_reach_is_decoded_once_and_marked_shared_not_a_cycle() {
+    let mut program = Program::new();
+    let ready = ready(&mut program);
+    let boxed = program.boxed(READY, ready);
+    program.structure(LISTENER, 16, &[("first", 0, boxed), ("second", 8, boxed)]);
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    // Both boxes lead to one Ready at 0x2000 (as clones of a `Shared` lead to its future).
+    memory.write_u64(0x1000, 0x2000);
+    memory.write_u64(0x1008, 0x2000);
+    memory.zero(0x2000, 8);
+    let node = decode(&debug, &memory, 0x1000);
+    assert_eq!(
+        found(&node),
+        paths(&[("first", 0x2000), ("second", 0x2000)])
+    );
+    let flags: Vec<(bool, Option<&str>)> = node
+        .children
+        .iter()
+        .map(|child| (child.shared(), child.error()))
+        .collect();
+    assert_eq!(flags, [(false, None), (true, None)]);
+    assert_eq!(node.error(), None);
+}
+
+#[test]
+fn a_future_that_leads_back_to_itself_is_a_cycle() {
+    let mut program = Program::new();
+    let usize = program.usize();
+    let array = program.array(usize, 4);
+    let vtable = program.pointer("&[usize; 4]", array);
+    let dyn_name = "(dyn core::future::future::Future<Output=()> + core::marker::Send)";
+    let dyn_future = program.structure(dyn_name, 0, &[]);
+    let data = program.pointer(&format!("*mut {dyn_name}"), dyn_future);
+    let boxed_name = format!("alloc::boxed::Box<{dyn_name}, alloc::alloc::Global>");
+    let boxed = program.structure(
+        &boxed_name,
+        16,
+        &[("pointer", 0, data), ("vtable", 8, vtable)],
+    );
+    let pinned = program.pin(&boxed_name, boxed, 16);
+    let listener = program.structure(LISTENER, 16, &[("inner", 0, pinned)]);
+    program.vtable(
+        LISTENER,
+        listener,
+        "core::future::future::Future",
+        0x50_0000,
+    );
+    let debug = program.load();
+    let mut memory = TestMemory::default();
+    // The listener's boxed future is the listener itself.
+    memory.write_u64(0x1000, 0x1000);
+    memory.write_u64(0x1008, 0x50_0000);
+    let node = decode(&debug, &memory, 0x1000);
+    let [child] = &node.children[..] else {
+        panic!("one child: {node:?}")
+    };
+    assert_eq!((child.address, child.type_name()), (0x1000, LISTENER));
+    assert!(!child.shared());
+    assert!(error_of(child).contains("cycle: this future awaits itself, at 0x1000"));
+}

@@ -8,10 +8,7 @@
 //! `poll`/`poll_next` code for). Whether a type can hold a future at all is decided once
 //! per type from the DWARF type graph (`type_graph`), so buffers and maps of plain data are
 //! never walked. A shared value is searched once however many pointers reach it, and
-//! tokio's own shared state (a channel's, the runtime's) is left to the decoders. A
-//! collection in shared state (an `Arc`'s or `Rc`'s, or a shared slice) is not searched:
-//! futures kept there (a resolver's requests in flight, a registry of handles) are polled
-//! by whoever awaits each, and every task holding the state would list them all. Every
+//! tokio's own shared state (a channel's, the runtime's) is left to the decoders. Every
 //! walk is bounded: the values looked at, the nesting, the elements of each collection.
 
 use std::sync::Arc;
@@ -237,8 +234,7 @@ impl<'a> FutureDecoder<'a> {
     }
 
     /// The values a collection, a `Box` or an `Arc` holds, each named by its position or
-    /// key; a shared value only the first time it is met; a collection in shared state
-    /// not at all (the module's doc says why).
+    /// key; a shared value only the first time it is met.
     fn search_container(
         &self,
         container: &Container,
@@ -247,18 +243,12 @@ impl<'a> FutureDecoder<'a> {
         depth: usize,
         search: &mut Search<'a>,
     ) -> Result<()> {
-        let collection = !matches!(container.naming(), Naming::Itself);
-        if collection && (container.is_shared() || search.within_shared > 0) {
-            return Ok(());
-        }
         let contents = container.contents(value, MAX_ELEMENTS)?;
         if let Some(shared) = contents.shared_at {
             if !search.shared_seen.insert(shared) {
                 return Ok(());
             }
         }
-        let shared = contents.shared_at.is_some();
-        search.within_shared += u32::from(shared);
         let held = contents.held.len();
         if (held as u64) < contents.len {
             search.note(
@@ -286,7 +276,6 @@ impl<'a> FutureDecoder<'a> {
             };
             self.visit(held.value, &via, depth + 1, search);
         }
-        search.within_shared -= u32::from(shared);
         Ok(())
     }
 
@@ -348,8 +337,6 @@ struct Search<'a> {
     visited: usize,
     /// The shared values (`Arc`s' and `Rc`s' allocations) already searched.
     shared_seen: FxHashSet<u64>,
-    /// How many shared values the value being searched is inside.
-    within_shared: u32,
     incomplete: Option<Error>,
 }
 

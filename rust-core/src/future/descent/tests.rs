@@ -553,27 +553,3 @@ fn a_future_that_leads_back_to_itself_is_a_cycle() {
     assert!(!child.shared());
     assert!(error_of(child).contains("cycle: this future awaits itself, at 0x1000"));
 }
-
-#[test]
-fn futures_in_a_collection_of_shared_state_are_left_to_whoever_awaits_them() {
-    // `Pool{requests: Vec<Ready>}` behind an Arc (a resolver's requests in flight), beside
-    // the one request the listener itself awaits, in a Box.
-    let mut program = Program::new();
-    let ready = ready(&mut program);
-    let requests = program.vec(READY, ready);
-    let pool = program.structure("app::Pool", 24, &[("requests", 0, requests)]);
-    let arc = program.arc("app::Pool", pool, 24);
-    let boxed = program.boxed(READY, ready);
-    program.structure(LISTENER, 16, &[("pool", 0, arc), ("mine", 8, boxed)]);
-    let debug = program.load();
-    let mut memory = TestMemory::default();
-    memory.write_u64(0x1000, 0x2000);
-    memory.write_u64(0x1008, 0x3000);
-    memory.zero(0x2000, 16);
-    write_vec(&mut memory, 0x2010, 2, 0x4000, 2);
-    memory.zero(0x3000, 8);
-    memory.zero(0x4000, 16);
-    let node = decode(&debug, &memory, 0x1000);
-    assert_eq!(node.error(), None);
-    assert_eq!(found(&node), paths(&[("mine", 0x3000)]));
-}

@@ -899,6 +899,22 @@ impl Program {
     }
 
     /// `Box<T>`, a thin pointer.
+    /// `Box<dyn_name>`, 16 bytes: the data pointer, then the vtable (a `&[usize; 4]`), of
+    /// the trait object type `dyn_name` (`(dyn core::future::future::Future<Output=()> +
+    /// core::marker::Send)`); `vtable` makes each concrete type's vtable.
+    pub fn boxed_dyn(&mut self, dyn_name: &str) -> Ty {
+        let usize = self.usize();
+        let array = self.array(usize, 4);
+        let vtable = self.pointer("&[usize; 4]", array);
+        let dyn_type = self.structure(dyn_name, 0, &[]);
+        let data = self.pointer(&format!("*mut {dyn_name}"), dyn_type);
+        self.structure(
+            &format!("alloc::boxed::Box<{dyn_name}, alloc::alloc::Global>"),
+            16,
+            &[("pointer", 0, data), ("vtable", 8, vtable)],
+        )
+    }
+
     pub fn boxed(&mut self, target_name: &str, target: Ty) -> Ty {
         let name = format!("alloc::boxed::Box<{target_name}, alloc::alloc::Global>");
         self.memo(&name.clone(), |p| p.pointer(&name, target))

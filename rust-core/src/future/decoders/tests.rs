@@ -3805,17 +3805,9 @@ fn a_signal_is_named_by_the_registry_slot_that_shares_its_channel() {
     let env = "tokio::signal::make_future::{async_fn_env#0}";
     let env_ty = async_method(&mut program, env, 24, 16, &[("rx", 0, receiver)]);
     program.vtable(env, env_ty, "core::future::future::Future", 0x50_0000);
-    let array = program.array(usize, 4);
-    let vtable = program.pointer("&[usize; 4]", array);
     let dyn_name = "(dyn core::future::future::Future<Output=tokio::sync::watch::Receiver<()>> + core::marker::Send)";
-    let dyn_future = program.structure(dyn_name, 0, &[]);
-    let data = program.pointer(&format!("*mut {dyn_name}"), dyn_future);
     let boxed_name = format!("alloc::boxed::Box<{dyn_name}, alloc::alloc::Global>");
-    let boxed = program.structure(
-        &boxed_name,
-        16,
-        &[("pointer", 0, data), ("vtable", 8, vtable)],
-    );
+    let boxed = program.boxed_dyn(dyn_name);
     let pinned = program.pin(&boxed_name, boxed, 16);
     let reusable = program.structure(
         "tokio::signal::reusable_box::ReusableBoxFuture<tokio::sync::watch::Receiver<()>>",

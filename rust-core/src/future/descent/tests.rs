@@ -100,18 +100,9 @@ fn a_vec_of_boxed_futures_shows_each_by_its_concrete_type() {
     let u64 = program.u64();
     let job = program.structure("app::Job", 8, &[("n", 0, u64)]);
     program.vtable("app::Job", job, "core::future::future::Future", 0x50_0000);
-    let usize = program.usize();
-    let array = program.array(usize, 4);
-    let vtable = program.pointer("&[usize; 4]", array);
     let dyn_name = "(dyn core::future::future::Future<Output=()> + core::marker::Send)";
-    let dyn_future = program.structure(dyn_name, 0, &[]);
-    let data = program.pointer(&format!("*mut {dyn_name}"), dyn_future);
     let boxed_name = format!("alloc::boxed::Box<{dyn_name}, alloc::alloc::Global>");
-    let boxed = program.structure(
-        &boxed_name,
-        16,
-        &[("pointer", 0, data), ("vtable", 8, vtable)],
-    );
+    let boxed = program.boxed_dyn(dyn_name);
     let pinned = program.pin(&boxed_name, boxed, 16);
     let jobs = program.vec(&format!("core::pin::Pin<{boxed_name}>"), pinned);
     program.structure(LISTENER, 24, &[("jobs", 0, jobs)]);
@@ -520,18 +511,9 @@ fn a_future_two_parents_reach_is_decoded_once_and_marked_shared_not_a_cycle() {
 #[test]
 fn a_future_that_leads_back_to_itself_is_a_cycle() {
     let mut program = Program::new();
-    let usize = program.usize();
-    let array = program.array(usize, 4);
-    let vtable = program.pointer("&[usize; 4]", array);
     let dyn_name = "(dyn core::future::future::Future<Output=()> + core::marker::Send)";
-    let dyn_future = program.structure(dyn_name, 0, &[]);
-    let data = program.pointer(&format!("*mut {dyn_name}"), dyn_future);
     let boxed_name = format!("alloc::boxed::Box<{dyn_name}, alloc::alloc::Global>");
-    let boxed = program.structure(
-        &boxed_name,
-        16,
-        &[("pointer", 0, data), ("vtable", 8, vtable)],
-    );
+    let boxed = program.boxed_dyn(dyn_name);
     let pinned = program.pin(&boxed_name, boxed, 16);
     let listener = program.structure(LISTENER, 16, &[("inner", 0, pinned)]);
     program.vtable(

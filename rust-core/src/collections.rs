@@ -81,9 +81,16 @@ pub struct Contents<'a> {
     pub held: Vec<Held<'a>>,
     /// How many values it holds: more than `held` where the limit cut them.
     pub len: u64,
-    /// Where a shared value lives (an `Arc`'s or `Rc`'s allocation), which other pointers
-    /// may reach too.
-    pub shared_at: Option<u64>,
+    /// The allocation an `Arc` or `Rc` shares, which other pointers may reach too.
+    pub shared: Option<Sharing>,
+}
+
+/// An `Arc`'s or `Rc`'s allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sharing {
+    pub at: u64,
+    /// How many `Arc`s (`Rc`s) own it now: more than one where others share it.
+    pub owners: u64,
 }
 
 impl Container {
@@ -162,7 +169,7 @@ impl Container {
             Shape::Shared { data } => {
                 let inner = value.pointee()?;
                 Contents {
-                    shared_at: Some(inner.address),
+                    shared: Some(Sharing::of(&inner)?),
                     ..Contents::of(vec![inner.field(data)?])
                 }
             }
@@ -223,8 +230,18 @@ impl<'a> Contents<'a> {
                 .into_iter()
                 .map(|value| Held { key: None, value })
                 .collect(),
-            shared_at: None,
+            shared: None,
         }
+    }
+}
+
+impl Sharing {
+    /// The sharing of an `ArcInner` (`RcInner`).
+    fn of(inner: &Value<'_>) -> Result<Sharing> {
+        Ok(Sharing {
+            at: inner.address,
+            owners: inner.field(rust::ARC_STRONG)?.read_uint()?,
+        })
     }
 }
 
@@ -278,14 +295,12 @@ fn shared_slice<'a>(value: &Value<'a>, data: &str, limit: u64) -> Result<Content
     }
     let pointer = fat.field(rust::SLICE_DATA)?;
     let inner_type = pointer.ty.target.ok_or_else(|| no_element_type(value))?;
-    let inner = value
-        .target
-        .value(inner_type, pointer.read_pointer()?)?
-        .field(data)?;
+    let allocation = value.target.value(inner_type, pointer.read_pointer()?)?;
+    let first = allocation.field(data)?;
     let len = fat.field(rust::SLICE_LENGTH)?.read_uint()?;
     Ok(Contents {
-        shared_at: Some(pointer.read_pointer()?),
-        ..sequence(value, inner.address, inner.ty.clone(), len, limit)?
+        shared: Some(Sharing::of(&allocation)?),
+        ..sequence(value, first.address, first.ty.clone(), len, limit)?
     })
 }
 
@@ -359,7 +374,7 @@ fn hash_table<'a>(table: &Value<'a>, keyed: bool, limit: u64) -> Result<Contents
     Ok(Contents {
         held,
         len: items,
-        shared_at: None,
+        shared: None,
     })
 }
 
@@ -403,7 +418,7 @@ fn btree_entries<'a>(value: &Value<'a>, set: bool, limit: u64) -> Result<Content
     Ok(Contents {
         held: walk.held,
         len,
-        shared_at: None,
+        shared: None,
     })
 }
 

@@ -1,13 +1,14 @@
 //! Futures no decoder knows, searched structurally: their fields, the active variant of
 //! enums, and what they own: a `Box` (or a `Box<dyn http_body::Body>`, through its
 //! vtable), std's collections (`Vec`, `VecDeque`, boxed and shared slices, arrays,
-//! `HashMap`/`HashSet`, `BTreeMap`/`BTreeSet`: `crate::collections`) and the value an
-//! `Arc`/`Rc` shares, down to the nearest values that are futures themselves (a coroutine,
+//! `HashMap`/`HashSet`, `BTreeMap`/`BTreeSet`: `crate::collections`) and the value of an
+//! `Arc`/`Rc` it alone owns, down to the nearest values that are futures themselves (a coroutine,
 //! a type with a decoder, among them what a hand-written future keeps and polls, a
 //! `dyn Future`/`dyn Stream`, a `Pin` of a future, or a type the binary has
 //! `poll`/`poll_next` code for). Whether a type can hold a future at all is decided once
 //! per type from the DWARF type graph (`type_graph`), so buffers and maps of plain data are
-//! never walked. A shared value is searched once however many pointers reach it, and
+//! never walked. What an `Arc` shares with other owners (a client's pool, a registry of
+//! requests in flight) is not searched: a future keeps to itself what it polls; and
 //! tokio's own shared state (a channel's, the runtime's) is left to the decoders. Every
 //! walk is bounded: the values looked at, the nesting, the elements of each collection.
 
@@ -234,7 +235,7 @@ impl<'a> FutureDecoder<'a> {
     }
 
     /// The values a collection, a `Box` or an `Arc` holds, each named by its position or
-    /// key; a shared value only the first time it is met.
+    /// key; a shared value only where this `Arc` (`Rc`) is its one owner, and once.
     fn search_container(
         &self,
         container: &Container,
@@ -244,8 +245,11 @@ impl<'a> FutureDecoder<'a> {
         search: &mut Search<'a>,
     ) -> Result<()> {
         let contents = container.contents(value, MAX_ELEMENTS)?;
-        if let Some(shared) = contents.shared_at {
-            if !search.shared_seen.insert(shared) {
+        if let Some(shared) = contents.shared {
+            // What other owners share too is not this future's to await: a client handle's
+            // pool, a registry of every request in flight (hickory's resolver keeps one
+            // behind the `Arc` each lookup holds). A future keeps what it polls to itself.
+            if shared.owners > 1 || !search.shared_seen.insert(shared.at) {
                 return Ok(());
             }
         }

@@ -90,7 +90,7 @@ pub const ARC_PREFIX: &str = "alloc::sync::Arc<";
 pub const ARC_DATA: &str = "data";
 pub const RC_PREFIX: &str = "alloc::rc::Rc<";
 /// `ArcInner<T>{strong, weak, data}`: how many `Arc`s share it, and how many `Weak`s (one
-/// more while any `Arc` is left).
+/// more while any `Arc` is left). `RcInner<T>{strong, weak, value}` names its counts alike.
 pub const ARC_INNER_PREFIX: &str = "alloc::sync::ArcInner<";
 pub const ARC_STRONG: &str = "strong";
 pub const ARC_WEAK: &str = "weak";

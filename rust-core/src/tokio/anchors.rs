@@ -167,8 +167,8 @@ impl Search<'_> {
             let contents = container.contents(value, MAX_ELEMENTS)?;
             // What others share is searched once.
             if contents
-                .shared_at
-                .is_some_and(|at| !self.shared_seen.insert(at))
+                .shared
+                .is_some_and(|shared| !self.shared_seen.insert(shared.at))
             {
                 return Ok(());
             }

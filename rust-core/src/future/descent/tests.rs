@@ -215,7 +215,7 @@ fn shared_state(program: &mut Program) -> Ty {
 }
 
 #[test]
-fn a_shared_value_is_searched_once_however_many_arcs_and_rcs_reach_it() {
+fn an_arc_or_rc_is_searched_where_it_is_the_one_owner_and_once() {
     let mut program = Program::new();
     let arc = shared_state(&mut program);
     let ready = ready(&mut program);
@@ -223,23 +223,34 @@ fn a_shared_value_is_searched_once_however_many_arcs_and_rcs_reach_it() {
     program.structure(
         LISTENER,
         24,
-        &[("state", 0, arc), ("again", 8, arc), ("local", 16, rc)],
+        &[("state", 0, arc), ("pool", 8, arc), ("local", 16, rc)],
     );
     let debug = program.load();
     let mut memory = TestMemory::default();
-    // Both Arcs share one `ArcInner` at 0x2000, whose `next` leads back to itself.
+    // `state` is the one owner of its `ArcInner` at 0x2000, whose `next` leads back to
+    // itself (a count that says otherwise is corrupt): it is searched once.
     memory.write_u64(0x1000, 0x2000);
-    memory.write_u64(0x1008, 0x2000);
-    memory.write_u64(0x1010, 0x3000);
     memory.zero(0x2000, 32);
+    memory.write_u64(0x2000, 1);
     memory.write_u64(0x2018, 0x2000);
+    // `pool` shares 0x4000 with another owner, as a client's handle does its pool's
+    // registry of requests: what it holds is not the listener's to await.
+    memory.write_u64(0x1008, 0x4000);
+    memory.zero(0x4000, 32);
+    memory.write_u64(0x4000, 2);
+    memory.write_u64(0x1010, 0x3000);
     memory.zero(0x3000, 24);
+    memory.write_u64(0x3000, 1);
     let node = decode(&debug, &memory, 0x1000);
     assert_eq!(node.error(), None);
     assert_eq!(
         found(&node),
         paths(&[("state.job", 0x2010), ("local", 0x3010)])
     );
+    // Once the Rc has a second owner, its value is no longer searched either.
+    memory.write_u64(0x3000, 2);
+    let node = decode(&debug, &memory, 0x1000);
+    assert_eq!(found(&node), paths(&[("state.job", 0x2010)]));
 }
 
 #[test]
@@ -266,6 +277,7 @@ fn tokios_own_shared_state_is_left_to_the_decoders_but_its_mutex_is_searched() {
     memory.write_u64(0x1008, 0x3000);
     memory.zero(0x2000, 24);
     memory.zero(0x3000, 32);
+    memory.write_u64(0x3000, 1);
     let node = decode(&debug, &memory, 0x1000);
     assert_eq!(node.error(), None);
     assert_eq!(found(&node), paths(&[("state.c", 0x3018)]));

@@ -255,8 +255,10 @@ impl<'m> Unwinder<'m> {
 
     /// The caller of a frame whose CFA is `rbp` plus an offset while `rbp` is not known:
     /// the first place on the stack above its stack pointer that, taken for `rbp`, gives a
-    /// return address just after a call, into code whose own CFI covers it. Bounded by
-    /// `MAX_STACK_SCAN` bytes.
+    /// return address just after a call, into code whose own CFI covers it, and from where
+    /// the unwind goes on to a call site once more. A stale record left in the frame's
+    /// locals rarely passes the second test; where none passes both, the first that passes
+    /// the first is taken. Bounded by `MAX_STACK_SCAN` bytes.
     fn caller_by_scanned_record(
         &mut self,
         memory: &dyn Memory,
@@ -265,6 +267,7 @@ impl<'m> Unwinder<'m> {
         rule: &Rule,
     ) -> Option<PhysicalFrame> {
         let sp = frame.registers.sp()?;
+        let mut first_call_site = None;
         let mut candidate = sp;
         let end = sp.checked_add(MAX_STACK_SCAN)?;
         while candidate < end {
@@ -298,12 +301,31 @@ impl<'m> Unwinder<'m> {
                 };
                 if self.is_a_call_site(memory, &caller, sp) {
                     caller.found_by = FoundBy::StackScan;
-                    return Some(caller);
+                    if self.unwinds_on(memory, &caller) {
+                        return Some(caller);
+                    }
+                    first_call_site.get_or_insert(caller);
                 }
             }
             candidate = page_end;
         }
-        None
+        first_call_site
+    }
+
+    /// Whether the unwind goes on from `frame` as from a real one: it is the outermost
+    /// frame, or its own caller is a call site further out.
+    fn unwinds_on(&mut self, memory: &dyn Memory, frame: &PhysicalFrame) -> bool {
+        let (Some(lookup), Some(sp)) = (frame.pc.checked_sub(1), frame.registers.sp()) else {
+            return false;
+        };
+        let Some((module, rule)) = self.rule_for(lookup) else {
+            return false;
+        };
+        if let Some(RegisterRule::Undefined) = rule.row.register(Register(RETURN_ADDRESS)) {
+            return true;
+        }
+        apply_rule(&rule, module, frame, memory)
+            .is_some_and(|caller| self.is_a_call_site(memory, &caller, sp))
     }
 
     /// Whether `caller` is a real frame: further out than `sp`, its pc just after a call
@@ -911,8 +933,10 @@ mod tests {
     fn a_frame_pointer_not_known_is_found_by_its_frame_record_on_the_stack() {
         // A thread read without stopping it: its pc in `leaf` and its stack pointer, no
         // rbp. leaf returns into `framed` (CFA = rbp + 16), whose record is at 0x7040: the
-        // caller's rbp, then a return address into `caller` just after a call. Below it, a
-        // word that points into code too, but not after a call.
+        // caller's rbp, then a return address into `caller` just after a call, and caller's
+        // own return address at 0x7058, after a call too. Below it, at 0x7010, a stale
+        // record: its return address follows a call, but caller's return address would be
+        // at 0x7028, where there is none.
         let mut stack = vec![0u8; 0x1000];
         for (at, word) in [
             (0x000, BIAS + 0x4020),
@@ -927,8 +951,10 @@ mod tests {
         }
         let mut memory = SparseMemory::default();
         memory.put(0x7000, &stack);
-        memory.put(BIAS + 0x2010 - 7, &[0x90, 0x90, 0xe8, 1, 2, 3, 4]);
-        memory.put(BIAS + 0x2030 - 7, &[0x90; 7]);
+        let call = [0x90, 0x90, 0xe8, 1, 2, 3, 4];
+        memory.put(BIAS + 0x2010 - 7, &call);
+        memory.put(BIAS + 0x2030 - 7, &call);
+        memory.put(BIAS + 0x2090 - 7, &call);
         let mut start = Registers::default();
         start.set(RETURN_ADDRESS, Some(BIAS + 0x1010));
         start.set(STACK_POINTER, Some(0x7000));
@@ -955,9 +981,11 @@ mod tests {
                 BIAS + 0x2010
             )]
         );
-        // Without the call before the return address, no record is taken: the stack ends
+        // Without the calls before the return addresses, no record is taken: the stack ends
         // where rbp was needed.
         memory.put(BIAS + 0x2010 - 7, &[0x90; 7]);
+        memory.put(BIAS + 0x2030 - 7, &[0x90; 7]);
+        memory.put(BIAS + 0x2090 - 7, &[0x90; 7]);
         let unwound = unwind(&program(), &memory, start);
         assert_eq!(unwound.frames.len(), 2);
         assert_eq!(unwound.end, UnwindEnd::Unreadable { pc: BIAS + 0x4020 });

@@ -119,7 +119,9 @@ test-million: setup build
 
 # `make test` runs tests/test_versions.py for the oldest tokio and one of each era of
 # layouts after it (tests/support/versions.py), with tokio's `full` features
-# (tests/test_shapes.py covers the other shapes on the newest).
+# (tests/test_shapes.py covers the other shapes on the newest). One pytest process: a
+# version's build rewrites its copy of the sources and its binaries in place, and the
+# versions share one target dir per shape.
 test-versions: setup build
 	TOKIO_VERSIONS=all TOKIO_SHAPES=all $(PYTHON) -m pytest -q tests/test_versions.py
 

@@ -2,13 +2,13 @@
 //! enums, and what they own: a `Box` (or a `Box<dyn http_body::Body>`, through its
 //! vtable), std's collections (`Vec`, `VecDeque`, boxed and shared slices, arrays,
 //! `HashMap`/`HashSet`, `BTreeMap`/`BTreeSet`: `crate::collections`) and the value of an
-//! `Arc`/`Rc` it alone owns, down to the nearest values that are futures themselves (a coroutine,
-//! a type with a decoder, among them what a hand-written future keeps and polls, a
-//! `dyn Future`/`dyn Stream`, a `Pin` of a future, or a type the binary has
+//! `Arc`/`Rc` they alone own, down to the nearest values that are futures themselves (a
+//! coroutine, a type with a decoder, among them what a hand-written future keeps and polls,
+//! a `dyn Future`/`dyn Stream`, a `Pin` of a future, or a type the binary has
 //! `poll`/`poll_next` code for). Whether a type can hold a future at all is decided once
 //! per type from the DWARF type graph (`type_graph`), so buffers and maps of plain data are
 //! never walked. What an `Arc` shares with other owners (a client's pool, a registry of
-//! requests in flight) is not searched: a future keeps to itself what it polls; and
+//! requests in flight) is not searched, since a future keeps what it polls to itself, and
 //! tokio's own shared state (a channel's, the runtime's) is left to the decoders. Every
 //! walk is bounded: the values looked at, the nesting, the elements of each collection.
 

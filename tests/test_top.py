@@ -80,7 +80,8 @@ class Top:
             self.pump(0.5)
 
     def rows(self):
-        """The table's rows, as {id: [cells]}, cut where the header's titles start."""
+        """The table's rows, as {id: {title: cell}}, cut where the header's titles start
+        (the runtime column comes and goes with what the refreshes saw)."""
         lines = self.lines()
         at = next((index for index, line in enumerate(lines) if line.startswith("ID")), None)
         if at is None:
@@ -89,12 +90,14 @@ class Top:
         header = lines[at]
         # Titles are one or two words; columns are at least two blanks apart.
         starts = [match.start() for match in re.finditer(r"(?:^|(?<=  ))\S", header)]
+        bounds = list(zip(starts, starts[1:] + [len(header)]))
+        titles = [header[start:end].strip().rstrip("▲▼") for start, end in bounds]
         table = {}
         for line in lines[at + 1:-1]:
             if not line.strip():
                 break
             cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [len(line)])]
-            table[cells[0]] = cells[1:]
+            table[cells[0]] = dict(zip(titles[1:], cells[1:]))
         return table
 
     def quit_with(self, keys=None, sent=None):
@@ -106,6 +109,10 @@ class Top:
         self.child.expect(pexpect.EOF, timeout=10)
         self.child.close()
         return self.child.exitstatus
+
+
+# Where many-tasks' ticker task awaits its sleep.
+TICK_LINE = 43
 
 
 @pytest.fixture
@@ -138,9 +145,14 @@ def test_the_tasks_view_shows_each_parked_task_where_it_waits_and_on_what(parked
     assert cost, lines[2]
     # Every 0.3 s as asked, or longer where a refresh's stop would take more than 1%.
     assert float(cost.group(1)) >= 0.3 and float(cost.group(2)) <= 1.0, lines[2]
-    assert re.split(r"\s{2,}", lines[3]) == ["ID▲", "STATE", "ROOT", "WAITING AT", "WAITING ON", "STUCK", "BUSY"]
+    # The runtime column shows once a refresh found a worker running a task (the ticker).
+    runtime = ["RT"] if "  RT  " in lines[3] else []
+    assert re.split(r"\s{2,}", lines[3]) == ["ID▲", "STATE", *runtime, "ROOT", "WAITING AT", "WAITING ON", "STUCK",
+                                            "BUSY"]
     rows = top.rows()
     assert sorted(rows, key=int) == [str(id) for id in range(3, 16)]
+    if runtime:
+        assert all(re.fullmatch(r"rt0( w\d+)?", cells["RT"]) for cells in rows.values()), rows
     shapes = {
         "3": ["idle", "hold_lock", "hold_lock main.rs:99", "Sleep until +"],
         "5": ["idle", "handle_request", "query main.rs:67", "Sleep until +"],
@@ -152,10 +164,10 @@ def test_the_tasks_view_shows_each_parked_task_where_it_waits_and_on_what(parked
     }
     for id, (state, root, at, waits_on) in shapes.items():
         cells = rows[id]
-        assert cells[:3] == [state, root, at], (id, cells)
-        assert cells[3].startswith(waits_on), (id, cells)
+        assert [cells["STATE"], cells["ROOT"], cells["WAITING AT"]] == [state, root, at], (id, cells)
+        assert cells["WAITING ON"].startswith(waits_on), (id, cells)
         # Parked since before the first refresh: seen busy in none.
-        assert cells[5] == "0%", (id, cells)
+        assert cells["BUSY"] == "0%", (id, cells)
     assert top.quit_with("q") == 0
 
 
@@ -164,17 +176,20 @@ def test_stuck_grows_for_parked_tasks_and_stays_zero_for_a_task_that_moves(parke
     top = Top(fixture.pid, "--interval", "0.3")
     top.wait_for(refreshed_at_least(2), "two refreshes")
     first = top.rows()
-    top.wait_for(lambda top: top.rows()["5"][4] == "3s", "task 5 stuck for 3 s", timeout=20)
+    top.wait_for(lambda top: top.rows()["5"]["STUCK"] == "3s", "task 5 stuck for 3 s", timeout=20)
     later = top.rows()
     ticker = fixture.manifest["facts"]["task.ticker"]
     for id in ["3", "5", "7", "9"]:
-        assert int(later[id][4].rstrip("s")) > int(first[id][4].rstrip("s")), (id, first[id], later[id])
+        assert int(later[id]["STUCK"].rstrip("s")) > int(first[id]["STUCK"].rstrip("s")), (id, first[id], later[id])
     # The ticker sleeps 5 ms at a time: each refresh finds it changed.
-    assert later[ticker][4] == "0s", later[ticker]
+    assert later[ticker]["STUCK"] == "0s", later[ticker]
     top.press("/tick\r", lambda top: list(top.rows()) == [ticker], "the ticker alone")
     top.press("\r", lambda top: "Last change, seen at refresh #" in top.text(), "the ticker's last change")
-    assert re.search(r"Last change, seen at refresh #\d+: sleep \(deadline [\d.]+s\) -> sleep \(deadline [\d.]+s\)", top.text()), top.text()
-    assert re.fullmatch(r"\d+%", later[ticker][5]), later[ticker]
+    # From one sleep to the next; or, where a refresh found the ticker running its body, from
+    # or to the tree that ends at `tick` itself.
+    side = r"(?:sleep \(deadline [\d.]+s\)|many_tasks::tick at many-tasks/src/main\.rs:%d|\(nothing\))" % TICK_LINE
+    assert re.search(r"Last change, seen at refresh #\d+: %s -> %s" % (side, side), top.text()), top.text()
+    assert re.fullmatch(r"\d+%", later[ticker]["BUSY"]), later[ticker]
     assert top.quit_with("q") == 0
 
 
@@ -191,8 +206,8 @@ def test_since_a_saved_report_parked_tasks_are_stuck_from_its_time(parked, tmp_p
     top.wait_for(refreshed_at_least(1), "a refresh")
     rows = top.rows()
     for id in ["3", "5", "7", "9"]:
-        assert int(rows[id][4].rstrip("s")) >= 4, (id, rows[id])
-    assert rows[fixture.manifest["facts"]["task.ticker"]][4] == "0s"
+        assert int(rows[id]["STUCK"].rstrip("s")) >= 4, (id, rows[id])
+    assert rows[fixture.manifest["facts"]["task.ticker"]]["STUCK"] == "0s"
     assert top.quit_with("q") == 0
 
 
@@ -205,7 +220,7 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     assert "sort ID▼" in top.lines()[2]
     top.press("S", lambda top: ids(top)[0] == "3")
     top.press("ss", lambda top: "sort ROOT▲" in top.lines()[2], "sorting on the root")
-    roots = [cells[1] for cells in top.rows().values()]
+    roots = [cells["ROOT"] for cells in top.rows().values()]
     assert roots == sorted(roots)
     top.press("/query\r", lambda top: "filter query" in top.lines()[2], "the filter")
     assert sorted(ids(top), key=int) == ["5", "6", "7", "11", "12", "13"]
@@ -218,8 +233,9 @@ def test_keys_sort_filter_group_and_open_the_task_resources_and_help_views(parke
     top.press("/" + "\x7f" * 40 + "\r", lambda top: "filter" not in top.lines()[2], "the filter cleared")
     top.press("g", lambda top: "grouped" in top.lines()[2], "grouping")
     grouped = top.rows()
-    assert grouped["5×2"][:3] == ["2 idle", "handle_request", "query main.rs:67"], grouped
-    assert grouped["8×2"][1] == "recv_or_timeout", grouped
+    assert [grouped["5×2"][title] for title in ["STATE", "ROOT", "WAITING AT"]] == [
+        "2 idle", "handle_request", "query main.rs:67"], grouped
+    assert grouped["8×2"]["ROOT"] == "recv_or_timeout", grouped
     top.press("g", lambda top: "grouped" not in top.lines()[2])
     # Task 7 waits on the Mutex task 3 holds: its tree with its locals, and both neighbours.
     top.press("/--waiting-on mutex_lock\r", lambda top: ids(top)[:1] == ["7"])
@@ -268,7 +284,7 @@ def test_nonblocking_never_stops_the_program(parked):
     top.wait_for(refreshed_at_least(2), "two refreshes")
     assert re.fullmatch(r"#\d+ · not stopped \(read \d+ ms\) · every 0\.3 s, 0\.00% stopped · sort ID▲",
                         top.lines()[2]), top.lines()[2]
-    assert top.rows()["10"][3] == "JoinHandle -> task 9 (idle)"
+    assert top.rows()["10"]["WAITING ON"] == "JoinHandle -> task 9 (idle)"
     assert top.quit_with("q") == 0
     assert_runs_on(fixture, progress)
 
@@ -351,7 +367,7 @@ def test_a_core_opens_as_a_still_picture(tmp_path):
     lines = top.lines()
     assert lines[0].startswith("tokio-async top · core %s · rt0 MultiThread: 13 tasks" % core), lines[0]
     assert re.fullmatch(r"#1 · not stopped \(read \d+ ms\) · a still picture · sort ID▲", lines[2]), lines[2]
-    assert top.rows()["10"][3] == "JoinHandle -> task 9 (idle)"
+    assert top.rows()["10"]["WAITING ON"] == "JoinHandle -> task 9 (idle)"
     top.pump(1.5)
     assert top.lines()[2].startswith("#1 ")
     assert top.quit_with("q") == 0

@@ -56,6 +56,9 @@ struct Screen {
     selected: usize,
     offset: usize,
     rows: Vec<Row>,
+    /// The runtime column, once shown, stays: the table does not jump each time a
+    /// worker happens to be running a task at a refresh.
+    runtime_column: bool,
     last: Option<(Option<Duration>, Duration)>,
     interval: Duration,
     asked: Duration,
@@ -104,6 +107,7 @@ impl Screen {
             selected: 0,
             offset: 0,
             rows: Vec::new(),
+            runtime_column: false,
             last: None,
             interval: options.interval,
             asked: options.interval,
@@ -195,6 +199,9 @@ impl Screen {
                 self.interval = next_interval(self.asked, paused);
                 self.problem = None;
                 self.update_rows();
+                self.runtime_column = self.runtime_column
+                    || self.tasks.report.runtimes.len() > 1
+                    || self.rows.iter().any(|row| row.runtime.contains(' '));
             }
             Err(error) => self.problem = Some(error.message()),
         }
@@ -582,11 +589,11 @@ impl Screen {
     }
 
     /// The columns worth their room: the runtime where there are several or a worker
-    /// runs a task, the spawn location where tokio records one.
+    /// runs a task (at this refresh or an earlier one), the spawn location where tokio
+    /// records one.
     fn columns(&self) -> Vec<Column> {
         let spawned = self.rows.iter().any(|row| row.spawned_at != "-");
-        let runtimes = self.tasks.report.runtimes.len() > 1
-            || self.rows.iter().any(|row| row.runtime.contains(' '));
+        let runtimes = self.runtime_column;
         Column::ALL
             .into_iter()
             .filter(|&column| match column {
@@ -866,5 +873,79 @@ mod tests {
         }
         assert_eq!(source.asked, [false, true, true, false, false, false]);
         assert!(!screen.locals_read);
+    }
+
+    /// A live program whose refreshes give these reports in turn.
+    struct Replaying(Vec<Report>);
+
+    impl Source for Replaying {
+        fn read(&mut self, _with_locals: bool) -> Result<Refresh> {
+            Ok(Refresh {
+                report: self.0.remove(0),
+                paused: None,
+                took: Duration::ZERO,
+            })
+        }
+
+        fn name(&self) -> String {
+            "process 1".into()
+        }
+
+        fn live(&self) -> bool {
+            true
+        }
+    }
+
+    /// One task, run by worker 0 at this refresh or not.
+    fn one_task(running: bool) -> Report {
+        use crate::model::{FutureNode, NodeKind, TaskReport, TaskState, ThreadReport, ThreadRole};
+        let mut report = Report::empty(None);
+        report.tasks.push(TaskReport {
+            id: 3,
+            address: 0x7000,
+            state: TaskState::Idle,
+            root: FutureNode::new(NodeKind::Future, "app::tick", 0x9000),
+            runtime: 0x100,
+            spawned_at: None,
+            error: None,
+        });
+        report.threads.push(ThreadReport {
+            tid: 1,
+            name: None,
+            role: ThreadRole::Worker,
+            worker: Some(0),
+            current_task: running.then_some(3),
+            state: None,
+            queue: None,
+            future: None,
+            block_on_future: None,
+            blocking_function: None,
+            blocking_task: None,
+            block_on_copies: None,
+            runtime: Some(0x100),
+            local_set: None,
+            error: None,
+        });
+        report
+    }
+
+    /// The runtime column comes when a worker is seen running a task and then stays, so
+    /// the table does not jump between refreshes.
+    #[test]
+    fn the_runtime_column_once_shown_stays() {
+        let mut source = Replaying(vec![one_task(false), one_task(true), one_task(false)]);
+        let options = Options {
+            interval: Duration::from_secs(1),
+            since: None,
+            colour: false,
+        };
+        let mut screen = Screen::new(&source, options).unwrap();
+        let mut shown = Vec::new();
+        for _ in 0..3 {
+            screen.refresh(&mut source);
+            shown.push(screen.columns().contains(&Column::Runtime));
+        }
+        assert_eq!(shown, [false, true, true]);
+        assert_eq!(screen.rows[0].runtime, "0x100");
     }
 }

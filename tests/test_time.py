@@ -2,7 +2,8 @@
 new or finished between two stops 2 s apart, live and from a core against a saved report;
 `async tasks --stuck-for` keeps the stuck; `async sample` finds the stuck tasks never
 moving, writes folded stacks that add up and a flamegraph, leaves the program stopped as
-it found it, and ends on Ctrl-C with the report so far. In GDB, LLDB 19 and LLDB 14."""
+it found it, and ends on Ctrl-C with the report so far (in LLDB also where the SIGINT
+comes as its interrupt is sent). In GDB, LLDB 19 and LLDB 14."""
 
 import json
 import os
@@ -299,6 +300,43 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
         assert re.search(r"^%s samples 0.1 s apart, \d+ task-samples$" % taken.group(1), output, re.M), output
         assert "5 tasks never moved in any sample" in output, output
         assert result["alive"] and time.time() - started < 120
+    finally:
+        fixture.kill()
+
+
+# The program's SIGINT arriving just as sampling's third interrupt is sent: LLDB stops the
+# program for the SIGINT and drops its interrupt. Then a second's run, stopped by a timer.
+COLLISION_SCRIPT = r'''
+import json, os, signal, threading, time, lldb
+sent = lldb.SBProcess.SendAsyncInterrupt
+interrupts = []
+def interrupt_with_the_programs_sigint(process):
+    interrupts.append(time.time())
+    if len(interrupts) == 3:
+        os.kill(pid(), signal.SIGINT)
+    return sent(process)
+lldb.SBProcess.SendAsyncInterrupt = interrupt_with_the_programs_sigint
+output = run_command("async sample --count 8 --interval 0.1")
+began = time.time()
+run_for(1.0)
+print("@@time " + json.dumps({"output": output, "ran": time.time() - began, "alive": pid() != 0}))
+'''
+
+
+@pytest.mark.parametrize("debugger", [debuggers.Lldb(), debuggers.LLDB_14], ids=["lldb", "lldb14"])
+def test_a_sigint_as_lldbs_interrupt_is_sent_still_ends_sampling(debugger, tmp_path):
+    """Taken for a sample, the SIGINT was lost: the sampling ran its whole count."""
+    binary = build.fixture("timing-app", "dev")
+    fixture = subprocess.Popen([binary], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        while "task spawner" not in fixture.stdout.readline():
+            pass
+        result, _ = run_script(debugger, tmp_path, COLLISION_SCRIPT, pid=fixture.pid)
+        output = result["output"]
+        assert re.search(r"^sampling interrupted \(Ctrl-C\) after 2 samples$", output, re.M), output
+        assert re.search(r"^2 samples 0.1 s apart, \d+ task-samples$", output, re.M), output
+        # No stop was left over: the next run lasts until its own timer stops it.
+        assert result["alive"] and result["ran"] >= 0.95, result
     finally:
         fixture.kill()
         fixture.wait()

@@ -792,8 +792,10 @@ class LldbStepper(stepping.Stepper):
             stop = self.resume()
         finally:
             timer.cancel()
-        # LLDB stops the program with SIGSTOP for an interrupt, ours or Ctrl-C's.
-        if stop.kind == "interrupted" and fired.is_set():
+        # LLDB stops the program with SIGSTOP for an interrupt, ours or Ctrl-C's. A SIGINT
+        # the program got is the user's even when our interrupt was sent as it came: LLDB
+        # drops an interrupt that finds the program stopped.
+        if stop.kind == "interrupted" and fired.is_set() and stop.text == "SIGSTOP":
             return stepping.Stop("sampled")
         return stop
 

@@ -24,6 +24,10 @@ from .adapter import (
 class GdbAdapter(DebuggerAdapter):
     def __init__(self):
         self.inferior = gdb.selected_inferior()
+        # One adapter serves one command, which asks for the core's path several times:
+        # found once (`info target` lists every section of a big core).
+        self._core_path = None
+        self._core_path_found = False
 
     def check_process(self):
         threads = self.inferior.threads()
@@ -95,6 +99,11 @@ class GdbAdapter(DebuggerAdapter):
         return STOP_CLOCKS.clock_of((self.inferior.num, self.inferior.pid, _stops_seen))
 
     def core_file_path(self):
+        if not self._core_path_found:
+            self._core_path, self._core_path_found = self._find_core_file_path(), True
+        return self._core_path
+
+    def _find_core_file_path(self):
         corefile = getattr(self.inferior, "corefile", None)  # GDB 16 and later
         if corefile is not None:
             return corefile.filename

@@ -42,6 +42,9 @@ pub(super) struct CallCaches {
     coroutine_bodies: Vec<OnceLock<FxHashMap<String, Vec<BodyCopy>>>>,
     signatures: Mutex<FxHashMap<DieRef, Signature>>,
     poll_call_lines: Mutex<FxHashMap<(FunctionInUnit, String), Option<SourceLocation>>>,
+    /// The line of each frame's pc: the stacks of every stop (a sample, a refresh) mostly
+    /// stand where the last stop's stood, and each answer runs a unit's line program.
+    frame_lines: Mutex<FxHashMap<u64, Option<SourceLocation>>>,
 }
 
 impl CallCaches {
@@ -51,6 +54,7 @@ impl CallCaches {
             coroutine_bodies: (0..unit_count).map(|_| OnceLock::new()).collect(),
             signatures: Mutex::default(),
             poll_call_lines: Mutex::default(),
+            frame_lines: Mutex::default(),
         }
     }
 }
@@ -429,9 +433,11 @@ impl DebugInfo {
     /// The source line of the code at `address` (link-time), as a debugger shows it for a
     /// frame: the line-table row in force there, in the unit of the subprogram holding it.
     pub fn line_at(&self, address: u64) -> Option<SourceLocation> {
-        let subprogram = self.subprogram_containing(address)?;
-        let (unit, _) = self.unit_of(subprogram).ok()?;
-        self.lines_at(unit, vec![address]).ok()?.pop().flatten()
+        kept(&self.calls.frame_lines, address, || {
+            let subprogram = self.subprogram_containing(address)?;
+            let (unit, _) = self.unit_of(subprogram).ok()?;
+            self.lines_at(unit, vec![address]).ok()?.pop().flatten()
+        })
     }
 
     /// Where an inlined copy of a function (`FunctionAt::code` of an inlined frame) was

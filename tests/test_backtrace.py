@@ -5,6 +5,7 @@ function chains, await points and lines, thread roles and the running task."""
 import json
 import os
 import re
+import subprocess
 
 import pytest
 from support import build, debuggers, expect
@@ -166,6 +167,38 @@ def test_a_statically_linked_program(debugger, tmp_path):
         return
     [report] = run.json_sections()
     assert_breakpoint_report(report, manifest, "dev")
+
+
+def test_verbose_says_how_the_core_unwound_each_stack(debugger, tmp_path):
+    """`--verbose` first says what the executable's `--verbose` says of the unwinds: with
+    the program's call frame information taken out, each thread's frames left by frame
+    records; with it, one line saying every stack unwound by it to its outermost frame."""
+    built = build.dwarf5_fixture("tokio-app", "dev")
+    without_cfi = str(tmp_path / "tokio-app-without-cfi")
+    subprocess.run(["objcopy", "--remove-section", ".eh_frame", "--remove-section", ".eh_frame_hdr", built, without_cfi],
+                   check=True)
+    saved = tmp_path / "report.json"
+    for binary, work in [(without_cfi, tmp_path / "without"), (built, tmp_path / "with")]:
+        work.mkdir()
+        with RunningFixture(binary, "hang", str(work)) as fixture:
+            command = "async bt all -v --json --output %s" % saved if binary == without_cfi else "async tasks --verbose"
+            run = debugger.run_steps(capture(debugger, command), pid=fixture.pid)
+        assert run.traceback_free(), run.stdout + run.stderr
+        [output] = run.sections()
+        lines = output.splitlines()
+        if binary == without_cfi:
+            report = json.loads(saved.read_text())
+            assert_tasks(report, fixture.manifest, "hang")
+            noted = expect.frames_left_by_frame_records(output, "tokio-async: ")
+            assert sorted(noted) == sorted(thread["tid"] for thread in report["threads"]), output
+            assert all(count >= 10 for count in noted.values()), noted
+            # The notes, each naming its thread, then the one line of --output.
+            assert all(line.startswith("tokio-async: thread ") for line in lines[:-1]), output
+            assert re.fullmatch(r"wrote 7 tasks and 3 threads \(JSON, [\d.]+ MB\) to %s" % re.escape(str(saved)),
+                                lines[-1]), output
+        else:
+            assert lines[0] == "tokio-async: each stack was unwound by its call frame information to its outermost frame"
+            assert lines[1] == "tokio 1.54.1: 1 runtime (MultiThread), 7 tasks", output
 
 
 def test_without_all_only_running_tasks_are_listed(debugger, tmp_path):

@@ -153,7 +153,7 @@ def test_help_and_completion_come_from_the_cores_table():
     assert state.choices == ("idle", "scheduled", "running", "complete", "cancelled")
     assert commands.WORDS == {"backtrace": ("all", "full"), "tasks": (), "task": ("full",), "waits": (), "diff": ()}
     assert commands.complete("tasks", "--state sch", lambda: None) == ["scheduled"]
-    assert commands.complete("waits", "--", lambda: None) == ["--json", "--max-bytes", "--max-nodes", "--output"]
+    assert commands.complete("waits", "--", lambda: None) == ["--json", "--max-bytes", "--max-nodes", "--output", "--verbose"]
 
 
 def test_bad_words_are_the_cores_one_line():
@@ -190,3 +190,11 @@ def test_sample_and_stepping_words_are_read_by_the_cores_parser_too():
             parse()
         assert str(raised.value).startswith(says), str(raised.value)
     assert commands.help_text("next").endswith("\nusage: async next [--own-frame]")
+
+
+def test_verbose_says_where_the_debugger_walked_the_stacks():
+    """Where the core reads no files of the target (a remote target, a minidump), the
+    threads are the debugger's walk: `--verbose` says so in place of the core's notes."""
+    walked = [{"tid": 1, "name": "main", "fs_base": None, "frames": []}]
+    assert commands._unwind_notes(walked) == (
+        "tokio-async: the debugger walked the stacks (the core reads no files of this target here)\n")

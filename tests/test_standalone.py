@@ -265,14 +265,6 @@ def test_a_process_in_a_container_and_one_whose_file_was_deleted(tmp_path):
         assert_tasks(report, fixture.manifest, "hang")
 
 
-def frames_left_by_frame_records(stderr, prefix):
-    """Thread id -> how many of its frames `--verbose` says were found by frame records."""
-    line = re.compile(re.escape(prefix) + r"thread (\d+): (\d+) frames, the first at 0x[0-9a-f]+, were found by "
-                      r"the frame pointer: no call frame information covers the frame inside$")
-    found = (line.match(text) for text in stderr.splitlines())
-    return {int(match.group(1)): int(match.group(2)) for match in found if match}
-
-
 def test_frames_without_call_frame_information_are_left_by_their_frame_records(tmp_path):
     """A build with frame pointers whose `.eh_frame` and `.eh_frame_hdr` are taken out: each
     thread is unwound through the program's own frames by their frame records (libc's
@@ -289,7 +281,7 @@ def test_frames_without_call_frame_information_are_left_by_their_frame_records(t
         assert_tasks(report, fixture.manifest, "hang")
         [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
         assert expect.chain(main["future"]) == expect.main_future_chain()
-        noted = frames_left_by_frame_records(run.stderr, "tokio-async: ")
+        noted = expect.frames_left_by_frame_records(run.stderr, "tokio-async: ")
         assert sorted(noted) == sorted(thread["tid"] for thread in report["threads"]), run.stderr
         assert all(count >= 10 for count in noted.values()), noted
         os.kill(fixture.pid, signal.SIGABRT)
@@ -300,7 +292,7 @@ def test_frames_without_call_frame_information_are_left_by_their_frame_records(t
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert_tasks(report, fixture.manifest, "hang")
-    noted = frames_left_by_frame_records(run.stderr, "tokio-async: core %s: " % core)
+    noted = expect.frames_left_by_frame_records(run.stderr, "tokio-async: core %s: " % core)
     assert sorted(noted) == sorted(thread["tid"] for thread in report["threads"]), run.stderr
     # With its CFI, nothing is left by a frame record.
     (tmp_path / "with-cfi").mkdir()

@@ -307,11 +307,22 @@ def run(adapter: DebuggerAdapter, command: str, argument_string: str) -> str:
     binary, load_bias, threads = _stopped_program(adapter)
     core = _core()
     style = None if parsed.json or parsed.output else adapter.text_style()
+    notes = _unwind_notes(threads) if parsed.verbose else ""
     request = core.Request.of_command(parsed, threads, style)
     try:
-        return core.backtrace(binary, _process(adapter, load_bias), request)
+        return notes + core.backtrace(binary, _process(adapter, load_bias), request)
     except core.Error as error:
         raise _user_error(error) from None
+
+
+def _unwind_notes(threads) -> str:
+    """What `--verbose` says before the report: who unwound the stacks, and where the core
+    found frames other than by call frame information or a stack ended short."""
+    if not isinstance(threads, _core().UnwoundThreads):
+        notes = ["the debugger walked the stacks (the core reads no files of this target here)"]
+    else:
+        notes = threads.notes or ["each stack was unwound by its call frame information to its outermost frame"]
+    return "".join("tokio-async: %s\n" % note for note in notes)
 
 
 def backtrace(adapter: DebuggerAdapter, argument_string: str) -> str:

@@ -3,6 +3,8 @@
 A chain is the list of nodes from a future down its first children, each as
 (kind, function-or-type, state, await_point, line)."""
 
+import re
+
 from .markers import Markers
 
 RECEIVER = ("oneshot_recv", "tokio::sync::oneshot::Receiver<u32>", None, None, None)
@@ -111,3 +113,11 @@ def opaque_leaves(report):
     for root in roots(report):
         visit(root, [])
     return found
+
+
+def frames_left_by_frame_records(output, prefix):
+    """Thread id -> how many of its frames `--verbose` says were found by frame records."""
+    line = re.compile(re.escape(prefix) + r"thread (\d+): (\d+) frames, the first at 0x[0-9a-f]+, were found by "
+                      r"the frame pointer: no call frame information covers the frame inside$")
+    found = (line.match(text) for text in output.splitlines())
+    return {int(match.group(1)): int(match.group(2)) for match in found if match}

@@ -91,6 +91,13 @@ const FLAGS: &[Flag] = &[
          --stuck-for, the stop it counts from",
     ),
     flag(
+        "verbose",
+        "v",
+        None,
+        None,
+        "say first how the stacks were unwound, and where one ended short",
+    ),
+    flag(
         "max-nodes",
         "N",
         Some("N"),
@@ -292,6 +299,7 @@ pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
         let Some(value_name) = flag.value else {
             match flag.long {
                 "json" => command.json = true,
+                "verbose" => command.verbose = true,
                 _ => command.group = true,
             }
             continue;
@@ -310,6 +318,13 @@ pub fn parse(view: View, words: &[String], prefix: &str) -> Result<Command> {
     }
     if filtered {
         command.all = true;
+    }
+    if command.verbose && command.json && command.output.is_none() {
+        return Err(bad(
+            "--verbose says its lines before the report: with --json, write the report to a \
+             file (--output FILE)"
+                .into(),
+        ));
     }
     Ok(command)
 }
@@ -432,6 +447,10 @@ mod tests {
         assert_eq!((command.filter.stuck_for, command.group), (Some(2.5), true));
         let command = parse(View::Diff, &words("--since /tmp/a.json")).unwrap();
         assert_eq!(command.since, Some(PathBuf::from("/tmp/a.json")));
+        let command = parse(View::Waits, &words("-v")).unwrap();
+        assert!(command.verbose && !command.json);
+        let command = parse(View::Tasks, &words("--verbose --json -o /tmp/a.json")).unwrap();
+        assert!(command.verbose && command.json);
     }
 
     #[test]
@@ -455,6 +474,11 @@ mod tests {
                 View::Backtrace,
                 "--max-nodes 0",
                 "--max-nodes needs a positive number",
+            ),
+            (
+                View::Tasks,
+                "--json --verbose",
+                "with --json, write the report to a file (--output FILE)",
             ),
         ] {
             let error = parse(view, &words(text)).err().expect(text);

@@ -48,6 +48,10 @@ pub struct Command {
     /// JSON instead of text.
     #[serde(default)]
     pub json: bool,
+    /// Say before the report how the core unwound the stacks and where one ended short
+    /// (the executable's `--verbose` says it on its own).
+    #[serde(default)]
+    pub verbose: bool,
     /// Write the report to this file and return one line saying so.
     #[serde(default)]
     pub output: Option<PathBuf>,

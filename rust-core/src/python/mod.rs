@@ -626,6 +626,12 @@ impl ParsedCommand {
         self.read(|command| command.json)
     }
 
+    /// `--verbose`: how the stacks were unwound, said before the report.
+    #[getter]
+    fn verbose(&self) -> PyResult<bool> {
+        self.read(|command| command.verbose)
+    }
+
     /// The file `--output` names, made absolute.
     #[getter]
     fn output(&self) -> PyResult<Option<String>> {

@@ -37,6 +37,18 @@ struct ThreadRegisters {
 #[pyclass(frozen, module = "tokio_async_glue._core")]
 pub struct UnwoundThreads {
     threads: Vec<ThreadInput>,
+    /// What `--verbose` says of the unwinds, each naming its thread.
+    notes: Vec<String>,
+}
+
+#[pymethods]
+impl UnwoundThreads {
+    /// Frames found other than by call frame information, and stacks that ended short of
+    /// their outermost frame: one line each (`thread TID: ...`).
+    #[getter]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
 }
 
 impl UnwoundThreads {
@@ -73,9 +85,9 @@ pub fn unwind_threads(
             .collect::<Result<Vec<_>>>()?;
         with_memory(process, debugger_memory(py, process), |memory, _| {
             let modules = modules_of(&debug, process, memory)?;
-            let (threads, _unusual_ends) =
+            let (threads, notes) =
                 thread_inputs(&debug, process.load_bias, &modules, memory, threads);
-            Ok(UnwoundThreads { threads })
+            Ok(UnwoundThreads { threads, notes })
         })
     });
     result.map_err(|error| raise(py, error))

@@ -197,4 +197,5 @@ def test_verbose_says_where_the_debugger_walked_the_stacks():
     threads are the debugger's walk: `--verbose` says so in place of the core's notes."""
     walked = [{"tid": 1, "name": "main", "fs_base": None, "frames": []}]
     assert commands._unwind_notes(walked) == (
-        "tokio-async: the debugger walked the stacks (the core reads no files of this target here)\n")
+        "tokio-async: the debugger walked the stacks (the core unwinds them where it reads the program's files "
+        "itself, a live process here or a core file the debugger names, unless TOKIO_ASYNC_FRAMES=debugger)\n")

@@ -319,7 +319,8 @@ def _unwind_notes(threads) -> str:
     """What `--verbose` says before the report: who unwound the stacks, and where the core
     found frames other than by call frame information or a stack ended short."""
     if not isinstance(threads, _core().UnwoundThreads):
-        notes = ["the debugger walked the stacks (the core reads no files of this target here)"]
+        notes = ["the debugger walked the stacks (the core unwinds them where it reads the program's files "
+                 "itself, a live process here or a core file the debugger names, unless TOKIO_ASYNC_FRAMES=debugger)"]
     else:
         notes = threads.notes or ["each stack was unwound by its call frame information to its outermost frame"]
     return "".join("tokio-async: %s\n" % note for note in notes)

@@ -824,17 +824,23 @@ mod tests {
     use super::*;
     use crate::model::Report;
 
-    /// A live program whose refreshes say whether they were asked for locals.
+    /// A live program whose refreshes say whether they were asked for locals, and give
+    /// these reports in turn (then empty ones).
     #[derive(Default)]
     struct Recording {
         asked: Vec<bool>,
+        reports: Vec<Report>,
     }
 
     impl Source for Recording {
         fn read(&mut self, with_locals: bool) -> Result<Refresh> {
             self.asked.push(with_locals);
+            let report = match self.reports.is_empty() {
+                true => Report::empty(None),
+                false => self.reports.remove(0),
+            };
             Ok(Refresh {
-                report: Report::empty(None),
+                report,
                 paused: None,
                 took: Duration::ZERO,
             })
@@ -849,16 +855,19 @@ mod tests {
         }
     }
 
+    fn every_second() -> Options {
+        Options {
+            interval: Duration::from_secs(1),
+            since: None,
+            colour: false,
+        }
+    }
+
     /// Refreshes read locals only while a task view is open, under the help too.
     #[test]
     fn locals_are_read_only_for_a_task_view() {
         let mut source = Recording::default();
-        let options = Options {
-            interval: Duration::from_secs(1),
-            since: None,
-            colour: false,
-        };
-        let mut screen = Screen::new(&source, options).unwrap();
+        let mut screen = Screen::new(&source, every_second()).unwrap();
         screen.refresh(&mut source);
         assert!(!screen.locals_read);
         screen.mode = Mode::Task(7, 0);
@@ -873,27 +882,6 @@ mod tests {
         }
         assert_eq!(source.asked, [false, true, true, false, false, false]);
         assert!(!screen.locals_read);
-    }
-
-    /// A live program whose refreshes give these reports in turn.
-    struct Replaying(Vec<Report>);
-
-    impl Source for Replaying {
-        fn read(&mut self, _with_locals: bool) -> Result<Refresh> {
-            Ok(Refresh {
-                report: self.0.remove(0),
-                paused: None,
-                took: Duration::ZERO,
-            })
-        }
-
-        fn name(&self) -> String {
-            "process 1".into()
-        }
-
-        fn live(&self) -> bool {
-            true
-        }
     }
 
     /// One task, run by worker 0 at this refresh or not.
@@ -933,13 +921,11 @@ mod tests {
     /// the table does not jump between refreshes.
     #[test]
     fn the_runtime_column_once_shown_stays() {
-        let mut source = Replaying(vec![one_task(false), one_task(true), one_task(false)]);
-        let options = Options {
-            interval: Duration::from_secs(1),
-            since: None,
-            colour: false,
+        let mut source = Recording {
+            reports: vec![one_task(false), one_task(true), one_task(false)],
+            ..Recording::default()
         };
-        let mut screen = Screen::new(&source, options).unwrap();
+        let mut screen = Screen::new(&source, every_second()).unwrap();
         let mut shown = Vec::new();
         for _ in 0..3 {
             screen.refresh(&mut source);

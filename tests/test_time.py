@@ -302,6 +302,7 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
         assert result["alive"] and time.time() - started < 120
     finally:
         fixture.kill()
+        fixture.wait()
 
 
 # The program's SIGINT arriving just as sampling's third interrupt is sent: LLDB stops the

@@ -2,8 +2,9 @@
 terminal shows it (pyte): the tasks view's header and rows on a fixture whose tasks are
 parked, stuck times that grow for parked tasks and stay at zero for a task that moves, the
 keys (sort, filter, group, the task view and its neighbours, resources, help, pause), a
-resize, 10,000 tasks, a core as a still picture, `--since` a saved report, stranded tasks; and every way out (q, Ctrl-C, SIGTERM) leaves the program
-running and the terminal restored."""
+resize, 10,000 tasks, a core as a still picture, `--since` a saved report, stranded tasks,
+the runtime column where a worker runs a task; and every way out (q, Ctrl-C, SIGTERM) leaves
+the program running and the terminal restored."""
 
 import os
 import re
@@ -375,6 +376,23 @@ def test_a_core_opens_as_a_still_picture(tmp_path):
     top.pump(1.5)
     assert top.lines()[2].startswith("#1 ")
     assert top.quit_with("q") == 0
+
+
+def test_a_task_a_worker_runs_shows_the_runtime_column_and_the_worker(tmp_path):
+    """tokio-app stopped at its checkpoint, where a worker runs the runner task: the RT
+    column shows, the runner's cell names its worker, every other task's only the runtime."""
+    with RunningFixture(build.fixture("tokio-app", "dev"), "breakpoint", str(tmp_path),
+                        env={"FIXTURE_STOP_AT_CHECKPOINT": "1"}) as fixture:
+        wait_for(lambda: stopped(fixture.pid), "the fixture to stop at its checkpoint")
+        runner = str(fixture.manifest["tasks"]["runner"])
+        top = Top(fixture.pid, "--interval", "0.3")
+        top.wait_for(refreshed_at_least(2), "two refreshes")
+        assert re.split(r"\s{2,}", top.lines()[3]) == ["ID▲", "STATE", "RT", "ROOT", "WAITING AT", "WAITING ON",
+                                                     "STUCK", "BUSY"], top.text()
+        rows = top.rows()
+        assert re.fullmatch(r"rt0 w[01]", rows[runner]["RT"]) and rows[runner]["STATE"] == "running", rows[runner]
+        assert {cells["RT"] for id, cells in rows.items() if id != runner} == {"rt0"}, rows
+        assert top.quit_with("q") == 0
 
 
 def test_stranded_tasks_are_warned_of_in_the_header_the_task_and_the_resources(tmp_path):

@@ -41,18 +41,20 @@ setup:
 
 # abi3 and not linked to libpython (pyo3's extension-module feature), so one build loads
 # in any debugger's embedded Python 3.9+. maturin builds it (tools/wheel.sh), as the wheel
-# too; the library is declared an rlib and built as a cdylib only there, so the executable
-# below shares this target dir and its dependencies.
+# too, from rust-core/python: the pyo3 module is a crate of its own over the core, so the
+# core is compiled once for the extension, the executable and the integration tests.
 build:
 	@PYTHON=$(PYTHON) tools/wheel.sh
-	cp target/release/libtokio_async_core.so $(EXTENSION).tmp
+	cp target/release/libtokio_async_python.so $(EXTENSION).tmp
 	mv -f $(EXTENSION).tmp $(EXTENSION)
 	$(MAKE) --no-print-directory executable
 
-# The executable links no libpython, so it is built without the `python` feature:
-# target/release/tokio-async.
+# target/release/tokio-async, linking no libpython. Cargo builds and tests with the whole
+# workspace's features (`--workspace`): the pyo3 crate's macros enable features of syn,
+# which the core's serde derives are built with, so a build of the core alone would
+# compile it again.
 executable:
-	$(CARGO) build --release -p tokio-async-core --no-default-features --features cli --bin tokio-async
+	$(CARGO) build --release --workspace --bin tokio-async
 
 demo: setup build
 	@tools/demo.sh
@@ -84,21 +86,22 @@ debugger-suite:
 # The formatter and the linters, as CI runs them: any finding fails the suite.
 lint: setup
 	$(CARGO) fmt --all --check
-	$(CARGO) clippy --all-targets --all-features -p tokio-async-core -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --all-features -- -D warnings
 	$(PYTHON) -m ruff check python tests tools bench gdb-scripts lldb-scripts
 
-# The integration tests (one binary, tests/suite) and the doc tests run on the release
-# build make build compiled for the executable (overflow checks included, Cargo.toml): they
-# run the crate users run, compiled once for both. The unit tests are a build of their own
-# (the library in test mode) whatever its settings: unoptimized, over the same optimized
-# dependencies, it compiles and runs in 19 CPU-seconds instead of 80. The examples are left
-# to clippy, which checks that they build. `+`: under make test's -j2, cargo takes its jobs
-# from make's, and the debugger tests beside it keep their cores.
-RUST_TESTS = $(CARGO) test --release --no-default-features --features cli -p tokio-async-core
+# The integration tests (one binary, tests/suite) run on the release build make build
+# compiled (overflow checks included, Cargo.toml): they run the crate users run, compiled
+# once for all. The unit tests are a build of their own (the library in test mode)
+# whatever its settings: unoptimized, over optimized dependencies, it compiles and runs in
+# 19 CPU-seconds instead of 80. They are the core's alone: a test binary of the pyo3 crate
+# would need libpython, and would build pyo3 again for cargo's settings instead of
+# maturin's; the debugger tests are its tests. No crate has doc tests (rust-core/Cargo.toml);
+# the examples are left to clippy, which checks that they build. `+`: under make test's
+# -j2, cargo takes its jobs from make's, and the debugger tests beside it keep their cores.
+RUST_TESTS = $(CARGO) test --release
 test-rust:
-	+$(RUST_TESTS) --lib --config 'profile.release.package.tokio-async-core.opt-level=0'
-	+$(RUST_TESTS) --bins --test '*'
-	+$(RUST_TESTS) --doc
+	+$(RUST_TESTS) -p tokio-async-core --lib --config 'profile.release.package.tokio-async-core.opt-level=0'
+	+$(RUST_TESTS) --workspace --bins --test '*'
 
 # Four pytest workers (pytest-xdist) on this project's two-core machines: a worker spends
 # a third of its time waiting (on a debugger's start, a program getting ready, a sleep), so

@@ -14,9 +14,12 @@ make -s build >/dev/null 2>&1
 if [ ! -f "$other/python/tokio_async_glue/_core.abi3.so" ]; then
     rm -rf "$other" && mkdir -p target/bench
     git worktree add -f -q --detach "$other" "$ref"
-    # As make build builds the extension (an rlib-only library since b55f52f; older ones too).
-    (cd "$other" && CARGO_TARGET_DIR="$PWD/../target-$ref" cargo rustc -q --release -p tokio-async-core --lib --crate-type cdylib)
-    cp "target/bench/target-$ref/release/libtokio_async_core.so" "$other/python/tokio_async_glue/_core.abi3.so"
+    # As make build builds the extension: the pyo3 crate over the core (rust-core/python),
+    # or before it had one, the core itself with its `python` feature (its default then).
+    crate=tokio-async-core
+    [ -f "$other/rust-core/python/Cargo.toml" ] && crate=tokio-async-python
+    (cd "$other" && CARGO_TARGET_DIR="$PWD/../target-$ref" cargo rustc -q --release -p $crate --lib --crate-type cdylib)
+    cp "target/bench/target-$ref/release/lib${crate//-/_}.so" "$other/python/tokio_async_glue/_core.abi3.so"
 fi
 binary=target/fixtures/release/many-tasks
 measure=$(mktemp)

@@ -10,6 +10,8 @@ import re
 from support.paths import REPO
 
 CORE = os.path.join(REPO, "rust-core", "src")
+# The core and the pyo3 module over it (rust-core/python).
+RUST = [CORE, os.path.join(REPO, "rust-core", "python", "src")]
 ARCH = os.path.join(CORE, "arch.rs")
 GLUE = [os.path.join(REPO, "python"), os.path.join(REPO, "gdb-scripts"), os.path.join(REPO, "lldb-scripts")]
 
@@ -54,7 +56,7 @@ def findings(path, code):
 
 def test_register_names_and_layouts_live_in_arch_only():
     found = []
-    for path in sources([CORE], ".rs"):
+    for path in sources(RUST, ".rs"):
         if path != ARCH and os.path.basename(path) != "testing.rs":
             found += findings(path, rust_code(path))
     for path in sources(GLUE, ".py"):
@@ -73,7 +75,7 @@ def test_field_names_live_in_the_layout_table_only():
     """A decoder or a walker names fields through `layouts/` (tokio's, std's, the
     libraries'), which keeps each version's alternatives in one table."""
     found = []
-    for path in sources([CORE], ".rs"):
+    for path in sources(RUST, ".rs"):
         if path.startswith(LAYOUTS + os.sep) or os.path.basename(path) in ("testing.rs", "tests.rs"):
             continue
         for number, line in enumerate(rust_code(path).splitlines(), start=1):

@@ -2,7 +2,7 @@
 //! name and type, nested to a depth, with enum variants. What a new entry of the layout
 //! table (`src/layouts/`) is written from:
 //!
-//! `cargo run --no-default-features --example type_layout -- BINARY TYPE [DEPTH]`
+//! `cargo run -p tokio-async-core --example type_layout -- BINARY TYPE [DEPTH]`
 //!
 //! TYPE is a fully qualified name (`tokio::sync::notify::Notify`); a name ending in `*`
 //! lists the types whose names start with the rest instead.

@@ -20,8 +20,8 @@
 //! - `native`: what a debugger gives the core (threads, registers, frames), read without
 //!   one, for the `tokio-async` executable;
 //! - `render`, `output`: text and JSON; `command`: one report command, request to output;
-//! - `python`: the boundary with the debuggers' glue; `top`: the live terminal view;
-//!   `cli`: the `tokio-async` executable.
+//! - `top`: the live terminal view; `cli`: the `tokio-async` executable. The boundary
+//!   with the debuggers' glue, the pyo3 module, is a crate over this one (`python/`).
 
 pub mod arch;
 pub mod block_on;
@@ -59,7 +59,5 @@ pub mod top;
 pub mod value;
 pub mod waits;
 
-#[cfg(feature = "python")]
-mod python;
 #[cfg(test)]
 pub mod testing;

@@ -17,16 +17,18 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::budget::InterruptCheck;
-use crate::command::{Command, Prepared, Stop, HOW_TO_DIFF_IN_A_DEBUGGER};
-use crate::core_file::CoreFileMemory;
-use crate::dwarf::DebugInfo;
-use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{self, all_task_ids};
-use crate::memory::{Memory, PageCache, ProcessMemory, StoppedProcess};
-use crate::model::{ClockSource, NodeKind, Report, StackSource};
-use crate::panics::guarded;
-use crate::selection::TaskFilter;
+use tokio_async_core::arch;
+use tokio_async_core::budget::InterruptCheck;
+use tokio_async_core::command::{Command, Prepared, Stop, HOW_TO_DIFF_IN_A_DEBUGGER};
+use tokio_async_core::core_file::CoreFileMemory;
+use tokio_async_core::dwarf::DebugInfo;
+use tokio_async_core::error::{Error, ErrorKind, Result};
+use tokio_async_core::inspect::{self, all_task_ids};
+use tokio_async_core::memory::{Memory, PageCache, ProcessMemory, StoppedProcess};
+use tokio_async_core::model::{ClockSource, NodeKind, Report, StackSource};
+use tokio_async_core::native::glibc;
+use tokio_async_core::panics::guarded;
+use tokio_async_core::selection::TaskFilter;
 
 mod frames;
 mod sampling;
@@ -391,13 +393,13 @@ fn start_loading(
 ) -> PendingBinary {
     let load = move |path: PathBuf, debug_dirs: Vec<PathBuf>, debugger_file: Option<PathBuf>| {
         guarded(|| {
-            let debug = Arc::new(crate::tokio::load_program(
+            let debug = Arc::new(tokio_async_core::tokio::load_program(
                 &path,
                 &debug_dirs,
                 debugger_file.as_deref(),
                 only_if_tokio,
             )?);
-            crate::future::prepare(&debug);
+            tokio_async_core::future::prepare(&debug);
             // With `index_ahead`, the units no command has needed yet are indexed behind the
             // commands, which wait only for the units they touch; from a little after the
             // load (`INDEX_AHEAD_AFTER`).
@@ -406,11 +408,11 @@ fn start_loading(
                 let _ = std::thread::Builder::new()
                     .name("tokio-async-index".into())
                     .spawn(move || {
-                        crate::threads::block_signals();
+                        tokio_async_core::threads::block_signals();
                         std::thread::sleep(INDEX_AHEAD_AFTER);
                         let _ = guarded(|| {
                             background.index_all();
-                            crate::tokio::statics::prepare(&background);
+                            tokio_async_core::tokio::statics::prepare(&background);
                             Ok(())
                         });
                     });
@@ -423,7 +425,7 @@ fn start_loading(
     let spawned = std::thread::Builder::new()
         .name("tokio-async-dwarf".into())
         .spawn(move || {
-            crate::threads::block_signals();
+            tokio_async_core::threads::block_signals();
             load(thread_path, thread_dirs, thread_file)
         });
     let load = match spawned {
@@ -485,7 +487,7 @@ fn free_later(report: Report) {
     let spawned = std::thread::Builder::new()
         .name("tokio-async-free".into())
         .spawn(move || {
-            crate::threads::block_signals();
+            tokio_async_core::threads::block_signals();
             drop(report);
             give_back_freed_memory();
         });
@@ -655,13 +657,13 @@ impl ParsedCommand {
 /// parser, the executable's too. Raises `Error` of kind `usage` with the one line to show.
 #[pyfunction]
 fn parse_command(py: Python<'_>, command: &str, words: Vec<String>) -> PyResult<ParsedCommand> {
-    let view = crate::command::arguments::view_named(command).ok_or_else(|| {
+    let view = tokio_async_core::command::arguments::view_named(command).ok_or_else(|| {
         raise(
             py,
             Error::new(ErrorKind::Internal, format!("no command {command:?}")),
         )
     })?;
-    let parsed = crate::command::arguments::parse(view, &words, "async ")
+    let parsed = tokio_async_core::command::arguments::parse(view, &words, "async ")
         .map_err(|error| raise(py, error))?;
     Ok(ParsedCommand {
         command: Mutex::new(Some(parsed)),
@@ -695,11 +697,11 @@ fn glibc_thread_pointers(
         read: read_memory,
         interrupted: Rc::default(),
     };
-    let glibc = crate::native::glibc::Glibc {
+    let library = glibc::Glibc {
         symbol_address: &symbol,
         read_static: &read,
     };
-    guarded(|| crate::native::glibc::thread_pointers_of(&glibc, &memory))
+    guarded(|| glibc::thread_pointers_of(&library, &memory))
         .map(|pointers| pointers.into_iter().collect())
         .map_err(|error| raise(py, error))
 }
@@ -712,7 +714,7 @@ fn is_thread_pointer(value: u64, read_memory: Bound<'_, PyAny>) -> bool {
         read: read_memory,
         interrupted: Rc::default(),
     };
-    guarded(|| Ok(crate::native::glibc::is_thread_pointer(value, &memory))).unwrap_or(false)
+    guarded(|| Ok(glibc::is_thread_pointer(value, &memory))).unwrap_or(false)
 }
 
 /// One `async` command as the debuggers' help and completion show it (`command_table`).
@@ -744,7 +746,7 @@ struct FlagHelp {
 /// parsed options are made from it.
 #[pyfunction]
 fn command_table() -> Vec<CommandHelp> {
-    use crate::command::{arguments, run_arguments};
+    use tokio_async_core::command::{arguments, run_arguments};
     let report = arguments::REPORT_COMMANDS
         .iter()
         .map(|&(name, view)| CommandHelp {
@@ -794,7 +796,7 @@ fn node_kinds() -> Vec<&'static str> {
 /// The GNU build id of the ELF file at `path`, in hex; None without one or when unreadable.
 #[pyfunction]
 fn build_id(path: PathBuf) -> Option<String> {
-    guarded(|| Ok(crate::dwarf::build_id_of(&path)))
+    guarded(|| Ok(tokio_async_core::dwarf::build_id_of(&path)))
         .ok()
         .flatten()
 }
@@ -813,17 +815,17 @@ struct RegisterNames {
 #[pyfunction]
 fn register_names() -> RegisterNames {
     RegisterNames {
-        general: crate::arch::general_register_names().to_vec(),
-        by_dwarf_number: crate::arch::DWARF_REGISTER_NAMES.to_vec(),
-        frame_pointer: crate::arch::FRAME_POINTER_NAME,
-        thread_pointer: crate::arch::THREAD_POINTER_NAME,
+        general: arch::general_register_names().to_vec(),
+        by_dwarf_number: arch::DWARF_REGISTER_NAMES.to_vec(),
+        frame_pointer: arch::FRAME_POINTER_NAME,
+        thread_pointer: arch::THREAD_POINTER_NAME,
     }
 }
 
 /// `[(function prefix, local name)]` of frames that hold a `block_on` future.
 #[pyfunction]
 fn block_on_frames() -> Vec<(&'static str, &'static str)> {
-    crate::block_on::block_on_frames().to_vec()
+    tokio_async_core::block_on::block_on_frames().to_vec()
 }
 
 #[pymodule]

@@ -1,14 +1,14 @@
-//! The async-aware stack views (`crate::stack_view`) as typed objects, for the debuggers'
-//! frame filters: the glue maps each to a frame decorator.
+//! The async-aware stack views (the core's `stack_view`) as typed objects, for the
+//! debuggers' frame filters: the glue maps each to a frame decorator.
 
 use pyo3::prelude::*;
 
 use super::{debugger_memory, raise, reading_request, with_memory, Binary, Process, Request};
-use crate::budget::Budget;
-use crate::inspect::inspect_within;
-use crate::panics::guarded;
-use crate::selection::TaskFilter;
-use crate::stack_view::{self, ViewFrame};
+use tokio_async_core::budget::Budget;
+use tokio_async_core::inspect::inspect_within;
+use tokio_async_core::panics::guarded;
+use tokio_async_core::selection::TaskFilter;
+use tokio_async_core::stack_view::{self, ViewFrame};
 
 /// A local a suspended coroutine keeps across its await: its value is read from
 /// `address` as `type_name`; `value` is the core's own reading of simple ones.

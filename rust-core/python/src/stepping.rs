@@ -1,5 +1,5 @@
 //! The stepping commands' side of the module: what the glue needs to follow one task as it
-//! runs (`crate::stepping`), as typed objects. The glue drives the debugger with them.
+//! runs (the core's `stepping`), as typed objects. The glue drives the debugger with them.
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -7,15 +7,15 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use super::{debugger_memory, raise, reading_request, with_memory, Binary, Process, Request};
-use crate::arch::DWARF_REGISTER_NAMES;
-use crate::budget::Budget;
-use crate::dwarf::FrameRegisters;
-use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::{self, inspect_within};
-use crate::model::Report;
-use crate::panics::guarded;
-use crate::selection::TaskFilter;
-use crate::stepping::{self, FrameState};
+use tokio_async_core::arch::DWARF_REGISTER_NAMES;
+use tokio_async_core::budget::Budget;
+use tokio_async_core::dwarf::FrameRegisters;
+use tokio_async_core::error::{Error, ErrorKind, Result};
+use tokio_async_core::inspect::{self, inspect_within};
+use tokio_async_core::model::Report;
+use tokio_async_core::panics::guarded;
+use tokio_async_core::selection::TaskFilter;
+use tokio_async_core::stepping::{self, FrameState};
 
 /// A stepping command's arguments, as the core's parser read them (`parse_stepping`).
 #[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
@@ -32,7 +32,7 @@ pub fn parse_stepping(
     command: &str,
     words: Vec<String>,
 ) -> PyResult<SteppingArguments> {
-    let arguments = crate::command::run_arguments::parse_stepping(command, &words)
+    let arguments = tokio_async_core::command::run_arguments::parse_stepping(command, &words)
         .map_err(|error| raise(py, error))?;
     Ok(SteppingArguments {
         task: arguments.task,
@@ -153,7 +153,7 @@ fn report_of_task(
     binary: &Binary,
     process: &Process,
     request: &Request,
-    memory: &dyn crate::memory::Memory,
+    memory: &dyn tokio_async_core::memory::Memory,
     id: u64,
 ) -> Result<Report> {
     let filter = TaskFilter {

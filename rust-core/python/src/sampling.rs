@@ -10,14 +10,15 @@ use super::{
     debugger_memory, raise, reading_request, user_asks_to_stop, with_memory, Binary, Process,
     Request,
 };
-use crate::budget::{Budget, InterruptCheck};
-use crate::error::{Error, ErrorKind, Result};
-use crate::history;
-use crate::inspect::inspect_over_time;
-use crate::output;
-use crate::panics::guarded;
-use crate::render::render_sample;
-use crate::selection::TaskFilter;
+use tokio_async_core::budget::{Budget, InterruptCheck};
+use tokio_async_core::command::run_arguments;
+use tokio_async_core::error::{Error, ErrorKind, Result};
+use tokio_async_core::history;
+use tokio_async_core::inspect::inspect_over_time;
+use tokio_async_core::output;
+use tokio_async_core::panics::guarded;
+use tokio_async_core::render::render_sample;
+use tokio_async_core::selection::TaskFilter;
 
 /// `async sample`'s options, as the core's parser read them (`parse_sample`).
 #[pyclass(frozen, get_all, module = "tokio_async_glue._core")]
@@ -34,8 +35,7 @@ pub struct SampleOptions {
 /// with the one line to show.
 #[pyfunction]
 pub fn parse_sample(py: Python<'_>, words: Vec<String>) -> PyResult<SampleOptions> {
-    let options =
-        crate::command::run_arguments::parse_sample(&words).map_err(|error| raise(py, error))?;
+    let options = run_arguments::parse_sample(&words).map_err(|error| raise(py, error))?;
     Ok(SampleOptions {
         interval: options.interval,
         count: options.count,

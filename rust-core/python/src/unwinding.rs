@@ -10,16 +10,16 @@ use pyo3::prelude::*;
 use serde::Deserialize;
 
 use super::{debugger_memory, raise, with_memory, Binary, Process};
-use crate::arch::DWARF_REGISTER_COUNT;
-use crate::dwarf::DebugInfo;
-use crate::error::{Error, ErrorKind, Result};
-use crate::inspect::ThreadInput;
-use crate::memory::Memory;
-use crate::native::core_notes::{auxv_value, CoreNotes};
-use crate::native::modules::Modules;
-use crate::native::registers::Registers;
-use crate::native::{self, proc, thread_inputs, NativeThread, AT_SYSINFO_EHDR};
-use crate::panics::guarded;
+use tokio_async_core::arch::DWARF_REGISTER_COUNT;
+use tokio_async_core::dwarf::DebugInfo;
+use tokio_async_core::error::{Error, ErrorKind, Result};
+use tokio_async_core::inspect::ThreadInput;
+use tokio_async_core::memory::Memory;
+use tokio_async_core::native::core_notes::{auxv_value, CoreNotes};
+use tokio_async_core::native::modules::Modules;
+use tokio_async_core::native::registers::Registers;
+use tokio_async_core::native::{self, proc, thread_inputs, NativeThread, AT_SYSINFO_EHDR};
+use tokio_async_core::panics::guarded;
 
 /// One thread as the debugger gives it for the core to unwind: its registers where it
 /// stopped, by DWARF number (`register_names().by_dwarf_number`), `None` where unknown.

@@ -29,10 +29,6 @@
 CARGO ?= cargo
 PYTHON ?= python3
 EXTENSION := python/tokio_async_glue/_core.abi3.so
-# What pyo3 is built for (abi3, CPython 3.9+), as maturin would write it: given to maturin
-# and to every cargo command here alike, pyo3 is compiled once for both. Otherwise each
-# rebuilt it for the other, a configuration file of its own against probing the Python.
-export PYO3_CONFIG_FILE := $(CURDIR)/rust-core/python/pyo3-config.txt
 # Where `make install` puts the scripts and the package (the folder itself, not a prefix).
 INSTALL_DIR ?= $(HOME)/.local/share/tokio-async
 
@@ -97,14 +93,14 @@ lint: setup
 # compiled (overflow checks included, Cargo.toml): they run the crate users run, compiled
 # once for all. The unit tests are a build of their own (the library in test mode)
 # whatever its settings: unoptimized, over optimized dependencies, it compiles and runs in
-# 19 CPU-seconds instead of 80. `--workspace` everywhere: the features of the dependencies
-# are then those of make build (the pyo3 crate has no tests of its own, the debugger tests
-# are its tests). No crate has doc tests (rust-core/Cargo.toml); the examples are left to
-# clippy, which checks that they build. `+`: under make test's -j2, cargo takes its jobs
-# from make's, and the debugger tests beside it keep their cores.
+# 19 CPU-seconds instead of 80. They are the core's alone: a test binary of the pyo3 crate
+# would need libpython, and would build pyo3 again for cargo's settings instead of
+# maturin's; the debugger tests are its tests. No crate has doc tests (rust-core/Cargo.toml);
+# the examples are left to clippy, which checks that they build. `+`: under make test's
+# -j2, cargo takes its jobs from make's, and the debugger tests beside it keep their cores.
 RUST_TESTS = $(CARGO) test --release
 test-rust:
-	+$(RUST_TESTS) --workspace --lib --config 'profile.release.package.tokio-async-core.opt-level=0'
+	+$(RUST_TESTS) -p tokio-async-core --lib --config 'profile.release.package.tokio-async-core.opt-level=0'
 	+$(RUST_TESTS) --workspace --bins --test '*'
 
 # Four pytest workers (pytest-xdist) on this project's two-core machines: a worker spends

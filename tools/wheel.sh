@@ -4,18 +4,21 @@
 # `make build` copies the library from there; `make wheel` is this alone. Installs maturin
 # with pip first if it is missing.
 #
-# One build for both. pyo3 is built for the configuration the Makefile names
-# (PYO3_CONFIG_FILE), which maturin takes as given, as the other cargo commands do.
+# One build for both because pyo3 is compiled for the settings maturin hands it (its own
+# PYO3_CONFIG_FILE): a `cargo rustc` beside it made pyo3 and the core compile again for each
+# other (78 s of every `make test`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${PYO3_CONFIG_FILE:?run through make (make build, make wheel): it names the configuration of pyo3}"
 
 python=${PYTHON:-python3}
 if ! "$python" -m maturin --version >/dev/null 2>&1; then
     echo "wheel: installing maturin"
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore maturin
 fi
-# Only this build's wheel is left in target/wheels. No interpreter is looked for: the
-# configuration says what pyo3 is built for, and the wheel's tags.
+# Named, the interpreter is the one pyo3 is built for, whatever PATH a caller has (a `make
+# install` from the tests runs under pyenv's shim).
+interpreter=$("$python" -c 'import sys; print(sys.executable)')
+
+# Only this build's wheel is left in target/wheels.
 rm -f target/wheels/tokio_async-*.whl
-"$python" -m maturin build --release --out target/wheels
+"$python" -m maturin build --release --interpreter "$interpreter" --out target/wheels

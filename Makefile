@@ -92,12 +92,14 @@ lint: setup
 # The integration tests (one binary, tests/suite) run on the release build make build
 # compiled (overflow checks included, Cargo.toml): they run the crate users run, compiled
 # once for all. The unit tests are a build of their own (the library in test mode)
-# whatever its settings: unoptimized, over optimized dependencies, it compiles and runs in
-# 19 CPU-seconds instead of 80. They are the core's alone: a test binary of the pyo3 crate
-# would need libpython, and would build pyo3 again for cargo's settings instead of
-# maturin's; the debugger tests are its tests. No crate has doc tests (rust-core/Cargo.toml);
-# the examples are left to clippy, which checks that they build. `+`: under make test's
-# -j2, cargo takes its jobs from make's, and the debugger tests beside it keep their cores.
+# whatever its settings: unoptimized, over optimized dependencies, it compiles in 19
+# CPU-seconds instead of 111. They are the core's alone (`-p`): the dependencies that
+# then lack the syn features pyo3's macros add are built again (23 CPU-seconds); with the
+# workspace, the pyo3 crate's empty test binary cost more (49 in all: the core again,
+# unoptimized, and pyo3 for cargo's settings instead of maturin's). The debugger tests are
+# the pyo3 crate's tests. No crate has doc tests (rust-core/Cargo.toml); the examples are
+# left to clippy, which checks that they build. `+`: under make test's -j2, cargo takes its
+# jobs from make's, and the debugger tests beside it keep their cores.
 RUST_TESTS = $(CARGO) test --release
 test-rust:
 	+$(RUST_TESTS) -p tokio-async-core --lib --config 'profile.release.package.tokio-async-core.opt-level=0'

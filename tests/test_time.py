@@ -308,7 +308,7 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
 # The program's SIGINT arriving just as sampling's third interrupt is sent: LLDB stops the
 # program for the SIGINT and drops its interrupt. Then a second's run, stopped by a timer.
 COLLISION_SCRIPT = r'''
-import json, os, signal, threading, time, lldb
+import json, os, signal, time, lldb
 sent = lldb.SBProcess.SendAsyncInterrupt
 interrupts = []
 def interrupt_with_the_programs_sigint(process):

@@ -835,9 +835,10 @@ mod tests {
     impl Source for Recording {
         fn read(&mut self, with_locals: bool) -> Result<Refresh> {
             self.asked.push(with_locals);
-            let report = match self.reports.is_empty() {
-                true => Report::empty(None),
-                false => self.reports.remove(0),
+            let report = if self.reports.is_empty() {
+                Report::empty(None)
+            } else {
+                self.reports.remove(0)
             };
             Ok(Refresh {
                 report,

@@ -24,9 +24,13 @@ STEP_MARKER = re.compile(r"//\s*@step\s+(\w+)")
 STOP = re.compile(r"^(?:task (\d+)|the block_on future), async fn (\S+) at (\S+):(\d+)$", re.M)
 WOKEN = re.compile(r"^task (\d+) woken by (.*)$", re.M)
 # Steps of a script: the selected thread's function names, innermost first; the task it
-# polls, as `async backtrace --json` says.
+# polls, as `async backtrace --json` says; the tasks a worker has claimed (tokio's RUNNING
+# bit) and polls no future of yet, each with its innermost async fn's function, file and
+# line, the first one's id then standing for CLAIMED in the commands after.
 BACKTRACE = "@backtrace"
 SELECTED_TASK = "@selected-task"
+CLAIMED_TASKS = "@claimed-tasks"
+CLAIMED = "{claimed}"
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +87,29 @@ def code_differences(executable):
     return differing
 
 import os
+
+def innermost_coroutine(node):
+    """The deepest async fn or block of a task's tree (first children), as (function, file, line)."""
+    found = None
+    while node is not None:
+        if node["kind"] in ("async_fn", "async_block", "async_closure") and node.get("location"):
+            found = (node["function"], node["location"]["file"], node["location"]["line"])
+        node = (node.get("children") or [None])[0]
+    return found
+
+def polled_in(node):
+    return node.get("running", False) or any(polled_in(child) for child in node.get("children", []))
+
+claimed = []
+
 def run(command):
+    if command == CLAIMED_TASKS:
+        report = json.loads(run_command("async tasks --json"))
+        claimed[:] = [[task["id"]] + list(innermost_coroutine(task["root"])) for task in report["tasks"]
+                      if task["state"] == "running" and not polled_in(task["root"])]
+        return json.dumps(claimed)
+    if CLAIMED in command:
+        command = command.replace(CLAIMED, str(claimed[0][0]))
     # The selected thread's frames (`bt`): LLDB runs a command given from inside another
     # (this script's import) on the thread selected when that one began.
     if command == BACKTRACE:
@@ -118,6 +144,10 @@ def delete_first(debugger):
     return "delete 1" if debugger.name == "gdb" else "breakpoint delete 1"
 
 
+def delete_numbered(debugger, number):
+    return ("delete %d" if debugger.name == "gdb" else "breakpoint delete %d") % number
+
+
 def delete_all(debugger):
     return "delete" if debugger.name == "gdb" else "breakpoint delete"
 
@@ -125,8 +155,9 @@ def delete_all(debugger):
 def run_stepping(debugger, tmp_path, binary, mode, setup, commands, after=(), check_code=True, timeout=240):
     """Runs `binary mode` to the breakpoints of `setup`, then `commands` from a script, and
     returns (outputs, before, after, code differences, task ids by role, run)."""
-    body = "COMMANDS = %r\nAFTER = %r\nEXECUTABLE = %r\nCHECK_CODE = %r\nBACKTRACE = %r\nSELECTED_TASK = %r\n" % (
-        list(commands), list(after), binary, check_code, BACKTRACE, SELECTED_TASK)
+    constants = dict(BACKTRACE=BACKTRACE, SELECTED_TASK=SELECTED_TASK, CLAIMED_TASKS=CLAIMED_TASKS, CLAIMED=CLAIMED)
+    body = "COMMANDS = %r\nAFTER = %r\nEXECUTABLE = %r\nCHECK_CODE = %r\n" % (list(commands), list(after), binary, check_code)
+    body += "".join("%s = %r\n" % pair for pair in constants.items())
     steps = list(setup) + [script_step(debugger, tmp_path / "stepping.py", body + SCRIPT)]
     run = debugger.run_steps(steps, program=binary, args=[mode], timeout=timeout)
     assert run.traceback_free(), run.stdout + run.stderr
@@ -244,6 +275,25 @@ def test_until_polled_stops_in_that_task(debugger, tmp_path, lines, wake_ids):
     assert (task, function) == (locker, "tokio::sync::mutex::Mutex<T>::lock")
     assert file.startswith("tokio-1.") and file.endswith("/src/sync/mutex.rs"), file
     assert "stepping_app::mutex_waiter" in locker_bt and "stepping_app::sleeper" not in locker_bt
+    assert_code_and_breakpoints(result)
+
+
+def test_until_polled_stops_in_a_task_a_worker_has_claimed_but_not_entered(debugger, tmp_path, wake_ids):
+    """Stopped just after a worker set a task's RUNNING bit (tokio's
+    `transition_to_running` returned), before it polls the task's future: the task is not
+    being polled on any stack, so `until-polled` waits for that poll instead of refusing,
+    and stops where the task's innermost async fn resumes."""
+    binary = build.fixture("stepping-app", "dev")
+    claim = "tokio::runtime::task::state::State::transition_to_running"
+    # The claim's breakpoint goes before the step out, so that no other worker's claim
+    # takes the step's place.
+    setup = wake_setup(debugger) + [break_function(debugger, claim), "continue", delete_numbered(debugger, 2), "finish"]
+    result, roles, run = run_stepping(debugger, tmp_path, binary, "wake", setup, [CLAIMED_TASKS, "async until-polled " + CLAIMED])
+    assert roles == wake_ids
+    claimed, polled = result["outputs"]
+    [(task, function, file, line), *_] = json.loads(claimed)
+    assert stop_of(polled) == (task, function, file, line), (claimed, polled)
+    assert "tokio-async:" not in polled, polled
     assert_code_and_breakpoints(result)
 
 

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::future::coroutine_function;
 use crate::layouts::rust::{coroutine, PIN_POINTER_FIELDS, PIN_PREFIX};
 use crate::memory::Memory;
-use crate::model::{FutureNode, Report, TaskState};
+use crate::model::{FutureNode, Report};
 use crate::names;
 pub use crate::tokio::tasks::WakeWatch;
 
@@ -394,7 +394,7 @@ pub fn suspended_leaves(
         .iter()
         .find(|task| task.id == id)
         .ok_or_else(|| Error::new(ErrorKind::Usage, format!("no task {id} in the program")))?;
-    if task.state == TaskState::Running {
+    if polled_on_a_stack(&task.root) {
         return Err(Error::new(
             ErrorKind::Usage,
             format!("task {id} is being polled now; `async next` or `async finish` follow it from its frame"),
@@ -424,6 +424,14 @@ pub fn suspended_leaves(
     Ok(found)
 }
 
+/// Whether a thread is inside the task's future (a node of its tree runs there): its next
+/// poll is not the one to wait for. Its state word alone saying running is not that: a
+/// worker that has claimed the task and not yet entered its future (or has left it) stops
+/// at its innermost async fns as any other poll does.
+fn polled_on_a_stack(node: &FutureNode) -> bool {
+    node.running() || node.children.iter().any(polled_on_a_stack)
+}
+
 /// Coroutine nodes with no coroutine below them.
 fn collect_leaves<'n>(node: &'n FutureNode, leaves: &mut Vec<&'n FutureNode>) -> bool {
     let mut below = false;
@@ -450,4 +458,34 @@ pub fn wake_watch(
         .find(|task| task.id == id)
         .ok_or_else(|| Error::new(ErrorKind::Usage, format!("no task {id} in the program")))?;
     crate::tokio::tasks::wake_watch(debug, memory, task.address, id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::NodeKind;
+
+    fn chain(running_at: Option<usize>) -> FutureNode {
+        let mut node = FutureNode::new(NodeKind::Sleep, "tokio::time::sleep::Sleep", 0x300);
+        for depth in (0..3).rev() {
+            let mut parent = FutureNode::new(
+                NodeKind::AsyncFn,
+                "app::level{async_fn_env#0}",
+                0x100 + depth,
+            );
+            if running_at == Some(depth as usize) {
+                parent.set_running(true);
+            }
+            parent.children.push(node);
+            node = parent;
+        }
+        node
+    }
+
+    #[test]
+    fn a_task_is_polled_on_a_stack_where_any_node_of_its_tree_runs() {
+        assert!(!polled_on_a_stack(&chain(None)));
+        assert!(polled_on_a_stack(&chain(Some(0))));
+        assert!(polled_on_a_stack(&chain(Some(2))));
+    }
 }

@@ -169,8 +169,8 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
     """50 tasks run level1 -> level2 -> level3 (stepping-app); stopped in task n == 7's
     level3, the editor's next/stepIn/stepOut follow that task across its awaits (async
     next/step/finish), as the adapter's own do outside its async fns; a task thread's
-    continue stops where that task is polled next; the REPL's `async next` runs in the
-    editor's frame."""
+    continue stops where that task is polled next, and is refused in one line for a task
+    being polled at the stop; the REPL's `async next` runs in the editor's frame."""
     lines = step_lines()
     program = build.fixture("stepping-app", "dev")
     client = start("launch", {"program": program, "args": ["multi"]}, breakpoints={"path": STEPPING_SOURCE, "line": lines["begin"]})
@@ -199,13 +199,26 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
         said = "".join(event["body"].get("output", "") for event in client.seen_events if event["event"] == "output")
         assert "stepping_app::level3 returned" in said, said
 
+        # The watched task is the one being polled at this stop: its thread's continue is
+        # refused in one line, and the editor is told it stopped where it was.
+        [watched] = re.findall(r"^task (\d+), async fn stepping_app::level2 at ", said, re.M)
+        before = len(client.seen_events)
+        stopped, top = step(client, "continue", TASK_THREAD_BASE + int(watched))
+        assert top == ("stepping_app::level2", lines["after3"])
+        notes = "".join(event["body"].get("output", "") for event in client.seen_events[before:] if event["event"] == "output")
+        refusal = "error: tokio-async: task %s is being polled now; `async next` or `async finish` follow it from its frame\n"
+        assert refusal % watched in notes, notes
+
         # A task thread's continue: stops in the worker that polls that task next, whose
         # stack names it below the poll frame.
         # Any level1 task is polled again soon (its sleep ends, the lock or the channel frees);
         # a sleeping one first, as the stop may find every task queued on the lock or channel.
+        # Not one another worker is polling at this stop: its continue is refused, as above
+        # (CI once picked task 7 mid-poll).
         threads = client.request("threads")["threads"]
         level1 = [thread for thread in threads if thread["id"] >= TASK_THREAD_BASE and " · stepping_app::level1 · " in thread["name"]]
-        idle = [thread["id"] for thread in sorted(level1, key=lambda thread: "Sleep until" not in thread["name"])]
+        suspended = [thread for thread in level1 if not thread["name"].endswith(" · running")]
+        idle = [thread["id"] for thread in sorted(suspended, key=lambda thread: "Sleep until" not in thread["name"])]
         assert idle, threads
         task = idle[0] - TASK_THREAD_BASE
         stopped, _ = step(client, "continue", idle[0])

@@ -152,13 +152,19 @@ def delete_all(debugger):
     return "delete" if debugger.name == "gdb" else "breakpoint delete"
 
 
+def script_source(commands, binary, after=(), check_code=True):
+    """SCRIPT with what it runs and the names of its special steps defined above it."""
+    constants = dict(
+        COMMANDS=list(commands), AFTER=list(after), EXECUTABLE=binary, CHECK_CODE=check_code,
+        BACKTRACE=BACKTRACE, SELECTED_TASK=SELECTED_TASK, CLAIMED_TASKS=CLAIMED_TASKS, CLAIMED=CLAIMED,
+    )
+    return "".join("%s = %r\n" % pair for pair in constants.items()) + SCRIPT
+
+
 def run_stepping(debugger, tmp_path, binary, mode, setup, commands, after=(), check_code=True, timeout=240):
     """Runs `binary mode` to the breakpoints of `setup`, then `commands` from a script, and
     returns (outputs, before, after, code differences, task ids by role, run)."""
-    constants = dict(BACKTRACE=BACKTRACE, SELECTED_TASK=SELECTED_TASK, CLAIMED_TASKS=CLAIMED_TASKS, CLAIMED=CLAIMED)
-    body = "COMMANDS = %r\nAFTER = %r\nEXECUTABLE = %r\nCHECK_CODE = %r\n" % (list(commands), list(after), binary, check_code)
-    body += "".join("%s = %r\n" % pair for pair in constants.items())
-    steps = list(setup) + [script_step(debugger, tmp_path / "stepping.py", body + SCRIPT)]
+    steps = list(setup) + [script_step(debugger, tmp_path / "stepping.py", script_source(commands, binary, after, check_code))]
     run = debugger.run_steps(steps, program=binary, args=[mode], timeout=timeout)
     assert run.traceback_free(), run.stdout + run.stderr
     tagged = tagged_lines(run, "stepping")
@@ -349,13 +355,12 @@ def test_an_interrupt_ends_a_command(debugger, tmp_path):
         roles = wake_roles(fixture)
         watchpoints = "info watchpoints" if debugger.name == "gdb" else "watchpoint list"
         steps = ["async until-woken %s" % roles["forever"], watchpoints]
-        script = "COMMANDS = %r\nAFTER = []\nEXECUTABLE = %r\nCHECK_CODE = False\nBACKTRACE = %r\nSELECTED_TASK = %r\n" % (
-            steps, binary, BACKTRACE, SELECTED_TASK)
         # The signal reaches the program while the command waits (or queued before it runs).
         timer = threading.Timer(5.0, lambda: fixture.send_signal(signal.SIGINT))
         timer.start()
         try:
-            run = debugger.run_steps([script_step(debugger, tmp_path / "interrupt.py", script + SCRIPT)], pid=fixture.pid)
+            script = script_source(steps, binary, check_code=False)
+            run = debugger.run_steps([script_step(debugger, tmp_path / "interrupt.py", script)], pid=fixture.pid)
         finally:
             timer.cancel()
         assert run.traceback_free(), run.stdout + run.stderr

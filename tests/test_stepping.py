@@ -291,8 +291,8 @@ def test_until_polled_stops_in_a_task_a_worker_has_claimed_but_not_entered(debug
     and stops where the task's innermost async fn resumes."""
     binary = build.fixture("stepping-app", "dev")
     claim = "tokio::runtime::task::state::State::transition_to_running"
-    # The claim's breakpoint goes before the step out, so that no other worker's claim
-    # takes the step's place.
+    # The claim's breakpoint is deleted before the step out, so that no other worker's
+    # claim ends the step elsewhere.
     setup = wake_setup(debugger) + [break_function(debugger, claim), "continue", delete_numbered(debugger, 2), "finish"]
     result, roles, run = run_stepping(debugger, tmp_path, binary, "wake", setup, [CLAIMED_TASKS, "async until-polled " + CLAIMED])
     assert roles == wake_ids

@@ -109,7 +109,8 @@ def run(command):
                       if task["state"] == "running" and not polled_in(task["root"])]
         return json.dumps(claimed)
     if CLAIMED in command:
-        command = command.replace(CLAIMED, str(claimed[0][0]))
+        # None claimed: the command's usage error, and the test's check of the list, say so.
+        command = command.replace(CLAIMED, str(claimed[0][0]) if claimed else "(none claimed)")
     # The selected thread's frames (`bt`): LLDB runs a command given from inside another
     # (this script's import) on the thread selected when that one began.
     if command == BACKTRACE:
@@ -297,6 +298,7 @@ def test_until_polled_stops_in_a_task_a_worker_has_claimed_but_not_entered(debug
     result, roles, run = run_stepping(debugger, tmp_path, binary, "wake", setup, [CLAIMED_TASKS, "async until-polled " + CLAIMED])
     assert roles == wake_ids
     claimed, polled = result["outputs"]
+    assert json.loads(claimed), "no task claimed and not entered at the stop: %s" % claimed
     [(task, function, file, line), *_] = json.loads(claimed)
     assert stop_of(polled) == (task, function, file, line), (claimed, polled)
     assert "tokio-async:" not in polled, polled

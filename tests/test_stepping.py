@@ -141,12 +141,12 @@ def break_function(debugger, name):
     return debugger.break_at(name)
 
 
-def delete_first(debugger):
-    return "delete 1" if debugger.name == "gdb" else "breakpoint delete 1"
-
-
 def delete_numbered(debugger, number):
     return ("delete %d" if debugger.name == "gdb" else "breakpoint delete %d") % number
+
+
+def delete_first(debugger):
+    return delete_numbered(debugger, 1)
 
 
 def delete_all(debugger):
@@ -297,10 +297,11 @@ def test_until_polled_stops_in_a_task_a_worker_has_claimed_but_not_entered(debug
     setup = wake_setup(debugger) + [break_function(debugger, claim), "continue", delete_numbered(debugger, 2), "finish"]
     result, roles, run = run_stepping(debugger, tmp_path, binary, "wake", setup, [CLAIMED_TASKS, "async until-polled " + CLAIMED])
     assert roles == wake_ids
-    claimed, polled = result["outputs"]
-    assert json.loads(claimed), "no task claimed and not entered at the stop: %s" % claimed
-    [(task, function, file, line), *_] = json.loads(claimed)
-    assert stop_of(polled) == (task, function, file, line), (claimed, polled)
+    listed, polled = result["outputs"]
+    claimed = json.loads(listed)
+    assert claimed, "no task claimed and not entered at the stop: %s" % listed
+    [(task, function, file, line), *_] = claimed
+    assert stop_of(polled) == (task, function, file, line), (listed, polled)
     assert "tokio-async:" not in polled, polled
     assert_code_and_breakpoints(result)
 

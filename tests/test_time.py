@@ -305,22 +305,31 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
         fixture.wait()
 
 
-# The program's SIGINT arriving just as sampling's third interrupt is sent: LLDB stops the
-# program for the SIGINT and drops its interrupt. Then a second's run, stopped by a timer.
+# The program's SIGINT arriving as sampling's third interrupt is sent: LLDB stops the
+# program for the SIGINT and drops the interrupt, which finds it stopped. The interrupt
+# waits for that stop: sent at once, it could stop the program before the kernel hands a
+# thread the SIGINT (seen on a loaded machine), and the SIGINT then ends the next run, a
+# sample later. Then a second's run, stopped by a timer.
 COLLISION_SCRIPT = r'''
 import json, os, signal, time, lldb
 sent = lldb.SBProcess.SendAsyncInterrupt
 interrupts = []
+stopped_for_the_sigint = []
 def interrupt_with_the_programs_sigint(process):
     interrupts.append(time.time())
     if len(interrupts) == 3:
         os.kill(pid(), signal.SIGINT)
+        waited = time.time()
+        while process.GetState() != lldb.eStateStopped and time.time() - waited < 10:
+            time.sleep(0.001)
+        stopped_for_the_sigint.append(process.GetState() == lldb.eStateStopped)
     return sent(process)
 lldb.SBProcess.SendAsyncInterrupt = interrupt_with_the_programs_sigint
 output = run_command("async sample --count 8 --interval 0.1")
 began = time.time()
 run_for(1.0)
-print("@@time " + json.dumps({"output": output, "ran": time.time() - began, "alive": pid() != 0}))
+print("@@time " + json.dumps({"output": output, "ran": time.time() - began, "alive": pid() != 0,
+                              "stopped_for_the_sigint": stopped_for_the_sigint}))
 '''
 
 
@@ -333,6 +342,7 @@ def test_a_sigint_as_lldbs_interrupt_is_sent_still_ends_sampling(debugger, tmp_p
         while "task spawner" not in fixture.stdout.readline():
             pass
         result, _ = run_script(debugger, tmp_path, COLLISION_SCRIPT, pid=fixture.pid)
+        assert result["stopped_for_the_sigint"] == [True], result
         output = result["output"]
         assert re.search(r"^sampling interrupted \(Ctrl-C\) after 2 samples$", output, re.M), output
         assert re.search(r"^2 samples 0.1 s apart, \d+ task-samples$", output, re.M), output

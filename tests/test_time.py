@@ -306,25 +306,36 @@ print("@@time " + json.dumps({"output": output, "alive": pid() != 0}))
 
 
 # The program's SIGINT arriving as sampling's third interrupt is sent: LLDB stops the
-# program for the SIGINT and drops the interrupt, which finds it stopped. The interrupt
-# waits for that stop: sent at once, it could stop the program before the kernel hands a
-# thread the SIGINT (seen on a loaded machine), and the SIGINT then ends the next run, a
-# sample later. Then a second's run, stopped by a timer.
+# program for the SIGINT and drops the interrupt, which finds it stopped. The two are put
+# in that order: sent at once, the interrupt could stop the program before the kernel hands
+# a thread the SIGINT (seen on a loaded machine), and the SIGINT would end the next run, a
+# sample later; so the interrupt waits for the run to end, and the run's end (its
+# classification) for the interrupt. Then a second's run, stopped by a timer.
 COLLISION_SCRIPT = r'''
-import json, os, signal, time, lldb
-sent = lldb.SBProcess.SendAsyncInterrupt
+import json, os, signal, threading, time, lldb
+from tokio_async_glue import lldb_adapter
+sent, resume = lldb.SBProcess.SendAsyncInterrupt, lldb_adapter.LldbStepper.resume
 interrupts = []
+sigint_sent, stopped, interrupt_sent = threading.Event(), threading.Event(), threading.Event()
 stopped_for_the_sigint = []
 def interrupt_with_the_programs_sigint(process):
     interrupts.append(time.time())
     if len(interrupts) == 3:
+        sigint_sent.set()
         os.kill(pid(), signal.SIGINT)
-        waited = time.time()
-        while process.GetState() != lldb.eStateStopped and time.time() - waited < 10:
-            time.sleep(0.001)
-        stopped_for_the_sigint.append(process.GetState() == lldb.eStateStopped)
+        stopped_for_the_sigint.append(stopped.wait(10) and process.GetState() == lldb.eStateStopped)
+        sent(process)
+        interrupt_sent.set()
+        return
     return sent(process)
+def resume_until_the_interrupt_after_the_sigint(self):
+    stop = resume(self)
+    if sigint_sent.is_set() and not stopped.is_set():
+        stopped.set()
+        interrupt_sent.wait(10)
+    return stop
 lldb.SBProcess.SendAsyncInterrupt = interrupt_with_the_programs_sigint
+lldb_adapter.LldbStepper.resume = resume_until_the_interrupt_after_the_sigint
 output = run_command("async sample --count 8 --interval 0.1")
 began = time.time()
 run_for(1.0)

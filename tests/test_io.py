@@ -300,6 +300,7 @@ def check_io_report(report, facts, markers, profile):
 
     # main: a #[tokio::main] parked in select!(serve(), ctrl_c()).
     [main] = [thread for thread in report["threads"] if thread["role"] == "block_on"]
+    assert main["future"] is not None, main
     check_main_future(main["future"], facts, markers, profile)
 
 

@@ -200,14 +200,16 @@ def test_stepping_a_thread_follows_its_task_and_continuing_a_task_waits_for_its_
         assert "stepping_app::level3 returned" in said, said
 
         # The watched task is the one being polled at this stop: its thread's continue is
-        # refused in one line, and the editor is told it stopped where it was.
+        # refused in one line, and the editor is told it stopped where it was, and why.
         [watched] = re.findall(r"^task (\d+), async fn stepping_app::level2 at ", said, re.M)
         before = len(client.seen_events)
         stopped, top = step(client, "continue", TASK_THREAD_BASE + int(watched))
         assert top == ("stepping_app::level2", lines["after3"])
         notes = "".join(event["body"].get("output", "") for event in client.seen_events[before:] if event["event"] == "output")
-        refusal = "error: tokio-async: task %s is being polled now; `async next` or `async finish` follow it from its frame\n"
-        assert refusal % watched in notes, notes
+        refusal = "task %s is being polled now; `async next` or `async finish` follow it from its frame" % watched
+        assert "error: tokio-async: %s\n" % refusal in notes, notes
+        # Shown as why the program is paused: no step ended.
+        assert (stopped["reason"], stopped.get("description")) == ("pause", refusal), stopped
 
         # A task thread's continue: stops in the worker that polls that task next, whose
         # stack names it below the poll frame.

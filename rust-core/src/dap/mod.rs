@@ -750,15 +750,16 @@ impl Proxy {
             state.stopped_thread = run.thread.or(state.stopped_thread);
             state.stopped_thread
         };
-        self.event(
-            "stopped",
-            serde_json::json!({
-                "reason": run.reason,
-                "threadId": thread,
-                "allThreadsStopped": true,
-                "preserveFocusHint": false,
-            }),
-        );
+        let mut stopped = serde_json::json!({
+            "reason": run.reason,
+            "threadId": thread,
+            "allThreadsStopped": true,
+            "preserveFocusHint": false,
+        });
+        if let Some(description) = &run.description {
+            stopped["description"] = description.clone().into();
+        }
+        self.event("stopped", stopped);
     }
 
     /// Answers where the run came from, unless already answered: a REPL line with the

@@ -136,6 +136,10 @@ pub struct Run {
     pub resumes: bool,
     pub output: String,
     pub reason: &'static str,
+    /// What the editor shows for the stop instead of its reason: the glue's error, when a
+    /// command ended in one (most refuse before the program runs; the reason is then
+    /// `pause`, since no step ended).
+    pub description: Option<String>,
     pub thread: Option<u64>,
     pub exit_code: Option<i64>,
 }
@@ -173,6 +177,7 @@ impl Run {
             resumes,
             output: String::new(),
             reason: "step",
+            description: None,
             thread: None,
             exit_code: None,
         }
@@ -224,6 +229,10 @@ impl Run {
                     self.output.push('\n');
                 }
                 self.reason = stop_reason(&text);
+                self.description = glue_error(&text).map(str::to_string);
+                if self.description.is_some() {
+                    self.reason = "pause";
+                }
                 if text.contains(GLUE_ERROR) || text.contains(" ended: ") {
                     self.skip_async_steps();
                 }
@@ -262,6 +271,12 @@ fn stop_reason(said: &str) -> &'static str {
     } else {
         "step"
     }
+}
+
+/// The glue's error line in what a command said, without its `error: tokio-async: `.
+fn glue_error(said: &str) -> Option<&str> {
+    let after = said.split_once(GLUE_ERROR)?.1;
+    Some(after.lines().next().unwrap_or_default().trim())
 }
 
 /// The tid in `thread info`'s `thread #2: tid = 17687, 0x… …`.
@@ -434,6 +449,12 @@ mod tests {
         let said = "error: tokio-async: the selected frame is in no async fn or block of a task; stop in one first";
         assert_eq!(run.replied(&reply(said)), Next::Send(Step::WhereNow));
         assert!(run.output.contains("stop in one first"));
+        // Refused before it ran: the editor shows the error, not a step.
+        assert_eq!(run.reason, "pause");
+        assert_eq!(
+            run.description.as_deref(),
+            Some("the selected frame is in no async fn or block of a task; stop in one first")
+        );
         let interrupted = "async until-polled interrupted";
         assert_eq!(stop_reason(interrupted), "pause");
     }

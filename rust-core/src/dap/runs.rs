@@ -228,11 +228,11 @@ impl Run {
                 if !text.ends_with('\n') {
                     self.output.push('\n');
                 }
-                self.reason = stop_reason(&text);
                 self.description = glue_error(&text).map(str::to_string);
-                if self.description.is_some() {
-                    self.reason = "pause";
-                }
+                self.reason = match self.description {
+                    Some(_) => "pause",
+                    None => stop_reason(&text),
+                };
                 if text.contains(GLUE_ERROR) || text.contains(" ended: ") {
                     self.skip_async_steps();
                 }

@@ -233,7 +233,7 @@ impl Run {
                     Some(_) => "pause",
                     None => stop_reason(&text),
                 };
-                if text.contains(GLUE_ERROR) || text.contains(" ended: ") {
+                if self.description.is_some() || text.contains(" ended: ") {
                     self.skip_async_steps();
                 }
             }
